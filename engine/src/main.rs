@@ -1,0 +1,201 @@
+//! v6bench-engine: reads a trial spec (JSON) and prints a trial result (JSON).
+//!
+//! Commands (docs/engine-spec.md):
+//!   run    [--spec FILE|-] [--pretty]   run one trial (spec from stdin by default)
+//!   check  [--spec FILE|-]              validate a spec and print the plan
+//!   frames --spec FILE --out PCAP [--count N] [--timestamp-ns T]
+//!                                       write the frames a spec would send
+//!   version                             print engine and format versions
+//!
+//! Exit status: 0 success; 2 bad input (usage or spec); 1 the trial could
+//! not run (namespace, interface, learning, permissions); 130 interrupted
+//! (a result is still printed).
+
+mod clock;
+mod frame;
+mod learn;
+mod mix;
+mod netns;
+mod pcap;
+mod rate;
+mod result;
+mod ring;
+mod rx;
+mod sock;
+mod spec;
+mod stats;
+mod trial;
+mod tx;
+mod wire;
+
+use std::io::{Read, Write};
+use std::sync::atomic::{AtomicBool, Ordering};
+
+static STOP: AtomicBool = AtomicBool::new(false);
+
+extern "C" fn on_signal(_: libc::c_int) {
+    STOP.store(true, Ordering::SeqCst);
+}
+
+/// An error with the exit status it maps to.
+struct Failure(i32, String);
+
+fn bad_input(msg: impl Into<String>) -> Failure {
+    Failure(2, msg.into())
+}
+
+struct Args {
+    cmd: String,
+    spec: Option<String>,
+    out: Option<String>,
+    count: u64,
+    timestamp_ns: u64,
+    pretty: bool,
+}
+
+const USAGE: &str = "usage: v6bench-engine run [--spec FILE|-] [--pretty] | check [--spec FILE|-] | frames --spec FILE --out PCAP [--count N] [--timestamp-ns T] | version";
+
+fn parse_args() -> Result<Args, Failure> {
+    let mut it = std::env::args().skip(1);
+    let cmd = it.next().ok_or_else(|| bad_input(USAGE))?;
+    let mut a = Args { cmd, spec: None, out: None, count: 10, timestamp_ns: 0, pretty: false };
+    while let Some(flag) = it.next() {
+        let mut value = |name: &str| it.next().ok_or_else(|| bad_input(format!("{name} needs a value")));
+        match flag.as_str() {
+            "--spec" => a.spec = Some(value("--spec")?),
+            "--out" => a.out = Some(value("--out")?),
+            "--count" => a.count = value("--count")?.parse().map_err(|_| bad_input("--count needs a whole number"))?,
+            "--timestamp-ns" => a.timestamp_ns = value("--timestamp-ns")?.parse().map_err(|_| bad_input("--timestamp-ns needs a whole number"))?,
+            "--pretty" => a.pretty = true,
+            "-h" | "--help" => return Err(Failure(0, USAGE.into())),
+            other => return Err(bad_input(format!("unknown option {other:?}; {USAGE}"))),
+        }
+    }
+    Ok(a)
+}
+
+fn read_spec(path: Option<&str>) -> Result<spec::Plan, Failure> {
+    let text = match path {
+        None | Some("-") => {
+            let mut s = String::new();
+            std::io::stdin().read_to_string(&mut s).map_err(|e| bad_input(format!("cannot read the spec from stdin: {e}")))?;
+            s
+        }
+        Some(p) => std::fs::read_to_string(p).map_err(|e| bad_input(format!("cannot read spec file {p}: {e}")))?,
+    };
+    spec::TrialSpec::from_json(&text).and_then(|s| s.validate()).map_err(bad_input)
+}
+
+fn print_json<T: serde::Serialize>(v: &T, pretty: bool) -> Result<(), Failure> {
+    let text = if pretty { serde_json::to_string_pretty(v) } else { serde_json::to_string(v) }.map_err(|e| Failure(1, format!("cannot encode JSON: {e}")))?;
+    let mut out = std::io::stdout().lock();
+    writeln!(out, "{text}").map_err(|e| Failure(1, format!("cannot write result: {e}")))
+}
+
+fn cmd_run(a: &Args) -> Result<i32, Failure> {
+    let plan = read_spec(a.spec.as_deref())?;
+    // SAFETY: the handler only stores to an atomic, which is async-signal-safe.
+    unsafe {
+        libc::signal(libc::SIGINT, on_signal as *const () as libc::sighandler_t);
+        libc::signal(libc::SIGTERM, on_signal as *const () as libc::sighandler_t);
+    }
+    let res = trial::run(&plan, &STOP).map_err(|e| Failure(1, e))?;
+    let interrupted = res.status == "interrupted";
+    print_json(&res, a.pretty)?;
+    Ok(if interrupted { 130 } else { 0 })
+}
+
+#[derive(serde::Serialize)]
+struct PlanSummary {
+    spec_version: u32,
+    ports: Vec<PortSummary>,
+    streams: Vec<StreamSummary>,
+}
+
+#[derive(serde::Serialize)]
+struct PortSummary {
+    name: String,
+    rate_fps: Option<f64>,
+    frames: Option<u64>,
+    schedule_window: Option<u64>,
+}
+
+#[derive(serde::Serialize)]
+struct StreamSummary {
+    index: u16,
+    name: String,
+    ip_version: u8,
+    src_ip: String,
+    dst_ip: String,
+    frame_size: usize,
+    frames: u64,
+}
+
+fn cmd_check(a: &Args) -> Result<i32, Failure> {
+    let plan = read_spec(a.spec.as_deref())?;
+    let summary = PlanSummary {
+        spec_version: spec::SPEC_VERSION,
+        ports: plan
+            .ports
+            .iter()
+            .map(|p| PortSummary { name: p.name.clone(), rate_fps: p.tx.as_ref().map(|t| t.rate_fps), frames: p.tx.as_ref().map(|t| t.frames), schedule_window: p.tx.as_ref().map(|t| t.schedule.window()) })
+            .collect(),
+        streams: plan
+            .streams
+            .iter()
+            .map(|s| StreamSummary { index: s.index, name: s.name.clone(), ip_version: s.ip_version(), src_ip: s.src_ip.to_string(), dst_ip: s.dst_ip.to_string(), frame_size: s.frame_size, frames: s.frames })
+            .collect(),
+    };
+    print_json(&summary, true)?;
+    Ok(0)
+}
+
+fn cmd_frames(a: &Args) -> Result<i32, Failure> {
+    let plan = read_spec(a.spec.as_deref())?;
+    let out = a.out.as_deref().ok_or_else(|| bad_input("frames needs --out PCAP"))?;
+    let mut w = std::io::BufWriter::new(std::fs::File::create(out).map_err(|e| Failure(1, format!("cannot create {out}: {e}")))?);
+    pcap::write_header(&mut w, spec::MAX_FRAME_SIZE as u32).map_err(|e| Failure(1, e.to_string()))?;
+    for (pi, p) in plan.ports.iter().enumerate() {
+        let Some(t) = &p.tx else { continue };
+        let (spec::MacChoice::Given(src), Some(dst)) = (p.mac, p.next_hop_mac) else {
+            return Err(bad_input(format!("ports[{pi}]: frames needs an explicit mac and next_hop_mac (no interface is opened)")));
+        };
+        let templates: Vec<frame::Template> = t.streams.iter().map(|&si| frame::Template::new(&plan.streams[si], src, dst)).collect();
+        let mut seq = vec![0u64; templates.len()];
+        let mut buf = vec![0u8; spec::MAX_FRAME_SIZE];
+        let period_ns = 1e9 / t.rate_fps;
+        for k in 0..a.count.min(t.frames) {
+            let si = usize::from(t.schedule.order[(k % t.schedule.window()) as usize]);
+            let ts = a.timestamp_ns + (k as f64 * period_ns) as u64;
+            let n = templates[si].write(&mut buf, seq[si], ts);
+            seq[si] += 1;
+            pcap::write_record(&mut w, ts, &buf[..n]).map_err(|e| Failure(1, e.to_string()))?;
+        }
+    }
+    w.flush().map_err(|e| Failure(1, e.to_string()))?;
+    Ok(0)
+}
+
+fn cmd_version() -> Result<i32, Failure> {
+    print_json(&serde_json::json!({"engine_version": env!("CARGO_PKG_VERSION"), "spec_version": spec::SPEC_VERSION, "result_version": result::RESULT_VERSION}), false)?;
+    Ok(0)
+}
+
+fn main() {
+    let outcome = parse_args().and_then(|a| match a.cmd.as_str() {
+        "run" => cmd_run(&a),
+        "check" => cmd_check(&a),
+        "frames" => cmd_frames(&a),
+        "version" | "--version" => cmd_version(),
+        "-h" | "--help" | "help" => Err(Failure(0, USAGE.into())),
+        other => Err(bad_input(format!("unknown command {other:?}; {USAGE}"))),
+    });
+    match outcome {
+        Ok(code) => std::process::exit(code),
+        Err(Failure(0, msg)) => println!("{msg}"),
+        Err(Failure(code, msg)) => {
+            eprintln!("v6bench-engine: error: {msg}");
+            std::process::exit(code);
+        }
+    }
+}

@@ -1,0 +1,125 @@
+//! The trial result: the JSON document the engine prints (docs/engine-spec.md).
+//! Counts are integers; ratios and rates are derived from them here and
+//! nowhere else.
+
+use crate::rx::PortRxCounters;
+use crate::sock::IfCounters;
+use crate::stats::{IpdvSummary, PdvSummary, Summary};
+use serde::Serialize;
+
+/// The result format version this engine writes.
+pub const RESULT_VERSION: u32 = 1;
+
+#[derive(Debug, Serialize)]
+pub struct TrialResult {
+    pub result_version: u32,
+    pub engine_version: &'static str,
+    /// "completed", or "interrupted" when a signal ended the trial early.
+    pub status: &'static str,
+    /// CLOCK_REALTIME when the traffic phase began [ns since the epoch].
+    pub started_at_unix_ns: u64,
+    /// Learning phase length, settle pause included [s].
+    pub learning_s: f64,
+    /// Intended traffic phase length: the longest port's frames / rate [s].
+    pub intended_duration_s: f64,
+    /// Actual traffic phase length: until the last frame was handed over [s].
+    pub traffic_s: f64,
+    /// Wait after the traffic before counting [s].
+    pub drain_s: f64,
+    pub tester_limited: bool,
+    /// Why, in words; empty when not limited.
+    pub tester_limited_reasons: Vec<String>,
+    pub totals: Totals,
+    pub ports: Vec<PortResult>,
+    pub streams: Vec<StreamResult>,
+}
+
+#[derive(Debug, Serialize, Default)]
+pub struct Totals {
+    pub tx_frames: u64,
+    pub rx_frames: u64,
+    pub lost_frames: u64,
+    pub loss_ratio: f64,
+    pub reordered_frames: u64,
+    pub duplicate_frames: u64,
+    /// Sum of the sending ports' intended rates [frames/s].
+    pub intended_fps: f64,
+    /// Sum of the sending ports' achieved rates [frames/s].
+    pub offered_fps: f64,
+}
+
+#[derive(Debug, Serialize)]
+pub struct PortResult {
+    pub name: String,
+    pub interface: String,
+    pub netns: Option<String>,
+    pub mac: String,
+    pub mtu: usize,
+    pub next_hop_mac_ipv4: Option<String>,
+    pub next_hop_mac_ipv6: Option<String>,
+    /// Present on sending ports.
+    pub tx: Option<PortTx>,
+    pub rx: PortRxCounters,
+    /// Frames the kernel could not put in the engine's receive ring.
+    pub rx_ring_drops: u64,
+    /// Kernel interface counters over the trial (None if unreadable).
+    pub interface_counters: Option<IfCounters>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct PortTx {
+    pub intended_fps: f64,
+    pub offered_fps: f64,
+    /// Share-weighted mean frame size of the port's streams [bytes incl. FCS].
+    pub mean_frame_size: f64,
+    /// Offered rate at layer 1 (frame + 20 bytes preamble and gap) [b/s].
+    pub offered_l1_bps: f64,
+    /// Offered rate at layer 2 (frame incl. FCS) [b/s].
+    pub offered_l2_bps: f64,
+    pub planned_frames: u64,
+    pub tx_frames: u64,
+    pub unsent_frames: u64,
+    pub send_retries: u64,
+    pub sendmmsg_calls: u64,
+    pub max_lag_ns: u64,
+    pub cpu: Option<usize>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct StreamResult {
+    pub index: u16,
+    pub name: String,
+    pub ip_version: u8,
+    pub tx_port: String,
+    pub rx_port: String,
+    pub src_ip: String,
+    pub dst_ip: String,
+    pub src_port: u16,
+    pub dst_port: u16,
+    pub frame_size: usize,
+    pub share: u64,
+    /// This stream's part of its port's intended rate [frames/s].
+    pub intended_fps: f64,
+    pub tx_frames: u64,
+    pub rx_frames: u64,
+    pub lost_frames: u64,
+    pub loss_ratio: f64,
+    pub reordered_frames: u64,
+    pub duplicate_frames: u64,
+    pub negative_latency_frames: u64,
+    /// Latency of every received frame [ns]; null if none arrived.
+    pub latency_ns: Option<Summary>,
+    /// PDV = D(q) − Dmin [ns] (RFC 5481 §4.2).
+    pub pdv_ns: Option<PdvSummary>,
+    /// IPDV = D(i) − D(i−1) for consecutive sequence numbers [ns] (RFC 5481 §4.1).
+    pub ipdv_ns: Option<IpdvSummary>,
+    /// Gap between successive received frames of the stream [ns].
+    pub inter_arrival_ns: Option<Summary>,
+    /// HdrHistogram V2 deflate, base64, of the latency [ns], if asked for.
+    pub latency_histogram: Option<String>,
+}
+
+/// (sent − received) / sent, 0 when nothing was sent.
+pub fn loss_ratio(tx: u64, lost: u64) -> f64 {
+    if tx == 0 { 0.0 } else { lost as f64 / tx as f64 }
+}

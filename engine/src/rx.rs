@@ -1,0 +1,228 @@
+//! The receive loop: one thread polls every port's ring, counts test frames
+//! per stream, answers ARP and Neighbor Solicitations for the ports' own
+//! addresses, learns the next hops' MACs, and counts everything else as
+//! foreign. It never panics on malformed input: every parser returns
+//! `None` on short or inconsistent frames.
+
+use crate::ring::{Ring, RingStats, RxFrame};
+use crate::sock;
+use crate::stats::StreamCounters;
+use crate::wire::ethernet::{self, Mac};
+use crate::wire::{arp, icmpv6, ipv4, ipv6, signature, udp};
+use serde::Serialize;
+use std::net::{Ipv4Addr, Ipv6Addr};
+use std::os::unix::io::RawFd;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
+/// ICMPv4 error types (RFC 792, RFC 1812 §4.3.2.1 obsoletes none of these for our purpose).
+fn is_icmpv4_error(t: u8) -> bool {
+    matches!(t, 3 | 4 | 5 | 11 | 12)
+}
+
+/// What one port's receiver counted besides per-stream test frames.
+#[derive(Debug, Clone, Copy, Default, Serialize)]
+pub struct PortRxCounters {
+    /// Frames with a valid signature for a stream received on this port.
+    pub test_frames: u64,
+    /// ARP, Neighbor Discovery, MLD and router discovery frames.
+    pub control_frames: u64,
+    /// Every other frame, including those counted in the next two fields.
+    pub foreign_frames: u64,
+    /// Foreign frames carrying the v6bench magic whose signature did not
+    /// fit this trial (unknown stream, wrong port, sequence out of range,
+    /// or sent before the trial).
+    pub bad_signature_frames: u64,
+    /// ICMPv4/ICMPv6 error messages (unreachable, time exceeded, …).
+    pub icmp_error_frames: u64,
+    /// ARP replies and Neighbor Advertisements the engine sent.
+    pub replies_sent: u64,
+}
+
+/// Next-hop MACs learned per port (IPv4, IPv6).
+pub type Learned = Mutex<Vec<(Option<Mac>, Option<Mac>)>>;
+
+/// State shared between the receiver and the controlling thread.
+pub struct Shared {
+    pub stop: AtomicBool,
+    /// Frames sent before this CLOCK_REALTIME instant [ns] are not of this
+    /// trial; `u64::MAX` until the traffic phase begins.
+    pub counting_from_ns: AtomicU64,
+    pub learned: Learned,
+}
+
+/// A receiving port's identity and counters (its ring is kept apart so
+/// that frame handling can be tested without sockets).
+pub struct RxPort {
+    /// Socket for ARP/ND replies; negative = do not reply (tests).
+    pub tx_fd: RawFd,
+    pub mac: Mac,
+    pub ipv4: Option<Ipv4Addr>,
+    pub ipv6: Option<Ipv6Addr>,
+    pub gateway_ipv4: Option<Ipv4Addr>,
+    pub gateway_ipv6: Option<Ipv6Addr>,
+    pub counters: PortRxCounters,
+    pub ring_stats: RingStats,
+}
+
+/// What a stream looks like to the receiver.
+#[derive(Debug, Clone, Copy)]
+pub struct StreamKey {
+    pub rx_port: usize,
+    pub ip_version: u8,
+}
+
+/// Classification and counting state of the receiver.
+pub struct RxState {
+    pub ports: Vec<RxPort>,
+    pub keys: Vec<StreamKey>,
+    pub streams: Vec<StreamCounters>,
+}
+
+/// The receiver: one ring per port (same order as `state.ports`) and the state.
+pub struct Receiver {
+    pub rings: Vec<Ring>,
+    pub state: RxState,
+}
+
+impl Receiver {
+    /// Runs until `shared.stop` is set, then drains the rings once more and
+    /// returns itself with the counts.
+    pub fn run(mut self, shared: Arc<Shared>, cpu: Option<usize>) -> Result<Receiver, String> {
+        if let Some(c) = cpu {
+            crate::clock::pin_to_cpu(c)?;
+        }
+        let mut fds: Vec<libc::pollfd> = self.rings.iter().map(|r| libc::pollfd { fd: r.fd(), events: libc::POLLIN | libc::POLLERR, revents: 0 }).collect();
+        loop {
+            let stopping = shared.stop.load(Ordering::Acquire);
+            // SAFETY: `fds` is a valid array of pollfd of the length passed.
+            unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, 10) };
+            let from = shared.counting_from_ns.load(Ordering::Acquire);
+            for (i, ring) in self.rings.iter_mut().enumerate() {
+                ring.drain(|f| self.state.handle(i, f, from, &shared.learned));
+            }
+            if stopping {
+                break;
+            }
+        }
+        for (p, r) in self.state.ports.iter_mut().zip(&self.rings) {
+            p.ring_stats = r.take_stats();
+        }
+        Ok(self)
+    }
+}
+
+impl RxState {
+    /// Classifies and counts one frame received on port `pi`.
+    pub fn handle(&mut self, pi: usize, f: RxFrame<'_>, from_ns: u64, learned: &Learned) {
+        let Some((_, eth_src, ethertype, off)) = ethernet::parse(f.data) else {
+            self.ports[pi].counters.foreign_frames += 1;
+            return;
+        };
+        let l3 = &f.data[off..];
+        let handled = match ethertype {
+            ethernet::ETHERTYPE_ARP => self.on_arp(pi, l3, learned),
+            ethernet::ETHERTYPE_IPV4 => self.on_ipv4(pi, l3, f.rx_ns, from_ns),
+            ethernet::ETHERTYPE_IPV6 => self.on_ipv6(pi, l3, eth_src, f.rx_ns, from_ns, learned),
+            _ => false,
+        };
+        if !handled {
+            self.ports[pi].counters.foreign_frames += 1;
+        }
+    }
+
+    fn on_arp(&mut self, pi: usize, l3: &[u8], learned: &Learned) -> bool {
+        let Some(a) = arp::parse(l3) else { return false };
+        let p = &mut self.ports[pi];
+        p.counters.control_frames += 1;
+        if p.gateway_ipv4 == Some(a.sender_ip) {
+            learned.lock().expect("learned-MAC lock")[pi].0 = Some(a.sender_mac);
+        }
+        if a.op == arp::OP_REQUEST && p.ipv4 == Some(a.target_ip) {
+            let reply = arp::Arp { op: arp::OP_REPLY, sender_mac: p.mac, sender_ip: a.target_ip, target_mac: a.sender_mac, target_ip: a.sender_ip };
+            if p.tx_fd >= 0 && sock::send(p.tx_fd, &arp::frame(a.sender_mac, &reply)).is_ok() {
+                p.counters.replies_sent += 1;
+            }
+        }
+        true
+    }
+
+    fn on_ipv4(&mut self, pi: usize, l3: &[u8], rx_ns: u64, from_ns: u64) -> bool {
+        let Some(h) = ipv4::parse(l3) else { return false };
+        let l4 = &l3[h.header_len..];
+        match h.proto {
+            ipv4::PROTO_UDP if !h.non_first_fragment => self.on_udp(pi, 4, l4, rx_ns, from_ns),
+            ipv4::PROTO_ICMP => {
+                if l4.first().is_some_and(|&t| is_icmpv4_error(t)) {
+                    self.ports[pi].counters.icmp_error_frames += 1;
+                }
+                false
+            }
+            _ => false,
+        }
+    }
+
+    fn on_ipv6(&mut self, pi: usize, l3: &[u8], eth_src: Mac, rx_ns: u64, from_ns: u64, learned: &Learned) -> bool {
+        let Some(h) = ipv6::parse(l3) else { return false };
+        if h.non_first_fragment {
+            return false;
+        }
+        let l4 = &l3[h.upper_offset..];
+        match h.upper_proto {
+            ipv6::NH_UDP => self.on_udp(pi, 6, l4, rx_ns, from_ns),
+            ipv6::NH_ICMPV6 => {
+                let Some(&t) = l4.first() else { return false };
+                if t == icmpv6::TYPE_NS || t == icmpv6::TYPE_NA {
+                    self.on_nd(pi, &h, l4, eth_src, learned)
+                } else if (130..=143).contains(&t) {
+                    // MLD (RFC 2710, 3810) and router discovery/redirect (RFC 4861).
+                    self.ports[pi].counters.control_frames += 1;
+                    true
+                } else {
+                    if icmpv6::is_error(t) {
+                        self.ports[pi].counters.icmp_error_frames += 1;
+                    }
+                    false
+                }
+            }
+            _ => false,
+        }
+    }
+
+    fn on_nd(&mut self, pi: usize, h: &ipv6::Header, msg: &[u8], eth_src: Mac, learned: &Learned) -> bool {
+        let Some(nd) = icmpv6::parse_nd(msg) else { return false };
+        let p = &mut self.ports[pi];
+        p.counters.control_frames += 1;
+        if h.hop_limit != icmpv6::ND_HOP_LIMIT {
+            return true; // RFC 4861 §7.1: ignore
+        }
+        let from_gateway = p.gateway_ipv6.is_some() && (p.gateway_ipv6 == Some(nd.target) && nd.icmp_type == icmpv6::TYPE_NA || p.gateway_ipv6 == Some(h.src) && nd.icmp_type == icmpv6::TYPE_NS);
+        if from_gateway {
+            learned.lock().expect("learned-MAC lock")[pi].1 = Some(nd.link_addr.unwrap_or(eth_src));
+        }
+        if nd.icmp_type == icmpv6::TYPE_NS && Some(nd.target) == p.ipv6 && !h.src.is_unspecified() {
+            let to = nd.link_addr.unwrap_or(eth_src);
+            let na = icmpv6::Nd { icmp_type: icmpv6::TYPE_NA, target: nd.target, link_addr: Some(p.mac), flags: 0x40 | 0x20 };
+            if p.tx_fd >= 0 && sock::send(p.tx_fd, &icmpv6::frame(to, p.mac, nd.target, h.src, &na)).is_ok() {
+                p.counters.replies_sent += 1;
+            }
+        }
+        true
+    }
+
+    fn on_udp(&mut self, pi: usize, ip_version: u8, seg: &[u8], rx_ns: u64, from_ns: u64) -> bool {
+        if udp::ports(seg).is_none() {
+            return false;
+        }
+        let Some(sig) = signature::parse(&seg[udp::HEADER_LEN..]) else { return false };
+        let si = usize::from(sig.stream);
+        let valid = self.keys.get(si).is_some_and(|k| k.rx_port == pi && k.ip_version == ip_version) && self.streams[si].accepts(sig.seq) && sig.tx_ns >= from_ns;
+        if !valid {
+            self.ports[pi].counters.bad_signature_frames += 1;
+            return false;
+        }
+        self.streams[si].record(sig.seq, sig.tx_ns, rx_ns);
+        self.ports[pi].counters.test_frames += 1;
+        true
+    }
+}

@@ -1,0 +1,203 @@
+//! AF_PACKET sockets and interface facts (packet(7), netdevice(7)).
+//!
+//! Test frames are sent on a socket bound with protocol 0, which therefore
+//! receives nothing; it bypasses the qdisc (PACKET_QDISC_BYPASS) so the
+//! engine paces, not the kernel. Frames are received on a second socket
+//! with a TPACKET_V3 ring (see `ring`).
+
+use crate::wire::ethernet::Mac;
+use std::os::unix::io::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+
+pub const SOL_PACKET: libc::c_int = 263;
+pub const PACKET_RX_RING: libc::c_int = 5;
+pub const PACKET_STATISTICS: libc::c_int = 6;
+pub const PACKET_VERSION: libc::c_int = 10;
+pub const PACKET_QDISC_BYPASS: libc::c_int = 20;
+pub const PACKET_IGNORE_OUTGOING: libc::c_int = 23;
+pub const TPACKET_V3: libc::c_int = 2;
+const ETH_P_ALL: u16 = 0x0003;
+
+fn errno(what: &str) -> String {
+    format!("{what}: {}", std::io::Error::last_os_error())
+}
+
+/// setsockopt with a plain-data value.
+pub fn set_opt<T>(fd: RawFd, level: libc::c_int, name: libc::c_int, val: &T, what: &str) -> Result<(), String> {
+    // SAFETY: `val` points to a live T of the size passed.
+    let r = unsafe { libc::setsockopt(fd, level, name, val as *const T as *const libc::c_void, std::mem::size_of::<T>() as libc::socklen_t) };
+    if r != 0 { Err(errno(what)) } else { Ok(()) }
+}
+
+/// Facts about an interface, read in its namespace.
+#[derive(Debug, Clone)]
+pub struct IfInfo {
+    pub index: i32,
+    pub mac: Mac,
+    pub mtu: usize,
+    pub up: bool,
+}
+
+fn ifreq(name: &str) -> libc::ifreq {
+    // SAFETY: ifreq is plain data; all-zero is a valid value.
+    let mut r: libc::ifreq = unsafe { std::mem::zeroed() };
+    for (d, s) in r.ifr_name.iter_mut().zip(name.bytes()) {
+        *d = s as libc::c_char;
+    }
+    r
+}
+
+fn ioctl(fd: RawFd, req: libc::c_ulong, r: &mut libc::ifreq) -> bool {
+    // SAFETY: `r` is a valid ifreq for these SIOCGIF* requests, which only write inside it.
+    unsafe { libc::ioctl(fd, req as _, r as *mut libc::ifreq) == 0 }
+}
+
+/// Reads index, MAC, MTU and up-state of `name` through socket `fd`.
+pub fn if_info(fd: RawFd, name: &str) -> Result<IfInfo, String> {
+    let mut r = ifreq(name);
+    if !ioctl(fd, libc::SIOCGIFINDEX, &mut r) {
+        return Err(format!("unknown interface {name:?}"));
+    }
+    // SAFETY: SIOCGIFINDEX filled the ifru_ifindex member.
+    let index = unsafe { r.ifr_ifru.ifru_ifindex };
+    let mut r = ifreq(name);
+    if !ioctl(fd, libc::SIOCGIFHWADDR, &mut r) {
+        return Err(errno(&format!("interface {name:?}: cannot read MAC")));
+    }
+    // SAFETY: SIOCGIFHWADDR filled ifru_hwaddr.
+    let hw = unsafe { r.ifr_ifru.ifru_hwaddr };
+    if hw.sa_family != libc::ARPHRD_ETHER {
+        return Err(format!("interface {name:?} is not Ethernet (ARPHRD {})", hw.sa_family));
+    }
+    let mut mac = [0u8; 6];
+    for (d, s) in mac.iter_mut().zip(hw.sa_data.iter()) {
+        *d = *s as u8;
+    }
+    let mut r = ifreq(name);
+    if !ioctl(fd, libc::SIOCGIFMTU, &mut r) {
+        return Err(errno(&format!("interface {name:?}: cannot read MTU")));
+    }
+    // SAFETY: SIOCGIFMTU filled ifru_mtu.
+    let mtu = unsafe { r.ifr_ifru.ifru_mtu } as usize;
+    let mut r = ifreq(name);
+    if !ioctl(fd, libc::SIOCGIFFLAGS, &mut r) {
+        return Err(errno(&format!("interface {name:?}: cannot read flags")));
+    }
+    // SAFETY: SIOCGIFFLAGS filled ifru_flags.
+    let flags = unsafe { r.ifr_ifru.ifru_flags } as libc::c_int;
+    Ok(IfInfo { index, mac: Mac(mac), mtu, up: flags & libc::IFF_UP != 0 && flags & libc::IFF_RUNNING != 0 })
+}
+
+/// A raw AF_PACKET socket with no protocol bound yet.
+pub fn packet_socket() -> Result<OwnedFd, String> {
+    // SAFETY: plain socket(2) call; the fd is owned below.
+    let fd = unsafe { libc::socket(libc::AF_PACKET, libc::SOCK_RAW | libc::SOCK_CLOEXEC, 0) };
+    if fd < 0 {
+        return Err(errno("cannot open a packet socket (the engine needs root or CAP_NET_RAW)"));
+    }
+    // SAFETY: `fd` is a fresh descriptor we own.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+}
+
+/// Binds `fd` to interface `ifindex` for `protocol` (host order; 0 = none).
+pub fn bind(fd: RawFd, ifindex: i32, protocol: u16) -> Result<(), String> {
+    // SAFETY: sockaddr_ll is plain data.
+    let mut sll: libc::sockaddr_ll = unsafe { std::mem::zeroed() };
+    sll.sll_family = libc::AF_PACKET as u16;
+    sll.sll_protocol = protocol.to_be();
+    sll.sll_ifindex = ifindex;
+    // SAFETY: `sll` is a valid sockaddr_ll of the size passed.
+    let r = unsafe { libc::bind(fd, &sll as *const libc::sockaddr_ll as *const libc::sockaddr, std::mem::size_of::<libc::sockaddr_ll>() as libc::socklen_t) };
+    if r != 0 { Err(errno("cannot bind packet socket")) } else { Ok(()) }
+}
+
+/// A socket that sends on `ifindex` and receives nothing.
+pub fn tx_socket(ifindex: i32) -> Result<OwnedFd, String> {
+    let s = packet_socket()?;
+    let fd = s.as_raw_fd();
+    bind(fd, ifindex, 0)?;
+    set_opt(fd, SOL_PACKET, PACKET_QDISC_BYPASS, &1i32, "PACKET_QDISC_BYPASS")?;
+    let sndbuf: i32 = 4 << 20;
+    // SO_SNDBUFFORCE needs CAP_NET_ADMIN; fall back to the capped SO_SNDBUF.
+    if set_opt(fd, libc::SOL_SOCKET, libc::SO_SNDBUFFORCE, &sndbuf, "SO_SNDBUFFORCE").is_err() {
+        set_opt(fd, libc::SOL_SOCKET, libc::SO_SNDBUF, &sndbuf, "SO_SNDBUF")?;
+    }
+    Ok(s)
+}
+
+/// Binds an already configured receive socket to all protocols on `ifindex`.
+pub fn bind_rx(fd: RawFd, ifindex: i32) -> Result<(), String> {
+    set_opt(fd, SOL_PACKET, PACKET_IGNORE_OUTGOING, &1i32, "PACKET_IGNORE_OUTGOING")?;
+    bind(fd, ifindex, ETH_P_ALL)
+}
+
+/// Puts the interface in promiscuous mode for as long as `fd` is open
+/// (PACKET_ADD_MEMBERSHIP with PACKET_MR_PROMISC, packet(7)).
+pub fn promiscuous(fd: RawFd, ifindex: i32) -> Result<(), String> {
+    const PACKET_ADD_MEMBERSHIP: libc::c_int = 1;
+    const PACKET_MR_PROMISC: libc::c_ushort = 1;
+    let mreq = libc::packet_mreq { mr_ifindex: ifindex, mr_type: PACKET_MR_PROMISC, mr_alen: 0, mr_address: [0; 8] };
+    set_opt(fd, SOL_PACKET, PACKET_ADD_MEMBERSHIP, &mreq, "PACKET_ADD_MEMBERSHIP (promiscuous)")
+}
+
+/// Sends one frame on a bound socket; used for ARP/ND, not at rate.
+pub fn send(fd: RawFd, frame: &[u8]) -> Result<(), String> {
+    // SAFETY: `frame` is a valid buffer of the length passed.
+    let r = unsafe { libc::send(fd, frame.as_ptr() as *const libc::c_void, frame.len(), 0) };
+    if r < 0 { Err(errno("send")) } else { Ok(()) }
+}
+
+/// Kernel counters of one interface, from /proc/thread-self/net/dev of the
+/// calling thread's namespace.
+#[derive(Debug, Clone, Copy, Default, serde::Serialize)]
+pub struct IfCounters {
+    pub rx_packets: u64,
+    pub rx_dropped: u64,
+    pub tx_packets: u64,
+    pub tx_dropped: u64,
+}
+
+impl IfCounters {
+    /// Reads the counters of `name`; `None` if it cannot be read.
+    pub fn read(name: &str) -> Option<IfCounters> {
+        let text = std::fs::read_to_string("/proc/thread-self/net/dev").ok()?;
+        Self::parse(&text, name)
+    }
+
+    fn parse(text: &str, name: &str) -> Option<IfCounters> {
+        for line in text.lines().skip(2) {
+            let (n, rest) = line.split_once(':')?;
+            if n.trim() != name {
+                continue;
+            }
+            let v: Vec<u64> = rest.split_whitespace().filter_map(|x| x.parse().ok()).collect();
+            if v.len() < 16 {
+                return None;
+            }
+            return Some(IfCounters { rx_packets: v[1], rx_dropped: v[3], tx_packets: v[9], tx_dropped: v[11] });
+        }
+        None
+    }
+
+    /// Counts since `before`.
+    pub fn since(&self, before: &IfCounters) -> IfCounters {
+        IfCounters {
+            rx_packets: self.rx_packets.wrapping_sub(before.rx_packets),
+            rx_dropped: self.rx_dropped.wrapping_sub(before.rx_dropped),
+            tx_packets: self.tx_packets.wrapping_sub(before.tx_packets),
+            tx_dropped: self.tx_dropped.wrapping_sub(before.tx_dropped),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_proc_net_dev() {
+        let text = "Inter-|   Receive                                                |  Transmit\n face |bytes    packets errs drop fifo frame compressed multicast|bytes    packets errs drop fifo colls carrier compressed\n    lo: 100 2 0 0 0 0 0 0 100 2 0 0 0 0 0 0\n t1-r1: 6400 100 0 3 0 0 0 0 128 2 0 7 0 0 0 0\n";
+        let c = IfCounters::parse(text, "t1-r1").unwrap();
+        assert_eq!((c.rx_packets, c.rx_dropped, c.tx_packets, c.tx_dropped), (100, 3, 2, 7));
+        assert!(IfCounters::parse(text, "eth9").is_none());
+    }
+}

@@ -1,0 +1,613 @@
+//! The trial spec: the JSON contract the engine reads (docs/engine-spec.md).
+//!
+//! `TrialSpec` mirrors the JSON one to one and is checked by
+//! [`TrialSpec::validate`], which turns it into a [`Plan`]: every default
+//! filled in, every name resolved to an index, every rate in frames/s and
+//! every count known before a socket is opened. Errors name the field.
+
+use crate::mix::Schedule;
+use crate::rate;
+use crate::wire::{ethernet::Mac, ipv4, ipv6, signature, udp, FCS_LEN};
+use serde::Deserialize;
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
+
+/// The spec version this engine reads.
+pub const SPEC_VERSION: u32 = 1;
+/// Largest frame the engine builds (jumbo), bytes incl. FCS.
+pub const MAX_FRAME_SIZE: usize = 9216;
+/// Frames per sending port at most (bounds the per-stream sequence bitmaps).
+pub const MAX_FRAMES_PER_PORT: u64 = 2_000_000_000;
+const _: () = assert!(MAX_FRAMES_PER_PORT <= signature::MAX_SEQ, "sequence numbers must fit the signature");
+/// Longest traffic phase accepted, seconds.
+pub const MAX_DURATION_S: f64 = 86_400.0;
+/// Highest rate accepted per sending port, frames/s.
+pub const MAX_RATE_FPS: f64 = 100e6;
+/// RFC 2544 App. C.2.6.4 test-frame UDP ports.
+pub const DEFAULT_SRC_PORT: u16 = 0xc020;
+pub const DEFAULT_DST_PORT: u16 = 0x0007;
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TrialSpec {
+    pub spec_version: u32,
+    pub ports: Vec<PortSpec>,
+    pub streams: Vec<StreamSpec>,
+    /// Traffic phase length [s]; exactly one of this and `frame_count`.
+    pub duration_s: Option<f64>,
+    /// Frames each sending port sends; exactly one of this and `duration_s`.
+    pub frame_count: Option<u64>,
+    /// Wait after the last frame before counting [s] (RFC 2544 §23: ≥ 2 s).
+    #[serde(default = "default_drain_s")]
+    pub drain_s: f64,
+    #[serde(default)]
+    pub learning: LearningSpec,
+    /// CPU for the receive thread; none = not pinned.
+    pub rx_cpu: Option<usize>,
+    /// Include each stream's latency histogram (HdrHistogram V2, base64) in the result.
+    #[serde(default)]
+    pub export_histograms: bool,
+    /// Shortfall of achieved against intended rate that marks the trial
+    /// `tester_limited`, as a ratio (default 0.001 = 0.1 %).
+    #[serde(default = "default_shortfall")]
+    pub tester_limited_shortfall: f64,
+    /// Allow destinations outside 198.18.0.0/15 and 2001:2::/48.
+    #[serde(default)]
+    pub allow_non_benchmarking_addresses: bool,
+    /// Allow ports in the engine's own (root) network namespace.
+    #[serde(default)]
+    pub allow_root_netns: bool,
+}
+
+fn default_drain_s() -> f64 {
+    2.0
+}
+fn default_shortfall() -> f64 {
+    0.001
+}
+
+#[derive(Debug, Deserialize, Clone)]
+#[serde(deny_unknown_fields)]
+pub struct LearningSpec {
+    /// Longest wait for ARP/ND resolution of all next hops [s].
+    #[serde(default = "default_learning_timeout")]
+    pub timeout_s: f64,
+    /// Pause after learning before the traffic starts [s] (RFC 2544 §23).
+    #[serde(default = "default_settle")]
+    pub settle_s: f64,
+}
+
+fn default_learning_timeout() -> f64 {
+    3.0
+}
+fn default_settle() -> f64 {
+    0.5
+}
+
+impl Default for LearningSpec {
+    fn default() -> Self {
+        LearningSpec { timeout_s: default_learning_timeout(), settle_s: default_settle() }
+    }
+}
+
+#[derive(Debug, Deserialize, Clone)]
+#[serde(deny_unknown_fields)]
+pub struct PortSpec {
+    pub name: String,
+    pub interface: String,
+    /// Named network namespace (/run/netns/NAME); none = the engine's own.
+    pub netns: Option<String>,
+    /// The port's MAC, used as source and answered in ARP/ND; default
+    /// 02:76:36 + the interface MAC's last three bytes (see `Mac::engine_port`).
+    /// "interface" uses the interface's own MAC.
+    pub mac: Option<String>,
+    /// The port's IPv4 address with prefix length, e.g. "198.18.0.2/24".
+    pub ipv4: Option<String>,
+    /// The port's IPv6 address with prefix length, e.g. "2001:2::2/64".
+    pub ipv6: Option<String>,
+    pub gateway_ipv4: Option<Ipv4Addr>,
+    pub gateway_ipv6: Option<Ipv6Addr>,
+    /// Next hop's MAC for both families; skips ARP/ND resolution.
+    pub next_hop_mac: Option<String>,
+    /// Sending rate of this port; needed when a stream sends from it.
+    pub tx_rate: Option<RateSpec>,
+    /// CPU for this port's sender thread; none = not pinned.
+    pub tx_cpu: Option<usize>,
+}
+
+/// A rate with its unit: exactly one of the four is given.
+#[derive(Debug, Deserialize, Clone, Default)]
+#[serde(deny_unknown_fields)]
+pub struct RateSpec {
+    pub fps: Option<f64>,
+    pub l1_bps: Option<f64>,
+    pub l2_bps: Option<f64>,
+    pub percent_of_line: Option<f64>,
+    /// Nominal line rate for `percent_of_line` [b/s, layer 1].
+    pub line_rate_bps: Option<f64>,
+}
+
+#[derive(Debug, Deserialize, Clone)]
+#[serde(deny_unknown_fields)]
+pub struct StreamSpec {
+    pub name: Option<String>,
+    pub tx_port: String,
+    pub rx_port: String,
+    pub ip_version: u8,
+    /// Default: the sending port's address of that family.
+    pub src_ip: Option<IpAddr>,
+    /// Default: the receiving port's address of that family.
+    pub dst_ip: Option<IpAddr>,
+    pub src_port: Option<u16>,
+    pub dst_port: Option<u16>,
+    /// Bytes from destination MAC to FCS inclusive (RFC 1242 §3.5).
+    pub frame_size: usize,
+    /// Relative share of the sending port's frames (integer weight).
+    #[serde(default = "default_share")]
+    pub share: u64,
+}
+
+fn default_share() -> u64 {
+    1
+}
+
+/// Which MAC a port uses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MacChoice {
+    /// Derived from the interface MAC (the default).
+    Engine,
+    /// The interface's own MAC.
+    Interface,
+    Given(Mac),
+}
+
+impl MacChoice {
+    /// The MAC for an interface whose own MAC is `iface`.
+    pub fn resolve(self, iface: Mac) -> Mac {
+        match self {
+            MacChoice::Engine => Mac::engine_port(iface),
+            MacChoice::Interface => iface,
+            MacChoice::Given(m) => m,
+        }
+    }
+}
+
+/// An address with its prefix.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Prefixed<A> {
+    pub addr: A,
+    pub prefix_len: u8,
+}
+
+/// A validated port.
+#[derive(Debug, Clone)]
+pub struct PortPlan {
+    pub name: String,
+    pub interface: String,
+    pub netns: Option<String>,
+    pub mac: MacChoice,
+    pub ipv4: Option<Prefixed<Ipv4Addr>>,
+    pub ipv6: Option<Prefixed<Ipv6Addr>>,
+    pub gateway_ipv4: Option<Ipv4Addr>,
+    pub gateway_ipv6: Option<Ipv6Addr>,
+    pub next_hop_mac: Option<Mac>,
+    pub tx: Option<TxPlan>,
+    /// Largest frame (incl. FCS) this port sends or receives.
+    pub max_frame_size: usize,
+    /// Whether this port sends IPv4 / IPv6 streams (needs that next hop).
+    pub sends_ipv4: bool,
+    pub sends_ipv6: bool,
+}
+
+/// What a sending port sends.
+#[derive(Debug, Clone)]
+pub struct TxPlan {
+    pub rate_fps: f64,
+    /// Share-weighted mean frame size [bytes incl. FCS].
+    pub mean_frame_size: f64,
+    pub frames: u64,
+    /// Stream indices in schedule order (schedule positions map to these).
+    pub streams: Vec<usize>,
+    pub schedule: Schedule,
+    pub cpu: Option<usize>,
+}
+
+/// A validated stream.
+#[derive(Debug, Clone)]
+pub struct StreamPlan {
+    pub index: u16,
+    pub name: String,
+    pub tx_port: usize,
+    pub rx_port: usize,
+    pub src_ip: IpAddr,
+    pub dst_ip: IpAddr,
+    pub src_port: u16,
+    pub dst_port: u16,
+    pub frame_size: usize,
+    pub share: u64,
+    /// Frames this stream will send.
+    pub frames: u64,
+}
+
+impl StreamPlan {
+    pub fn ip_version(&self) -> u8 {
+        if self.src_ip.is_ipv4() { 4 } else { 6 }
+    }
+}
+
+/// A validated trial.
+#[derive(Debug, Clone)]
+pub struct Plan {
+    pub ports: Vec<PortPlan>,
+    pub streams: Vec<StreamPlan>,
+    pub drain_s: f64,
+    pub learning: LearningSpec,
+    pub rx_cpu: Option<usize>,
+    pub export_histograms: bool,
+    pub tester_limited_shortfall: f64,
+    pub allow_root_netns: bool,
+}
+
+/// Smallest frame that holds Ethernet, the IP header, UDP and the signature.
+pub fn min_frame_size(ip_version: u8) -> usize {
+    let ip = if ip_version == 4 { ipv4::HEADER_LEN } else { ipv6::HEADER_LEN };
+    crate::wire::ethernet::HEADER_LEN + ip + udp::HEADER_LEN + signature::LEN + FCS_LEN
+}
+
+/// True for 198.18.0.0/15 (RFC 2544 App. C) and 2001:2::/48 (RFC 5180 §5.2.1).
+pub fn is_benchmarking(addr: &IpAddr) -> bool {
+    match addr {
+        IpAddr::V4(a) => a.octets()[0] == 198 && (a.octets()[1] & 0xfe) == 18,
+        IpAddr::V6(a) => a.segments()[0] == 0x2001 && a.segments()[1] == 0x0002 && a.segments()[2] == 0,
+    }
+}
+
+fn parse_prefixed<A: std::str::FromStr>(field: &str, s: &str, max_len: u8) -> Result<Prefixed<A>, String> {
+    let (a, l) = s.split_once('/').ok_or_else(|| format!("{field}: {s:?} needs a prefix length, as in ADDRESS/LEN"))?;
+    let addr = a.parse::<A>().map_err(|_| format!("{field}: {a:?} is not a valid address"))?;
+    let prefix_len = l.parse::<u8>().ok().filter(|&p| p <= max_len).ok_or_else(|| format!("{field}: prefix length {l:?} must be 0..={max_len}"))?;
+    Ok(Prefixed { addr, prefix_len })
+}
+
+fn positive(field: &str, v: f64) -> Result<f64, String> {
+    if v.is_finite() && v > 0.0 { Ok(v) } else { Err(format!("{field}: must be a positive number, got {v}")) }
+}
+
+impl RateSpec {
+    /// Frames/s for a port whose frames average `mean_frame_size` bytes.
+    pub fn to_fps(&self, field: &str, mean_frame_size: f64) -> Result<f64, String> {
+        let given = [self.fps.is_some(), self.l1_bps.is_some(), self.l2_bps.is_some(), self.percent_of_line.is_some()];
+        if given.iter().filter(|&&g| g).count() != 1 {
+            return Err(format!("{field}: give exactly one of fps, l1_bps, l2_bps, percent_of_line"));
+        }
+        if self.line_rate_bps.is_some() && self.percent_of_line.is_none() {
+            return Err(format!("{field}.line_rate_bps: only used with percent_of_line"));
+        }
+        let fps = if let Some(f) = self.fps {
+            positive(&format!("{field}.fps"), f)?
+        } else if let Some(b) = self.l1_bps {
+            rate::fps_from_l1_bps(positive(&format!("{field}.l1_bps"), b)?, mean_frame_size)
+        } else if let Some(b) = self.l2_bps {
+            rate::fps_from_l2_bps(positive(&format!("{field}.l2_bps"), b)?, mean_frame_size)
+        } else {
+            let p = positive(&format!("{field}.percent_of_line"), self.percent_of_line.unwrap_or(0.0))?;
+            if p > 100.0 {
+                return Err(format!("{field}.percent_of_line: {p} % is above line rate"));
+            }
+            let line = self.line_rate_bps.ok_or_else(|| format!("{field}: percent_of_line needs line_rate_bps"))?;
+            rate::fps_from_percent(p, positive(&format!("{field}.line_rate_bps"), line)?, mean_frame_size)
+        };
+        if fps > MAX_RATE_FPS {
+            return Err(format!("{field}: {fps:.0} frames/s is above the engine's limit of {MAX_RATE_FPS:.0}"));
+        }
+        Ok(fps)
+    }
+}
+
+impl TrialSpec {
+    /// Parses JSON text; the error says where the text is wrong.
+    pub fn from_json(text: &str) -> Result<TrialSpec, String> {
+        serde_json::from_str(text).map_err(|e| format!("trial spec: {e}"))
+    }
+
+    /// Checks every field and computes the plan.
+    pub fn validate(&self) -> Result<Plan, String> {
+        if self.spec_version != SPEC_VERSION {
+            return Err(format!("spec_version: this engine reads version {SPEC_VERSION}, got {}", self.spec_version));
+        }
+        match (self.duration_s, self.frame_count) {
+            (Some(d), None) => {
+                if !(d.is_finite() && d > 0.0 && d <= MAX_DURATION_S) {
+                    return Err(format!("duration_s: must be in (0, {MAX_DURATION_S}], got {d}"));
+                }
+            }
+            (None, Some(n)) => {
+                if n == 0 || n > MAX_FRAMES_PER_PORT {
+                    return Err(format!("frame_count: must be 1..={MAX_FRAMES_PER_PORT}, got {n}"));
+                }
+            }
+            _ => return Err("give exactly one of duration_s and frame_count".into()),
+        }
+        if !(self.drain_s.is_finite() && (0.0..=600.0).contains(&self.drain_s)) {
+            return Err(format!("drain_s: must be 0..=600 s, got {}", self.drain_s));
+        }
+        if !(self.learning.timeout_s.is_finite() && self.learning.timeout_s > 0.0 && self.learning.timeout_s <= 60.0) {
+            return Err("learning.timeout_s: must be in (0, 60] s".into());
+        }
+        if !(self.learning.settle_s.is_finite() && (0.0..=60.0).contains(&self.learning.settle_s)) {
+            return Err("learning.settle_s: must be 0..=60 s".into());
+        }
+        if !(self.tester_limited_shortfall.is_finite() && (0.0..1.0).contains(&self.tester_limited_shortfall)) {
+            return Err("tester_limited_shortfall: must be a ratio in [0, 1)".into());
+        }
+        if self.ports.is_empty() {
+            return Err("ports: at least one port is needed".into());
+        }
+        if self.streams.is_empty() {
+            return Err("streams: at least one stream is needed".into());
+        }
+        if self.streams.len() > usize::from(u16::MAX) {
+            return Err(format!("streams: at most {} streams", u16::MAX));
+        }
+        let mut ports = Vec::with_capacity(self.ports.len());
+        for (i, p) in self.ports.iter().enumerate() {
+            let f = format!("ports[{i}]");
+            if p.name.is_empty() || ports.iter().any(|q: &PortPlan| q.name == p.name) {
+                return Err(format!("{f}.name: must be non-empty and unique, got {:?}", p.name));
+            }
+            if p.interface.is_empty() || p.interface.len() > 15 || p.interface.contains('/') {
+                return Err(format!("{f}.interface: {:?} is not a valid interface name", p.interface));
+            }
+            if let Some(ns) = &p.netns {
+                if ns.is_empty() || ns.contains('/') || ns == "." || ns == ".." {
+                    return Err(format!("{f}.netns: {ns:?} is not a valid namespace name"));
+                }
+            }
+            let mac = match p.mac.as_deref() {
+                None => MacChoice::Engine,
+                Some("interface") => MacChoice::Interface,
+                Some(m) => MacChoice::Given(m.parse::<Mac>().map_err(|e| format!("{f}.mac: {e}"))?),
+            };
+            let next_hop_mac = p.next_hop_mac.as_deref().map(|m| m.parse::<Mac>().map_err(|e| format!("{f}.next_hop_mac: {e}"))).transpose()?;
+            let ipv4 = p.ipv4.as_deref().map(|s| parse_prefixed::<Ipv4Addr>(&format!("{f}.ipv4"), s, 32)).transpose()?;
+            let ipv6 = p.ipv6.as_deref().map(|s| parse_prefixed::<Ipv6Addr>(&format!("{f}.ipv6"), s, 128)).transpose()?;
+            ports.push(PortPlan {
+                name: p.name.clone(),
+                interface: p.interface.clone(),
+                netns: p.netns.clone(),
+                mac,
+                ipv4,
+                ipv6,
+                gateway_ipv4: p.gateway_ipv4,
+                gateway_ipv6: p.gateway_ipv6,
+                next_hop_mac,
+                tx: None,
+                max_frame_size: 0,
+                sends_ipv4: false,
+                sends_ipv6: false,
+            });
+        }
+        let port_index = |field: &str, name: &str| -> Result<usize, String> {
+            ports.iter().position(|p| p.name == name).ok_or_else(|| format!("{field}: no port named {name:?}"))
+        };
+        let mut streams = Vec::with_capacity(self.streams.len());
+        for (i, s) in self.streams.iter().enumerate() {
+            let f = format!("streams[{i}]");
+            let tx = port_index(&format!("{f}.tx_port"), &s.tx_port)?;
+            let rx = port_index(&format!("{f}.rx_port"), &s.rx_port)?;
+            if s.ip_version != 4 && s.ip_version != 6 {
+                return Err(format!("{f}.ip_version: must be 4 or 6, got {}", s.ip_version));
+            }
+            let min = min_frame_size(s.ip_version);
+            if s.frame_size < min || s.frame_size > MAX_FRAME_SIZE {
+                return Err(format!(
+                    "{f}.frame_size: {} bytes does not fit IPv{}/UDP with the {}-byte signature (allowed {min}..={MAX_FRAME_SIZE} bytes incl. FCS)",
+                    s.frame_size, s.ip_version, signature::LEN
+                ));
+            }
+            if s.share == 0 {
+                return Err(format!("{f}.share: must be at least 1"));
+            }
+            let (tp, rp) = (&ports[tx], &ports[rx]);
+            let (src_ip, dst_ip) = if s.ip_version == 4 {
+                let src = s.src_ip.or(tp.ipv4.map(|a| IpAddr::V4(a.addr)));
+                let dst = s.dst_ip.or(rp.ipv4.map(|a| IpAddr::V4(a.addr)));
+                (src, dst)
+            } else {
+                let src = s.src_ip.or(tp.ipv6.map(|a| IpAddr::V6(a.addr)));
+                let dst = s.dst_ip.or(rp.ipv6.map(|a| IpAddr::V6(a.addr)));
+                (src, dst)
+            };
+            let src_ip = src_ip.ok_or_else(|| format!("{f}.src_ip: not given and port {:?} has no IPv{} address", tp.name, s.ip_version))?;
+            let dst_ip = dst_ip.ok_or_else(|| format!("{f}.dst_ip: not given and port {:?} has no IPv{} address", rp.name, s.ip_version))?;
+            if (s.ip_version == 4) != (src_ip.is_ipv4() && dst_ip.is_ipv4()) || (s.ip_version == 6) != (src_ip.is_ipv6() && dst_ip.is_ipv6()) {
+                return Err(format!("{f}: src_ip and dst_ip must both be IPv{}", s.ip_version));
+            }
+            if !self.allow_non_benchmarking_addresses && !(is_benchmarking(&dst_ip) && is_benchmarking(&src_ip)) {
+                return Err(format!(
+                    "{f}: {src_ip} -> {dst_ip} leaves the benchmarking blocks 198.18.0.0/15 and 2001:2::/48; set allow_non_benchmarking_addresses to send there"
+                ));
+            }
+            let name = s.name.clone().unwrap_or_else(|| format!("ipv{}-{}-{}-{i}", s.ip_version, s.tx_port, s.rx_port));
+            if streams.iter().any(|t: &StreamPlan| t.name == name) {
+                return Err(format!("{f}.name: {name:?} is used twice"));
+            }
+            streams.push(StreamPlan {
+                index: i as u16,
+                name,
+                tx_port: tx,
+                rx_port: rx,
+                src_ip,
+                dst_ip,
+                src_port: s.src_port.unwrap_or(DEFAULT_SRC_PORT),
+                dst_port: s.dst_port.unwrap_or(DEFAULT_DST_PORT),
+                frame_size: s.frame_size,
+                share: s.share,
+                frames: 0,
+            });
+        }
+        for s in &streams {
+            for p in [s.tx_port, s.rx_port] {
+                ports[p].max_frame_size = ports[p].max_frame_size.max(s.frame_size);
+            }
+            if s.ip_version() == 4 {
+                ports[s.tx_port].sends_ipv4 = true;
+            } else {
+                ports[s.tx_port].sends_ipv6 = true;
+            }
+        }
+        for (pi, p) in ports.iter_mut().enumerate() {
+            let f = format!("ports[{pi}]");
+            let mine: Vec<usize> = streams.iter().filter(|s| s.tx_port == pi).map(|s| usize::from(s.index)).collect();
+            let spec = &self.ports[pi];
+            if mine.is_empty() {
+                if spec.tx_rate.is_some() {
+                    return Err(format!("{f}.tx_rate: port {:?} sends no stream", p.name));
+                }
+                if spec.tx_cpu.is_some() {
+                    return Err(format!("{f}.tx_cpu: port {:?} sends no stream", p.name));
+                }
+                continue;
+            }
+            let rate = spec.tx_rate.as_ref().ok_or_else(|| format!("{f}.tx_rate: port {:?} sends streams and needs a rate", p.name))?;
+            let shares: Vec<u64> = mine.iter().map(|&s| streams[s].share).collect();
+            let total: u64 = shares.iter().sum();
+            let mean_size = mine.iter().map(|&s| streams[s].frame_size as f64 * streams[s].share as f64).sum::<f64>() / total as f64;
+            let rate_fps = rate.to_fps(&format!("{f}.tx_rate"), mean_size)?;
+            let schedule = Schedule::new(&shares).map_err(|e| format!("{f}: {e}"))?;
+            let frames = match (self.duration_s, self.frame_count) {
+                (Some(d), _) => (d * rate_fps).round().max(1.0) as u64,
+                (_, Some(n)) => n,
+                _ => unreachable!("checked above"),
+            };
+            if frames > MAX_FRAMES_PER_PORT {
+                return Err(format!("{f}: {frames} frames at {rate_fps:.0} frames/s is more than the {MAX_FRAMES_PER_PORT} a port may send in one trial"));
+            }
+            if self.duration_s.is_none() && frames as f64 / rate_fps > MAX_DURATION_S {
+                return Err(format!("{f}: {frames} frames at {rate_fps:.0} frames/s would take longer than {MAX_DURATION_S} s"));
+            }
+            for (k, &si) in mine.iter().enumerate() {
+                streams[si].frames = schedule.frames_of(k, frames);
+            }
+            p.tx = Some(TxPlan { rate_fps, mean_frame_size: mean_size, frames, streams: mine, schedule, cpu: spec.tx_cpu });
+        }
+        for (pi, p) in ports.iter().enumerate() {
+            let f = format!("ports[{pi}]");
+            if p.tx.is_some() && p.next_hop_mac.is_none() {
+                if p.sends_ipv4 && (p.ipv4.is_none() || p.gateway_ipv4.is_none()) {
+                    return Err(format!("{f}: sends IPv4 and needs ipv4 and gateway_ipv4 to resolve its next hop, or next_hop_mac"));
+                }
+                if p.sends_ipv6 && (p.ipv6.is_none() || p.gateway_ipv6.is_none()) {
+                    return Err(format!("{f}: sends IPv6 and needs ipv6 and gateway_ipv6 to resolve its next hop, or next_hop_mac"));
+                }
+            }
+        }
+        Ok(Plan {
+            ports,
+            streams,
+            drain_s: self.drain_s,
+            learning: self.learning.clone(),
+            rx_cpu: self.rx_cpu,
+            export_histograms: self.export_histograms,
+            tester_limited_shortfall: self.tester_limited_shortfall,
+            allow_root_netns: self.allow_root_netns,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spec(json: serde_json::Value) -> Result<Plan, String> {
+        TrialSpec::from_json(&json.to_string())?.validate()
+    }
+
+    fn base() -> serde_json::Value {
+        serde_json::json!({
+            "spec_version": 1,
+            "duration_s": 2.0,
+            "ports": [
+                {"name": "a", "interface": "t1", "netns": "ns1", "ipv4": "198.18.0.2/24", "ipv6": "2001:2::2/64",
+                 "gateway_ipv4": "198.18.0.1", "gateway_ipv6": "2001:2::1", "tx_rate": {"fps": 1000}},
+                {"name": "b", "interface": "t2", "netns": "ns2", "ipv4": "198.19.0.2/24", "ipv6": "2001:2:0:1::2/64"}
+            ],
+            "streams": [
+                {"tx_port": "a", "rx_port": "b", "ip_version": 4, "frame_size": 64, "share": 90},
+                {"tx_port": "a", "rx_port": "b", "ip_version": 6, "frame_size": 84, "share": 10}
+            ]
+        })
+    }
+
+    #[test]
+    fn valid_spec_plans_counts() {
+        let p = spec(base()).unwrap();
+        let tx = p.ports[0].tx.as_ref().unwrap();
+        assert_eq!(tx.frames, 2000);
+        assert_eq!(p.streams[0].frames, 1800);
+        assert_eq!(p.streams[1].frames, 200);
+        assert_eq!(p.streams[0].dst_ip, "198.19.0.2".parse::<IpAddr>().unwrap());
+        assert_eq!(p.streams[1].src_port, DEFAULT_SRC_PORT);
+    }
+
+    #[test]
+    fn rates_in_every_unit() {
+        let mut s = base();
+        s["ports"][0]["tx_rate"] = serde_json::json!({"percent_of_line": 10, "line_rate_bps": 1e9});
+        s["streams"] = serde_json::json!([{"tx_port": "a", "rx_port": "b", "ip_version": 4, "frame_size": 64}]);
+        assert!((spec(s.clone()).unwrap().ports[0].tx.as_ref().unwrap().rate_fps - 148_809.52).abs() < 0.01);
+        s["ports"][0]["tx_rate"] = serde_json::json!({"l2_bps": 512000});
+        assert!((spec(s.clone()).unwrap().ports[0].tx.as_ref().unwrap().rate_fps - 1000.0).abs() < 1e-9);
+        s["ports"][0]["tx_rate"] = serde_json::json!({"l1_bps": 672000});
+        assert!((spec(s.clone()).unwrap().ports[0].tx.as_ref().unwrap().rate_fps - 1000.0).abs() < 1e-9);
+        s["ports"][0]["tx_rate"] = serde_json::json!({"fps": 1000, "l1_bps": 5});
+        assert!(spec(s.clone()).unwrap_err().contains("exactly one"));
+        s["ports"][0]["tx_rate"] = serde_json::json!({"percent_of_line": 120, "line_rate_bps": 1e9});
+        assert!(spec(s).unwrap_err().contains("above line rate"));
+    }
+
+    #[test]
+    fn errors_name_the_field() {
+        let mut s = base();
+        s["streams"][1]["frame_size"] = serde_json::json!(80);
+        let e = spec(s).unwrap_err();
+        assert!(e.starts_with("streams[1].frame_size"), "{e}");
+        assert!(e.contains("84"), "{e}");
+
+        let mut s = base();
+        s["streams"][0]["rx_port"] = serde_json::json!("zz");
+        assert!(spec(s).unwrap_err().starts_with("streams[0].rx_port: no port named"));
+
+        let mut s = base();
+        s["ports"][0]["gateway_ipv6"] = serde_json::Value::Null;
+        assert!(spec(s).unwrap_err().contains("gateway_ipv6"));
+
+        let mut s = base();
+        s["bogus"] = serde_json::json!(1);
+        assert!(spec(s).unwrap_err().contains("unknown field"));
+
+        let mut s = base();
+        s["frame_count"] = serde_json::json!(10);
+        assert!(spec(s).unwrap_err().contains("exactly one of duration_s"));
+
+        assert!(TrialSpec::from_json("{not json").unwrap_err().starts_with("trial spec:"));
+    }
+
+    #[test]
+    fn refuses_non_benchmarking_addresses_by_default() {
+        let mut s = base();
+        s["streams"][0]["dst_ip"] = serde_json::json!("192.168.1.1");
+        assert!(spec(s.clone()).unwrap_err().contains("benchmarking blocks"));
+        s["allow_non_benchmarking_addresses"] = serde_json::json!(true);
+        assert!(spec(s).is_ok());
+        assert!(is_benchmarking(&"198.19.255.255".parse().unwrap()));
+        assert!(!is_benchmarking(&"198.20.0.1".parse().unwrap()));
+        assert!(is_benchmarking(&"2001:2:0:ffff::1".parse().unwrap()));
+        assert!(!is_benchmarking(&"2001:2:1::1".parse().unwrap()));
+    }
+
+    #[test]
+    fn minimum_frames() {
+        assert_eq!(min_frame_size(4), 64);
+        assert_eq!(min_frame_size(6), 84);
+    }
+}

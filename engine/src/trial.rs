@@ -1,0 +1,297 @@
+//! One trial: open the ports, learn, send, drain, count (RFC 2544 §23).
+
+use crate::clock;
+use crate::frame::Template;
+use crate::learn;
+use crate::netns;
+use crate::rate;
+use crate::result::{self, PortResult, PortTx, StreamResult, Totals, TrialResult};
+use crate::ring::Ring;
+use crate::rx::{PortRxCounters, Receiver, RxPort, RxState, Shared, StreamKey};
+use crate::sock::{self, IfCounters, IfInfo};
+use crate::spec::Plan;
+use crate::stats::StreamCounters;
+use crate::tx::{self, TxJob, TxReport};
+use crate::wire::ethernet::{self, Mac};
+use crate::wire::FCS_LEN;
+use std::os::unix::io::{AsRawFd, OwnedFd};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// Lead time between starting the senders and the first frame [ns].
+const START_LEAD_NS: u64 = 20_000_000;
+
+/// An opened port.
+struct OpenPort {
+    info: IfInfo,
+    mac: Mac,
+    tx: OwnedFd,
+    ring: Option<Ring>,
+    counters_before: Option<IfCounters>,
+}
+
+fn open_port(plan: &Plan, i: usize) -> Result<OpenPort, String> {
+    let p = &plan.ports[i];
+    let what = format!("port {:?} ({}{})", p.name, p.interface, p.netns.as_deref().map(|n| format!(" in netns {n}")).unwrap_or_default());
+    if netns::is_root(p.netns.as_deref()) && !plan.allow_root_netns {
+        return Err(format!("{what}: is in the root network namespace; the engine sends only inside lab namespaces (set allow_root_netns to override)"));
+    }
+    netns::within(p.netns.as_deref(), || {
+        let probe = sock::packet_socket()?;
+        let info = sock::if_info(probe.as_raw_fd(), &p.interface).map_err(|e| format!("{what}: {e}"))?;
+        if !info.up {
+            return Err(format!("{what}: interface is down or has no carrier"));
+        }
+        let needed_mtu = p.max_frame_size.saturating_sub(FCS_LEN + ethernet::HEADER_LEN);
+        if needed_mtu > info.mtu {
+            return Err(format!("{what}: {}-byte frames need an MTU of {needed_mtu} bytes, the interface has {}", p.max_frame_size, info.mtu));
+        }
+        let ring = Ring::open(info.index).map_err(|e| format!("{what}: {e}"))?;
+        let tx = sock::tx_socket(info.index).map_err(|e| format!("{what}: {e}"))?;
+        let counters_before = IfCounters::read(&p.interface);
+        let mac = p.mac.resolve(info.mac);
+        if mac != info.mac {
+            // The interface must pass frames for the engine's MAC up; the
+            // membership ends when the socket closes.
+            sock::promiscuous(ring.fd(), info.index).map_err(|e| format!("{what}: {e}"))?;
+        }
+        Ok(OpenPort { mac, info, tx, ring: Some(ring), counters_before })
+    })
+}
+
+/// Runs the trial. `stop` ends the traffic and the drain early (a signal);
+/// the result then says "interrupted".
+pub fn run(plan: &Plan, stop: &AtomicBool) -> Result<TrialResult, String> {
+    let mut open = Vec::with_capacity(plan.ports.len());
+    for i in 0..plan.ports.len() {
+        open.push(open_port(plan, i)?);
+    }
+    let shared = Arc::new(Shared {
+        stop: AtomicBool::new(false),
+        counting_from_ns: AtomicU64::new(u64::MAX),
+        learned: Mutex::new(vec![(None, None); plan.ports.len()]),
+    });
+    let receiver = Receiver {
+        rings: open.iter_mut().map(|o| o.ring.take().expect("ring opened once")).collect(),
+        state: RxState {
+            ports: plan
+                .ports
+                .iter()
+                .zip(&open)
+                .map(|(p, o)| RxPort {
+                    tx_fd: o.tx.as_raw_fd(),
+                    mac: o.mac,
+                    ipv4: p.ipv4.map(|a| a.addr),
+                    ipv6: p.ipv6.map(|a| a.addr),
+                    gateway_ipv4: p.gateway_ipv4,
+                    gateway_ipv6: p.gateway_ipv6,
+                    counters: PortRxCounters::default(),
+                    ring_stats: Default::default(),
+                })
+                .collect(),
+            keys: plan.streams.iter().map(|s| StreamKey { rx_port: s.rx_port, ip_version: s.ip_version() }).collect(),
+            streams: plan.streams.iter().map(|s| StreamCounters::new(s.frames)).collect(),
+        },
+    };
+    let rx_shared = Arc::clone(&shared);
+    let rx_cpu = plan.rx_cpu;
+    let rx_thread = std::thread::Builder::new().name("rx".into()).spawn(move || receiver.run(rx_shared, rx_cpu)).map_err(|e| format!("cannot start receive thread: {e}"))?;
+    let stop_rx = |shared: &Shared| shared.stop.store(true, Ordering::Release);
+
+    // Learning.
+    let learn_start = Instant::now();
+    let fds: Vec<_> = open.iter().map(|o| o.tx.as_raw_fd()).collect();
+    let macs: Vec<Mac> = open.iter().map(|o| o.mac).collect();
+    let hops = match learn::resolve(&plan.ports, &fds, &macs, &shared, Duration::from_secs_f64(plan.learning.timeout_s)) {
+        Ok(h) => h,
+        Err(e) => {
+            stop_rx(&shared);
+            let _ = rx_thread.join();
+            return Err(e);
+        }
+    };
+    std::thread::sleep(Duration::from_secs_f64(plan.learning.settle_s));
+    let learning_s = learn_start.elapsed().as_secs_f64();
+
+    // Jobs.
+    let mut jobs: Vec<(usize, TxJob)> = Vec::new();
+    for (pi, p) in plan.ports.iter().enumerate() {
+        let Some(t) = &p.tx else { continue };
+        let templates = t
+            .streams
+            .iter()
+            .map(|&si| {
+                let s = &plan.streams[si];
+                let hop = if s.ip_version() == 4 { hops[pi].0 } else { hops[pi].1 };
+                Template::new(s, open[pi].mac, hop.expect("learning resolved every needed next hop"))
+            })
+            .collect();
+        jobs.push((pi, TxJob { fd: open[pi].tx.as_raw_fd(), templates, schedule: t.schedule.clone(), frames: t.frames, rate_fps: t.rate_fps, cpu: t.cpu }));
+    }
+    let intended_duration_s = plan.ports.iter().filter_map(|p| p.tx.as_ref()).map(|t| t.frames as f64 / t.rate_fps).fold(0.0, f64::max);
+
+    // Traffic.
+    let t0 = clock::monotonic_ns() + START_LEAD_NS;
+    let started_at_unix_ns = clock::realtime_ns() + START_LEAD_NS;
+    let deadline = t0 + ((intended_duration_s * 1.1 + 1.0) * 1e9) as u64;
+    shared.counting_from_ns.store(clock::realtime_ns(), Ordering::Release);
+    let reports: Vec<(usize, TxReport)> = std::thread::scope(|sc| {
+        let handles: Vec<_> = jobs.into_iter().map(|(pi, job)| (pi, sc.spawn(move || tx::run(job, t0, deadline, stop)))).collect();
+        handles.into_iter().map(|(pi, h)| (pi, h.join().unwrap_or_else(|_| TxReport { error: Some("sender thread panicked".into()), ..Default::default() }))).collect()
+    });
+    let traffic_s = reports.iter().map(|(_, r)| r.send_span_ns).max().unwrap_or(0) as f64 / 1e9;
+
+    // Drain (RFC 2544 §23), then count.
+    let drain_end = Instant::now() + Duration::from_secs_f64(plan.drain_s);
+    while Instant::now() < drain_end && !stop.load(Ordering::Relaxed) {
+        std::thread::sleep(Duration::from_millis(20).min(drain_end.saturating_duration_since(Instant::now())));
+    }
+    stop_rx(&shared);
+    let receiver = rx_thread.join().map_err(|_| "receive thread panicked".to_string())??;
+    let mut counters_after = Vec::with_capacity(open.len());
+    for p in &plan.ports {
+        counters_after.push(netns::within(p.netns.as_deref(), || Ok(IfCounters::read(&p.interface)))?);
+    }
+    let interrupted = stop.load(Ordering::Relaxed);
+    Ok(assemble(plan, &open, &hops, &reports, receiver, counters_after, Assembly { started_at_unix_ns, learning_s, intended_duration_s, traffic_s, interrupted }))
+}
+
+struct Assembly {
+    started_at_unix_ns: u64,
+    learning_s: f64,
+    intended_duration_s: f64,
+    traffic_s: f64,
+    interrupted: bool,
+}
+
+fn assemble(plan: &Plan, open: &[OpenPort], hops: &learn::NextHops, reports: &[(usize, TxReport)], rx: Receiver, after: Vec<Option<IfCounters>>, a: Assembly) -> TrialResult {
+    let mut reasons = Vec::new();
+    if a.interrupted {
+        reasons.push("the trial was interrupted".to_string());
+    }
+    let mut stream_tx = vec![0u64; plan.streams.len()];
+    let mut ports = Vec::with_capacity(plan.ports.len());
+    for (pi, p) in plan.ports.iter().enumerate() {
+        let rxp = &rx.state.ports[pi];
+        let tx = reports.iter().find(|(i, _)| *i == pi).map(|(_, r)| {
+            let t = p.tx.as_ref().expect("only sending ports have reports");
+            for (k, &si) in t.streams.iter().enumerate() {
+                stream_tx[si] = r.stream_tx_frames.get(k).copied().unwrap_or(0);
+            }
+            if let Some(e) = &r.error {
+                reasons.push(format!("port {:?}: {e}", p.name));
+            }
+            if r.unsent_frames > 0 {
+                reasons.push(format!("port {:?}: {} of {} frames not sent in time", p.name, r.unsent_frames, t.frames));
+            }
+            if r.offered_fps < t.rate_fps * (1.0 - plan.tester_limited_shortfall) {
+                reasons.push(format!(
+                    "port {:?}: offered {:.1} frames/s, {:.3} % below the intended {:.1}",
+                    p.name,
+                    r.offered_fps,
+                    100.0 * (1.0 - r.offered_fps / t.rate_fps),
+                    t.rate_fps
+                ));
+            }
+            PortTx {
+                intended_fps: t.rate_fps,
+                offered_fps: r.offered_fps,
+                mean_frame_size: t.mean_frame_size,
+                offered_l1_bps: rate::l1_bps(r.offered_fps, t.mean_frame_size),
+                offered_l2_bps: rate::l2_bps(r.offered_fps, t.mean_frame_size),
+                planned_frames: t.frames,
+                tx_frames: r.tx_frames,
+                unsent_frames: r.unsent_frames,
+                send_retries: r.send_retries,
+                sendmmsg_calls: r.sendmmsg_calls,
+                max_lag_ns: r.max_lag_ns,
+                cpu: t.cpu,
+            }
+        });
+        if rxp.ring_stats.drops > 0 {
+            reasons.push(format!("port {:?}: the receive ring dropped {} frames", p.name, rxp.ring_stats.drops));
+        }
+        let interface_counters = match (&open[pi].counters_before, &after[pi]) {
+            (Some(b), Some(a)) => Some(a.since(b)),
+            _ => None,
+        };
+        if let Some(c) = &interface_counters {
+            if c.rx_dropped > 0 {
+                reasons.push(format!("port {:?}: interface {} dropped {} received frames", p.name, p.interface, c.rx_dropped));
+            }
+        }
+        ports.push(PortResult {
+            name: p.name.clone(),
+            interface: p.interface.clone(),
+            netns: p.netns.clone(),
+            mac: open[pi].mac.to_string(),
+            mtu: open[pi].info.mtu,
+            next_hop_mac_ipv4: hops[pi].0.map(|m| m.to_string()),
+            next_hop_mac_ipv6: hops[pi].1.map(|m| m.to_string()),
+            tx,
+            rx: rxp.counters,
+            rx_ring_drops: rxp.ring_stats.drops,
+            interface_counters,
+        });
+    }
+    let mut totals = Totals::default();
+    let mut streams = Vec::with_capacity(plan.streams.len());
+    for (si, s) in plan.streams.iter().enumerate() {
+        let c = &rx.state.streams[si];
+        let t = plan.ports[s.tx_port].tx.as_ref().expect("a stream's tx port sends");
+        let share_sum: u64 = t.schedule.shares.iter().sum();
+        let k = t.streams.iter().position(|&x| x == si).expect("stream is in its port's schedule");
+        let tx_frames = stream_tx[si];
+        let lost = tx_frames.saturating_sub(c.rx_frames);
+        totals.tx_frames += tx_frames;
+        totals.rx_frames += c.rx_frames;
+        totals.lost_frames += lost;
+        totals.reordered_frames += c.reordered_frames;
+        totals.duplicate_frames += c.duplicate_frames;
+        streams.push(StreamResult {
+            index: s.index,
+            name: s.name.clone(),
+            ip_version: s.ip_version(),
+            tx_port: plan.ports[s.tx_port].name.clone(),
+            rx_port: plan.ports[s.rx_port].name.clone(),
+            src_ip: s.src_ip.to_string(),
+            dst_ip: s.dst_ip.to_string(),
+            src_port: s.src_port,
+            dst_port: s.dst_port,
+            frame_size: s.frame_size,
+            share: s.share,
+            intended_fps: t.rate_fps * t.schedule.shares[k] as f64 / share_sum as f64,
+            tx_frames,
+            rx_frames: c.rx_frames,
+            lost_frames: lost,
+            loss_ratio: result::loss_ratio(tx_frames, lost),
+            reordered_frames: c.reordered_frames,
+            duplicate_frames: c.duplicate_frames,
+            negative_latency_frames: c.negative_latency_frames,
+            latency_ns: c.latency.summary(),
+            pdv_ns: c.pdv(),
+            ipdv_ns: c.ipdv(),
+            inter_arrival_ns: c.inter_arrival.summary(),
+            latency_histogram: plan.export_histograms.then(|| c.latency.export()),
+        });
+    }
+    totals.loss_ratio = result::loss_ratio(totals.tx_frames, totals.lost_frames);
+    totals.intended_fps = ports.iter().filter_map(|p| p.tx.as_ref()).map(|t| t.intended_fps).sum();
+    totals.offered_fps = ports.iter().filter_map(|p| p.tx.as_ref()).map(|t| t.offered_fps).sum();
+    TrialResult {
+        result_version: result::RESULT_VERSION,
+        engine_version: env!("CARGO_PKG_VERSION"),
+        status: if a.interrupted { "interrupted" } else { "completed" },
+        started_at_unix_ns: a.started_at_unix_ns,
+        learning_s: a.learning_s,
+        intended_duration_s: a.intended_duration_s,
+        traffic_s: a.traffic_s,
+        drain_s: plan.drain_s,
+        tester_limited: !reasons.is_empty(),
+        tester_limited_reasons: reasons,
+        totals,
+        ports,
+        streams,
+    }
+}

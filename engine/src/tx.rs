@@ -1,0 +1,167 @@
+//! The paced sender: one thread per sending port.
+//!
+//! Frame k of the port (k = 0, 1, …) is due at `t0 + k / rate` on
+//! CLOCK_MONOTONIC. The loop sends every frame that is due, in batches of
+//! at most `BATCH` frames with one sendmmsg(2); when nothing is due it
+//! sleeps until shortly before the next frame and spins the rest. A sender
+//! that keeps up therefore sends one frame at a time exactly on schedule;
+//! one that falls behind catches up in batches, and the lag is reported.
+//! Each frame is stamped with CLOCK_REALTIME read just before the batch is
+//! handed to the kernel.
+//!
+//! Bounds: the loop sends at most the planned number of frames and stops
+//! by itself at `deadline` (monotonic) or when `stop` is set, whichever
+//! comes first; frames not sent by then are reported as unsent.
+
+use crate::clock;
+use crate::frame::Template;
+use crate::mix::Schedule;
+use serde::Serialize;
+use std::os::unix::io::RawFd;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// Frames handed to the kernel per sendmmsg call at most.
+pub const BATCH: usize = 64;
+/// Below this wait the sender spins instead of sleeping [ns].
+const SPIN_NS: u64 = 150_000;
+
+/// What a sender needs.
+pub struct TxJob {
+    pub fd: RawFd,
+    /// Templates in the order of the port's streams in the schedule.
+    pub templates: Vec<Template>,
+    pub schedule: Schedule,
+    pub frames: u64,
+    pub rate_fps: f64,
+    pub cpu: Option<usize>,
+}
+
+/// What a sender did.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct TxReport {
+    pub tx_frames: u64,
+    /// Frames per stream, in the job's template order.
+    #[serde(skip)]
+    pub stream_tx_frames: Vec<u64>,
+    /// Planned frames not sent because the deadline passed or the trial was stopped.
+    pub unsent_frames: u64,
+    /// sendmmsg calls that failed or sent fewer frames than asked (retried).
+    pub send_retries: u64,
+    pub sendmmsg_calls: u64,
+    /// Largest delay of a frame behind its due time [ns].
+    pub max_lag_ns: u64,
+    /// From t0 to the start of the hand-over of the last frame [ns].
+    pub send_span_ns: u64,
+    /// Achieved offered rate [frames/s]: (frames − 1) / time from the first
+    /// frame's due time to the last frame's hand-over; the intended rate if
+    /// only one frame was sent.
+    pub offered_fps: f64,
+    #[serde(skip)]
+    pub error: Option<String>,
+}
+
+/// Sends the job's frames; `t0` is the monotonic instant frame 0 is due.
+pub fn run(job: TxJob, t0: u64, deadline: u64, stop: &AtomicBool) -> TxReport {
+    let mut rep = TxReport { stream_tx_frames: vec![0; job.templates.len()], ..Default::default() };
+    if let Some(c) = job.cpu {
+        if let Err(e) = clock::pin_to_cpu(c) {
+            rep.error = Some(e);
+            rep.unsent_frames = job.frames;
+            return rep;
+        }
+    }
+    clock::tight_timer_slack();
+    let max_len = job.templates.iter().map(Template::len).max().unwrap_or(0);
+    let mut bufs = vec![0u8; max_len * BATCH];
+    // SAFETY: iovec and mmsghdr are plain data; all-zero is a valid initial value.
+    let mut iov: Vec<libc::iovec> = vec![unsafe { std::mem::zeroed() }; BATCH];
+    let mut msgs: Vec<libc::mmsghdr> = vec![unsafe { std::mem::zeroed() }; BATCH];
+    let order = &job.schedule.order;
+    let window = order.len();
+    let period_ns = 1e9 / job.rate_fps;
+    let mut seq = vec![0u64; job.templates.len()];
+    let mut batch_seq = seq.clone();
+    let mut pos = 0usize; // position in the schedule window
+    let mut sent = 0u64;
+    let mut last_handover = t0;
+
+    clock::sleep_until(t0);
+    while sent < job.frames {
+        if stop.load(Ordering::Relaxed) {
+            break;
+        }
+        let now = clock::monotonic_ns();
+        if now >= deadline {
+            break;
+        }
+        let next_due = t0 + (sent as f64 * period_ns) as u64;
+        if now < next_due {
+            let wait = next_due - now;
+            if wait > SPIN_NS {
+                clock::sleep_until(next_due - SPIN_NS / 2);
+            } else {
+                std::hint::spin_loop();
+            }
+            continue;
+        }
+        rep.max_lag_ns = rep.max_lag_ns.max(now - next_due);
+        let due_by_now = (((now - t0) as f64 / period_ns) as u64 + 1).min(job.frames);
+        let k = ((due_by_now - sent) as usize).clamp(1, BATCH);
+        let tx_ns = clock::realtime_ns();
+        let mut p = pos;
+        batch_seq.copy_from_slice(&seq);
+        for i in 0..k {
+            let si = usize::from(order[p]);
+            let t = &job.templates[si];
+            let slot = &mut bufs[i * max_len..(i + 1) * max_len];
+            let n = t.write(slot, batch_seq[si], tx_ns);
+            batch_seq[si] += 1;
+            iov[i] = libc::iovec { iov_base: slot.as_mut_ptr() as *mut libc::c_void, iov_len: n };
+            msgs[i].msg_hdr.msg_iov = &mut iov[i];
+            msgs[i].msg_hdr.msg_iovlen = 1;
+            msgs[i].msg_len = 0;
+            p = (p + 1) % window;
+        }
+        // SAFETY: msgs[..k] point at iovecs and buffers that live until the call returns.
+        let r = unsafe { libc::sendmmsg(job.fd, msgs.as_mut_ptr(), k as libc::c_uint, 0) };
+        rep.sendmmsg_calls += 1;
+        let done = if r < 0 {
+            let e = std::io::Error::last_os_error();
+            match e.raw_os_error() {
+                Some(libc::ENOBUFS) | Some(libc::EAGAIN) | Some(libc::EINTR) => {
+                    rep.send_retries += 1;
+                    std::thread::yield_now();
+                    0
+                }
+                _ => {
+                    rep.error = Some(format!("sendmmsg: {e}"));
+                    break;
+                }
+            }
+        } else {
+            if (r as usize) < k {
+                rep.send_retries += 1;
+            }
+            r as usize
+        };
+        // Commit the frames that left: advance per-stream sequence numbers.
+        for _ in 0..done {
+            let si = usize::from(order[pos]);
+            seq[si] += 1;
+            rep.stream_tx_frames[si] += 1;
+            pos = (pos + 1) % window;
+        }
+        sent += done as u64;
+        if done > 0 {
+            last_handover = now;
+        }
+    }
+    rep.tx_frames = sent;
+    rep.unsent_frames = job.frames - sent;
+    rep.send_span_ns = last_handover.saturating_sub(t0);
+    let due_last = t0 + (sent.saturating_sub(1) as f64 * period_ns) as u64;
+    // The last frame left no earlier than it was due: measure to its hand-over.
+    let span = last_handover.max(due_last).saturating_sub(t0);
+    rep.offered_fps = if sent >= 2 && span > 0 { (sent - 1) as f64 * 1e9 / span as f64 } else { job.rate_fps };
+    rep
+}
