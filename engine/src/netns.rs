@@ -25,13 +25,21 @@ fn ns_id(path: &str) -> Option<(u64, u64)> {
 }
 
 /// True if the namespace `name` (or, for `None`, this thread's current
-/// one) is the initial network namespace, the one of PID 1.
+/// one) is, or may be, the initial network namespace (the one of PID 1).
+///
+/// Conservative: where PID 1's namespace cannot be read (a sandbox), the
+/// engine's own namespace counts as the root one, so a port there needs
+/// `allow_root_netns`.
 pub fn is_root(name: Option<&str>) -> bool {
-    let mine = match name {
+    let own = ns_id("/proc/thread-self/ns/net");
+    let target = match name {
         Some(n) => ns_id(&format!("{NETNS_DIR}/{n}")),
-        None => ns_id("/proc/thread-self/ns/net"),
+        None => own,
     };
-    mine.is_some() && mine == ns_id("/proc/1/ns/net")
+    match ns_id("/proc/1/ns/net") {
+        Some(root) => target == Some(root),
+        None => target == own,
+    }
 }
 
 /// Runs `f` inside namespace `name` (or in the current one for `None`) and

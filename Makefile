@@ -1,0 +1,57 @@
+# v6bench: set-up, tests and benchmarks. Every target installs what it needs
+# on a fresh Debian 12 machine (as root) and is safe to re-run.
+
+SHELL := /bin/bash
+export PATH := $(HOME)/.cargo/bin:$(PATH)
+
+VENV    := .venv
+PY      := $(VENV)/bin/python
+ENGINE  := engine/target/release/v6bench-engine
+STAMPS  := .make
+APT_PKGS := iproute2 nftables netsniff-ng tshark procps python3 python3-venv build-essential
+
+.PHONY: all setup engine test test-unit bench clean
+
+all: setup
+
+setup: $(STAMPS)/apt $(ENGINE) $(STAMPS)/venv
+
+$(STAMPS)/apt:
+	@mkdir -p $(STAMPS)
+	@if [ "$$(id -u)" != 0 ]; then echo "make: run as root (apt packages, network namespaces)" >&2; exit 1; fi
+	@missing=""; for p in $(APT_PKGS); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then \
+	  echo "installing:$$missing"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \
+	fi
+	@touch $@
+
+$(ENGINE): $(shell find engine/src -name '*.rs') engine/Cargo.toml engine/Cargo.lock
+	@command -v cargo >/dev/null || { echo "make: cargo not found; install Rust (rustup) so that cargo is in ~/.cargo/bin or on PATH" >&2; exit 1; }
+	cd engine && cargo build --release --locked
+	@touch $@
+
+$(STAMPS)/venv: pyproject.toml
+	@mkdir -p $(STAMPS)
+	python3 -m venv $(VENV)
+	$(VENV)/bin/pip install -q --upgrade pip
+	$(VENV)/bin/pip install -q -e '.[test]'
+	@touch $@
+
+engine: $(ENGINE)
+
+# Every test: engine unit tests, then Python unit and netns (root) tiers.
+test: setup
+	cd engine && cargo test --release --locked
+	$(VENV)/bin/pytest -q tests
+
+test-unit: setup
+	cd engine && cargo test --release --locked
+	$(VENV)/bin/pytest -q -m "not netns" tests
+
+# Performance against peer tools measured in the same run (docs/performance.md).
+bench: setup
+	$(PY) bench/engine_vs_trafgen.py
+
+clean:
+	rm -rf $(STAMPS) $(VENV) engine/target

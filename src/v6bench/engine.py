@@ -1,0 +1,105 @@
+"""Runs the packet engine: trial spec (dict) in, trial result (dict) out.
+
+The engine binary and its JSON contract are documented in
+``docs/engine-spec.md``. This module only locates the binary, passes the
+spec on stdin and maps the engine's exit status to exceptions; it never
+touches packets.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+from pathlib import Path
+
+#: Spec and result versions this module speaks.
+SPEC_VERSION = 1
+RESULT_VERSION = 1
+
+_REPO_BINARY = Path(__file__).resolve().parents[2] / "engine" / "target" / "release" / "v6bench-engine"
+
+
+class EngineError(RuntimeError):
+    """The engine refused the spec (``bad_input``) or could not run the trial."""
+
+    def __init__(self, message: str, exit_status: int):
+        super().__init__(message)
+        self.exit_status = exit_status
+
+    @property
+    def bad_input(self) -> bool:
+        return self.exit_status == 2
+
+
+def binary() -> Path:
+    """The engine binary: ``$V6BENCH_ENGINE``, the repository build, or PATH."""
+    env = os.environ.get("V6BENCH_ENGINE")
+    if env:
+        return Path(env)
+    if _REPO_BINARY.exists():
+        return _REPO_BINARY
+    found = shutil.which("v6bench-engine")
+    if found:
+        return Path(found)
+    raise EngineError("the engine binary was not found: run `make` or set V6BENCH_ENGINE", 1)
+
+
+def _stderr_line(stderr: str) -> str:
+    lines = [line for line in stderr.strip().splitlines() if line.strip()]
+    return lines[-1].removeprefix("v6bench-engine: error: ") if lines else "no message"
+
+
+def run_trial(spec: dict, timeout_s: float | None = None) -> dict:
+    """Runs one trial and returns the parsed result.
+
+    ``timeout_s`` defaults to the trial's own bound (traffic × 1.1 + drain
+    + learning + margin) when the spec gives ``duration_s``. A trial the
+    engine marks interrupted (exit 130) still returns its result. Raises
+    :class:`EngineError` on refusal or failure.
+    """
+    if timeout_s is None:
+        learning = spec.get("learning", {})
+        timeout_s = (
+            float(spec.get("duration_s") or 60) * 1.1
+            + float(spec.get("drain_s", 2))
+            + float(learning.get("timeout_s", 3))
+            + float(learning.get("settle_s", 0.5))
+            + 15
+        )
+    proc = subprocess.Popen(
+        [str(binary()), "run"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        out, err = proc.communicate(json.dumps(spec), timeout=timeout_s)
+    except BaseException:
+        # Ctrl-C, timeout: let the engine stop its senders, then make sure it is gone.
+        proc.send_signal(signal.SIGINT)
+        try:
+            proc.communicate(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.communicate()
+        raise
+    if proc.returncode not in (0, 130):
+        raise EngineError(_stderr_line(err), proc.returncode)
+    return json.loads(out)
+
+
+def write_frames(spec: dict, out: Path, count: int = 10, timestamp_ns: int = 0) -> None:
+    """Writes the first ``count`` frames of every sending port to a pcap."""
+    proc = subprocess.run(
+        [str(binary()), "frames", "--spec", "-", "--out", str(out), "--count", str(count), "--timestamp-ns", str(timestamp_ns)],
+        input=json.dumps(spec),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    if proc.returncode != 0:
+        raise EngineError(_stderr_line(proc.stderr), proc.returncode)

@@ -1,0 +1,169 @@
+"""The engine through a Linux router namespace: exact counts, honest loss,
+sane latency, clear failures, clean interruption."""
+
+from __future__ import annotations
+
+import json
+import math
+import signal
+import subprocess
+import time
+
+import pytest
+
+from v6bench import engine
+
+pytestmark = pytest.mark.netns
+
+
+def mix_spec(lab, rate_fps: float, duration_s: float, shares=(90, 10), frame_size=128, **extra) -> dict:
+    s = {
+        "spec_version": 1,
+        "duration_s": duration_s,
+        "drain_s": 1.0,
+        "ports": [lab.port("a", tx_rate={"fps": rate_fps}), lab.port("b")],
+        "streams": [
+            {"name": "v4", "tx_port": "a", "rx_port": "b", "ip_version": 4, "frame_size": frame_size, "share": shares[0]},
+            {"name": "v6", "tx_port": "a", "rx_port": "b", "ip_version": 6, "frame_size": frame_size, "share": shares[1]},
+        ],
+    }
+    s.update(extra)
+    return s
+
+
+def start_engine(spec: dict, tmp_path) -> subprocess.Popen:
+    path = tmp_path / "spec.json"
+    path.write_text(json.dumps(spec))
+    return subprocess.Popen([str(engine.binary()), "run", "--spec", str(path)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def ip_in_receives(lab, ns: str) -> int:
+    """IPv4 InReceives of a namespace's own stack (/proc/net/snmp)."""
+    lines = lab.in_ns(ns, "cat", "/proc/net/snmp").stdout.splitlines()
+    head, vals = [line.split() for line in lines if line.startswith("Ip:")][:2]
+    return int(vals[head.index("InReceives")])
+
+
+def test_90_10_mix_arrives_complete_with_exact_counts(router_lab):
+    before = ip_in_receives(router_lab, router_lab.t2)
+    r = engine.run_trial(mix_spec(router_lab, rate_fps=20_000, duration_s=3))
+    v4, v6 = r["streams"]
+    assert (v4["tx_frames"], v6["tx_frames"]) == (54_000, 6_000), "a 90/10 mix of 60,000 frames"
+    for s in (v4, v6):
+        assert s["rx_frames"] == s["tx_frames"]
+        assert s["lost_frames"] == s["duplicate_frames"] == s["reordered_frames"] == 0
+        lat = s["latency_ns"]
+        assert lat["count"] == s["rx_frames"]
+        assert 0 < lat["min"] <= lat["p50"] <= lat["p99"] <= lat["p999"] <= lat["max"]
+        assert lat["p50"] < 1_000_000, "median one-way latency through a veth router is well under 1 ms"
+        assert s["ipdv_ns"]["count"] == s["rx_frames"] - 1
+        assert s["pdv_ns"]["p999"] == lat["p999"] - lat["min"]
+        assert abs(s["inter_arrival_ns"]["mean"] - 1e9 / s["intended_fps"]) / (1e9 / s["intended_fps"]) < 0.05
+    assert not r["tester_limited"], r["tester_limited_reasons"]
+    assert abs(r["totals"]["offered_fps"] - 20_000) / 20_000 < 0.001
+    for p in r["ports"]:
+        assert p["rx"]["icmp_error_frames"] == 0 and p["rx"]["foreign_frames"] == 0, p
+    # Test frames never entered the tester host's own IP stack.
+    assert ip_in_receives(router_lab, router_lab.t2) == before
+
+
+def test_random_one_percent_drop_is_measured_within_binomial_bounds(router_lab):
+    ruleset = (
+        "table inet v6bt {\n chain forward_drop {\n"
+        "  type filter hook forward priority 0; policy accept;\n"
+        "  numgen random mod 100 < 1 drop\n }\n}\n"
+    )
+    subprocess.run(["ip", "netns", "exec", router_lab.r1, "nft", "-f", "-"], input=ruleset, text=True, check=True)
+    r = engine.run_trial(mix_spec(router_lab, rate_fps=25_000, duration_s=4, shares=(50, 50)))
+    n = r["totals"]["tx_frames"]
+    assert n == 100_000
+    lost = r["totals"]["lost_frames"]
+    p = 0.01
+    sd = math.sqrt(n * p * (1 - p))
+    assert abs(lost - n * p) < 5 * sd, f"lost {lost} of {n}; expected {n * p:.0f} ± {5 * sd:.0f}"
+    for s in r["streams"]:
+        m = s["tx_frames"]
+        assert abs(s["lost_frames"] - m * p) < 5 * math.sqrt(m * p * (1 - p)), s
+    assert r["totals"]["duplicate_frames"] == 0
+    assert not r["tester_limited"], r["tester_limited_reasons"]
+
+
+def test_bidirectional_counts_each_way(router_lab):
+    s = mix_spec(router_lab, rate_fps=5_000, duration_s=1, shares=(1, 1))
+    s["ports"][1]["tx_rate"] = {"fps": 5_000}
+    s["streams"] += [
+        {"name": "v4-ba", "tx_port": "b", "rx_port": "a", "ip_version": 4, "frame_size": 256},
+        {"name": "v6-ba", "tx_port": "b", "rx_port": "a", "ip_version": 6, "frame_size": 256},
+    ]
+    r = engine.run_trial(s)
+    assert [x["tx_frames"] for x in r["streams"]] == [2500, 2500, 2500, 2500]
+    assert [x["rx_frames"] for x in r["streams"]] == [2500, 2500, 2500, 2500]
+    assert r["ports"][0]["rx"]["test_frames"] == 5000 and r["ports"][1]["rx"]["test_frames"] == 5000
+
+
+def test_malformed_frames_are_counted_not_fatal(router_lab, tmp_path):
+    """Garbage, truncated and foreign-signature frames injected toward the
+    receive port during a trial are counted as foreign; counting goes on."""
+    proc = start_engine(mix_spec(router_lab, rate_fps=2_000, duration_s=2), tmp_path)
+    time.sleep(1.2)  # learning done, traffic under way
+    inject = f"""
+import socket, os, random
+s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
+s.bind(({router_lab.r1_b!r}, 0))
+dst = bytes.fromhex(open('/sys/class/net/{router_lab.r1_b}/address').read().strip().replace(':', ''))
+mac = bytes.fromhex('0276360000ff')
+random.seed(7)
+sent = 0
+for n in range(14, 200):
+    body = bytes(random.getrandbits(8) for _ in range(n - 14))
+    for et in (b'\\x08\\x00', b'\\x86\\xdd', b'\\x08\\x06', b'\\x12\\x34'):
+        s.send(b'\\xff' * 6 + mac + et + body); sent += 1
+# IPv4/UDP carrying the v6bench magic with an unknown stream index.
+ip = bytes.fromhex('4500002e0000000040110000c6130001c6130002')
+udp = bytes.fromhex('c0200007001a0000') + bytes.fromhex('7636ffff') + bytes(14)
+s.send(b'\\xff' * 6 + mac + b'\\x08\\x00' + ip + udp); sent += 1
+print(sent)
+"""
+    injected = int(router_lab.in_router("python3", "-c", inject).stdout)
+    out, err = proc.communicate(timeout=30)
+    assert proc.returncode == 0, err
+    r = json.loads(out)
+    b = r["ports"][1]["rx"]
+    assert b["foreign_frames"] + b["control_frames"] >= injected
+    assert b["bad_signature_frames"] >= 1
+    assert [s["rx_frames"] for s in r["streams"]] == [s["tx_frames"] for s in r["streams"]]
+
+
+def test_sigint_stops_the_trial_and_reports_it(router_lab, tmp_path):
+    proc = start_engine(mix_spec(router_lab, rate_fps=1_000, duration_s=60), tmp_path)
+    time.sleep(2)
+    t = time.monotonic()
+    proc.send_signal(signal.SIGINT)
+    out, _ = proc.communicate(timeout=10)
+    assert time.monotonic() - t < 3, "the engine stops promptly"
+    assert proc.returncode == 130
+    r = json.loads(out)
+    assert r["status"] == "interrupted" and r["tester_limited"]
+    assert 0 < r["totals"]["tx_frames"] < 60_000
+    assert r["totals"]["rx_frames"] == r["totals"]["tx_frames"]
+
+
+def test_unknown_interface_and_failed_learning_are_clear_errors(router_lab):
+    s = mix_spec(router_lab, rate_fps=100, duration_s=1)
+    s["ports"][0]["interface"] = "nosuchif0"
+    with pytest.raises(engine.EngineError) as e:
+        engine.run_trial(s)
+    assert e.value.exit_status == 1 and 'unknown interface "nosuchif0"' in str(e.value)
+
+    s = mix_spec(router_lab, rate_fps=100, duration_s=1, learning={"timeout_s": 1})
+    s["ports"][0]["gateway_ipv4"] = "198.18.0.99"
+    with pytest.raises(engine.EngineError) as e:
+        engine.run_trial(s)
+    assert "no ARP reply from 198.18.0.99" in str(e.value)
+
+
+def test_frames_larger_than_the_mtu_are_refused(router_lab):
+    router_lab.in_ns(router_lab.t1, "ip", "link", "set", router_lab.t1_if, "mtu", "1000")
+    with pytest.raises(engine.EngineError) as e:
+        engine.run_trial(mix_spec(router_lab, rate_fps=100, duration_s=1, frame_size=1518))
+    assert "need an MTU of 1500 bytes, the interface has 1000" in str(e.value)
