@@ -8,7 +8,7 @@ VENV    := .venv
 PY      := $(VENV)/bin/python
 ENGINE  := engine/target/release/v6bench-engine
 STAMPS  := .make
-APT_PKGS := iproute2 nftables netsniff-ng tshark procps python3 python3-venv build-essential
+APT_PKGS := iproute2 ethtool nftables netsniff-ng tshark procps python3 python3-venv build-essential
 
 .PHONY: all setup engine test test-unit bench clean
 

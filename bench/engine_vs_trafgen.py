@@ -8,7 +8,13 @@ namespace B, with the sending thread pinned to the same CPU. The engine
 also receives and counts every frame on B (its receive thread on the other
 CPU); trafgen has no receiver.
 
-Prints, as medians over --rounds alternating runs:
+Two arrangements of the receiving veth are measured, each with both tools:
+  * plain: the receive work of every frame (the veth peer's softirq, with
+    the engine's ring copy) runs on the sending CPU;
+  * napi: GRO and threaded NAPI on the receiving veth move that work into a
+    kernel thread pinned to the other CPU (the engine's receive CPU).
+
+Prints, per arrangement, as medians over --rounds alternating runs:
   * trafgen's rate and the engine's maximum rate, and their ratio;
   * the engine at trafgen's rate: achieved/intended, receive-ring drops,
     interface drops and lost frames (the goal: none).
@@ -40,7 +46,7 @@ def sh(*args, **kw) -> subprocess.CompletedProcess:
     return subprocess.run(list(args), capture_output=True, text=True, check=True, timeout=kw.pop("timeout", 60), **kw)
 
 
-def build() -> None:
+def build(napi: bool) -> None:
     for ns in (NS_A, NS_B):
         sh("ip", "netns", "add", ns)
         sh("ip", "netns", "exec", ns, "sysctl", "-qw", "net.ipv6.conf.all.disable_ipv6=1")
@@ -49,8 +55,17 @@ def build() -> None:
     sh("ip", "-n", NS_B, "link", "set", IF_B, "up")
     for _ in range(100):
         if "LOWER_UP" in sh("ip", "-n", NS_B, "link", "show", IF_B).stdout:
-            return
+            break
         time.sleep(0.05)
+    if napi:
+        sh("ip", "netns", "exec", NS_B, "ethtool", "-K", IF_B, "gro", "on")
+        sh("ip", "netns", "exec", NS_B, "sh", "-c", f"echo 1 > /sys/class/net/{IF_B}/threaded")
+        time.sleep(0.2)
+        threads = [line.split()[0] for line in sh("ps", "-eo", "pid,comm").stdout.splitlines() if f"napi/{IF_B}" in line]
+        if not threads:
+            raise SystemExit("threaded NAPI did not start on the receiving veth")
+        for pid in threads:
+            sh("taskset", "-pc", str(RX_CPU), pid)
 
 
 def destroy() -> None:
@@ -111,40 +126,50 @@ def trafgen_run(cfg: Path, frames: int) -> float:
     return int(m.group(3)) / (int(m.group(1)) + int(m.group(2)) / 1e6)
 
 
-def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--rounds", type=int, default=3)
-    ap.add_argument("--duration", type=float, default=3.0, help="seconds per engine run")
-    args = ap.parse_args()
+def measure(napi: bool, rounds: int, duration_s: float) -> dict:
+    name = "napi" if napi else "plain"
     destroy()
     try:
-        build()
+        build(napi)
         probe = engine_run(1000, 0.2)
         with tempfile.TemporaryDirectory() as d:
             cfg = trafgen_config(probe["mac_a"], probe["mac_b"], Path(d))
             tg, eng_max, at_tg = [], [], []
-            for i in range(args.rounds):
+            for i in range(rounds):
                 tg.append(trafgen_run(cfg, 3_000_000))
-                eng_max.append(engine_run(20e6, args.duration)["offered_fps"])
-                print(f"round {i + 1}: trafgen {tg[-1]:,.0f} fps, engine max {eng_max[-1]:,.0f} fps", flush=True)
+                eng_max.append(engine_run(20e6, duration_s)["offered_fps"])
+                print(f"[{name}] round {i + 1}: trafgen {tg[-1]:,.0f} fps, engine max {eng_max[-1]:,.0f} fps", flush=True)
             target = statistics.median(tg)
-            for _ in range(args.rounds):
-                at_tg.append(engine_run(target, args.duration))
-        best = statistics.median(eng_max)
-        print()
-        print(f"trafgen 64 B, 1 core            : {target:12,.0f} fps (median of {args.rounds})")
-        print(f"engine  64 B, 1 core, max       : {best:12,.0f} fps")
-        print(f"ratio engine/trafgen            : {best / target:12.3f}")
-        print(f"engine at trafgen's rate ({target:,.0f} fps), per round:")
-        for r in at_tg:
-            print(f"  achieved/intended {r['offered_fps'] / r['intended_fps']:.5f}  sent {r['tx']:,}  lost {r['lost']}  "
-                  f"ring drops {r['ring_drops']}  interface drops {r['if_drops']}")
-        ok = best >= target and all(r["ring_drops"] == 0 and r["if_drops"] == 0 and r["lost"] == 0 for r in at_tg)
-        print(f"goal (>= trafgen, no receive drops at that rate): {'met' if ok else 'NOT met'}")
-        print(json.dumps({"trafgen_fps": target, "engine_max_fps": best, "ratio": best / target, "at_trafgen_rate": at_tg}))
-        return 0
+            for _ in range(rounds):
+                at_tg.append(engine_run(target, duration_s))
     finally:
         destroy()
+    best = statistics.median(eng_max)
+    print()
+    print(f"[{name}] trafgen 64 B, 1 core           : {target:12,.0f} fps (median of {rounds})")
+    print(f"[{name}] engine  64 B, 1 core, max      : {best:12,.0f} fps")
+    print(f"[{name}] ratio engine/trafgen           : {best / target:12.3f}")
+    print(f"[{name}] engine at trafgen's rate ({target:,.0f} fps), per round:")
+    for r in at_tg:
+        print(f"  achieved/intended {r['offered_fps'] / r['intended_fps']:.5f}  sent {r['tx']:,}  lost {r['lost']}  "
+              f"ring drops {r['ring_drops']}  interface drops {r['if_drops']}")
+    ok = best >= target and all(r["ring_drops"] == 0 and r["if_drops"] == 0 and r["lost"] == 0 for r in at_tg)
+    print(f"[{name}] goal (>= trafgen, no receive drops at that rate): {'met' if ok else 'NOT met'}")
+    print()
+    return {"arrangement": name, "trafgen_fps": target, "engine_max_fps": best, "ratio": best / target,
+            "goal_met": ok, "at_trafgen_rate": at_tg}
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--duration", type=float, default=3.0, help="seconds per engine run")
+    ap.add_argument("--arrangement", choices=["plain", "napi", "both"], default="both")
+    args = ap.parse_args()
+    todo = [False, True] if args.arrangement == "both" else [args.arrangement == "napi"]
+    results = [measure(napi, args.rounds, args.duration) for napi in todo]
+    print(json.dumps(results))
+    return 0
 
 
 if __name__ == "__main__":
