@@ -58,7 +58,9 @@ def build(napi: bool) -> None:
             break
         time.sleep(0.05)
     if napi:
-        sh("ip", "netns", "exec", NS_B, "ethtool", "-K", IF_B, "gro", "on")
+        # veth hands a frame to NAPI only if GRO is on and, with TSO on the sender,
+        # UDP GRO forwarding is on at the receiver (veth_skb_is_eligible_for_gro).
+        sh("ip", "netns", "exec", NS_B, "ethtool", "-K", IF_B, "gro", "on", "rx-udp-gro-forwarding", "on")
         sh("ip", "netns", "exec", NS_B, "sh", "-c", f"echo 1 > /sys/class/net/{IF_B}/threaded")
         time.sleep(0.2)
         threads = [line.split()[0] for line in sh("ps", "-eo", "pid,comm").stdout.splitlines() if f"napi/{IF_B}" in line]
