@@ -31,6 +31,7 @@ const H_NEXT: usize = 0;
 const H_SEC: usize = 4;
 const H_NSEC: usize = 8;
 const H_SNAPLEN: usize = 12;
+const H_LEN: usize = 16;
 const H_MAC: usize = 24;
 
 #[repr(C)]
@@ -68,6 +69,8 @@ pub struct RingStats {
 pub struct RxFrame<'a> {
     /// The first `min(len, SNAPLEN)` bytes of the frame.
     pub data: &'a [u8],
+    /// Length of the whole frame as received (without FCS).
+    pub len: usize,
     /// Kernel receive timestamp, ns since the epoch (CLOCK_REALTIME).
     pub rx_ns: u64,
 }
@@ -152,13 +155,14 @@ impl Ring {
                 // SAFETY: off < BLOCK_SIZE, checked above.
                 let h = unsafe { b.add(off) };
                 let snap = Self::read_u32(h, H_SNAPLEN) as usize;
+                let len = Self::read_u32(h, H_LEN) as usize;
                 // SAFETY: tp_mac is a u16 inside the header checked above.
                 let mac = usize::from(unsafe { std::ptr::read_unaligned(h.add(H_MAC) as *const u16) });
                 if off + mac + snap <= BLOCK_SIZE as usize {
                     // SAFETY: the frame bytes lie inside this block (checked just above).
                     let data = unsafe { std::slice::from_raw_parts(h.add(mac), snap) };
                     let rx_ns = u64::from(Self::read_u32(h, H_SEC)) * 1_000_000_000 + u64::from(Self::read_u32(h, H_NSEC));
-                    f(RxFrame { data, rx_ns });
+                    f(RxFrame { data, len, rx_ns });
                     n += 1;
                 }
                 let next = Self::read_u32(h, H_NEXT) as usize;

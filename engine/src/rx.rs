@@ -120,10 +120,12 @@ impl RxState {
             return;
         };
         let l3 = &f.data[off..];
+        // Bytes of the packet that arrived, beyond what the ring copied.
+        let l3_len = f.len.saturating_sub(off);
         let handled = match ethertype {
             ethernet::ETHERTYPE_ARP => self.on_arp(pi, l3, learned),
-            ethernet::ETHERTYPE_IPV4 => self.on_ipv4(pi, l3, f.rx_ns, from_ns),
-            ethernet::ETHERTYPE_IPV6 => self.on_ipv6(pi, l3, eth_src, f.rx_ns, from_ns, learned),
+            ethernet::ETHERTYPE_IPV4 => self.on_ipv4(pi, l3, l3_len, f.rx_ns, from_ns),
+            ethernet::ETHERTYPE_IPV6 => self.on_ipv6(pi, l3, l3_len, eth_src, f.rx_ns, from_ns, learned),
             _ => false,
         };
         if !handled {
@@ -147,8 +149,11 @@ impl RxState {
         true
     }
 
-    fn on_ipv4(&mut self, pi: usize, l3: &[u8], rx_ns: u64, from_ns: u64) -> bool {
+    fn on_ipv4(&mut self, pi: usize, l3: &[u8], l3_len: usize, rx_ns: u64, from_ns: u64) -> bool {
         let Some(h) = ipv4::parse(l3) else { return false };
+        if l3_len < h.total_len {
+            return false; // truncated: never a test frame
+        }
         let l4 = &l3[h.header_len..];
         match h.proto {
             ipv4::PROTO_UDP if !h.non_first_fragment => self.on_udp(pi, 4, l4, rx_ns, from_ns),
@@ -162,9 +167,10 @@ impl RxState {
         }
     }
 
-    fn on_ipv6(&mut self, pi: usize, l3: &[u8], eth_src: Mac, rx_ns: u64, from_ns: u64, learned: &Learned) -> bool {
+    #[allow(clippy::too_many_arguments)]
+    fn on_ipv6(&mut self, pi: usize, l3: &[u8], l3_len: usize, eth_src: Mac, rx_ns: u64, from_ns: u64, learned: &Learned) -> bool {
         let Some(h) = ipv6::parse(l3) else { return false };
-        if h.non_first_fragment {
+        if l3_len < h.total_len || h.non_first_fragment {
             return false;
         }
         let l4 = &l3[h.upper_offset..];
@@ -224,5 +230,124 @@ impl RxState {
         self.streams[si].record(sig.seq, sig.tx_ns, rx_ns);
         self.ports[pi].counters.test_frames += 1;
         true
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::frame::Template;
+    use crate::spec::StreamPlan;
+    use std::net::IpAddr;
+
+    const ME: Mac = Mac([0x02, 0x76, 0x36, 0, 0, 2]);
+
+    fn state() -> (RxState, Vec<Template>) {
+        let mk = |index: u16, src: &str, dst: &str, size| StreamPlan {
+            index,
+            name: format!("s{index}"),
+            tx_port: 0,
+            rx_port: 0,
+            src_ip: src.parse::<IpAddr>().unwrap(),
+            dst_ip: dst.parse::<IpAddr>().unwrap(),
+            src_port: 49184,
+            dst_port: 7,
+            frame_size: size,
+            share: 1,
+            frames: 100,
+        };
+        let streams = [mk(0, "198.18.0.2", "198.19.0.2", 64), mk(1, "2001:2::2", "2001:2:0:1::2", 200)];
+        let templates = streams.iter().map(|s| Template::new(s, Mac([2, 0, 0, 0, 0, 1]), ME)).collect();
+        let st = RxState {
+            ports: vec![RxPort {
+                tx_fd: -1,
+                mac: ME,
+                ipv4: Some("198.19.0.2".parse().unwrap()),
+                ipv6: Some("2001:2:0:1::2".parse().unwrap()),
+                gateway_ipv4: None,
+                gateway_ipv6: None,
+                counters: PortRxCounters::default(),
+                ring_stats: RingStats::default(),
+            }],
+            keys: streams.iter().map(|s| StreamKey { rx_port: 0, ip_version: s.ip_version() }).collect(),
+            streams: streams.iter().map(|s| StreamCounters::new(s.frames)).collect(),
+        };
+        (st, templates)
+    }
+
+    fn feed(st: &mut RxState, data: &[u8]) {
+        let learned: Learned = Mutex::new(vec![(None, None)]);
+        st.handle(0, RxFrame { data, len: data.len(), rx_ns: 2_000 }, 1_000, &learned);
+    }
+
+    #[test]
+    fn every_truncation_of_a_test_frame_is_foreign_never_a_crash() {
+        let (mut st, t) = state();
+        let mut buf = vec![0u8; 256];
+        for tpl in &t {
+            let n = tpl.write(&mut buf, 5, 1_500);
+            for cut in 0..n {
+                // Lengths the frame claims no longer match; the signature may be cut.
+                feed(&mut st, &buf[..cut]);
+            }
+        }
+        let c = st.ports[0].counters;
+        // A frame shorter than its own IP length field never counts, even
+        // with its signature intact.
+        assert_eq!(c.test_frames, 0);
+        assert_eq!(c.foreign_frames, (60 + 196) as u64);
+        assert_eq!(st.streams[0].rx_frames + st.streams[1].rx_frames, 0);
+        // The whole frames do count.
+        for tpl in &t {
+            let n = tpl.write(&mut buf, 5, 1_500);
+            feed(&mut st, &buf[..n]);
+        }
+        assert_eq!(st.ports[0].counters.test_frames, 2);
+    }
+
+    #[test]
+    fn whole_frames_count_and_foreign_frames_do_not() {
+        let (mut st, t) = state();
+        let mut buf = vec![0u8; 256];
+        for seq in 0..10 {
+            let n = t[0].write(&mut buf, seq, 1_500);
+            feed(&mut st, &buf[..n]);
+        }
+        let n = t[0].write(&mut buf, 3, 1_500);
+        feed(&mut st, &buf[..n]); // duplicate
+        let n = t[0].write(&mut buf, 100, 1_500);
+        feed(&mut st, &buf[..n]); // sequence beyond the plan
+        let n = t[0].write(&mut buf, 11, 500);
+        feed(&mut st, &buf[..n]); // sent before the trial began
+        let n = t[1].write(&mut buf, 0, 1_500);
+        buf[14] = 0x45; // IPv6 frame claiming to be IPv4: header no longer parses as its stream
+        feed(&mut st, &buf[..n]);
+        for junk in [&[0xffu8; 14][..], &[0u8; 60][..], &[0x08u8; 100][..]] {
+            feed(&mut st, junk);
+        }
+        let c = st.ports[0].counters;
+        assert_eq!(st.streams[0].rx_frames, 10);
+        assert_eq!(st.streams[0].duplicate_frames, 1);
+        assert_eq!(c.bad_signature_frames, 2);
+        assert_eq!(c.test_frames, 11);
+        assert_eq!(c.foreign_frames, 6);
+    }
+
+    #[test]
+    fn arp_for_own_address_is_control_and_learns_gateway() {
+        let (mut st, _) = state();
+        st.ports[0].gateway_ipv4 = Some("198.19.0.1".parse().unwrap());
+        let req = arp::Arp {
+            op: arp::OP_REQUEST,
+            sender_mac: Mac([2, 0, 0, 0, 0, 9]),
+            sender_ip: "198.19.0.1".parse().unwrap(),
+            target_mac: Mac::default(),
+            target_ip: "198.19.0.2".parse().unwrap(),
+        };
+        let learned: Learned = Mutex::new(vec![(None, None)]);
+        let f = arp::frame(Mac::BROADCAST, &req);
+        st.handle(0, RxFrame { data: &f, len: f.len(), rx_ns: 0 }, 0, &learned);
+        assert_eq!(st.ports[0].counters.control_frames, 1);
+        assert_eq!(learned.lock().unwrap()[0].0, Some(Mac([2, 0, 0, 0, 0, 9])));
     }
 }

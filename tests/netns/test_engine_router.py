@@ -167,3 +167,16 @@ def test_frames_larger_than_the_mtu_are_refused(router_lab):
     with pytest.raises(engine.EngineError) as e:
         engine.run_trial(mix_spec(router_lab, rate_fps=100, duration_s=1, frame_size=1518))
     assert "need an MTU of 1500 bytes, the interface has 1000" in str(e.value)
+
+
+def test_jumbo_frames_of_9216_bytes_cross_the_router(router_lab):
+    lab = router_lab
+    for ns, ifname in ((lab.t1, lab.t1_if), (lab.r1, lab.r1_a), (lab.r1, lab.r1_b), (lab.t2, lab.t2_if)):
+        lab.in_ns(ns, "ip", "link", "set", ifname, "mtu", "9198")  # 9216 − 14 Ethernet − 4 FCS
+    s = mix_spec(lab, rate_fps=1_000, duration_s=1, shares=(1, 1), frame_size=9216)
+    del s["duration_s"]
+    s["frame_count"] = 400
+    r = engine.run_trial(s)
+    assert [x["tx_frames"] for x in r["streams"]] == [200, 200]
+    assert [x["rx_frames"] for x in r["streams"]] == [200, 200]
+    assert r["ports"][0]["mtu"] == 9198

@@ -45,6 +45,8 @@ pub struct Header {
     pub proto: u8,
     /// Offset of the payload, relative to the start of the IPv4 header.
     pub header_len: usize,
+    /// Total Length: header and payload [bytes].
+    pub total_len: usize,
     /// True unless this is an unfragmented datagram or a first fragment.
     pub non_first_fragment: bool,
 }
@@ -64,6 +66,7 @@ pub fn parse(pkt: &[u8]) -> Option<Header> {
     Some(Header {
         proto: pkt[9],
         header_len,
+        total_len: total,
         non_first_fragment: frag_off != 0,
     })
 }

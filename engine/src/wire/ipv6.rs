@@ -39,6 +39,8 @@ pub fn pseudo_header_sum(src: Ipv6Addr, dst: Ipv6Addr, next_header: u8, l4_len: 
 pub struct Header {
     pub src: Ipv6Addr,
     pub hop_limit: u8,
+    /// Header plus Payload Length [bytes].
+    pub total_len: usize,
     /// The upper-layer protocol found after the extension headers.
     pub upper_proto: u8,
     /// Offset of the upper-layer header, relative to the IPv6 header.
@@ -62,6 +64,7 @@ pub fn parse(pkt: &[u8]) -> Option<Header> {
     let mut h = Header {
         src: Ipv6Addr::from(<[u8; 16]>::try_from(&pkt[8..24]).ok()?),
         hop_limit: pkt[7],
+        total_len: HEADER_LEN + usize::from(u16::from_be_bytes([pkt[4], pkt[5]])),
         upper_proto: pkt[6],
         upper_offset: HEADER_LEN,
         ext_headers: 0,
