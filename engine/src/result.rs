@@ -34,14 +34,42 @@ pub struct TrialResult {
     pub streams: Vec<StreamResult>,
 }
 
-#[derive(Debug, Serialize, Default)]
-pub struct Totals {
+/// Frame counts (RFC 2544 §10) with the loss ratio derived from them.
+#[derive(Debug, Serialize, Default, Clone, Copy)]
+pub struct FrameCounts {
     pub tx_frames: u64,
     pub rx_frames: u64,
     pub lost_frames: u64,
+    /// lost / tx, 0 when nothing was sent.
     pub loss_ratio: f64,
     pub reordered_frames: u64,
     pub duplicate_frames: u64,
+}
+
+impl FrameCounts {
+    /// Counts for `tx` frames sent of which `rx` distinct ones arrived.
+    pub fn new(tx: u64, rx: u64, reordered: u64, duplicate: u64) -> FrameCounts {
+        let lost = tx.saturating_sub(rx);
+        FrameCounts { tx_frames: tx, rx_frames: rx, lost_frames: lost, loss_ratio: loss_ratio(tx, lost), reordered_frames: reordered, duplicate_frames: duplicate }
+    }
+
+    /// The sum of several counts, the ratio derived anew.
+    pub fn sum<'a>(all: impl Iterator<Item = &'a FrameCounts>) -> FrameCounts {
+        let (mut tx, mut rx, mut re, mut dup) = (0, 0, 0, 0);
+        for c in all {
+            tx += c.tx_frames;
+            rx += c.rx_frames;
+            re += c.reordered_frames;
+            dup += c.duplicate_frames;
+        }
+        FrameCounts::new(tx, rx, re, dup)
+    }
+}
+
+#[derive(Debug, Serialize, Default)]
+pub struct Totals {
+    #[serde(flatten)]
+    pub counts: FrameCounts,
     /// Sum of the sending ports' intended rates [frames/s].
     pub intended_fps: f64,
     /// Sum of the sending ports' achieved rates [frames/s].
@@ -100,12 +128,8 @@ pub struct StreamResult {
     pub share: u64,
     /// This stream's part of its port's intended rate [frames/s].
     pub intended_fps: f64,
-    pub tx_frames: u64,
-    pub rx_frames: u64,
-    pub lost_frames: u64,
-    pub loss_ratio: f64,
-    pub reordered_frames: u64,
-    pub duplicate_frames: u64,
+    #[serde(flatten)]
+    pub counts: FrameCounts,
     pub negative_latency_frames: u64,
     /// Latency of every received frame [ns]; null if none arrived.
     pub latency_ns: Option<Summary>,
@@ -120,6 +144,6 @@ pub struct StreamResult {
 }
 
 /// (sent − received) / sent, 0 when nothing was sent.
-pub fn loss_ratio(tx: u64, lost: u64) -> f64 {
+fn loss_ratio(tx: u64, lost: u64) -> f64 {
     if tx == 0 { 0.0 } else { lost as f64 / tx as f64 }
 }

@@ -5,7 +5,7 @@ use crate::frame::Template;
 use crate::learn;
 use crate::netns;
 use crate::rate;
-use crate::result::{self, PortResult, PortTx, StreamResult, Totals, TrialResult};
+use crate::result::{self, FrameCounts, PortResult, PortTx, StreamResult, Totals, TrialResult};
 use crate::ring::Ring;
 use crate::rx::{PortRxCounters, Receiver, RxPort, RxState, Shared, StreamKey};
 use crate::sock::{self, IfCounters, IfInfo};
@@ -235,20 +235,12 @@ fn assemble(plan: &Plan, open: &[OpenPort], hops: &learn::NextHops, reports: &[(
             interface_counters,
         });
     }
-    let mut totals = Totals::default();
     let mut streams = Vec::with_capacity(plan.streams.len());
     for (si, s) in plan.streams.iter().enumerate() {
         let c = &rx.state.streams[si];
         let t = plan.ports[s.tx_port].tx.as_ref().expect("a stream's tx port sends");
         let share_sum: u64 = t.schedule.shares.iter().sum();
         let k = t.streams.iter().position(|&x| x == si).expect("stream is in its port's schedule");
-        let tx_frames = stream_tx[si];
-        let lost = tx_frames.saturating_sub(c.rx_frames);
-        totals.tx_frames += tx_frames;
-        totals.rx_frames += c.rx_frames;
-        totals.lost_frames += lost;
-        totals.reordered_frames += c.reordered_frames;
-        totals.duplicate_frames += c.duplicate_frames;
         streams.push(StreamResult {
             index: s.index,
             name: s.name.clone(),
@@ -262,12 +254,7 @@ fn assemble(plan: &Plan, open: &[OpenPort], hops: &learn::NextHops, reports: &[(
             frame_size: s.frame_size,
             share: s.share,
             intended_fps: t.rate_fps * t.schedule.shares[k] as f64 / share_sum as f64,
-            tx_frames,
-            rx_frames: c.rx_frames,
-            lost_frames: lost,
-            loss_ratio: result::loss_ratio(tx_frames, lost),
-            reordered_frames: c.reordered_frames,
-            duplicate_frames: c.duplicate_frames,
+            counts: FrameCounts::new(stream_tx[si], c.rx_frames, c.reordered_frames, c.duplicate_frames),
             negative_latency_frames: c.negative_latency_frames,
             latency_ns: c.latency.summary(),
             pdv_ns: c.pdv(),
@@ -276,9 +263,11 @@ fn assemble(plan: &Plan, open: &[OpenPort], hops: &learn::NextHops, reports: &[(
             latency_histogram: plan.export_histograms.then(|| c.latency.export()),
         });
     }
-    totals.loss_ratio = result::loss_ratio(totals.tx_frames, totals.lost_frames);
-    totals.intended_fps = ports.iter().filter_map(|p| p.tx.as_ref()).map(|t| t.intended_fps).sum();
-    totals.offered_fps = ports.iter().filter_map(|p| p.tx.as_ref()).map(|t| t.offered_fps).sum();
+    let totals = Totals {
+        counts: FrameCounts::sum(streams.iter().map(|s| &s.counts)),
+        intended_fps: ports.iter().filter_map(|p| p.tx.as_ref()).map(|t| t.intended_fps).sum(),
+        offered_fps: ports.iter().filter_map(|p| p.tx.as_ref()).map(|t| t.offered_fps).sum(),
+    };
     TrialResult {
         result_version: result::RESULT_VERSION,
         engine_version: env!("CARGO_PKG_VERSION"),
