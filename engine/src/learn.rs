@@ -16,6 +16,7 @@ use crate::spec::PortPlan;
 use crate::wire::ethernet::Mac;
 use crate::wire::{arp, icmpv6, ipv6};
 use std::os::unix::io::RawFd;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 const RETRY_MS: u64 = 200;
@@ -56,7 +57,8 @@ fn missing(ports: &[PortPlan], learned: &NextHops) -> Vec<String> {
 /// Resolves the next hops of `ports` (with their sockets and MACs).
 /// A next hop given in the spec is used as is and not resolved. Requests
 /// go out at least once from every port that has an address and gateway.
-pub fn resolve(ports: &[PortPlan], fds: &[RawFd], macs: &[Mac], shared: &Shared, timeout: Duration) -> Result<NextHops, String> {
+/// Returns early with an error when `stop` is set (a signal).
+pub fn resolve(ports: &[PortPlan], fds: &[RawFd], macs: &[Mac], shared: &Shared, timeout: Duration, stop: &AtomicBool) -> Result<NextHops, String> {
     let deadline = Instant::now() + timeout;
     let reqs: Vec<Vec<Vec<u8>>> = ports.iter().zip(macs).map(|(p, &m)| requests(p, m)).collect();
     loop {
@@ -76,6 +78,9 @@ pub fn resolve(ports: &[PortPlan], fds: &[RawFd], macs: &[Mac], shared: &Shared,
             let now = Instant::now();
             if now >= deadline {
                 return Err(format!("learning failed after {:.1} s: {}", timeout.as_secs_f64(), miss.join("; ")));
+            }
+            if stop.load(Ordering::Relaxed) {
+                return Err("interrupted during learning".into());
             }
             if now >= round_end {
                 break;

@@ -103,7 +103,7 @@ pub fn run(plan: &Plan, stop: &AtomicBool) -> Result<TrialResult, String> {
     let learn_start = Instant::now();
     let fds: Vec<_> = open.iter().map(|o| o.tx.as_raw_fd()).collect();
     let macs: Vec<Mac> = open.iter().map(|o| o.mac).collect();
-    let hops = match learn::resolve(&plan.ports, &fds, &macs, &shared, Duration::from_secs_f64(plan.learning.timeout_s)) {
+    let hops = match learn::resolve(&plan.ports, &fds, &macs, &shared, Duration::from_secs_f64(plan.learning.timeout_s), stop) {
         Ok(h) => h,
         Err(e) => {
             stop_rx(&shared);
