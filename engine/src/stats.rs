@@ -203,8 +203,6 @@ pub struct StreamCounters {
     pub latency: Distribution,
     ipdv: Signed,
     pub inter_arrival: Distribution,
-    pub first_rx_ns: Option<u64>,
-    pub last_rx: Option<u64>,
 }
 
 impl StreamCounters {
@@ -223,8 +221,6 @@ impl StreamCounters {
             latency: Distribution::default(),
             ipdv: Signed::default(),
             inter_arrival: Distribution::default(),
-            first_rx_ns: None,
-            last_rx: None,
         }
     }
 
@@ -264,8 +260,6 @@ impl StreamCounters {
             self.inter_arrival.add(rx_ns.saturating_sub(prev));
         }
         self.last_rx_ns = Some(rx_ns);
-        self.first_rx_ns.get_or_insert(rx_ns);
-        self.last_rx = Some(rx_ns);
     }
 
     pub fn pdv(&self) -> Option<PdvSummary> {

@@ -55,15 +55,17 @@ def _stderr_line(stderr: str) -> str:
 def run_trial(spec: dict, timeout_s: float | None = None) -> dict:
     """Runs one trial and returns the parsed result.
 
-    ``timeout_s`` defaults to the trial's own bound (traffic × 1.1 + drain
-    + learning + margin) when the spec gives ``duration_s``. A trial the
-    engine marks interrupted (exit 130) still returns its result. Raises
-    :class:`EngineError` on refusal or failure.
+    The engine bounds every trial itself; ``timeout_s`` is a safety net that
+    defaults to that bound (traffic × 1.1 + 1 s + drain + learning + margin)
+    when the spec gives ``duration_s``, and to none for ``frame_count``. A
+    trial the engine marks interrupted (exit 130) still returns its result.
+    Raises :class:`EngineError` on refusal or failure.
     """
-    if timeout_s is None:
+    if timeout_s is None and spec.get("duration_s") is not None:
         learning = spec.get("learning", {})
         timeout_s = (
-            float(spec.get("duration_s") or 60) * 1.1
+            float(spec["duration_s"]) * 1.1
+            + 1
             + float(spec.get("drain_s", 2))
             + float(learning.get("timeout_s", 3))
             + float(learning.get("settle_s", 0.5))
