@@ -110,6 +110,7 @@ pub struct PortTx {
     pub send_retries: u64,
     pub sendmmsg_calls: u64,
     pub max_lag_ns: u64,
+    pub max_backlog_frames: u64,
     pub cpu: Option<usize>,
 }
 

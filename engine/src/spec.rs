@@ -50,6 +50,12 @@ pub struct TrialSpec {
     /// `tester_limited`, as a ratio (default 0.001 = 0.1 %).
     #[serde(default = "default_shortfall")]
     pub tester_limited_shortfall: f64,
+    /// A sender that falls more than this many frames behind schedule
+    /// catches up with a burst a constant-rate tester would not send; the
+    /// trial is then `tester_limited` (default 1000 frames, about a Linux
+    /// router's default input queue, net.core.netdev_max_backlog).
+    #[serde(default = "default_backlog")]
+    pub tester_limited_backlog_frames: u64,
     /// Allow destinations outside 198.18.0.0/15 and 2001:2::/48.
     #[serde(default)]
     pub allow_non_benchmarking_addresses: bool,
@@ -63,6 +69,9 @@ fn default_drain_s() -> f64 {
 }
 fn default_shortfall() -> f64 {
     0.001
+}
+fn default_backlog() -> u64 {
+    1000
 }
 
 #[derive(Debug, Deserialize, Clone)]
@@ -244,6 +253,7 @@ pub struct Plan {
     pub rx_cpu: Option<usize>,
     pub export_histograms: bool,
     pub tester_limited_shortfall: f64,
+    pub tester_limited_backlog_frames: u64,
     pub allow_root_netns: bool,
 }
 
@@ -338,6 +348,9 @@ impl TrialSpec {
         }
         if !(self.tester_limited_shortfall.is_finite() && (0.0..1.0).contains(&self.tester_limited_shortfall)) {
             return Err("tester_limited_shortfall: must be a ratio in [0, 1)".into());
+        }
+        if self.tester_limited_backlog_frames == 0 {
+            return Err("tester_limited_backlog_frames: must be at least 1".into());
         }
         if self.ports.is_empty() {
             return Err("ports: at least one port is needed".into());
@@ -509,6 +522,7 @@ impl TrialSpec {
             rx_cpu: self.rx_cpu,
             export_histograms: self.export_histograms,
             tester_limited_shortfall: self.tester_limited_shortfall,
+            tester_limited_backlog_frames: self.tester_limited_backlog_frames,
             allow_root_netns: self.allow_root_netns,
         })
     }

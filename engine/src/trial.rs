@@ -194,6 +194,14 @@ fn assemble(plan: &Plan, open: &[OpenPort], hops: &learn::NextHops, reports: &[(
                     t.rate_fps
                 ));
             }
+            if r.max_backlog_frames > plan.tester_limited_backlog_frames {
+                reasons.push(format!(
+                    "port {:?}: fell {} frames ({:.3} ms) behind schedule and sent them back to back",
+                    p.name,
+                    r.max_backlog_frames,
+                    r.max_lag_ns as f64 / 1e6
+                ));
+            }
             PortTx {
                 intended_fps: t.rate_fps,
                 offered_fps: r.offered_fps,
@@ -206,6 +214,7 @@ fn assemble(plan: &Plan, open: &[OpenPort], hops: &learn::NextHops, reports: &[(
                 send_retries: r.send_retries,
                 sendmmsg_calls: r.sendmmsg_calls,
                 max_lag_ns: r.max_lag_ns,
+                max_backlog_frames: r.max_backlog_frames,
                 cpu: t.cpu,
             }
         });

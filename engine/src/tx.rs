@@ -50,6 +50,9 @@ pub struct TxReport {
     pub sendmmsg_calls: u64,
     /// Largest delay of a frame behind its due time [ns].
     pub max_lag_ns: u64,
+    /// Most frames that were due but not yet sent at one moment: the
+    /// longest back-to-back burst the sender had to send to catch up.
+    pub max_backlog_frames: u64,
     /// From t0 to the start of the hand-over of the last frame [ns].
     pub send_span_ns: u64,
     /// Achieved offered rate [frames/s]: (frames − 1) / time from the first
@@ -106,6 +109,7 @@ pub fn run(job: TxJob, t0: u64, deadline: u64, stop: &AtomicBool) -> TxReport {
         }
         rep.max_lag_ns = rep.max_lag_ns.max(now - next_due);
         let due_by_now = (((now - t0) as f64 / period_ns) as u64 + 1).min(job.frames);
+        rep.max_backlog_frames = rep.max_backlog_frames.max(due_by_now - sent);
         let k = ((due_by_now - sent) as usize).clamp(1, BATCH);
         let tx_ns = clock::realtime_ns();
         let mut p = pos;

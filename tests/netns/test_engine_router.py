@@ -180,3 +180,22 @@ def test_jumbo_frames_of_9216_bytes_cross_the_router(router_lab):
     assert [x["tx_frames"] for x in r["streams"]] == [200, 200]
     assert [x["rx_frames"] for x in r["streams"]] == [200, 200]
     assert r["ports"][0]["mtu"] == 9198
+
+
+def test_a_stalled_sender_is_reported_not_hidden(router_lab, tmp_path):
+    """Freezing the engine for 200 ms at 20,000 frames/s leaves 4,000 frames
+    due at once. The average rate can still be met by a catch-up burst,
+    but that burst is the tester's, so the trial is tester_limited."""
+    proc = start_engine(mix_spec(router_lab, rate_fps=20_000, duration_s=3), tmp_path)
+    time.sleep(1.5)  # learning (≈0.7 s) done, traffic under way
+    proc.send_signal(signal.SIGSTOP)
+    time.sleep(0.2)
+    proc.send_signal(signal.SIGCONT)
+    out, err = proc.communicate(timeout=30)
+    assert proc.returncode == 0, err
+    r = json.loads(out)
+    tx = r["ports"][0]["tx"]
+    assert tx["max_backlog_frames"] >= 3_000 and tx["max_lag_ns"] >= 150_000_000
+    assert r["tester_limited"]
+    assert any("behind schedule" in reason for reason in r["tester_limited_reasons"]), r["tester_limited_reasons"]
+    assert r["totals"]["tx_frames"] == 60_000  # every frame still went out
