@@ -47,6 +47,16 @@ pub fn pin_to_cpu(cpu: usize) -> Result<(), String> {
     Ok(())
 }
 
+/// Sets the calling thread's nice value.
+pub fn set_nice(nice: i32) -> Result<(), String> {
+    // SAFETY: gettid and setpriority on this thread only.
+    let r = unsafe { libc::setpriority(libc::PRIO_PROCESS, libc::gettid() as libc::id_t, nice) };
+    if r != 0 {
+        return Err(format!("cannot set nice {nice}: {}", std::io::Error::last_os_error()));
+    }
+    Ok(())
+}
+
 /// Asks for 1 ns timer slack so sleeps end when asked (default is 50 µs).
 pub fn tight_timer_slack() {
     // SAFETY: PR_SET_TIMERSLACK takes an integer argument and affects only this thread.

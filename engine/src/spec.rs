@@ -121,6 +121,8 @@ pub struct PortSpec {
     pub tx_rate: Option<RateSpec>,
     /// CPU for this port's sender thread; none = not pinned.
     pub tx_cpu: Option<usize>,
+    /// Nice value (−20..=19) of this port's sender thread; none = inherited.
+    pub tx_nice: Option<i32>,
 }
 
 /// A rate with its unit: exactly one of the four is given.
@@ -218,6 +220,7 @@ pub struct TxPlan {
     pub streams: Vec<usize>,
     pub schedule: Schedule,
     pub cpu: Option<usize>,
+    pub nice: Option<i32>,
 }
 
 /// A validated stream.
@@ -476,8 +479,8 @@ impl TrialSpec {
                 if spec.tx_rate.is_some() {
                     return Err(format!("{f}.tx_rate: port {:?} sends no stream", p.name));
                 }
-                if spec.tx_cpu.is_some() {
-                    return Err(format!("{f}.tx_cpu: port {:?} sends no stream", p.name));
+                if spec.tx_cpu.is_some() || spec.tx_nice.is_some() {
+                    return Err(format!("{f}: tx_cpu and tx_nice need a port that sends, and {:?} sends no stream", p.name));
                 }
                 continue;
             }
@@ -501,7 +504,12 @@ impl TrialSpec {
             for (k, &si) in mine.iter().enumerate() {
                 streams[si].frames = schedule.frames_of(k, frames);
             }
-            p.tx = Some(TxPlan { rate_fps, mean_frame_size: mean_size, frames, streams: mine, schedule, cpu: spec.tx_cpu });
+            if let Some(n) = spec.tx_nice {
+                if !(-20..=19).contains(&n) {
+                    return Err(format!("{f}.tx_nice: must be -20..=19, got {n}"));
+                }
+            }
+            p.tx = Some(TxPlan { rate_fps, mean_frame_size: mean_size, frames, streams: mine, schedule, cpu: spec.tx_cpu, nice: spec.tx_nice });
         }
         for (pi, p) in ports.iter().enumerate() {
             let f = format!("ports[{pi}]");

@@ -127,7 +127,7 @@ pub fn run(plan: &Plan, stop: &AtomicBool) -> Result<TrialResult, String> {
                 Template::new(s, open[pi].mac, hop.expect("learning resolved every needed next hop"))
             })
             .collect();
-        jobs.push((pi, TxJob { fd: open[pi].tx.as_raw_fd(), templates, schedule: t.schedule.clone(), frames: t.frames, rate_fps: t.rate_fps, cpu: t.cpu }));
+        jobs.push((pi, TxJob { fd: open[pi].tx.as_raw_fd(), templates, schedule: t.schedule.clone(), frames: t.frames, rate_fps: t.rate_fps, cpu: t.cpu, nice: t.nice }));
     }
     let intended_duration_s = plan.ports.iter().filter_map(|p| p.tx.as_ref()).map(|t| t.frames as f64 / t.rate_fps).fold(0.0, f64::max);
 

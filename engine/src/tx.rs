@@ -34,6 +34,7 @@ pub struct TxJob {
     pub frames: u64,
     pub rate_fps: f64,
     pub cpu: Option<usize>,
+    pub nice: Option<i32>,
 }
 
 /// What a sender did.
@@ -66,12 +67,11 @@ pub struct TxReport {
 /// Sends the job's frames; `t0` is the monotonic instant frame 0 is due.
 pub fn run(job: TxJob, t0: u64, deadline: u64, stop: &AtomicBool) -> TxReport {
     let mut rep = TxReport { stream_tx_frames: vec![0; job.templates.len()], ..Default::default() };
-    if let Some(c) = job.cpu {
-        if let Err(e) = clock::pin_to_cpu(c) {
-            rep.error = Some(e);
-            rep.unsent_frames = job.frames;
-            return rep;
-        }
+    let placed = job.cpu.map_or(Ok(()), clock::pin_to_cpu).and_then(|_| job.nice.map_or(Ok(()), clock::set_nice));
+    if let Err(e) = placed {
+        rep.error = Some(e);
+        rep.unsent_frames = job.frames;
+        return rep;
     }
     clock::tight_timer_slack();
     let max_len = job.templates.iter().map(Template::len).max().unwrap_or(0);
