@@ -161,14 +161,13 @@ fn cmd_frames(a: &Args) -> Result<i32, Failure> {
             return Err(bad_input(format!("ports[{pi}]: frames needs an explicit mac and next_hop_mac (no interface is opened)")));
         };
         let templates: Vec<frame::Template> = t.streams.iter().map(|&si| frame::Template::new(&plan.streams[si], src, dst)).collect();
-        let mut seq = vec![0u64; templates.len()];
+        let mut cursor = mix::Cursor::new(&t.schedule);
         let mut buf = vec![0u8; spec::MAX_FRAME_SIZE];
         let period_ns = 1e9 / t.rate_fps;
         for k in 0..a.count.min(t.frames) {
-            let si = usize::from(t.schedule.order[(k % t.schedule.window()) as usize]);
+            let (si, seq) = cursor.next(&t.schedule);
             let ts = a.timestamp_ns + (k as f64 * period_ns) as u64;
-            let n = templates[si].write(&mut buf, seq[si], ts);
-            seq[si] += 1;
+            let n = templates[si].write(&mut buf, seq, ts);
             pcap::write_record(&mut w, ts, &buf[..n]).map_err(|e| Failure(1, e.to_string()))?;
         }
     }

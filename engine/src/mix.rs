@@ -70,6 +70,36 @@ impl Schedule {
     }
 }
 
+/// A walk along a schedule: which stream carries the next frame, and that
+/// frame's sequence number within its stream.
+#[derive(Debug, Clone)]
+pub struct Cursor {
+    pos: usize,
+    seq: Vec<u64>,
+}
+
+impl Cursor {
+    /// A walk from the start of `schedule`.
+    pub fn new(schedule: &Schedule) -> Cursor {
+        Cursor { pos: 0, seq: vec![0; schedule.shares.len()] }
+    }
+
+    /// The next frame: (stream position in the schedule, sequence number).
+    #[inline]
+    pub fn next(&mut self, schedule: &Schedule) -> (usize, u64) {
+        let si = usize::from(schedule.order[self.pos]);
+        let seq = self.seq[si];
+        self.seq[si] += 1;
+        self.pos = (self.pos + 1) % schedule.order.len();
+        (si, seq)
+    }
+
+    /// Frames walked so far, per stream.
+    pub fn frames(&self) -> &[u64] {
+        &self.seq
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -115,6 +145,16 @@ mod tests {
         assert_eq!(s.frames_of(1, 25), 2);
         assert_eq!(s.frames_of(1, 5), 0);
         assert_eq!(s.frames_of(1, 6), 1);
+    }
+
+    #[test]
+    fn cursor_numbers_each_stream_from_zero() {
+        let s = Schedule::new(&[2, 1]).unwrap();
+        let mut c = Cursor::new(&s);
+        let walked: Vec<(usize, u64)> = (0..6).map(|_| c.next(&s)).collect();
+        assert_eq!(walked, vec![(0, 0), (1, 0), (0, 1), (0, 2), (1, 1), (0, 3)]);
+        assert_eq!(c.frames(), &[4, 2]);
+        assert_eq!(c.frames()[1], s.frames_of(1, 6));
     }
 
     #[test]

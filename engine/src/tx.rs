@@ -15,7 +15,7 @@
 
 use crate::clock;
 use crate::frame::Template;
-use crate::mix::Schedule;
+use crate::mix::{Cursor, Schedule};
 use serde::Serialize;
 use std::os::unix::io::RawFd;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -79,12 +79,11 @@ pub fn run(job: TxJob, t0: u64, deadline: u64, stop: &AtomicBool) -> TxReport {
     // SAFETY: iovec and mmsghdr are plain data; all-zero is a valid initial value.
     let mut iov: Vec<libc::iovec> = vec![unsafe { std::mem::zeroed() }; BATCH];
     let mut msgs: Vec<libc::mmsghdr> = vec![unsafe { std::mem::zeroed() }; BATCH];
-    let order = &job.schedule.order;
-    let window = order.len();
+    let schedule = &job.schedule;
     let period_ns = 1e9 / job.rate_fps;
-    let mut seq = vec![0u64; job.templates.len()];
-    let mut batch_seq = seq.clone();
-    let mut pos = 0usize; // position in the schedule window
+    // Frames that left; `batch` walks ahead of it while a batch is built.
+    let mut committed = Cursor::new(schedule);
+    let mut batch = committed.clone();
     let mut sent = 0u64;
     let mut last_handover = t0;
 
@@ -112,19 +111,15 @@ pub fn run(job: TxJob, t0: u64, deadline: u64, stop: &AtomicBool) -> TxReport {
         rep.max_backlog_frames = rep.max_backlog_frames.max(due_by_now - sent);
         let k = ((due_by_now - sent) as usize).clamp(1, BATCH);
         let tx_ns = clock::realtime_ns();
-        let mut p = pos;
-        batch_seq.copy_from_slice(&seq);
+        batch.clone_from(&committed); // reuses the allocation
         for i in 0..k {
-            let si = usize::from(order[p]);
-            let t = &job.templates[si];
+            let (si, seq) = batch.next(schedule);
             let slot = &mut bufs[i * max_len..(i + 1) * max_len];
-            let n = t.write(slot, batch_seq[si], tx_ns);
-            batch_seq[si] += 1;
+            let n = job.templates[si].write(slot, seq, tx_ns);
             iov[i] = libc::iovec { iov_base: slot.as_mut_ptr() as *mut libc::c_void, iov_len: n };
             msgs[i].msg_hdr.msg_iov = &mut iov[i];
             msgs[i].msg_hdr.msg_iovlen = 1;
             msgs[i].msg_len = 0;
-            p = (p + 1) % window;
         }
         // SAFETY: msgs[..k] point at iovecs and buffers that live until the call returns.
         let r = unsafe { libc::sendmmsg(job.fd, msgs.as_mut_ptr(), k as libc::c_uint, 0) };
@@ -148,18 +143,16 @@ pub fn run(job: TxJob, t0: u64, deadline: u64, stop: &AtomicBool) -> TxReport {
             }
             r as usize
         };
-        // Commit the frames that left: advance per-stream sequence numbers.
+        // Commit the frames that left; the rest are built again next round.
         for _ in 0..done {
-            let si = usize::from(order[pos]);
-            seq[si] += 1;
-            rep.stream_tx_frames[si] += 1;
-            pos = (pos + 1) % window;
+            committed.next(schedule);
         }
         sent += done as u64;
         if done > 0 {
             last_handover = now;
         }
     }
+    rep.stream_tx_frames = committed.frames().to_vec();
     rep.tx_frames = sent;
     rep.unsent_frames = job.frames - sent;
     rep.send_span_ns = last_handover.saturating_sub(t0);
