@@ -10,11 +10,12 @@ ENGINE  := engine/target/release/v6bench-engine
 STAMPS  := .make
 APT_PKGS := iproute2 ethtool nftables netsniff-ng tshark procps python3 python3-venv build-essential
 
-.PHONY: all setup engine test test-unit bench clean
+.PHONY: all setup engine demo test test-unit bench clean
 
 all: setup
 
 setup: $(STAMPS)/apt $(ENGINE) $(STAMPS)/venv
+	@ln -sfn $(CURDIR)/$(VENV)/bin/v6bench /usr/local/bin/v6bench  # v6bench on PATH
 
 $(STAMPS)/apt:
 	@mkdir -p $(STAMPS)
@@ -39,6 +40,10 @@ $(STAMPS)/venv: pyproject.toml
 	@touch $@
 
 engine: $(ENGINE)
+
+# A first IPv4-vs-IPv6 measurement on the emulated lab (README).
+demo: setup
+	$(VENV)/bin/v6bench demo
 
 # Every test: engine unit tests, then Python unit and netns (root) tiers.
 test: setup

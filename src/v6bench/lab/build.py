@@ -1,0 +1,193 @@
+"""Builds a :class:`~v6bench.lab.topology.Topology` in network namespaces
+with pyroute2, and removes it.
+
+Per node one namespace (``Site.netns``). Testers: IPv6 disabled and no
+addresses (the packet engine owns the tester addresses). Routers: IPv4 and
+IPv6 forwarding, the topology's addresses (IPv6 without DAD) and static
+routes. Every veth end: the MTU, up, and threaded NAPI pinned per the CPU
+plan (:mod:`v6bench.lab.napi`). Every created namespace is removed again if
+the build fails or is interrupted.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+
+from pyroute2 import IPRoute
+from pyroute2 import netns as pr_netns
+
+from ..errors import LabError
+from . import napi, nsctl
+from .cpus import CpuPlan
+from .site import Site
+from .state import LabState, forget, our_namespaces, save
+from .topology import Topology
+
+MIN_MTU = 1280  # IPv6 minimum link MTU (RFC 8200 §5)
+MAX_MTU = 9198  # a 9216-byte frame (incl. 14 B Ethernet header and 4 B FCS)
+
+#: Sysctls set in each namespace, by role (recorded with every result).
+SYSCTLS = {
+    "tester": {
+        "net.ipv6.conf.all.disable_ipv6": 1,
+        "net.ipv6.conf.default.disable_ipv6": 1,
+    },
+    "dut": {
+        "net.ipv4.ip_forward": 1,
+        "net.ipv6.conf.all.forwarding": 1,
+        "net.ipv6.conf.default.accept_dad": 0,
+        "net.ipv6.conf.all.accept_dad": 0,
+    },
+}
+
+CARRIER_TIMEOUT_S = 5.0
+
+
+def _set_sysctls(ns: str, values: dict) -> None:
+    def apply() -> None:
+        for key, value in values.items():
+            nsctl.sysctl(key, value)
+
+    nsctl.run_in(ns, apply)
+
+
+def _wait_carrier(ns: str, ifname: str) -> None:
+    deadline = time.monotonic() + CARRIER_TIMEOUT_S
+    with IPRoute(netns=ns) as ipr:
+        while True:
+            (link,) = ipr.get_links(ifname=ifname)
+            if link.get("carrier") == 1 and link.get("operstate") in ("UP", "UNKNOWN"):
+                return
+            if time.monotonic() > deadline:
+                raise LabError(f"{ns}/{ifname}: no carrier after {CARRIER_TIMEOUT_S:g} s")
+            time.sleep(0.02)
+
+
+def build(site: Site, topo: Topology, link_speed_bps: float, mtu: int, cpu_plan: CpuPlan, temporary: bool) -> LabState:
+    """Builds the lab; the caller holds the lock and has cleared stale labs.
+
+    On any failure, or Ctrl-C, whatever was created is removed and the
+    error is raised again.
+    """
+    if not MIN_MTU <= mtu <= MAX_MTU:
+        raise LabError(f"--mtu: {mtu} is outside {MIN_MTU}..{MAX_MTU} bytes")
+    if our_namespaces(site):
+        raise LabError(f"namespaces {', '.join(our_namespaces(site))} exist already")
+    started = time.time()
+    kernel = os.uname().release
+    sysctls = {n.name: SYSCTLS[n.role] for n in topo.nodes}
+
+    def state(status: str, nodes=(), threads=()) -> LabState:
+        return LabState(topo.name, link_speed_bps, mtu, status, temporary, os.getpid(), started, cpu_plan,
+                        tuple(nodes), tuple(threads), sysctls, kernel)
+
+    owner = os.getpid()
+    save(site, state("building"))
+    try:
+        for node in topo.nodes:
+            ns = site.netns(node.name)
+            pr_netns.create(ns)
+            with IPRoute(netns=ns) as ipr:
+                ipr.link("set", index=ipr.link_lookup(ifname="lo")[0], state="up")
+            _set_sysctls(ns, SYSCTLS[node.role])
+        for left, right in topo.links():
+            with IPRoute(netns=site.netns(left.node)) as ipr:
+                ipr.link("add", ifname=left.name, kind="veth", mtu=mtu,
+                         peer={"ifname": right.name, "net_ns_fd": site.netns(right.node), "mtu": mtu})
+        nodes_json = []
+        for node in topo.nodes:
+            ns = site.netns(node.name)
+            ifaces = []
+            with IPRoute(netns=ns) as ipr:
+                for i in node.interfaces:
+                    idx = ipr.link_lookup(ifname=i.name)[0]
+                    if node.role == "dut":
+                        v4, p4 = i.ipv4.split("/")
+                        v6, p6 = i.ipv6.split("/")
+                        ipr.addr("add", index=idx, address=v4, prefixlen=int(p4))
+                        ipr.addr("add", index=idx, address=v6, prefixlen=int(p6), flags=0x02)  # IFA_F_NODAD
+                    ipr.link("set", index=idx, state="up")
+                    mac = ipr.get_links(idx)[0].get("address")
+                    entry = {"name": i.name, "mac": mac, "ipv4": i.ipv4, "ipv6": i.ipv6, "peer": f"{i.peer_node}/{i.peer_name}"}
+                    if node.role == "tester":
+                        entry["addresses_owner"] = "engine"
+                    ifaces.append(entry)
+                for r in node.routes:
+                    ipr.route("add", dst=r.dst, gateway=r.gateway)
+            nodes_json.append({"name": node.name, "role": node.role, "netns": ns, "interfaces": ifaces})
+        for node in topo.nodes:
+            for i in node.interfaces:
+                _wait_carrier(site.netns(node.name), i.name)
+        threads = _arrange_cpus(site, topo, cpu_plan) if cpu_plan.arrangement == "split" else []
+        done = state("up", nodes_json, threads)
+        save(site, done)
+        return done
+    except BaseException as e:
+        if os.getpid() != owner:  # a forked helper unwinding: not ours to clean
+            raise
+        destroy(site)
+        if isinstance(e, Exception) and not isinstance(e, LabError):
+            raise LabError(f"cannot build the lab: {type(e).__name__}: {e}") from e
+        raise
+
+
+def _arrange_cpus(site: Site, topo: Topology, cpu_plan: CpuPlan) -> list[dict]:
+    """The ``split`` arrangement (:mod:`v6bench.lab.cpus`): threaded NAPI on
+    every veth end, router threads on DUT CPUs, tester threads on the
+    tester's receive CPU at SCHED_FIFO priority 1 (so test frames are not
+    left waiting behind the spinning sender)."""
+    threads = []
+    routers = [n.name for n in topo.routers]
+    for node in topo.nodes:
+        tester = node.role == "tester"
+        cpu = cpu_plan.tester_rx if tester else cpu_plan.router_cpu(routers.index(node.name))
+        for i in node.interfaces:
+            t = napi.enable_threaded(site.netns(node.name), i.name, cpu)
+            if tester:
+                os.sched_setscheduler(t.pid, os.SCHED_FIFO, os.sched_param(napi.TESTER_FIFO_PRIORITY))
+            threads.append({"node": node.name, "netns": t.netns, "ifname": t.ifname, "pid": t.pid, "cpu": t.cpu,
+                            "policy": "fifo" if tester else "other"})
+    return threads
+
+
+def _processes_in(ns: str) -> set[int]:
+    """PIDs with any thread in namespace ``ns`` (matched by namespace inode)."""
+    try:
+        target = os.stat(os.path.join(nsctl.NETNS_DIR, ns)).st_ino
+    except OSError:
+        return set()
+    pids = set()
+    me = os.getpid()
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit() or int(entry) == me:
+            continue
+        try:
+            for tid in os.listdir(f"/proc/{entry}/task"):
+                if os.stat(f"/proc/{entry}/task/{tid}/ns/net").st_ino == target:
+                    pids.add(int(entry))
+                    break
+        except OSError:
+            continue
+    return pids
+
+
+def destroy(site: Site) -> list[str]:
+    """Removes every namespace of this site (killing what still runs in
+    them: their veths and nftables go with them) and the state file.
+    Returns the namespaces removed. Safe to call when nothing exists."""
+    removed = []
+    for ns in our_namespaces(site):
+        for pid in _processes_in(ns):
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        try:
+            pr_netns.remove(ns)
+        except OSError as e:
+            raise LabError(f"cannot remove namespace {ns}: {e}") from e
+        removed.append(ns)
+    forget(site)
+    return removed

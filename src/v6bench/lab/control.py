@@ -1,0 +1,106 @@
+"""Lab life cycle: ``lab up``, ``lab down``, ``lab status``, and the lab a
+trial runs on. Each operation takes the machine's lab lock and first removes
+a stale lab (:func:`v6bench.lab.state.stale_reason`), saying so on stderr.
+"""
+
+from __future__ import annotations
+
+import os
+from contextlib import contextmanager
+from typing import Iterator
+
+from ..errors import LabError
+from ..rates import format_link_speed
+from . import build, state
+from .cpus import plan
+from .site import Site
+from .state import LabState
+from .topology import parse_topology
+
+
+def _require_root() -> None:
+    if os.geteuid() != 0:
+        raise LabError("the lab needs root (network namespaces, packet sockets): run as root")
+
+
+def _recover(site: Site) -> LabState | None:
+    """With the lock held: the usable lab, after removing a stale one."""
+    current = state.load(site)
+    reason = state.stale_reason(site, current)
+    if reason:
+        removed = build.destroy(site)
+        state.warn(f"removed a stale lab ({reason}){': ' + ', '.join(removed) if removed else ''}")
+        return None
+    return current
+
+
+def describe(lab: LabState) -> str:
+    return f"topology {lab.topology}, {format_link_speed(lab.link_speed_bps)} links, {lab.cpu_plan.arrangement} CPUs"
+
+
+def up(site: Site, topology: str, link_speed_bps: float, mtu: int, arrangement: str | None) -> LabState:
+    """Builds the machine's lab; refuses if one is up."""
+    topo = parse_topology(topology)
+    cpu_plan = plan(arrangement)
+    _require_root()
+    with state.locked(site, "lab up"):
+        current = _recover(site)
+        if current is not None:
+            raise LabError(f"a lab is already up ({describe(current)}): run `v6bench lab down` first")
+        return build.build(site, topo, link_speed_bps, mtu, cpu_plan, temporary=False)
+
+
+def down(site: Site) -> list[str]:
+    """Removes the lab (and anything stale); returns the namespaces removed."""
+    _require_root()
+    with state.locked(site, "lab down"):
+        return build.destroy(site)
+
+
+def status(site: Site) -> tuple[LabState | None, bool]:
+    """The lab that is up (or None) and whether a command is using it now.
+
+    Does not take the lock and changes nothing: a stale lab is reported as
+    none and removed by the next command that takes the lock.
+    """
+    busy = state.is_locked(site)
+    current = state.load(site)
+    if busy:
+        return (current if current and current.status == "up" else None), True
+    if current is None or state.stale_reason(site, current):
+        return None, False
+    return current, False
+
+
+@contextmanager
+def for_trial(site: Site, topology: str | None, link_speed_bps: float | None, mtu: int | None,
+              arrangement: str | None) -> Iterator[LabState]:
+    """The lab a trial runs on, locked for the trial's whole length.
+
+    The lab that is up if there is one (options given must match it);
+    otherwise a temporary lab (default topology ``a``, 1G) built now and
+    removed afterwards, also on error or Ctrl-C.
+    """
+    _require_root()
+    with state.locked(site, "trial"):
+        current = _recover(site)
+        if current is not None:
+            wanted = {
+                "--topology": (topology, parse_topology(topology).name if topology else None, current.topology),
+                "--link-speed": (link_speed_bps, link_speed_bps, current.link_speed_bps),
+                "--mtu": (mtu, mtu, current.mtu),
+                "--cpu-arrangement": (arrangement, arrangement, current.cpu_plan.arrangement),
+            }
+            for option, (given, value, have) in wanted.items():
+                if given is not None and value != have:
+                    raise LabError(f"{option}: the lab that is up has {describe(current)} (mtu {current.mtu}); "
+                                   f"use it as it is or run `v6bench lab down` first")
+            yield current
+            return
+        lab = build.build(site, parse_topology(topology or "a"), link_speed_bps or 1e9, mtu or 1500,
+                          plan(arrangement), temporary=True)
+        try:
+            yield lab
+        finally:
+            if os.getpid() == lab.owner_pid:  # never from a forked helper
+                build.destroy(site)

@@ -1,0 +1,92 @@
+"""Which CPUs the tester and the DUT use: the lab's CPU arrangement.
+
+Two arrangements (``docs/architecture.md`` has the measurements behind them):
+
+``split`` (default on 2 or more CPUs)
+    The DUT's receive-and-forward work runs in the threaded-NAPI kernel
+    threads of the routers' interfaces, pinned to DUT CPUs; the tester's
+    receive work runs in the tester ports' NAPI threads (SCHED_FIFO 1) on
+    the tester's receive CPU. The DUT's CPU time is measured per router,
+    and a DUT that cannot keep up drops frames at its own input queue, as a
+    router does. Every hop between CPUs costs a wake-up.
+
+``inline`` (the only one on 1 CPU; opt-in otherwise)
+    Plain veth: a frame is received, forwarded by every router and received
+    by the tester inside the sending thread's system call. Lowest latency
+    floor, but the DUT's work is billed to the tester's sender, so DUT CPU
+    is not measured and a slow DUT shows up as a tester that falls behind
+    (``tester_limited``), never as DUT loss.
+
+CPU numbers per arrangement and machine size:
+
+==========  ============  ===============  ==============  ===============
+arrangement CPUs          tester senders   tester receive  DUT (routers)
+==========  ============  ===============  ==============  ===============
+split       2             c0               c0              c1
+split       3             c0               c1              c2
+split       4             c0               c1              c2, c3
+split       ≥ 5           c0, c1           c2              the rest
+inline      1             c0               c0              c0 (in the sender)
+inline      ≥ 2           c0               c1              c0 (in the sender)
+==========  ============  ===============  ==============  ===============
+
+Routers take the DUT CPUs in turn (r1 the first, r2 the next, …).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import asdict, dataclass
+
+from ..errors import UsageError
+
+ARRANGEMENTS = ("split", "inline")
+
+
+@dataclass(frozen=True)
+class CpuPlan:
+    """CPU numbers for each kind of work."""
+
+    arrangement: str
+    available: tuple[int, ...]
+    tester_tx: tuple[int, ...]
+    tester_rx: int
+    dut: tuple[int, ...]
+
+    @property
+    def shared(self) -> bool:
+        """True when tester and DUT work can run on the same CPU."""
+        return bool(set(self.dut) & (set(self.tester_tx) | {self.tester_rx}))
+
+    def router_cpu(self, router_index: int) -> int:
+        """The CPU of the ``router_index``-th router (0 for r1)."""
+        return self.dut[router_index % len(self.dut)]
+
+    def to_json(self) -> dict:
+        d = asdict(self)
+        d["shared"] = self.shared
+        return d
+
+    @classmethod
+    def from_json(cls, d: dict) -> "CpuPlan":
+        return cls(d["arrangement"], tuple(d["available"]), tuple(d["tester_tx"]), d["tester_rx"], tuple(d["dut"]))
+
+
+def plan(arrangement: str | None = None, available: tuple[int, ...] | None = None) -> CpuPlan:
+    """The plan for ``arrangement`` (default: split where there are 2+ CPUs)
+    on the CPUs this process may run on (module docstring)."""
+    cpus = tuple(sorted(available if available is not None else os.sched_getaffinity(0)))
+    n = len(cpus)
+    if arrangement is None:
+        arrangement = "split" if n >= 2 else "inline"
+    if arrangement not in ARRANGEMENTS:
+        raise UsageError(f"--cpu-arrangement: {arrangement!r} is not one of {', '.join(ARRANGEMENTS)}")
+    if arrangement == "inline":
+        return CpuPlan("inline", cpus, (cpus[0],), cpus[min(1, n - 1)], (cpus[0],))
+    if n == 1:
+        raise UsageError("--cpu-arrangement split needs 2 CPUs; this machine lets v6bench use 1 (use inline)")
+    if n == 2:
+        return CpuPlan("split", cpus, (cpus[0],), cpus[0], (cpus[1],))
+    if n <= 4:
+        return CpuPlan("split", cpus, (cpus[0],), cpus[1], cpus[2:])
+    return CpuPlan("split", cpus, cpus[:2], cpus[2], cpus[3:])

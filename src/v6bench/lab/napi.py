@@ -1,0 +1,97 @@
+"""veth receive work in pinnable kernel threads (threaded NAPI).
+
+On veth a frame is normally received in the sender's own softirq: the
+router's forwarding would run on the tester's CPU and be billed to it. When
+the receiving veth end has NAPI, the frame is queued (a 256-frame ring) and
+received by that end's NAPI poll instead; with threaded NAPI the poll runs in
+a kernel thread ``napi/<ifname>-<id>`` that can be pinned to a CPU and whose
+CPU time is the receive-and-forward work of that interface.
+
+veth gives a frame to NAPI only if the receiving end has GRO enabled (which
+creates its NAPI context) and the sending end does not offer TSO, or the
+receiver has UDP GRO forwarding (``rx-udp-gro-forwarding``). v6bench turns
+GRO on and TSO off on every lab veth end and leaves UDP GRO forwarding off,
+so test frames are never merged: each is received, forwarded and counted as
+one frame, as on a router's NIC.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+from ..errors import LabError
+from . import nsctl
+
+#: Real-time priority of the tester ports' NAPI threads (lowest FIFO level).
+TESTER_FIFO_PRIORITY = 1
+
+
+def _napi_threads() -> dict[int, str]:
+    """PID → comm of every ``napi/…`` kernel thread."""
+    out = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/comm") as f:
+                comm = f.read().strip()
+        except OSError:
+            continue
+        if comm.startswith("napi/"):
+            out[int(entry)] = comm
+    return out
+
+
+def _enable(ifname: str) -> str:
+    nsctl.ethtool_set(ifname, nsctl.ETHTOOL_STSO, False)
+    nsctl.ethtool_set(ifname, nsctl.ETHTOOL_SGRO, True)
+    nsctl.write_file(f"/sys/class/net/{ifname}/threaded", "1")
+    return nsctl.read_file(f"/sys/class/net/{ifname}/threaded")
+
+
+@dataclass(frozen=True)
+class NapiThread:
+    """The NAPI kernel thread of one interface, pinned to ``cpu``."""
+
+    netns: str
+    ifname: str
+    pid: int
+    cpu: int
+
+
+def enable_threaded(netns: str, ifname: str, cpu: int) -> NapiThread:
+    """Turns ``ifname`` (up, in ``netns``) into a NAPI receiver whose kernel
+    thread runs on ``cpu``. The caller must hold the lab lock: the thread is
+    recognised as the ``napi/<ifname>-`` thread that appears."""
+    before = _napi_threads()
+    state = nsctl.run_in(netns, lambda: _enable(ifname))
+    if state not in ("1", "enabled"):
+        raise LabError(f"{netns}/{ifname}: threaded NAPI not enabled (threaded={state})")
+    prefix = f"napi/{ifname}-"[:15]
+    new = [pid for pid, comm in _napi_threads().items() if pid not in before and comm.startswith(prefix)]
+    if len(new) != 1:
+        raise LabError(f"{netns}/{ifname}: expected one new NAPI thread, found {len(new)}")
+    pid = new[0]
+    try:
+        os.sched_setaffinity(pid, {cpu})
+    except OSError as e:
+        raise LabError(f"{netns}/{ifname}: cannot pin NAPI thread {pid} to CPU {cpu}: {e}") from e
+    return NapiThread(netns, ifname, pid, cpu)
+
+
+def cpu_time_ns(pid: int) -> int | None:
+    """Time ``pid`` has run on a CPU, in ns (``/proc/PID/schedstat``); None if gone."""
+    try:
+        with open(f"/proc/{pid}/schedstat") as f:
+            return int(f.read().split()[0])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def alive(thread: NapiThread) -> bool:
+    try:
+        with open(f"/proc/{thread.pid}/comm") as f:
+            return f.read().strip().startswith(f"napi/{thread.ifname}-"[:15])
+    except OSError:
+        return False

@@ -1,0 +1,104 @@
+"""Settings that only exist inside a network namespace: sysctls under
+``/proc/sys/net``, ``/sys/class/net`` attributes and ethtool features.
+
+Each call forks a child that enters the namespace (setns), gets a private
+mount namespace with a sysfs of that network namespace (as ``ip netns exec``
+does), does its writes and exits; the caller's namespaces never change.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import fcntl
+import json
+import os
+import socket
+import struct
+import traceback
+from typing import Callable
+
+from ..errors import LabError
+
+_libc = ctypes.CDLL(None, use_errno=True)
+CLONE_NEWNS = 0x00020000
+CLONE_NEWNET = 0x40000000
+MS_REC = 0x4000
+MS_PRIVATE = 1 << 18
+
+SIOCETHTOOL = 0x8946
+#: Legacy ethtool commands (include/uapi/linux/ethtool.h).
+ETHTOOL_STSO = 0x1F
+ETHTOOL_SGRO = 0x2C
+
+NETNS_DIR = "/run/netns"
+
+
+def _check(rc: int, what: str) -> None:
+    if rc != 0:
+        err = ctypes.get_errno()
+        raise OSError(err, f"{what}: {os.strerror(err)}")
+
+
+def _enter(netns: str) -> None:
+    fd = os.open(os.path.join(NETNS_DIR, netns), os.O_RDONLY)
+    _check(_libc.setns(fd, CLONE_NEWNET), f"setns {netns}")
+    os.close(fd)
+    _check(_libc.unshare(CLONE_NEWNS), "unshare mount namespace")
+    _check(_libc.mount(None, b"/", None, MS_REC | MS_PRIVATE, None), "make / private")
+    _check(_libc.mount(b"sysfs", b"/sys", b"sysfs", 0, None), "mount sysfs")
+
+
+def run_in(netns: str, fn: Callable[[], object]) -> object:
+    """Runs ``fn`` in a child inside ``netns``; returns its JSON-able result.
+
+    Raises :class:`LabError` with the child's error if it failed.
+    """
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # child: never returns
+        os.close(r)
+        code = 0
+        try:
+            _enter(netns)
+            payload = {"ok": fn()}
+        except BaseException as e:  # noqa: BLE001 - reported to the parent
+            payload = {"error": f"{e}", "trace": traceback.format_exc(limit=3)}
+            code = 1
+        try:
+            os.write(w, json.dumps(payload).encode())
+        finally:
+            os._exit(code)
+    os.close(w)
+    with os.fdopen(r, "rb") as f:
+        data = f.read()
+    os.waitpid(pid, 0)
+    try:
+        payload = json.loads(data or b"{}")
+    except ValueError:
+        payload = {}
+    if "ok" not in payload:
+        raise LabError(f"in namespace {netns}: {payload.get('error', 'the helper process died')}")
+    return payload["ok"]
+
+
+def write_file(path: str, value: str) -> None:
+    with open(path, "w") as f:
+        f.write(value)
+
+
+def sysctl(key: str, value: str | int) -> None:
+    """Sets a sysctl (``net.ipv4.ip_forward``) of the current namespace."""
+    write_file("/proc/sys/" + key.replace(".", "/"), str(value))
+
+
+def read_file(path: str) -> str:
+    with open(path) as f:
+        return f.read().strip()
+
+
+def ethtool_set(ifname: str, command: int, on: bool) -> None:
+    """A legacy ethtool set (``ETHTOOL_SGRO``, ``ETHTOOL_STSO``) on ``ifname``."""
+    value = ctypes.create_string_buffer(struct.pack("II", command, 1 if on else 0))
+    ifreq = struct.pack("16sP", ifname.encode(), ctypes.addressof(value))
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+        fcntl.ioctl(s.fileno(), SIOCETHTOOL, ifreq)

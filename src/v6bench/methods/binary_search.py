@@ -1,0 +1,64 @@
+"""RFC 2544 §26.1 throughput by binary search: the highest load at which a
+trial loses no frame (RFC 1242 §3.17), to a relative resolution.
+
+A ``tester_limited`` trial cannot say whether the DUT would pass, so the
+search treats that load as out of reach: the result is then a lower bound
+("at least X; the tester could not offer more") and says so.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .measurer import Measurement, Measurer
+
+
+@dataclass(frozen=True)
+class SearchResult:
+    """``throughput_fps``: highest passing load [frames/s per direction], 0 if
+    none passed; ``failed_fps``: lowest load that lost frames (None if none
+    did); ``tester_limited_fps``: lowest load the tester could not offer
+    (None if none); ``trials`` in the order run; ``best`` the passing trial
+    at ``throughput_fps``."""
+
+    throughput_fps: float
+    failed_fps: float | None
+    tester_limited_fps: float | None
+    trials: tuple[Measurement, ...]
+    best: Measurement | None
+
+    @property
+    def is_lower_bound(self) -> bool:
+        """True when the tester, not a loss, capped the search."""
+        return self.tester_limited_fps is not None and (self.failed_fps is None or self.tester_limited_fps < self.failed_fps)
+
+
+def search(measurer: Measurer, duration_s: float, max_fps: float, resolution: float = 0.02,
+           loss_ratio_goal: float = 0.0, max_trials: int = 20) -> SearchResult:
+    """Binary search in (0, ``max_fps``]: first ``max_fps`` itself, then halving
+    the interval between the highest pass and the lowest failure until it is
+    narrower than ``resolution`` × the upper end, or ``max_trials`` ran."""
+    if not max_fps > 0 or not 0 < resolution < 1 or max_trials < 1:
+        raise ValueError("max_fps > 0, 0 < resolution < 1 and max_trials ≥ 1 are required")
+    trials: list[Measurement] = []
+    lo, hi = 0.0, max_fps
+    failed = limited = None
+    best = None
+    load = max_fps
+    while len(trials) < max_trials:
+        m = measurer.measure(duration_s, load)
+        trials.append(m)
+        if m.tester_limited:
+            limited = load if limited is None else min(limited, load)
+            hi = load
+        elif m.loss_ratio <= loss_ratio_goal:
+            lo, best = load, m
+            if load >= max_fps:
+                break
+        else:
+            failed = load if failed is None else min(failed, load)
+            hi = load
+        if hi - lo <= resolution * hi:
+            break
+        load = (lo + hi) / 2
+    return SearchResult(lo, failed, limited, tuple(trials), best)

@@ -1,0 +1,105 @@
+"""Rates and link speeds: text with units in, frames/s out.
+
+Arithmetic follows RFC 5180 App. A.1 (and RFC 2544 §20): a frame of ``size``
+bytes (destination MAC to FCS, RFC 1242 §3.5) occupies ``size + 20`` bytes
+on the wire at layer 1 (preamble, start delimiter, inter-frame gap), so
+
+    line_rate_fps = link_bps / (8 × (size + 20)).
+
+Accepted rate texts (case-insensitive, no spaces needed):
+
+- ``20000fps``, ``20kfps``, ``20kpps``, ``1.5Mpps``: frames per second;
+- ``50%``: percent of the nominal line rate at layer 1;
+- ``30Mbps``, ``1.2Gbps``, ``500kbps``: bits/s at layer 1 (the same basis as
+  percent of line); ``30Mbps:l2`` counts layer-2 bits (frame incl. FCS).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from .errors import UsageError
+
+#: Bytes of preamble, start-of-frame delimiter and inter-frame gap per frame.
+L1_OVERHEAD_BYTES = 20
+
+_PREFIX = {"": 1.0, "k": 1e3, "m": 1e6, "g": 1e9}
+
+#: Nominal link speeds a lab accepts, in bits/s.
+LINK_SPEEDS_BPS = {"100M": 100e6, "1G": 1e9, "10G": 10e9}
+
+
+def parse_link_speed(text: str) -> float:
+    """``100M``, ``1G`` or ``10G`` → bits/s."""
+    key = text.strip().upper().removesuffix("BPS").removesuffix("B")
+    if key not in LINK_SPEEDS_BPS:
+        raise UsageError(f"--link-speed: {text!r} is not one of {', '.join(LINK_SPEEDS_BPS)}")
+    return LINK_SPEEDS_BPS[key]
+
+
+def format_link_speed(link_bps: float) -> str:
+    for name, bps in LINK_SPEEDS_BPS.items():
+        if bps == link_bps:
+            return name
+    return f"{link_bps:g} bit/s"
+
+
+def line_rate_fps(link_bps: float, frame_size: float) -> float:
+    """The most frames/s a link of ``link_bps`` carries at ``frame_size`` bytes."""
+    return link_bps / (8.0 * (frame_size + L1_OVERHEAD_BYTES))
+
+
+@dataclass(frozen=True)
+class Rate:
+    """A rate as the user gave it: exactly one unit.
+
+    ``unit`` is ``fps``, ``percent`` (of line, L1), ``l1_bps`` or ``l2_bps``;
+    ``value`` is in that unit. ``text`` is what the user typed.
+    """
+
+    value: float
+    unit: str
+    text: str
+
+    def __post_init__(self) -> None:
+        if self.unit not in ("fps", "percent", "l1_bps", "l2_bps"):
+            raise ValueError(f"unknown rate unit {self.unit}")
+        if not self.value > 0:
+            raise UsageError(f"--rate: {self.text!r} must be above zero")
+
+    def fps(self, frame_size: float, link_bps: float) -> float:
+        """Frames/s at ``frame_size`` bytes on a link of ``link_bps``."""
+        if self.unit == "fps":
+            return self.value
+        if self.unit == "percent":
+            return self.value / 100.0 * line_rate_fps(link_bps, frame_size)
+        if self.unit == "l1_bps":
+            return self.value / (8.0 * (frame_size + L1_OVERHEAD_BYTES))
+        return self.value / (8.0 * frame_size)
+
+
+_RATE_RE = re.compile(
+    r"^(?P<num>\d+(?:\.\d*)?|\.\d+)\s*(?:(?P<pct>%)|(?P<pfx>[kmg]?)(?P<unit>fps|pps|bps|bit/s|b/s)(?P<layer>:l[12])?)$",
+    re.IGNORECASE,
+)
+
+
+def parse_rate(text: str) -> Rate:
+    """Parses a rate text (module docstring); raises :class:`UsageError`."""
+    m = _RATE_RE.match(text.strip())
+    if not m:
+        raise UsageError(
+            f"--rate: {text!r} is not a rate; use frames/s (20000fps, 20kpps), percent of line (50%) or bits/s (30Mbps, 30Mbps:l2)"
+        )
+    value = float(m["num"])
+    if m["pct"]:
+        if value > 100:
+            raise UsageError(f"--rate: {text!r} is above line rate (100%)")
+        return Rate(value, "percent", text)
+    value *= _PREFIX[m["pfx"].lower()]
+    if m["unit"].lower() in ("fps", "pps"):
+        if m["layer"]:
+            raise UsageError(f"--rate: {text!r}: a layer applies to bits/s only")
+        return Rate(value, "fps", text)
+    return Rate(value, "l2_bps" if (m["layer"] or "").lower() == ":l2" else "l1_bps", text)

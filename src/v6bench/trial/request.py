@@ -1,0 +1,103 @@
+"""A trial as the user asks for it, validated against the lab.
+
+RFC 2544 §14: a bidirectional trial offers the same rate each way; the
+rate is per direction.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from ..errors import UsageError
+from ..rates import Rate, line_rate_fps, parse_rate
+from ..rates import format_link_speed
+
+#: Smallest frames (bytes incl. FCS, RFC 1242 §3.5) that hold the headers
+#: and the engine's 18-byte signature: IPv4 14+20+8+18+4 = 64,
+#: IPv6 14+40+8+18+4 = 84 (docs/engine-spec.md).
+MIN_FRAME = {4: 64, 6: 84}
+MAX_FRAME = 9216
+MAX_DURATION_S = 86400.0
+
+
+@dataclass(frozen=True)
+class Mix:
+    """IPv4/IPv6 shares in percent of frames (``90/10``); they sum to 100."""
+
+    ipv4_pct: int
+    ipv6_pct: int
+
+    def __post_init__(self) -> None:
+        if self.ipv4_pct < 0 or self.ipv6_pct < 0 or self.ipv4_pct + self.ipv6_pct != 100:
+            raise UsageError(f"--mix: {self} must be two shares summing to 100")
+
+    def __str__(self) -> str:
+        return f"{self.ipv4_pct}/{self.ipv6_pct}"
+
+    @property
+    def versions(self) -> list[tuple[int, int]]:
+        """(IP version, share) for each family with a share above zero."""
+        return [(v, s) for v, s in ((4, self.ipv4_pct), (6, self.ipv6_pct)) if s > 0]
+
+
+def parse_mix(text: str) -> Mix:
+    """``IPV4/IPV6`` percentages: ``100/0``, ``90/10``, ``50/50``, ``0/100``."""
+    m = re.fullmatch(r"\s*(\d{1,3})\s*/\s*(\d{1,3})\s*", text)
+    if not m:
+        raise UsageError(f"--mix: {text!r} is not IPV4/IPV6 percentages such as 90/10")
+    a, b = int(m[1]), int(m[2])
+    if a + b != 100:
+        raise UsageError(f"--mix: {text!r}: the shares sum to {a + b}, not 100")
+    return Mix(a, b)
+
+
+@dataclass(frozen=True)
+class TrialRequest:
+    """One trial: ``mix``, ``frame_size`` [bytes incl. FCS], ``rate`` per
+    direction, ``duration_s`` of traffic, ``bidirectional``, ``drain_s``."""
+
+    mix: Mix
+    frame_size: int
+    rate: Rate
+    duration_s: float
+    bidirectional: bool = False
+    drain_s: float = 2.0
+
+    def __post_init__(self) -> None:
+        smallest = max(MIN_FRAME[v] for v, _ in self.mix.versions)
+        if not smallest <= self.frame_size <= MAX_FRAME:
+            fams = " and ".join(f"IPv{v}" for v, _ in self.mix.versions)
+            raise UsageError(
+                f"--frame-size: {self.frame_size} bytes is outside {smallest}..{MAX_FRAME} for {fams} "
+                f"(IPv6/UDP with the signature needs 84 bytes, IPv4 64)"
+            )
+        if not 0 < self.duration_s <= MAX_DURATION_S:
+            raise UsageError(f"--duration: {self.duration_s:g} s is outside (0, {MAX_DURATION_S:g}] s")
+        if not 0 <= self.drain_s <= 600:
+            raise UsageError(f"drain: {self.drain_s:g} s is outside 0..600 s")
+
+    def fps(self, link_speed_bps: float) -> float:
+        """The intended rate per direction [frames/s]."""
+        return self.rate.fps(self.frame_size, link_speed_bps)
+
+    def check_against(self, link_speed_bps: float, mtu: int) -> float:
+        """Checks the request fits the lab; returns the rate per direction [fps]."""
+        if self.frame_size - 18 > mtu:
+            raise UsageError(
+                f"--frame-size: {self.frame_size} bytes needs an MTU of {self.frame_size - 18}; the lab's is {mtu} (lab up --mtu)"
+            )
+        fps = self.fps(link_speed_bps)
+        line = line_rate_fps(link_speed_bps, self.frame_size)
+        if fps > line * (1 + 1e-9):
+            raise UsageError(
+                f"--rate: {self.rate.text} is {fps:,.0f} frames/s, above line rate for {self.frame_size}-byte frames "
+                f"on {format_link_speed(link_speed_bps)} links ({line:,.0f} frames/s)"
+            )
+        if fps * self.duration_s < 1:
+            raise UsageError(f"--rate/--duration: {fps:g} frames/s for {self.duration_s:g} s sends no frame")
+        return fps
+
+
+def make_request(mix: str, frame_size: int, rate: str, duration_s: float, bidirectional: bool) -> TrialRequest:
+    return TrialRequest(parse_mix(mix), int(frame_size), parse_rate(rate), float(duration_s), bidirectional)

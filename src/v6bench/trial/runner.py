@@ -1,0 +1,112 @@
+"""Runs one trial on a lab that is up and assembles the v6bench trial
+result: the engine's counts plus what the lab measured around them.
+
+The result (``--json``; ``docs/trial-result.md``) keeps the engine's result
+whole under ``engine`` and adds a summary, the DUT's CPU and interface
+counters, the lab and the environment. The lab adds ``tester_limited``
+reasons of its own, never removes the engine's:
+
+- a DUT interface facing a tester port dropped frames on transmit
+  (``tx_dropped``): the tester's receive queue overflowed, so the tester,
+  not the DUT, lost them;
+- on ``p2p`` (no DUT) any loss at all is the tester's: a sending tester
+  interface's ``tx_dropped`` means the receiving tester did not keep up.
+"""
+
+from __future__ import annotations
+
+import platform
+
+from .. import engine
+from ..lab import observe
+from ..lab.state import LabState
+from .request import TrialRequest
+from .spec import engine_spec
+
+LATENCY_KEYS = ("min", "mean", "p50", "p99", "p999", "max")
+
+
+def _stream_summary(s: dict) -> dict:
+    lat = s.get("latency_ns")
+    return {
+        "name": s["name"],
+        "ip_version": s["ip_version"],
+        "direction": f"{s['tx_port']}->{s['rx_port']}",
+        "frame_size": s["frame_size"],
+        "intended_fps": s["intended_fps"],
+        "tx_frames": s["tx_frames"],
+        "rx_frames": s["rx_frames"],
+        "lost_frames": s["lost_frames"],
+        "loss_ratio": s["loss_ratio"],
+        "reordered_frames": s["reordered_frames"],
+        "duplicate_frames": s["duplicate_frames"],
+        "latency_ns": {k: lat[k] for k in LATENCY_KEYS} if lat else None,
+    }
+
+
+def _lab_reasons(lab: LabState, eng: dict, dut: dict) -> list[str]:
+    reasons = []
+    testers = {n["name"] for n in lab.nodes if n["role"] == "tester"}
+    for key, c in dut["interfaces"].items():
+        node, ifname = key.split("/")
+        peer = ifname.split("-")[1]
+        if peer in testers and c["tx_dropped"] > 0:
+            reasons.append(f"{c['tx_dropped']} frames dropped by {key} on their way into tester port {peer}: the tester's receive queue overflowed")
+    if lab.topology == "p2p":
+        for port in eng["ports"]:
+            dropped = port["interface_counters"]["tx_dropped"]
+            if dropped > 0:
+                reasons.append(f"{dropped} frames dropped on p2p link at {port['interface']}: the receiving tester did not keep up")
+    return reasons
+
+
+def summarize(lab: LabState, request: TrialRequest, fps: float, eng: dict, dut: dict) -> dict:
+    reasons = list(eng["tester_limited_reasons"]) + _lab_reasons(lab, eng, dut)
+    totals = eng["totals"]
+    return {
+        "result_kind": "v6bench-trial",
+        "result_version": 1,
+        "status": eng["status"],
+        "mix": str(request.mix),
+        "frame_size": request.frame_size,
+        "rate": request.rate.text,
+        "rate_per_direction_fps": fps,
+        "bidirectional": request.bidirectional,
+        "duration_s": request.duration_s,
+        "intended_fps": totals["intended_fps"],
+        "offered_fps": totals["offered_fps"],
+        "tx_frames": totals["tx_frames"],
+        "rx_frames": totals["rx_frames"],
+        "lost_frames": totals["lost_frames"],
+        "loss_ratio": totals["loss_ratio"],
+        "tester_limited": bool(reasons),
+        "tester_limited_reasons": reasons,
+        "streams": [_stream_summary(s) for s in eng["streams"]],
+        "dut": dut,
+        "lab": {
+            "topology": lab.topology,
+            "link_speed_bps": lab.link_speed_bps,
+            "mtu": lab.mtu,
+            "temporary": lab.temporary,
+            "shared_machine": True,
+            "cpu_plan": lab.cpu_plan.to_json(),
+            "sysctls": lab.sysctls,
+        },
+        "environment": {
+            "kernel": lab.kernel,
+            "machine": platform.machine(),
+            "engine_version": eng["engine_version"],
+        },
+        "engine": eng,
+    }
+
+
+def run(lab: LabState, request: TrialRequest) -> dict:
+    """Runs ``request`` on ``lab`` (which the caller holds locked)."""
+    fps = request.check_against(lab.link_speed_bps, lab.mtu)
+    spec = engine_spec(lab, request, fps)
+    before = observe.snapshot(lab)
+    eng = engine.run_trial(spec)
+    after = observe.snapshot(lab)
+    dut = observe.difference(lab, before, after, eng["traffic_s"])
+    return summarize(lab, request, fps, eng, dut)

@@ -1,0 +1,61 @@
+"""The engine spec (``docs/engine-spec.md``, version 1) for a trial on a lab.
+
+Ports are the two testers, named after their nodes (``t1``, ``t2``); streams
+are named ``ipv4-t1-t2`` and so on. The engine sends from t1 to t2, and from
+t2 to t1 as well when bidirectional, each direction at the requested rate.
+Senders and the receiver are pinned per the lab's CPU plan.
+"""
+
+from __future__ import annotations
+
+from ..engine import SPEC_VERSION
+from ..lab.state import LabState
+from .request import TrialRequest
+
+
+def _peer_address(lab: LabState, tester: str) -> tuple[str, str]:
+    """The next hop of a tester port: the address of the interface at the
+    other end of its link (its router, or the other tester on p2p)."""
+    (iface,) = lab.node(tester)["interfaces"]
+    node, name = iface["peer"].split("/")
+    for peer in lab.node(node)["interfaces"]:
+        if peer["name"] == name:
+            return peer["ipv4"].split("/")[0], peer["ipv6"].split("/")[0]
+    raise KeyError(iface["peer"])
+
+
+def directions(request: TrialRequest) -> list[tuple[str, str]]:
+    return [("t1", "t2"), ("t2", "t1")] if request.bidirectional else [("t1", "t2")]
+
+
+def engine_spec(lab: LabState, request: TrialRequest, fps: float) -> dict:
+    """The spec; ``fps`` is the validated rate per direction."""
+    plan = lab.cpu_plan
+    senders = [src for src, _ in directions(request)]
+    ports = []
+    for tester in ("t1", "t2"):
+        node = lab.node(tester)
+        (iface,) = node["interfaces"]
+        gw4, gw6 = _peer_address(lab, tester)
+        port = {
+            "name": tester, "interface": iface["name"], "netns": node["netns"],
+            "ipv4": iface["ipv4"], "ipv6": iface["ipv6"], "gateway_ipv4": gw4, "gateway_ipv6": gw6,
+        }
+        if tester in senders:
+            port["tx_rate"] = {"fps": fps}
+            port["tx_cpu"] = plan.tester_tx[senders.index(tester) % len(plan.tester_tx)]
+        ports.append(port)
+    streams = [
+        {"name": f"ipv{version}-{src}-{dst}", "tx_port": src, "rx_port": dst, "ip_version": version,
+         "frame_size": request.frame_size, "share": share}
+        for src, dst in directions(request)
+        for version, share in request.mix.versions
+    ]
+    return {
+        "spec_version": SPEC_VERSION,
+        "duration_s": request.duration_s,
+        "drain_s": request.drain_s,
+        "rx_cpu": plan.tester_rx,
+        "ports": ports,
+        "streams": streams,
+    }

@@ -1,0 +1,57 @@
+"""The readable form of a trial result (``v6bench trial`` without ``--json``)."""
+
+from __future__ import annotations
+
+from ..rates import format_link_speed
+
+
+def _us(ns: float | None) -> str:
+    return "-" if ns is None else f"{ns / 1000:.1f}"
+
+
+def _pct(ratio: float | None) -> str:
+    return "-" if ratio is None else f"{ratio * 100:.1f} %"
+
+
+def render(r: dict) -> str:
+    lab = r["lab"]
+    plan = lab["cpu_plan"]
+    lines = [
+        f"lab: topology {lab['topology']}, {format_link_speed(lab['link_speed_bps'])} links, MTU {lab['mtu']}, "
+        f"{plan['arrangement']} CPUs (tester tx {','.join(map(str, plan['tester_tx']))} rx {plan['tester_rx']}, "
+        f"DUT {','.join(map(str, plan['dut']))}); tester and DUT share this machine"
+        + (" (temporary lab)" if lab["temporary"] else ""),
+        f"trial: mix {r['mix']} (IPv4/IPv6), {r['frame_size']}-byte frames, {r['rate']} = "
+        f"{r['rate_per_direction_fps']:,.0f} frames/s per direction, {r['duration_s']:g} s, "
+        + ("bidirectional" if r["bidirectional"] else "unidirectional"),
+        "",
+    ]
+    header = ("direction", "IP", "tx frames", "rx frames", "lost", "loss", "reord", "dup",
+              "lat min", "p50", "p99", "p99.9", "max µs")
+    rows = [header]
+    for s in r["streams"]:
+        lat = s["latency_ns"] or {}
+        rows.append((s["direction"], f"IPv{s['ip_version']}", f"{s['tx_frames']:,}", f"{s['rx_frames']:,}",
+                     f"{s['lost_frames']:,}", f"{s['loss_ratio'] * 100:.3f} %", f"{s['reordered_frames']:,}",
+                     f"{s['duplicate_frames']:,}", _us(lat.get("min")), _us(lat.get("p50")), _us(lat.get("p99")),
+                     _us(lat.get("p999")), _us(lat.get("max"))))
+    rows.append(("total", "", f"{r['tx_frames']:,}", f"{r['rx_frames']:,}", f"{r['lost_frames']:,}",
+                 f"{r['loss_ratio'] * 100:.3f} %", "", "", "", "", "", "", ""))
+    widths = [max(len(row[k]) for row in rows) for k in range(len(header))]
+    for row in rows:
+        lines.append("  ".join(cell.ljust(w) if k < 2 else cell.rjust(w) for k, (cell, w) in enumerate(zip(row, widths))).rstrip())
+    lines.append("")
+    lines.append(f"offered {r['offered_fps']:,.0f} frames/s of {r['intended_fps']:,.0f} intended (all directions)")
+    cpu = [f"{x['name']} {_pct(x['busy_ratio'])} of a CPU" for x in r["dut"]["routers"]]
+    if cpu and any(x["busy_ratio"] is not None for x in r["dut"]["routers"]):
+        lines.append("DUT CPU while traffic flowed: " + ", ".join(cpu))
+    elif cpu:
+        lines.append("DUT CPU: not measured (inline arrangement: the routers' work runs in the tester's sender)")
+    if r["status"] != "completed":
+        lines.append(f"status: {r['status']}")
+    if r["tester_limited"]:
+        lines.append("TESTER LIMITED: this trial says nothing about the DUT:")
+        lines += [f"  - {reason}" for reason in r["tester_limited_reasons"]]
+    else:
+        lines.append("tester_limited: no")
+    return "\n".join(lines)

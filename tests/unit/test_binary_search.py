@@ -1,0 +1,53 @@
+"""RFC 2544 §26.1 binary search against simulated DUTs of known capacity."""
+
+import random
+
+import pytest
+
+from v6bench.methods.binary_search import search
+from v6bench.methods.measurer import Measurement
+
+
+class SimulatedDut:
+    """Forwards up to ``capacity_fps``; loses the excess. A tester that can
+    offer at most ``tester_max_fps``. Seeded noise on the capacity."""
+
+    def __init__(self, capacity_fps, tester_max_fps=float("inf"), noise=0.0, seed=1):
+        self.capacity_fps, self.tester_max_fps, self.noise = capacity_fps, tester_max_fps, noise
+        self.rng = random.Random(seed)
+        self.loads = []
+
+    def measure(self, duration_s, load_fps):
+        self.loads.append(load_fps)
+        tx = round(load_fps * duration_s)
+        cap = self.capacity_fps * (1 + self.rng.uniform(-self.noise, self.noise))
+        rx = min(tx, round(cap * duration_s))
+        return Measurement(duration_s, load_fps, min(load_fps, self.tester_max_fps), tx, rx, load_fps > self.tester_max_fps)
+
+
+@pytest.mark.parametrize("capacity", [1_000, 123_456, 700_000])
+def test_finds_known_capacity_within_resolution(capacity):
+    res = search(SimulatedDut(capacity), 1.0, 1_000_000, resolution=0.01, max_trials=30)
+    assert capacity * 0.99 <= res.throughput_fps <= capacity
+    assert res.failed_fps is not None and res.failed_fps > capacity
+    assert not res.is_lower_bound and res.best.loss_ratio == 0
+
+
+def test_line_rate_passes_in_one_trial():
+    res = search(SimulatedDut(2_000_000), 1.0, 1_000_000)
+    assert res.throughput_fps == 1_000_000 and len(res.trials) == 1
+
+
+def test_tester_limit_gives_a_lower_bound():
+    res = search(SimulatedDut(900_000, tester_max_fps=300_000), 1.0, 1_000_000, resolution=0.01, max_trials=30)
+    assert res.is_lower_bound
+    assert 297_000 <= res.throughput_fps <= 300_000
+    assert res.tester_limited_fps > 300_000
+
+
+def test_search_is_bounded_and_deterministic():
+    a = SimulatedDut(0)  # loses everything
+    res = search(a, 1.0, 1_000_000, max_trials=7)
+    assert len(res.trials) == 7 and res.throughput_fps == 0 and res.best is None
+    b1, b2 = SimulatedDut(400_000, noise=0.05, seed=7), SimulatedDut(400_000, noise=0.05, seed=7)
+    assert search(b1, 1.0, 1e6).throughput_fps == search(b2, 1.0, 1e6).throughput_fps
