@@ -118,7 +118,7 @@ def _run(args: argparse.Namespace) -> int:
 
             parse_topology(args.topology)
         with control.for_trial(site, args.topology, link, args.mtu, args.cpu_arrangement) as lab:
-            result = runner.run(lab, req)
+            result = runner.run(lab, req, site.engine_pid_file)
         print(json.dumps(result, indent=1) if args.json else table.render(result))
         return 0
     if args.command == "demo":

@@ -52,14 +52,48 @@ def _stderr_line(stderr: str) -> str:
     return lines[-1].removeprefix("v6bench-engine: error: ") if lines else "no message"
 
 
-def run_trial(spec: dict, timeout_s: float | None = None) -> dict:
+def process_start_ticks(pid: int) -> int | None:
+    """The start time of ``pid`` in clock ticks since boot (``/proc/PID/stat``
+    field 22): with the PID it names one process, even after PID reuse."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    return int(stat.rsplit(")", 1)[1].split()[19])
+
+
+def kill_recorded(pid_file: Path) -> int | None:
+    """Kills the engine recorded in ``pid_file`` by :func:`run_trial` if that
+    very process still runs (a crashed caller's engine); removes the file.
+    Returns the PID killed, if any."""
+    try:
+        pid_text, ticks_text = pid_file.read_text().split()
+        pid, ticks = int(pid_text), int(ticks_text)
+    except (OSError, ValueError):
+        return None
+    killed = None
+    try:
+        comm = Path(f"/proc/{pid}/comm").read_text().strip()
+        if comm == "v6bench-engine" and process_start_ticks(pid) == ticks:
+            os.kill(pid, signal.SIGKILL)
+            killed = pid
+    except OSError:
+        pass
+    pid_file.unlink(missing_ok=True)
+    return killed
+
+
+def run_trial(spec: dict, timeout_s: float | None = None, pid_file: Path | None = None) -> dict:
     """Runs one trial and returns the parsed result.
 
     The engine bounds every trial itself; ``timeout_s`` is a safety net that
     defaults to that bound (traffic × 1.1 + 1 s + drain + learning + margin)
     when the spec gives ``duration_s``, and to none for ``frame_count``. A
     trial the engine marks interrupted (exit 130) still returns its result.
-    Raises :class:`EngineError` on refusal or failure.
+    Raises :class:`EngineError` on refusal or failure. With ``pid_file``,
+    the engine's PID and start time are recorded there while it runs, so
+    whoever cleans up after a crash of this process can stop it
+    (:func:`kill_recorded`).
     """
     if timeout_s is None and spec.get("duration_s") is not None:
         learning = spec.get("learning", {})
@@ -78,6 +112,8 @@ def run_trial(spec: dict, timeout_s: float | None = None) -> dict:
         stderr=subprocess.PIPE,
         text=True,
     )
+    if pid_file is not None:
+        pid_file.write_text(f"{proc.pid} {process_start_ticks(proc.pid)}\n")
     try:
         out, err = proc.communicate(json.dumps(spec), timeout=timeout_s)
     except BaseException:
@@ -89,6 +125,9 @@ def run_trial(spec: dict, timeout_s: float | None = None) -> dict:
             proc.kill()
             proc.communicate()
         raise
+    finally:
+        if pid_file is not None and proc.poll() is not None:
+            pid_file.unlink(missing_ok=True)
     if proc.returncode not in (0, 130):
         raise EngineError(_stderr_line(err), proc.returncode)
     return json.loads(out)

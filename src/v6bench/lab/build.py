@@ -18,6 +18,7 @@ import time
 from pyroute2 import IPRoute
 from pyroute2 import netns as pr_netns
 
+from .. import engine
 from ..errors import LabError
 from . import napi, nsctl
 from .cpus import CpuPlan
@@ -177,6 +178,8 @@ def destroy(site: Site) -> list[str]:
     """Removes every namespace of this site (killing what still runs in
     them: their veths and nftables go with them) and the state file.
     Returns the namespaces removed. Safe to call when nothing exists."""
+    # The engine holds sockets in the namespaces but runs in none of them.
+    engine.kill_recorded(site.engine_pid_file)
     removed = []
     for ns in our_namespaces(site):
         for pid in _processes_in(ns):

@@ -44,6 +44,11 @@ class Site:
     def lock_file(self) -> Path:
         return self.run_dir / "lock"
 
+    @property
+    def engine_pid_file(self) -> Path:
+        """PID and start time of the engine running on this lab, if any."""
+        return self.run_dir / "engine.pid"
+
     def netns(self, node: str) -> str:
         """The namespace of ``node`` (``t1`` → ``v6b-t1``)."""
         return f"{self.netns_prefix}{node}"

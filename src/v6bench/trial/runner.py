@@ -16,6 +16,7 @@ reasons of its own, never removes the engine's:
 from __future__ import annotations
 
 import platform
+from pathlib import Path
 
 from .. import engine
 from ..lab import observe
@@ -101,12 +102,13 @@ def summarize(lab: LabState, request: TrialRequest, fps: float, eng: dict, dut: 
     }
 
 
-def run(lab: LabState, request: TrialRequest) -> dict:
-    """Runs ``request`` on ``lab`` (which the caller holds locked)."""
+def run(lab: LabState, request: TrialRequest, engine_pid_file: Path | None = None) -> dict:
+    """Runs ``request`` on ``lab`` (which the caller holds locked); the
+    engine's PID goes to ``engine_pid_file`` while it runs."""
     fps = request.check_against(lab.link_speed_bps, lab.mtu)
     spec = engine_spec(lab, request, fps)
     before = observe.snapshot(lab)
-    eng = engine.run_trial(spec)
+    eng = engine.run_trial(spec, pid_file=engine_pid_file)
     after = observe.snapshot(lab)
     dut = observe.difference(lab, before, after, eng["traffic_s"])
     return summarize(lab, request, fps, eng, dut)
