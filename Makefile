@@ -9,9 +9,14 @@ PY      := $(VENV)/bin/python
 ENGINE  := engine/target/release/v6bench-engine
 STAMPS  := .make
 APT_PKGS := iproute2 ethtool nftables netsniff-ng tshark procps python3 python3-venv build-essential
-# The engine's dependencies need Rust 1.88 or newer: such a cargo on PATH (rustup's in ~/.cargo/bin counts) is used, otherwise Debian
-# 12's cargo-web (Rust 1.96, bookworm-security) is installed.
+# The engine needs Rust 1.88 or newer: a new enough cargo on PATH (rustup's
+# in ~/.cargo/bin counts) is used, otherwise Debian 12's cargo-web (Rust 1.96,
+# bookworm-security) is installed and used.
 RUST_MIN_MINOR := 88
+# Shell: true if cargo command $(1) runs and is new enough.
+RUST_OK = ver=$$($(1) --version 2>/dev/null | cut -d' ' -f2); minor=$${ver\#1.}; minor=$${minor%%.*}; [ -n "$$ver" ] && [ "$${minor:-0}" -ge $(RUST_MIN_MINOR) ]
+# Shell: sets $$c to the cargo to use (PATH's if new enough, else Debian's cargo-web).
+PICK_CARGO = c=cargo; ( $(call RUST_OK,cargo) ) || c=/usr/bin/cargo;
 
 .PHONY: all setup engine demo test test-unit bench clean
 
@@ -24,8 +29,7 @@ $(STAMPS)/apt:
 	@mkdir -p $(STAMPS)
 	@if [ "$$(id -u)" != 0 ]; then echo "make: run as root (apt packages, network namespaces)" >&2; exit 1; fi
 	@missing=""; for p in $(APT_PKGS); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
-	ver=$$(cargo --version 2>/dev/null | cut -d' ' -f2); minor=$${ver#1.}; minor=$${minor%%.*}; \
-	if [ -z "$$ver" ] || [ "$${minor:-0}" -lt $(RUST_MIN_MINOR) ]; then \
+	if ! ( $(call RUST_OK,cargo) ) && ! ( $(call RUST_OK,/usr/bin/cargo) ); then \
 	  missing="$$missing cargo-web"; \
 	fi; \
 	if [ -n "$$missing" ]; then \
@@ -35,8 +39,7 @@ $(STAMPS)/apt:
 	@touch $@
 
 $(ENGINE): $(shell find engine/src -name '*.rs') engine/Cargo.toml engine/Cargo.lock
-	@command -v cargo >/dev/null || { echo "make: cargo not found (make setup installs Debian's cargo-web)" >&2; exit 1; }
-	cd engine && cargo build --release --locked
+	@$(PICK_CARGO) echo "building the engine with $$($$c --version)"; cd engine && $$c build --release --locked
 	@touch $@
 
 $(STAMPS)/venv: pyproject.toml
@@ -54,11 +57,11 @@ demo: setup
 
 # Every test: engine unit tests, then Python unit and netns (root) tiers.
 test: setup
-	cd engine && cargo test --release --locked
+	@$(PICK_CARGO) cd engine && $$c test --release --locked
 	$(VENV)/bin/pytest -q tests
 
 test-unit: setup
-	cd engine && cargo test --release --locked
+	@$(PICK_CARGO) cd engine && $$c test --release --locked
 	$(VENV)/bin/pytest -q -m "not netns" tests
 
 # Performance against peer tools measured in the same run (docs/performance.md).
