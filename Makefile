@@ -16,7 +16,7 @@ RUST_MIN_MINOR := 88
 # Shell: true if cargo command $(1) runs and is new enough.
 RUST_OK = ver=$$($(1) --version 2>/dev/null | cut -d' ' -f2); minor=$${ver\#1.}; minor=$${minor%%.*}; [ -n "$$ver" ] && [ "$${minor:-0}" -ge $(RUST_MIN_MINOR) ]
 # Shell: sets $$c to the cargo to use (PATH's if new enough, else Debian's cargo-web).
-PICK_CARGO = c=cargo; ( $(call RUST_OK,cargo) ) || c=/usr/bin/cargo;
+PICK_CARGO = c=cargo; ( $(call RUST_OK,cargo) ) || { c=/usr/bin/cargo; export RUSTC=/usr/bin/rustc RUSTDOC=/usr/bin/rustdoc; };
 
 .PHONY: all setup engine demo test test-unit bench clean
 
