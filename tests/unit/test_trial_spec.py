@@ -1,0 +1,58 @@
+"""The engine spec a trial becomes, checked by the engine's own validator
+(`v6bench-engine check`, no root): ports, gateways, CPUs, exact mixes."""
+
+import json
+import subprocess
+
+import pytest
+
+from v6bench.lab.cpus import plan
+from v6bench.lab.state import LabState
+from v6bench.lab.topology import parse_topology
+from v6bench.trial.request import make_request
+from v6bench.trial.spec import engine_spec
+
+
+def lab_of(topology: str) -> LabState:
+    """A recorded lab as `lab/build.py` writes it, without building it."""
+    topo = parse_topology(topology)
+    nodes = tuple(
+        {"name": n.name, "role": n.role, "netns": f"v6b-{n.name}",
+         "interfaces": [{"name": i.name, "mac": "02:00:00:00:00:01", "ipv4": i.ipv4, "ipv6": i.ipv6,
+                         "peer": f"{i.peer_node}/{i.peer_name}"} for i in n.interfaces]}
+        for n in topo.nodes)
+    return LabState(topo.name, 1e9, 1500, "up", False, 1, 0.0, plan("split", (0, 1)), nodes, (), {}, "test")
+
+
+def check(engine_bin, spec: dict) -> dict:
+    p = subprocess.run([str(engine_bin), "check", "--spec", "-"], input=json.dumps(spec), capture_output=True,
+                       text=True, timeout=30)
+    assert p.returncode == 0, p.stderr
+    return json.loads(p.stdout)
+
+
+@pytest.mark.parametrize("topology,gw1,gw2", [
+    ("a", ("198.18.0.1", "2001:2::1"), ("198.19.0.1", "2001:2:0:1::1")),
+    ("chain:3", ("198.18.0.1", "2001:2::1"), ("198.19.0.1", "2001:2:0:1::1")),
+    ("p2p", ("198.18.0.3", "2001:2::3"), ("198.18.0.2", "2001:2::2")),
+])
+def test_bidirectional_spec_is_valid_and_exact(engine_bin, topology, gw1, gw2):
+    req = make_request("90/10", 128, "10kfps", 2, True)
+    spec = engine_spec(lab_of(topology), req, req.check_against(1e9, 1500))
+    ports = {p["name"]: p for p in spec["ports"]}
+    assert (ports["t1"]["gateway_ipv4"], ports["t1"]["gateway_ipv6"]) == gw1
+    assert (ports["t2"]["gateway_ipv4"], ports["t2"]["gateway_ipv6"]) == gw2
+    assert ports["t1"]["tx_rate"] == {"fps": 10000} and ports["t2"]["tx_rate"] == {"fps": 10000}
+    assert ports["t1"]["tx_cpu"] == 0 and spec["rx_cpu"] == 0
+    assert ports["t1"]["interface"].startswith("t1-") and ports["t1"]["netns"] == "v6b-t1"
+    plan_out = check(engine_bin, spec)
+    frames = {s["name"]: s["frames"] for s in plan_out["streams"]}
+    assert frames == {"ipv4-t1-t2": 18000, "ipv6-t1-t2": 2000, "ipv4-t2-t1": 18000, "ipv6-t2-t1": 2000}
+
+
+def test_single_family_unidirectional(engine_bin):
+    req = make_request("0/100", 84, "1%", 1, False)
+    spec = engine_spec(lab_of("b"), req, req.check_against(1e9, 1500))
+    assert [s["name"] for s in spec["streams"]] == ["ipv6-t1-t2"]
+    assert "tx_rate" not in {p["name"]: p for p in spec["ports"]}["t2"]
+    check(engine_bin, spec)
