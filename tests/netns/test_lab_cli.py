@@ -132,6 +132,7 @@ def test_inline_arrangement_counts_exactly():
     (["--rate", "900kfps", "--frame-size", "128"], "above line rate"),
     (["--link-speed", "2G"], "--link-speed"),
     (["--frame-size", "2000"], "MTU"),
+    (["--mtu", "100"], "--mtu: 100 is outside"),  # a lab that cannot be built
 ])
 def test_bad_trial_input_is_one_line_exit_2_and_leaves_nothing(args, text):
     one_line_error(v6bench("trial", "--duration", "1", *args), text)
