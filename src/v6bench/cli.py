@@ -13,11 +13,12 @@ import os
 import signal
 import sys
 
-from . import demo, engine
+from . import __version__, demo, engine
 from .errors import V6benchError
 from .lab import control
 from .lab.cpus import ARRANGEMENTS
 from .lab.site import Site
+from .lab.topology import parse_topology
 from .rates import parse_link_speed
 from .trial import request as trial_request
 from .trial import runner, table
@@ -97,7 +98,7 @@ def _status_text(lab, busy: bool) -> str:
 def _run(args: argparse.Namespace) -> int:
     site = Site.from_env()
     if args.command == "version":
-        print(json.dumps({"v6bench": __import__("v6bench").__version__, **_engine_version()}))
+        print(json.dumps({"v6bench": __version__, **engine.version()}))
         return 0
     if args.command == "lab":
         if args.lab_command == "up":
@@ -114,9 +115,7 @@ def _run(args: argparse.Namespace) -> int:
         req = trial_request.make_request(args.mix, args.frame_size, args.rate, args.duration, args.bidirectional)
         link = parse_link_speed(args.link_speed) if args.link_speed else None
         if args.topology:
-            from .lab.topology import parse_topology
-
-            parse_topology(args.topology)
+            parse_topology(args.topology)  # bad input before any privileged work
         with control.for_trial(site, args.topology, link, args.mtu, args.cpu_arrangement) as lab:
             result = runner.run(lab, req, site.engine_pid_file)
         print(json.dumps(result, indent=1) if args.json else table.render(result))
@@ -124,13 +123,6 @@ def _run(args: argparse.Namespace) -> int:
     if args.command == "demo":
         return demo.main(site, args.frame_sizes, args.trial_duration, args.json)
     raise AssertionError(args.command)
-
-
-def _engine_version() -> dict:
-    import subprocess
-
-    out = subprocess.run([str(engine.binary()), "version"], capture_output=True, text=True, check=True)
-    return json.loads(out.stdout)
 
 
 _MAIN_PID = os.getpid()

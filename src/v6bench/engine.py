@@ -133,6 +133,14 @@ def run_trial(spec: dict, timeout_s: float | None = None, pid_file: Path | None 
     return json.loads(out)
 
 
+def version() -> dict:
+    """The engine's ``{"engine_version", "spec_version", "result_version"}``."""
+    proc = subprocess.run([str(binary()), "version"], capture_output=True, text=True, timeout=30)
+    if proc.returncode != 0:
+        raise EngineError(_stderr_line(proc.stderr), proc.returncode)
+    return json.loads(proc.stdout)
+
+
 def write_frames(spec: dict, out: Path, count: int = 10, timestamp_ns: int = 0) -> None:
     """Writes the first ``count`` frames of every sending port to a pcap."""
     proc = subprocess.run(

@@ -87,11 +87,3 @@ def cpu_time_ns(pid: int) -> int | None:
             return int(f.read().split()[0])
     except (OSError, ValueError, IndexError):
         return None
-
-
-def alive(thread: NapiThread) -> bool:
-    try:
-        with open(f"/proc/{thread.pid}/comm") as f:
-            return f.read().strip().startswith(f"napi/{thread.ifname}-"[:15])
-    except OSError:
-        return False

@@ -10,8 +10,7 @@ import re
 from dataclasses import dataclass
 
 from ..errors import UsageError
-from ..rates import Rate, line_rate_fps, parse_rate
-from ..rates import format_link_speed
+from ..rates import Rate, format_link_speed, line_rate_fps, parse_rate
 
 #: Smallest frames (bytes incl. FCS, RFC 1242 §3.5) that hold the headers
 #: and the engine's 18-byte signature: IPv4 14+20+8+18+4 = 64,

@@ -48,9 +48,9 @@ def _stream_summary(s: dict) -> dict:
 def _lab_reasons(lab: LabState, eng: dict, dut: dict) -> list[str]:
     reasons = []
     testers = {n["name"] for n in lab.nodes if n["role"] == "tester"}
+    peers = {f"{n['name']}/{i['name']}": i["peer"].split("/")[0] for n in lab.nodes for i in n["interfaces"]}
     for key, c in dut["interfaces"].items():
-        node, ifname = key.split("/")
-        peer = ifname.split("-")[1]
+        peer = peers.get(key)
         if peer in testers and c["tx_dropped"] > 0:
             reasons.append(f"{c['tx_dropped']} frames dropped by {key} on their way into tester port {peer}: the tester's receive queue overflowed")
     if lab.topology == "p2p":
