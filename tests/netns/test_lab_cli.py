@@ -195,3 +195,15 @@ def test_a_killed_trial_leaves_a_stale_lab_that_the_next_command_removes():
     assert p.returncode == 0 and "temporary lab of pid" in p.stderr
     assert _wait_for(lambda: not engine_processes(), 2), "the crashed trial's engine still runs"
     assert v6bench("lab", "down").returncode == 0
+
+
+def test_a_busy_lab_names_its_holder():
+    proc = subprocess.Popen([sys.executable, "-m", "v6bench.cli", "trial", "--duration", "3", "--rate", "1kfps"],
+                            env=ENV, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        assert _wait_for(lambda: len(engine_processes()) > 0, 15)
+        for args in (["lab", "down"], ["lab", "up"], ["lab", "down"]):  # twice: a refusal must not erase the name
+            one_line_error(v6bench(*args), f"the lab is busy: pid {proc.pid} (trial)")
+        assert "temporary, in use" in v6bench("lab", "status").stdout
+    finally:
+        assert proc.wait(timeout=30) == 0

@@ -134,6 +134,7 @@ def locked(site: Site, what: str, wait_s: float = 0.0) -> Iterator[None]:
     site.run_dir.mkdir(parents=True, exist_ok=True)
     fd = os.open(site.lock_file, os.O_RDWR | os.O_CREAT, 0o644)
     deadline = time.monotonic() + wait_s
+    held = False
     try:
         while True:
             try:
@@ -146,14 +147,13 @@ def locked(site: Site, what: str, wait_s: float = 0.0) -> Iterator[None]:
                     holder = os.pread(fd, 200, 0).decode(errors="replace").strip() or "another process"
                     raise LabError(f"the lab is busy: {holder} holds {site.lock_file}") from None
                 time.sleep(0.1)
+        held = True
         os.ftruncate(fd, 0)
         os.pwrite(fd, f"pid {os.getpid()} ({what})\n".encode(), 0)
         yield
     finally:
-        try:
+        if held:  # only the holder may clear the holder's name
             os.ftruncate(fd, 0)
-        except OSError:
-            pass
         os.close(fd)  # releases the flock
 
 
