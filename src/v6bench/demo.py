@@ -15,7 +15,8 @@ from .errors import UsageError
 from .lab import control
 from .lab.site import Site
 from .methods import binary_search
-from .rates import format_link_speed, line_rate_fps
+from .rates import line_rate_fps
+from .report.text import align
 from .trial.measurer import LabMeasurer
 from .trial.request import MIN_FRAME, Mix
 
@@ -73,8 +74,7 @@ def _render(lab_desc: str, rows: list[dict], duration_s: float) -> str:
         else:
             ratio = f"{v6['throughput_fps'] / v4['throughput_fps']:.2f}"
         table.append(("", "v6/v4", ratio, "", "", "", ""))
-    widths = [max(len(row[k]) for row in table) for k in range(len(head))]
-    out += ["  ".join(c.ljust(w) if k < 2 else c.rjust(w) for k, (c, w) in enumerate(zip(row, widths))).rstrip() for row in table]
+    out += align(table)
     if any(r["throughput_is_lower_bound"] for r in rows):
         out += ["", "≥: the tester could not offer more on this machine (tester_limited); the DUT's limit lies above."]
     out += ["", "DUT CPU: the router's share of one CPU during the best passing trial.",
@@ -88,7 +88,7 @@ def main(site: Site, frame_sizes: str, duration_s: float, as_json: bool) -> int:
         raise UsageError("--trial-duration: use 0.1..60 s")
     rows = []
     with control.for_trial(site, "a", None, None, None) as lab:
-        desc = f"topology {lab.topology}, {format_link_speed(lab.link_speed_bps)} links, {lab.cpu_plan.arrangement} CPUs"
+        desc = control.describe(lab)
         for size in sizes:
             for version, mix in FAMILIES:
                 measurer = LabMeasurer(lab, mix, size, drain_s=1.0, engine_pid_file=site.engine_pid_file)

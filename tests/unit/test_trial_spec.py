@@ -3,10 +3,13 @@
 
 import json
 import subprocess
+from pathlib import Path
 
 import pytest
 
+from v6bench.lab.build import describe_nodes
 from v6bench.lab.cpus import plan
+from v6bench.lab.site import Site
 from v6bench.lab.state import LabState
 from v6bench.lab.topology import parse_topology
 from v6bench.trial.request import make_request
@@ -16,11 +19,8 @@ from v6bench.trial.spec import engine_spec
 def lab_of(topology: str) -> LabState:
     """A recorded lab as `lab/build.py` writes it, without building it."""
     topo = parse_topology(topology)
-    nodes = tuple(
-        {"name": n.name, "role": n.role, "netns": f"v6b-{n.name}",
-         "interfaces": [{"name": i.name, "mac": "02:00:00:00:00:01", "ipv4": i.ipv4, "ipv6": i.ipv6,
-                         "peer": f"{i.peer_node}/{i.peer_name}"} for i in n.interfaces]}
-        for n in topo.nodes)
+    macs = {(n.name, i.name): "02:00:00:00:00:01" for n in topo.nodes for i in n.interfaces}
+    nodes = tuple(describe_nodes(Site(Path("/run/v6bench"), "v6b-"), topo, macs))
     return LabState(topo.name, 1e9, 1500, "up", False, 1, 0.0, plan("split", (0, 1)), nodes, (), {}, "test")
 
 

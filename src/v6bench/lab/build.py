@@ -74,17 +74,19 @@ def build(site: Site, topo: Topology, link_speed_bps: float, mtu: int, cpu_plan:
     """
     if not MIN_MTU <= mtu <= MAX_MTU:
         raise LabError(f"--mtu: {mtu} is outside {MIN_MTU}..{MAX_MTU} bytes")
-    if our_namespaces(site):
-        raise LabError(f"namespaces {', '.join(our_namespaces(site))} exist already")
+    existing = our_namespaces(site)
+    if existing:
+        raise LabError(f"namespaces {', '.join(existing)} exist already")
     started = time.time()
     kernel = os.uname().release
     sysctls = {n.name: SYSCTLS[n.role] for n in topo.nodes}
 
+    owner = os.getpid()
+
     def state(status: str, nodes=(), threads=()) -> LabState:
-        return LabState(topo.name, link_speed_bps, mtu, status, temporary, os.getpid(), started, cpu_plan,
+        return LabState(topo.name, link_speed_bps, mtu, status, temporary, owner, started, cpu_plan,
                         tuple(nodes), tuple(threads), sysctls, kernel)
 
-    owner = os.getpid()
     save(site, state("building"))
     try:
         for node in topo.nodes:
@@ -97,11 +99,9 @@ def build(site: Site, topo: Topology, link_speed_bps: float, mtu: int, cpu_plan:
             with IPRoute(netns=site.netns(left.node)) as ipr:
                 ipr.link("add", ifname=left.name, kind="veth", mtu=mtu,
                          peer={"ifname": right.name, "net_ns_fd": site.netns(right.node), "mtu": mtu})
-        nodes_json = []
+        macs = {}
         for node in topo.nodes:
-            ns = site.netns(node.name)
-            ifaces = []
-            with IPRoute(netns=ns) as ipr:
+            with IPRoute(netns=site.netns(node.name)) as ipr:
                 for i in node.interfaces:
                     idx = ipr.link_lookup(ifname=i.name)[0]
                     if node.role == "dut":
@@ -110,14 +110,10 @@ def build(site: Site, topo: Topology, link_speed_bps: float, mtu: int, cpu_plan:
                         ipr.addr("add", index=idx, address=v4, prefixlen=int(p4))
                         ipr.addr("add", index=idx, address=v6, prefixlen=int(p6), flags=0x02)  # IFA_F_NODAD
                     ipr.link("set", index=idx, state="up")
-                    mac = ipr.get_links(idx)[0].get("address")
-                    entry = {"name": i.name, "mac": mac, "ipv4": i.ipv4, "ipv6": i.ipv6, "peer": f"{i.peer_node}/{i.peer_name}"}
-                    if node.role == "tester":
-                        entry["addresses_owner"] = "engine"
-                    ifaces.append(entry)
+                    macs[(node.name, i.name)] = ipr.get_links(idx)[0].get("address")
                 for r in node.routes:
                     ipr.route("add", dst=r.dst, gateway=r.gateway)
-            nodes_json.append({"name": node.name, "role": node.role, "netns": ns, "interfaces": ifaces})
+        nodes_json = describe_nodes(site, topo, macs)
         for node in topo.nodes:
             for i in node.interfaces:
                 _wait_carrier(site.netns(node.name), i.name)
@@ -132,6 +128,25 @@ def build(site: Site, topo: Topology, link_speed_bps: float, mtu: int, cpu_plan:
         if isinstance(e, Exception) and not isinstance(e, LabError):
             raise LabError(f"cannot build the lab: {type(e).__name__}: {e}") from e
         raise
+
+
+def describe_nodes(site: Site, topo: Topology, macs: dict[tuple[str, str], str]) -> list[dict]:
+    """The recorded node list (``lab status --json``) of ``topo`` built at
+    ``site``; ``macs`` maps (node, interface) to the interface's MAC. Tester
+    interfaces also carry their next hop (``gateway_ipv4``/``gateway_ipv6``)
+    and ``addresses_owner: engine``."""
+    nodes = []
+    for node in topo.nodes:
+        ifaces = []
+        for i in node.interfaces:
+            entry = {"name": i.name, "mac": macs[(node.name, i.name)], "ipv4": i.ipv4, "ipv6": i.ipv6,
+                     "peer": f"{i.peer_node}/{i.peer_name}"}
+            if node.role == "tester":
+                gw4, gw6 = topo.gateway(node.name)
+                entry.update(gateway_ipv4=gw4, gateway_ipv6=gw6, addresses_owner="engine")
+            ifaces.append(entry)
+        nodes.append({"name": node.name, "role": node.role, "netns": site.netns(node.name), "interfaces": ifaces})
+    return nodes
 
 
 def _arrange_cpus(site: Site, topo: Topology, cpu_plan: CpuPlan) -> list[dict]:

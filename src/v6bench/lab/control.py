@@ -85,14 +85,14 @@ def for_trial(site: Site, topology: str | None, link_speed_bps: float | None, mt
     with state.locked(site, "trial"):
         current = _recover(site)
         if current is not None:
-            wanted = {
-                "--topology": (topology, parse_topology(topology).name if topology else None, current.topology),
-                "--link-speed": (link_speed_bps, link_speed_bps, current.link_speed_bps),
-                "--mtu": (mtu, mtu, current.mtu),
-                "--cpu-arrangement": (arrangement, arrangement, current.cpu_plan.arrangement),
+            wanted = {  # option: (the value given, or None; the lab's)
+                "--topology": (parse_topology(topology).name if topology else None, current.topology),
+                "--link-speed": (link_speed_bps, current.link_speed_bps),
+                "--mtu": (mtu, current.mtu),
+                "--cpu-arrangement": (arrangement, current.cpu_plan.arrangement),
             }
-            for option, (given, value, have) in wanted.items():
-                if given is not None and value != have:
+            for option, (given, have) in wanted.items():
+                if given is not None and given != have:
                     raise LabError(f"{option}: the lab that is up has {describe(current)} (mtu {current.mtu}); "
                                    f"use it as it is or run `v6bench lab down` first")
             yield current

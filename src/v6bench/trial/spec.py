@@ -13,17 +13,6 @@ from ..lab.state import LabState
 from .request import TrialRequest
 
 
-def _peer_address(lab: LabState, tester: str) -> tuple[str, str]:
-    """The next hop of a tester port: the address of the interface at the
-    other end of its link (its router, or the other tester on p2p)."""
-    (iface,) = lab.node(tester)["interfaces"]
-    node, name = iface["peer"].split("/")
-    for peer in lab.node(node)["interfaces"]:
-        if peer["name"] == name:
-            return peer["ipv4"].split("/")[0], peer["ipv6"].split("/")[0]
-    raise KeyError(iface["peer"])
-
-
 def directions(request: TrialRequest) -> list[tuple[str, str]]:
     return [("t1", "t2"), ("t2", "t1")] if request.bidirectional else [("t1", "t2")]
 
@@ -36,10 +25,9 @@ def engine_spec(lab: LabState, request: TrialRequest, fps: float) -> dict:
     for tester in ("t1", "t2"):
         node = lab.node(tester)
         (iface,) = node["interfaces"]
-        gw4, gw6 = _peer_address(lab, tester)
         port = {
-            "name": tester, "interface": iface["name"], "netns": node["netns"],
-            "ipv4": iface["ipv4"], "ipv6": iface["ipv6"], "gateway_ipv4": gw4, "gateway_ipv6": gw6,
+            "name": tester, "interface": iface["name"], "netns": node["netns"], "ipv4": iface["ipv4"],
+            "ipv6": iface["ipv6"], "gateway_ipv4": iface["gateway_ipv4"], "gateway_ipv6": iface["gateway_ipv6"],
         }
         if tester in senders:
             port["tx_rate"] = {"fps": fps}

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ..rates import format_link_speed
+from ..report.text import align
 
 
 def _us(ns: float | None) -> str:
@@ -37,9 +38,7 @@ def render(r: dict) -> str:
                      _us(lat.get("p999")), _us(lat.get("max"))))
     rows.append(("total", "", f"{r['tx_frames']:,}", f"{r['rx_frames']:,}", f"{r['lost_frames']:,}",
                  f"{r['loss_ratio'] * 100:.3f} %", "", "", "", "", "", "", ""))
-    widths = [max(len(row[k]) for row in rows) for k in range(len(header))]
-    for row in rows:
-        lines.append("  ".join(cell.ljust(w) if k < 2 else cell.rjust(w) for k, (cell, w) in enumerate(zip(row, widths))).rstrip())
+    lines += align(rows)
     lines.append("")
     lines.append(f"offered {r['offered_fps']:,.0f} frames/s of {r['intended_fps']:,.0f} intended (all directions)")
     cpu = [f"{x['name']} {_pct(x['busy_ratio'])} of a CPU" for x in r["dut"]["routers"]]

@@ -1,0 +1,1 @@
+"""Reports: text tables today; tables and plots of stored results later."""
