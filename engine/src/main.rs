@@ -16,6 +16,7 @@ mod frame;
 mod learn;
 mod mix;
 mod netns;
+mod pace;
 mod pcap;
 mod rate;
 mod result;
@@ -163,10 +164,9 @@ fn cmd_frames(a: &Args) -> Result<i32, Failure> {
         let templates: Vec<frame::Template> = t.streams.iter().map(|&si| frame::Template::new(&plan.streams[si], src, dst)).collect();
         let mut cursor = mix::Cursor::new(&t.schedule);
         let mut buf = vec![0u8; spec::MAX_FRAME_SIZE];
-        let period_ns = 1e9 / t.rate_fps;
         for k in 0..a.count.min(t.frames) {
             let (si, seq) = cursor.next(&t.schedule);
-            let ts = a.timestamp_ns + (k as f64 * period_ns) as u64;
+            let ts = a.timestamp_ns + t.pace.due_ns(k) as u64;
             let n = templates[si].write(&mut buf, seq, ts);
             pcap::write_record(&mut w, ts, &buf[..n]).map_err(|e| Failure(1, e.to_string()))?;
         }

@@ -68,6 +68,15 @@ impl Schedule {
         let rest = (n % self.window()) as usize;
         full * self.shares[i] + self.order[..rest].iter().filter(|&&s| usize::from(s) == i).count() as u64
     }
+
+    /// Position among all frames of the schedule of stream `i`'s frame
+    /// number `n` (the inverse of the walk).
+    pub fn index_of(&self, i: usize, n: u64) -> u64 {
+        let share = self.shares[i];
+        let (full, rest) = (n / share, n % share);
+        let pos = self.order.iter().enumerate().filter(|(_, &s)| usize::from(s) == i).nth(rest as usize).map(|(p, _)| p).expect("rest < share");
+        full * self.window() + pos as u64
+    }
 }
 
 /// A walk along a schedule: which stream carries the next frame, and that
@@ -103,6 +112,16 @@ impl Cursor {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn index_of_inverts_the_walk() {
+        let s = Schedule::new(&[90, 7, 3]).unwrap();
+        let mut c = Cursor::new(&s);
+        for k in 0..1000u64 {
+            let (si, seq) = c.next(&s);
+            assert_eq!(s.index_of(si, seq), k);
+        }
+    }
 
     #[test]
     fn ninety_ten_holds_exact_shares_in_every_window() {

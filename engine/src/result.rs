@@ -96,7 +96,10 @@ pub struct PortResult {
 
 #[derive(Debug, Serialize)]
 pub struct PortTx {
+    /// Intended rate [frames/s]; with a rate step, the mean over the trial.
     pub intended_fps: f64,
+    /// The step to a second rate, if the spec asked for one.
+    pub rate_step: Option<crate::pace::Step>,
     pub offered_fps: f64,
     /// Share-weighted mean frame size of the port's streams [bytes incl. FCS].
     pub mean_frame_size: f64,
@@ -142,6 +145,18 @@ pub struct StreamResult {
     pub inter_arrival_ns: Option<Summary>,
     /// HdrHistogram V2 deflate, base64, of the latency [ns], if asked for.
     pub latency_histogram: Option<String>,
+    /// First and last sent frame that never arrived; null without loss.
+    pub loss_window: Option<LossWindow>,
+}
+
+/// Where a stream's losses lie: sequence numbers and the frames' due times
+/// after t0 [s] (RFC 2544 §26.5 recovery: the last lost frame).
+#[derive(Debug, Serialize, Clone, Copy)]
+pub struct LossWindow {
+    pub first_seq: u64,
+    pub last_seq: u64,
+    pub first_due_s: f64,
+    pub last_due_s: f64,
 }
 
 /// (sent − received) / sent, 0 when nothing was sent.

@@ -6,6 +6,7 @@
 //! every count known before a socket is opened. Errors name the field.
 
 use crate::mix::Schedule;
+use crate::pace::Pace;
 use crate::rate;
 use crate::wire::{ethernet::Mac, ipv4, ipv6, signature, udp, FCS_LEN};
 use serde::Deserialize;
@@ -123,6 +124,19 @@ pub struct PortSpec {
     pub tx_cpu: Option<usize>,
     /// Nice value (−20..=19) of this port's sender thread; none = inherited.
     pub tx_nice: Option<i32>,
+    /// Change to a second rate after `after_s` of traffic (RFC 2544 §26.5
+    /// recovery); needs `duration_s`.
+    pub rate_step: Option<RateStepSpec>,
+}
+
+/// A step to a second rate within the trial.
+#[derive(Debug, Deserialize, Clone)]
+#[serde(deny_unknown_fields)]
+pub struct RateStepSpec {
+    /// Time after the first frame's due time at which the second rate starts [s].
+    pub after_s: f64,
+    /// The second rate [frames/s].
+    pub fps: f64,
 }
 
 /// A rate with its unit: exactly one of the four is given.
@@ -212,7 +226,10 @@ pub struct PortPlan {
 /// What a sending port sends.
 #[derive(Debug, Clone)]
 pub struct TxPlan {
+    /// The (first) rate [frames/s].
     pub rate_fps: f64,
+    /// When each frame is due: `rate_fps`, or a step to a second rate.
+    pub pace: Pace,
     /// Share-weighted mean frame size [bytes incl. FCS].
     pub mean_frame_size: f64,
     pub frames: u64,
@@ -479,8 +496,8 @@ impl TrialSpec {
                 if spec.tx_rate.is_some() {
                     return Err(format!("{f}.tx_rate: port {:?} sends no stream", p.name));
                 }
-                if spec.tx_cpu.is_some() || spec.tx_nice.is_some() {
-                    return Err(format!("{f}: tx_cpu and tx_nice need a port that sends, and {:?} sends no stream", p.name));
+                if spec.tx_cpu.is_some() || spec.tx_nice.is_some() || spec.rate_step.is_some() {
+                    return Err(format!("{f}: tx_cpu, tx_nice and rate_step need a port that sends, and {:?} sends no stream", p.name));
                 }
                 continue;
             }
@@ -490,9 +507,20 @@ impl TrialSpec {
             let mean_size = mine.iter().map(|&s| streams[s].frame_size as f64 * streams[s].share as f64).sum::<f64>() / total as f64;
             let rate_fps = rate.to_fps(&format!("{f}.tx_rate"), mean_size)?;
             let schedule = Schedule::new(&shares).map_err(|e| format!("{f}: {e}"))?;
-            let frames = match (self.duration_s, self.frame_count) {
-                (Some(d), _) => (d * rate_fps).round().max(1.0) as u64,
-                (_, Some(n)) => n,
+            let (frames, pace) = match (self.duration_s, self.frame_count, &spec.rate_step) {
+                (Some(d), _, None) => ((d * rate_fps).round().max(1.0) as u64, Pace::constant(rate_fps)),
+                (Some(d), _, Some(st)) => {
+                    if !(st.after_s.is_finite() && st.after_s > 0.0 && st.after_s < d) {
+                        return Err(format!("{f}.rate_step.after_s: must be inside the traffic (0, {d}) s, got {}", st.after_s));
+                    }
+                    if !(st.fps.is_finite() && st.fps > 0.0 && st.fps <= MAX_RATE_FPS) {
+                        return Err(format!("{f}.rate_step.fps: must be in (0, {MAX_RATE_FPS}] frames/s, got {}", st.fps));
+                    }
+                    let at = (st.after_s * rate_fps).round().max(1.0) as u64;
+                    (at + ((d - st.after_s) * st.fps).round().max(1.0) as u64, Pace::stepped(rate_fps, at, st.fps))
+                }
+                (_, Some(_), Some(_)) => return Err(format!("{f}.rate_step: needs duration_s, not frame_count")),
+                (_, Some(n), None) => (n, Pace::constant(rate_fps)),
                 _ => unreachable!("checked above"),
             };
             if frames > MAX_FRAMES_PER_PORT {
@@ -509,7 +537,7 @@ impl TrialSpec {
                     return Err(format!("{f}.tx_nice: must be -20..=19, got {n}"));
                 }
             }
-            p.tx = Some(TxPlan { rate_fps, mean_frame_size: mean_size, frames, streams: mine, schedule, cpu: spec.tx_cpu, nice: spec.tx_nice });
+            p.tx = Some(TxPlan { rate_fps, pace, mean_frame_size: mean_size, frames, streams: mine, schedule, cpu: spec.tx_cpu, nice: spec.tx_nice });
         }
         for (pi, p) in ports.iter().enumerate() {
             let f = format!("ports[{pi}]");
@@ -569,6 +597,21 @@ mod tests {
         assert_eq!(p.streams[1].frames, 200);
         assert_eq!(p.streams[0].dst_ip, "198.19.0.2".parse::<IpAddr>().unwrap());
         assert_eq!(p.streams[1].src_port, DEFAULT_SRC_PORT);
+    }
+
+    #[test]
+    fn rate_step_plans_both_phases() {
+        let mut s = base();
+        s["ports"][0]["rate_step"] = serde_json::json!({"after_s": 1.0, "fps": 500});
+        let p = spec(s.clone()).unwrap();
+        let tx = p.ports[0].tx.as_ref().unwrap();
+        let per_s = tx.rate_fps as u64;
+        assert_eq!(tx.frames, per_s + 500);
+        assert_eq!(tx.pace.step.unwrap().at_frame, per_s);
+        s["ports"][0]["rate_step"] = serde_json::json!({"after_s": 2.0, "fps": 500});
+        assert!(spec(s.clone()).unwrap_err().starts_with("ports[0].rate_step.after_s"));
+        s["ports"][0]["rate_step"] = serde_json::json!({"after_s": 1.0, "fps": 0});
+        assert!(spec(s).unwrap_err().starts_with("ports[0].rate_step.fps"));
     }
 
     #[test]

@@ -262,6 +262,15 @@ impl StreamCounters {
         self.last_rx_ns = Some(rx_ns);
     }
 
+    /// First and last sequence number below `sent` that never arrived.
+    pub fn lost_range(&self, sent: u64) -> Option<(u64, u64)> {
+        let missing = |seq: u64| self.seen[(seq / 64) as usize] & (1u64 << (seq % 64)) == 0;
+        let sent = sent.min(self.planned);
+        let first = (0..sent).find(|&q| missing(q))?;
+        let last = (first..sent).rev().find(|&q| missing(q))?;
+        Some((first, last))
+    }
+
     pub fn pdv(&self) -> Option<PdvSummary> {
         let s = self.latency.summary()?;
         Some(PdvSummary { p50: s.p50 - s.min, p99: s.p99 - s.min, p999: s.p999 - s.min, max: s.max - s.min })
@@ -290,6 +299,17 @@ mod tests {
         let l = c.latency.summary().unwrap();
         assert_eq!((l.min, l.max, l.count), (50, 50, 5));
         assert_eq!(l.mean, 50.0);
+    }
+
+    #[test]
+    fn lost_range_spans_first_to_last_missing_frame() {
+        let mut c = StreamCounters::new(200);
+        for seq in (0..200u64).filter(|q| ![3, 70, 130].contains(q)) {
+            c.record(seq, 0, 1);
+        }
+        assert_eq!(c.lost_range(200), Some((3, 130)));
+        assert_eq!(c.lost_range(100), Some((3, 70)));
+        assert_eq!(c.lost_range(3), None);
     }
 
     #[test]

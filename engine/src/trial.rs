@@ -5,7 +5,7 @@ use crate::frame::Template;
 use crate::learn;
 use crate::netns;
 use crate::rate;
-use crate::result::{self, FrameCounts, PortResult, PortTx, StreamResult, Totals, TrialResult};
+use crate::result::{self, FrameCounts, LossWindow, PortResult, PortTx, StreamResult, Totals, TrialResult};
 use crate::ring::Ring;
 use crate::rx::{PortRxCounters, Receiver, RxPort, RxState, Shared, StreamKey};
 use crate::sock::{self, IfCounters, IfInfo};
@@ -127,9 +127,9 @@ pub fn run(plan: &Plan, stop: &AtomicBool) -> Result<TrialResult, String> {
                 Template::new(s, open[pi].mac, hop.expect("learning resolved every needed next hop"))
             })
             .collect();
-        jobs.push((pi, TxJob { fd: open[pi].tx.as_raw_fd(), templates, schedule: t.schedule.clone(), frames: t.frames, rate_fps: t.rate_fps, cpu: t.cpu, nice: t.nice }));
+        jobs.push((pi, TxJob { fd: open[pi].tx.as_raw_fd(), templates, schedule: t.schedule.clone(), frames: t.frames, pace: t.pace, cpu: t.cpu, nice: t.nice }));
     }
-    let intended_duration_s = plan.ports.iter().filter_map(|p| p.tx.as_ref()).map(|t| t.frames as f64 / t.rate_fps).fold(0.0, f64::max);
+    let intended_duration_s = plan.ports.iter().filter_map(|p| p.tx.as_ref()).map(|t| t.pace.span_s(t.frames)).fold(0.0, f64::max);
 
     // Traffic.
     let t0 = clock::monotonic_ns() + START_LEAD_NS;
@@ -185,13 +185,14 @@ fn assemble(plan: &Plan, open: &[OpenPort], hops: &learn::NextHops, reports: &[(
             if r.unsent_frames > 0 {
                 reasons.push(format!("port {:?}: {} of {} frames not sent in time", p.name, r.unsent_frames, t.frames));
             }
-            if r.offered_fps < t.rate_fps * (1.0 - plan.tester_limited_shortfall) {
+            let intended_fps = t.pace.mean_fps(t.frames);
+            if r.offered_fps < intended_fps * (1.0 - plan.tester_limited_shortfall) {
                 reasons.push(format!(
                     "port {:?}: offered {:.1} frames/s, {:.3} % below the intended {:.1}",
                     p.name,
                     r.offered_fps,
-                    100.0 * (1.0 - r.offered_fps / t.rate_fps),
-                    t.rate_fps
+                    100.0 * (1.0 - r.offered_fps / intended_fps),
+                    intended_fps
                 ));
             }
             if r.max_backlog_frames > plan.tester_limited_backlog_frames {
@@ -203,7 +204,8 @@ fn assemble(plan: &Plan, open: &[OpenPort], hops: &learn::NextHops, reports: &[(
                 ));
             }
             PortTx {
-                intended_fps: t.rate_fps,
+                intended_fps,
+                rate_step: t.pace.step,
                 offered_fps: r.offered_fps,
                 mean_frame_size: t.mean_frame_size,
                 offered_l1_bps: rate::l1_bps(r.offered_fps, t.mean_frame_size),
@@ -262,7 +264,11 @@ fn assemble(plan: &Plan, open: &[OpenPort], hops: &learn::NextHops, reports: &[(
             dst_port: s.dst_port,
             frame_size: s.frame_size,
             share: s.share,
-            intended_fps: t.rate_fps * t.schedule.shares[k] as f64 / share_sum as f64,
+            intended_fps: t.pace.mean_fps(t.frames) * t.schedule.shares[k] as f64 / share_sum as f64,
+            loss_window: c.lost_range(stream_tx[si]).map(|(first, last)| {
+                let due_s = |seq| t.pace.due_ns(t.schedule.index_of(k, seq)) / 1e9;
+                LossWindow { first_seq: first, last_seq: last, first_due_s: due_s(first), last_due_s: due_s(last) }
+            }),
             counts: FrameCounts::new(stream_tx[si], c.rx_frames, c.reordered_frames, c.duplicate_frames),
             negative_latency_frames: c.negative_latency_frames,
             latency_ns: c.latency.summary(),

@@ -1,7 +1,7 @@
 //! The paced sender: one thread per sending port.
 //!
-//! Frame k of the port (k = 0, 1, …) is due at `t0 + k / rate` on
-//! CLOCK_MONOTONIC. The loop sends every frame that is due, in batches of
+//! Frame k of the port (k = 0, 1, …) is due at `t0 + pace.due_ns(k)` on
+//! CLOCK_MONOTONIC (`k / rate`, or a step to a second rate, `pace.rs`). The loop sends every frame that is due, in batches of
 //! at most `BATCH` frames with one sendmmsg(2); when nothing is due it
 //! sleeps until shortly before the next frame and spins the rest. A sender
 //! that keeps up therefore sends one frame at a time exactly on schedule;
@@ -16,6 +16,7 @@
 use crate::clock;
 use crate::frame::Template;
 use crate::mix::{Cursor, Schedule};
+use crate::pace::Pace;
 use serde::Serialize;
 use std::os::unix::io::RawFd;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -32,7 +33,7 @@ pub struct TxJob {
     pub templates: Vec<Template>,
     pub schedule: Schedule,
     pub frames: u64,
-    pub rate_fps: f64,
+    pub pace: Pace,
     pub cpu: Option<usize>,
     pub nice: Option<i32>,
 }
@@ -80,7 +81,7 @@ pub fn run(job: TxJob, t0: u64, deadline: u64, stop: &AtomicBool) -> TxReport {
     let mut iov: Vec<libc::iovec> = vec![unsafe { std::mem::zeroed() }; BATCH];
     let mut msgs: Vec<libc::mmsghdr> = vec![unsafe { std::mem::zeroed() }; BATCH];
     let schedule = &job.schedule;
-    let period_ns = 1e9 / job.rate_fps;
+    let pace = job.pace;
     // Frames that left; `batch` walks ahead of it while a batch is built.
     let mut committed = Cursor::new(schedule);
     let mut batch = committed.clone();
@@ -96,7 +97,7 @@ pub fn run(job: TxJob, t0: u64, deadline: u64, stop: &AtomicBool) -> TxReport {
         if now >= deadline {
             break;
         }
-        let next_due = t0 + (sent as f64 * period_ns) as u64;
+        let next_due = t0 + pace.due_ns(sent) as u64;
         if now < next_due {
             let wait = next_due - now;
             if wait > SPIN_NS {
@@ -107,7 +108,7 @@ pub fn run(job: TxJob, t0: u64, deadline: u64, stop: &AtomicBool) -> TxReport {
             continue;
         }
         rep.max_lag_ns = rep.max_lag_ns.max(now - next_due);
-        let due_by_now = (((now - t0) as f64 / period_ns) as u64 + 1).min(job.frames);
+        let due_by_now = pace.due_by(now - t0).min(job.frames);
         rep.max_backlog_frames = rep.max_backlog_frames.max(due_by_now - sent);
         let k = ((due_by_now - sent) as usize).clamp(1, BATCH);
         let tx_ns = clock::realtime_ns();
@@ -156,9 +157,9 @@ pub fn run(job: TxJob, t0: u64, deadline: u64, stop: &AtomicBool) -> TxReport {
     rep.tx_frames = sent;
     rep.unsent_frames = job.frames - sent;
     rep.send_span_ns = last_handover.saturating_sub(t0);
-    let due_last = t0 + (sent.saturating_sub(1) as f64 * period_ns) as u64;
+    let due_last = t0 + pace.due_ns(sent.saturating_sub(1)) as u64;
     // The last frame left no earlier than it was due: measure to its hand-over.
     let span = last_handover.max(due_last).saturating_sub(t0);
-    rep.offered_fps = if sent >= 2 && span > 0 { (sent - 1) as f64 * 1e9 / span as f64 } else { job.rate_fps };
+    rep.offered_fps = if sent >= 2 && span > 0 { (sent - 1) as f64 * 1e9 / span as f64 } else { pace.rate_fps };
     rep
 }
