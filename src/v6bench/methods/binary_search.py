@@ -1,5 +1,6 @@
 """RFC 2544 §26.1 throughput by binary search: the highest load at which a
-trial loses no frame (RFC 1242 §3.17), to a relative resolution.
+trial loses no more than a loss-ratio goal (0 = NDR, RFC 1242 §3.17; a
+partial drop rate, PDR, otherwise), to a relative resolution.
 
 A ``tester_limited`` trial cannot say whether the DUT would pass, so the
 search treats that load as out of reach: the result is then a lower bound
@@ -16,7 +17,7 @@ from .measurer import Measurement, Measurer
 @dataclass(frozen=True)
 class SearchResult:
     """``throughput_fps``: highest passing load [frames/s per direction], 0 if
-    none passed; ``failed_fps``: lowest load that lost frames (None if none
+    none passed; ``failed_fps``: lowest load that lost too much (None if none
     did); ``tester_limited_fps``: lowest load the tester could not offer
     (None if none); ``trials`` in the order run; ``best`` the passing trial
     at ``throughput_fps``."""
@@ -31,6 +32,21 @@ class SearchResult:
     def is_lower_bound(self) -> bool:
         """True when the tester, not a loss, capped the search."""
         return self.tester_limited_fps is not None and (self.failed_fps is None or self.tester_limited_fps < self.failed_fps)
+
+
+class Memo:
+    """A measurer that runs each (duration, load) once: a second search over
+    the same trials (PDR after NDR) reuses what the first one measured."""
+
+    def __init__(self, measurer: Measurer) -> None:
+        self.measurer = measurer
+        self.seen: dict[tuple[float, float], Measurement] = {}
+
+    def measure(self, duration_s: float, load_fps: float) -> Measurement:
+        key = (duration_s, load_fps)
+        if key not in self.seen:
+            self.seen[key] = self.measurer.measure(duration_s, load_fps)
+        return self.seen[key]
 
 
 def search(measurer: Measurer, duration_s: float, max_fps: float, resolution: float = 0.02,

@@ -1,7 +1,10 @@
-"""The one interface every method depends on: run a trial at a load.
+"""The interface every method depends on: a tester that runs trials.
 
-A method asks ``measure(duration_s, load_fps)`` and gets the counts back;
-it never knows whether a lab, a physical tester or a simulation answered.
+A method asks ``measure(duration_s, load_fps)`` (and, for the RFC 2544
+§26.4–26.6 tests, a burst, a rate step or a reset) and gets the counts
+back; it never knows whether a lab, a physical tester or a simulation
+answered. :mod:`v6bench.methods.simulated` is a seeded simulation with a
+known loss curve; :mod:`v6bench.trial.measurer` is the lab.
 """
 
 from __future__ import annotations
@@ -17,8 +20,12 @@ class Measurement:
     ``intended_load_fps`` [frames/s] is what was asked (per direction),
     ``offered_load_fps`` what the tester achieved (all directions),
     ``tx_frames``/``rx_frames`` are counts over all streams. A
-    ``tester_limited`` trial says nothing about the DUT. ``detail`` is the
-    full trial result, if any.
+    ``tester_limited`` trial says nothing about the DUT. ``streams`` are
+    the per-stream summaries (``docs/trial-result.md``: ``ip_version``,
+    ``latency_ns``, ``pdv_ns``, ``ipdv_ns``, ``inter_arrival_ns``,
+    ``loss_window``, …); ``detail`` is the full trial result, if any;
+    ``extra`` holds what a special trial measured besides the counts
+    (a reset's timing).
     """
 
     duration_s: float
@@ -28,6 +35,8 @@ class Measurement:
     rx_frames: int
     tester_limited: bool
     detail: dict | None = field(default=None, compare=False, repr=False)
+    streams: tuple[dict, ...] = field(default=(), compare=False, repr=False)
+    extra: dict = field(default_factory=dict, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         if self.tx_frames < 0 or self.rx_frames < 0:
@@ -41,8 +50,37 @@ class Measurement:
     def loss_ratio(self) -> float:
         return self.lost_frames / self.tx_frames if self.tx_frames else 0.0
 
+    def families(self) -> dict[int, list[dict]]:
+        """The stream summaries by IP version."""
+        out: dict[int, list[dict]] = {}
+        for s in self.streams:
+            out.setdefault(s["ip_version"], []).append(s)
+        return out
+
 
 class Measurer(Protocol):
     def measure(self, duration_s: float, load_fps: float) -> Measurement:
         """Runs one trial of ``duration_s`` seconds at ``load_fps`` frames/s per direction."""
+        ...
+
+
+class Tester(Measurer, Protocol):
+    """A measurer for the whole RFC 2544 suite, bound to one mix, frame
+    size and direction. ``line_fps`` is the theoretical maximum per
+    direction [frames/s] (RFC 2544 §26.1)."""
+
+    line_fps: float
+
+    def burst(self, frames: int) -> Measurement:
+        """Sends ``frames`` frames per direction back to back at line rate (RFC 9004)."""
+        ...
+
+    def step(self, duration_s: float, load_fps: float, after_s: float, then_fps: float) -> Measurement:
+        """``load_fps`` for ``after_s``, then ``then_fps`` until ``duration_s`` (RFC 2544 §26.5)."""
+        ...
+
+    def reset(self, duration_s: float, load_fps: float, at_s: float, kind: str) -> Measurement:
+        """A trial during which the DUT is reset (``kind``: hard or soft) about
+        ``at_s`` into the traffic (RFC 2544 §26.6); ``extra`` holds the
+        reset's timing."""
         ...

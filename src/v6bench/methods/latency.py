@@ -1,0 +1,77 @@
+"""Latency and delay variation at given loads (RFC 2544 §26.2, RFC 8219
+§7.2–7.3, RFC 5481).
+
+The engine timestamps every frame, a superset of RFC 2544's one tagged
+frame per trial and of RFC 8219's 500. Per load and IP version, over the
+repetitions that were not tester-limited:
+
+- RFC 2544: ``mean_ns``, the mean over repetitions of each trial's mean latency;
+- RFC 8219: ``typical_ns`` (median over repetitions of each trial's median)
+  and ``worst_case_ns`` (median of each trial's 99.9th percentile);
+- PDV (RFC 5481 §4.2): ``pdv_p999_ns`` = D99.9 − Dmin, median over repetitions;
+- IPDV (RFC 5481 §4.1): min, median and max over repetitions of each
+  trial's min, median and max.
+"""
+
+from __future__ import annotations
+
+import statistics
+from dataclasses import dataclass
+
+from .measurer import Tester
+from .params import check
+
+
+@dataclass(frozen=True)
+class Params:
+    trial_duration_s: float = 120.0
+    repeat: int = 20
+    loads: tuple[str, ...] = ("throughput",)
+
+    def __post_init__(self) -> None:
+        check(0 < self.trial_duration_s <= 86400, "trial_duration_s", f"{self.trial_duration_s:g} s is outside (0, 86400]")
+        check(1 <= self.repeat <= 1000, "repeat", f"{self.repeat} is outside 1..1000 (the RFCs ask for at least 20)")
+        check(bool(self.loads), "loads", "give at least one load: \"throughput\" or a rate such as \"50%\"")
+
+
+def _median(xs: list[float]) -> float | None:
+    return statistics.median(xs) if xs else None
+
+
+def summarize(trials_by_family: dict[int, list[dict]]) -> dict:
+    """Per IP version, the summaries above from each trial's stream summaries."""
+    out = {}
+    for v, streams in sorted(trials_by_family.items()):
+        lat = [s["latency_ns"] for s in streams if s.get("latency_ns")]
+        pdv = [s["pdv_ns"] for s in streams if s.get("pdv_ns")]
+        ipdv = [s["ipdv_ns"] for s in streams if s.get("ipdv_ns")]
+        out[str(v)] = {
+            "repetitions": len(lat),
+            "mean_ns": statistics.fmean(x["mean"] for x in lat) if lat else None,
+            "typical_ns": _median([x["p50"] for x in lat]),
+            "worst_case_ns": _median([x["p999"] for x in lat]),
+            "min_ns": min((x["min"] for x in lat), default=None),
+            "max_ns": max((x["max"] for x in lat), default=None),
+            "stddev_of_means_ns": statistics.stdev([x["mean"] for x in lat]) if len(lat) > 1 else None,
+            "pdv_p999_ns": _median([x["p999"] for x in pdv]),
+            "ipdv_ns": {"min": min(x["min"] for x in ipdv), "median": _median([x["median"] for x in ipdv]),
+                        "max": max(x["max"] for x in ipdv)} if ipdv else None,
+        }
+    return out
+
+
+def run(tester: Tester, p: Params, loads_fps: list[tuple[str, float]]) -> dict:
+    """``loads_fps``: (label, frames/s per direction) pairs, resolved by the caller."""
+    rows = []
+    for label, fps in loads_fps:
+        by_family: dict[int, list[dict]] = {}
+        limited = 0
+        for _ in range(p.repeat):
+            m = tester.measure(p.trial_duration_s, fps)
+            if m.tester_limited:
+                limited += 1
+                continue
+            for v, ss in m.families().items():
+                by_family.setdefault(v, []).extend(ss)
+        rows.append({"load": label, "load_fps": fps, "tester_limited_trials": limited, "families": summarize(by_family)})
+    return {"loads": rows}

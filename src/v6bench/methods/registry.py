@@ -1,0 +1,87 @@
+"""The test kinds: name → parameters and procedure.
+
+Each kind's parameters are a frozen dataclass checked by
+:func:`v6bench.methods.params.parse`; its procedure runs on a
+:class:`~v6bench.methods.measurer.Tester` bound to one mix, frame size and
+direction. Kinds that start from the throughput (latency at
+``"throughput"``, back-to-back, recovery, reset) take the NDR the same run
+already measured for that point, or search it first with the
+``throughput`` parameters given to them (``throughput_search``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from ..errors import UsageError
+from ..rates import parse_rate
+from . import back_to_back, latency, loss, recovery, reset, throughput
+from .measurer import Tester
+
+
+@dataclass(frozen=True)
+class Point:
+    """Where a test runs: frame size [bytes], link speed [b/s], and the NDR
+    [frames/s per direction] already measured there in this run, if any."""
+
+    frame_size: int
+    link_speed_bps: float
+    known_ndr_fps: float | None = None
+
+
+@dataclass(frozen=True)
+class Kind:
+    name: str
+    params: type
+    needs_throughput: Callable[[Any], bool]
+    procedure: Callable[[Tester, Any, Point, float | None], dict]
+    summary: str
+
+
+def _latency(t: Tester, p: latency.Params, pt: Point, ndr: float | None) -> dict:
+    loads = []
+    for text in p.loads:
+        if text == "throughput":
+            loads.append(("throughput", ndr))
+        else:
+            loads.append((text, parse_rate(text).fps(pt.frame_size, pt.link_speed_bps)))
+    return latency.run(t, p, loads)
+
+
+KINDS: dict[str, Kind] = {k.name: k for k in (
+    Kind("throughput", throughput.Params, lambda p: False,
+         lambda t, p, pt, ndr: throughput.run(t, p, pt.frame_size), "NDR and PDR (RFC 2544 §26.1, MLRsearch)"),
+    Kind("loss", loss.Params, lambda p: False, lambda t, p, pt, ndr: loss.run(t, p), "frame loss rate (RFC 2544 §26.3)"),
+    Kind("latency", latency.Params, lambda p: "throughput" in p.loads, _latency,
+         "latency, PDV and IPDV (RFC 2544 §26.2, RFC 8219 §7.2-7.3)"),
+    Kind("back-to-back", back_to_back.Params, lambda p: True, lambda t, p, pt, ndr: back_to_back.run(t, p, ndr),
+         "back-to-back frames (RFC 9004)"),
+    Kind("recovery", recovery.Params, lambda p: True, lambda t, p, pt, ndr: recovery.run(t, p, ndr),
+         "system recovery (RFC 2544 §26.5)"),
+    Kind("reset", reset.Params, lambda p: True, lambda t, p, pt, ndr: reset.run(t, p, ndr), "reset (RFC 2544 §26.6)"),
+)}
+
+
+def kind(name: str) -> Kind:
+    if name not in KINDS:
+        raise UsageError(f"kind: {name!r} is not a test (known: {', '.join(KINDS)})")
+    return KINDS[name]
+
+
+def run(k: Kind, tester: Tester, params: Any, point: Point, throughput_search: throughput.Params) -> dict:
+    """Runs one test; adds ``throughput_fps`` and where it came from when the kind needs it."""
+    ndr = None
+    extra: dict = {}
+    if k.needs_throughput(params):
+        if point.known_ndr_fps is not None:
+            ndr, extra = point.known_ndr_fps, {"throughput_from": "measured earlier in this run"}
+        else:
+            found = throughput.run(tester, throughput_search, point.frame_size)
+            ndr = found["ndr_fps"]
+            extra = {"throughput_from": "searched for this test", "throughput_search": found}
+        if not ndr:
+            return {**extra, "throughput_fps": ndr, "applicable": False,
+                    "reason": "no load passed without loss: there is no throughput to start from"}
+        extra["throughput_fps"] = ndr
+    return {**extra, **k.procedure(tester, params, point, ndr)}

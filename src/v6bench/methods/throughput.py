@@ -1,0 +1,66 @@
+"""Throughput (RFC 2544 §26.1, RFC 1242 §3.17): NDR, the highest load with
+no loss, and PDR, the highest with at most a loss-ratio goal (default
+0.5 %), per direction, by RFC 2544 binary search or by MLRsearch.
+
+The result carries frames/s and the bit rates labelled by layer
+(RFC 5180 App. A.1): L2 counts the frame incl. FCS, L1 adds the 20 bytes
+of preamble and inter-frame gap.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from . import binary_search, mlr
+from .measurer import Tester
+from .params import check
+
+
+@dataclass(frozen=True)
+class Params:
+    search: str = "binary"
+    trial_duration_s: float = 60.0
+    resolution: float = 0.01
+    pdr_loss_ratio: float = 0.005
+    max_trials: int = 30
+    initial_trial_duration_s: float = 1.0
+    exceed_ratio: float = 0.5
+
+    def __post_init__(self) -> None:
+        check(self.search in ("binary", "mlr"), "search", f"{self.search!r} is not binary or mlr")
+        check(0 < self.trial_duration_s <= 86400, "trial_duration_s", f"{self.trial_duration_s:g} s is outside (0, 86400]")
+        check(0 < self.resolution < 0.5, "resolution", f"{self.resolution:g} is not a ratio in (0, 0.5)")
+        check(0 < self.pdr_loss_ratio < 1, "pdr_loss_ratio", f"{self.pdr_loss_ratio:g} is not a ratio in (0, 1)")
+        check(1 <= self.max_trials <= 200, "max_trials", f"{self.max_trials} is outside 1..200")
+        check(0 < self.initial_trial_duration_s <= 86400, "initial_trial_duration_s", "must be positive")
+        check(0 <= self.exceed_ratio < 1, "exceed_ratio", f"{self.exceed_ratio:g} is not a ratio in [0, 1)")
+
+
+def rates(fps: float | None, frame_size: int) -> dict:
+    """``fps`` [frames/s] with its L1 and L2 bit rates [b/s]."""
+    if fps is None:
+        return {"fps": None, "l1_bps": None, "l2_bps": None}
+    return {"fps": fps, "l1_bps": fps * 8 * (frame_size + 20), "l2_bps": fps * 8 * frame_size}
+
+
+def run(tester: Tester, p: Params, frame_size: int) -> dict:
+    """NDR and PDR per direction; ``is_lower_bound`` when the tester capped them."""
+    line = tester.line_fps
+    if p.search == "binary":
+        memo = binary_search.Memo(tester)
+        goals = []
+        for name, goal in (("ndr", 0.0), ("pdr", p.pdr_loss_ratio)):
+            r = binary_search.search(memo, p.trial_duration_s, line, p.resolution, goal, p.max_trials)
+            goals.append((name, goal, r.throughput_fps, r.failed_fps if r.failed_fps is not None else r.tester_limited_fps,
+                          r.is_lower_bound))
+    else:
+        outcomes, _ = mlr.search(tester, line, (0.0, p.pdr_loss_ratio), p.trial_duration_s, p.initial_trial_duration_s,
+                                 p.resolution, p.exceed_ratio)
+        goals = [(name, o.loss_ratio, o.lower_fps or 0.0, o.upper_fps, o.is_lower_bound)
+                 for name, o in zip(("ndr", "pdr"), outcomes)]
+    out: dict = {"search": p.search, "line_rate": rates(line, frame_size)}
+    for name, goal, fps, upper, lower_bound in goals:
+        out[name] = {"loss_ratio_goal": goal, **rates(fps, frame_size), "upper_fps": upper,
+                     "is_lower_bound": lower_bound, "ratio_of_line": fps / line if line else None}
+    out["ndr_fps"], out["pdr_fps"] = out["ndr"]["fps"], out["pdr"]["fps"]
+    return out

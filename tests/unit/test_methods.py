@@ -1,0 +1,138 @@
+"""Every test procedure against the seeded simulated tester, whose true
+capacity, buffer, recovery and outage are known."""
+
+import pytest
+
+from v6bench.errors import UsageError
+from v6bench.methods import back_to_back, latency, loss, mlr, recovery, registry, reset, throughput
+from v6bench.methods.params import parse
+from v6bench.methods.simulated import SimulatedTester
+
+
+@pytest.mark.parametrize("search", ["binary", "mlr"])
+@pytest.mark.parametrize("capacity", [12_345, 400_000])
+def test_throughput_finds_ndr_within_resolution(search, capacity):
+    t = SimulatedTester(capacity, buffer_frames=0)
+    r = throughput.run(t, throughput.Params(search=search, trial_duration_s=1, resolution=0.01), 128)
+    assert capacity * 0.98 <= r["ndr_fps"] <= capacity * 1.0001
+    assert not r["ndr"]["is_lower_bound"]
+    # PDR at 0.5 % loss lies between the NDR and capacity / (1 - 0.005).
+    assert r["ndr_fps"] <= r["pdr_fps"] <= capacity / 0.995 * 1.0001
+    assert r["ndr"]["l1_bps"] == pytest.approx(r["ndr_fps"] * 8 * 148)
+    assert r["ndr"]["l2_bps"] == pytest.approx(r["ndr_fps"] * 8 * 128)
+
+
+def test_pdr_is_found_above_ndr_when_loss_is_small():
+    # Capacity 100k, load 100.4k loses 0.4 %: within the PDR goal.
+    t = SimulatedTester(100_000, buffer_frames=0)
+    r = throughput.run(t, throughput.Params(trial_duration_s=1, resolution=0.001), 128)
+    assert r["pdr_fps"] > r["ndr_fps"] * 1.003
+
+
+@pytest.mark.parametrize("search", ["binary", "mlr"])
+def test_tester_limit_makes_a_lower_bound(search):
+    t = SimulatedTester(900_000, tester_max_fps=300_000)
+    r = throughput.run(t, throughput.Params(search=search, trial_duration_s=1, resolution=0.01), 64)
+    assert r["ndr"]["is_lower_bound"] and r["ndr_fps"] <= 300_000
+
+
+def test_mlr_uses_short_trials_first_then_the_final_duration():
+    t = SimulatedTester(50_000, buffer_frames=0)
+    outcomes, trials = mlr.search(t, 1e6, (0.0, 0.005), final_trial_duration_s=4, initial_trial_duration_s=1)
+    durations = [m.duration_s for m in trials]
+    assert min(durations) < 4 and max(durations) == 4
+    assert 0.99 * 50_000 <= outcomes[0].lower_fps <= 50_000
+
+
+def test_mlr_tolerates_noise_with_exceed_ratio():
+    t = SimulatedTester(200_000, noise=0.02, buffer_frames=0, seed=7)
+    r = throughput.run(t, throughput.Params(search="mlr", trial_duration_s=2, resolution=0.01), 512)
+    assert 0.95 * 200_000 <= r["ndr_fps"] <= 1.03 * 200_000
+
+
+def test_loss_steps_down_until_two_clean_loads():
+    t = SimulatedTester(555_000, buffer_frames=0)
+    r = loss.run(t, loss.Params(trial_duration_s=1))
+    pcts = [row["load_pct"] for row in r["loads"]]
+    assert pcts == [100, 90, 80, 70, 60, 50, 40]
+    assert r["loads"][0]["loss_ratio"] == pytest.approx(1 - 0.555, abs=1e-6)
+    assert r["loads"][-1]["lost_frames"] == 0 and r["loads"][-2]["lost_frames"] == 0
+    assert set(r["loads"][0]["families"]) == {"4", "6"}
+
+
+def test_loss_at_explicit_loads_runs_them_all():
+    t = SimulatedTester(1e9)
+    r = loss.run(t, loss.Params(trial_duration_s=1, loads_pct=(10, 50, 95)))
+    assert [row["load_pct"] for row in r["loads"]] == [10, 50, 95]
+
+
+def test_latency_summaries_per_family():
+    t = SimulatedTester(100_000, latency_ns=10_000)
+    r = latency.run(t, latency.Params(trial_duration_s=1, repeat=20), [("50%", 50_000)])
+    fam = r["loads"][0]["families"]
+    assert fam["4"]["repetitions"] == 20
+    assert fam["6"]["typical_ns"] > fam["4"]["typical_ns"]
+    assert fam["4"]["worst_case_ns"] > fam["4"]["typical_ns"]
+    assert fam["4"]["pdv_p999_ns"] > 0 and fam["4"]["ipdv_ns"]["min"] < 0 < fam["4"]["ipdv_ns"]["max"]
+
+
+def test_back_to_back_finds_the_buffer():
+    # Line 1 Mfps, DUT 250 kfps, buffer 3000 frames: a burst of N overflows
+    # when N × 0.75 > 3000, so the longest clean burst is 4000 frames.
+    t = SimulatedTester(250_000, line_fps=1e6, buffer_frames=3000)
+    r = back_to_back.run(t, back_to_back.Params(repeat=3, resolution=0.001), 250_000)
+    assert 3990 <= r["average_frames"] <= 4000
+    assert r["implied_buffer_time_s"] == pytest.approx(r["average_frames"] / 1e6)
+    assert r["corrected_buffer_time_s"] == pytest.approx(r["average_frames"] / 1e6 * 0.75)
+    assert all(c[0] == "burst" for c in t.calls)
+
+
+def test_back_to_back_does_not_apply_at_line_rate():
+    t = SimulatedTester(2e6, line_fps=1e6)
+    assert back_to_back.run(t, back_to_back.Params(), 1e6)["applicable"] is False
+
+
+def test_recovery_time_from_the_last_lost_frame():
+    t = SimulatedTester(100_000, recovery_s=0.7)
+    r = recovery.run(t, recovery.Params(overload_s=2, hold_s=2), 100_000)
+    assert r["overload_fps"] == pytest.approx(110_000) and r["reduced_fps"] == pytest.approx(50_000)
+    assert r["recovery"]["4"]["mean_s"] == pytest.approx(0.7)
+    assert t.calls[0] == ("step", 4.0, pytest.approx(110_000), 2.0, pytest.approx(50_000))
+
+
+def test_reset_time_is_the_receive_gap():
+    t = SimulatedTester(100_000, outage_s={"soft": 0.3, "hard": 1.5})
+    r = reset.run(t, reset.Params(trial_duration_s=5, reset_at_s=1), 10_000)
+    assert r["kinds"]["soft"]["reset_time"]["6"]["mean_s"] == pytest.approx(0.3 + 1e-4)
+    assert r["kinds"]["hard"]["reset_time"]["4"]["mean_s"] == pytest.approx(1.5 + 1e-4)
+
+
+def test_kinds_needing_throughput_search_it_first():
+    t = SimulatedTester(80_000, buffer_frames=0, recovery_s=0.1)
+    k = registry.kind("recovery")
+    search = throughput.Params(trial_duration_s=1, resolution=0.01)
+    r = registry.run(k, t, recovery.Params(overload_s=1, hold_s=1), registry.Point(128, 1e9), search)
+    assert r["throughput_from"] == "searched for this test" and 0.99 * 80_000 <= r["throughput_fps"] <= 80_000
+    t2 = SimulatedTester(80_000)
+    r2 = registry.run(k, t2, recovery.Params(overload_s=1, hold_s=1), registry.Point(128, 1e9, known_ndr_fps=70_000), search)
+    assert r2["throughput_fps"] == 70_000 and len(t2.calls) == 1
+
+
+def test_latency_loads_resolve_rates_and_throughput():
+    t = SimulatedTester(1e9)
+    p = latency.Params(trial_duration_s=1, repeat=1, loads=("throughput", "10%", "5kpps"))
+    r = registry.run(registry.kind("latency"), t, p, registry.Point(1518, 1e9, known_ndr_fps=81_274), throughput.Params())
+    assert [row["load_fps"] for row in r["loads"]] == [81_274, pytest.approx(8127.43, rel=1e-4), 5000]
+
+
+def test_params_name_the_field():
+    with pytest.raises(UsageError, match=r"tests\[1\]\.trial_duration_s: expected a number"):
+        parse(throughput.Params, {"trial_duration_s": "x"}, "tests[1]")
+    with pytest.raises(UsageError, match=r"tests\[0\]\.serch: unknown key"):
+        parse(throughput.Params, {"serch": "mlr"}, "tests[0]")
+    with pytest.raises(UsageError, match=r"t\.search: 'fast' is not binary or mlr"):
+        parse(throughput.Params, {"search": "fast"}, "t")
+    with pytest.raises(UsageError, match=r"kinds: 'warm'"):
+        parse(reset.Params, {"kinds": ["warm"]}, "t")
+    with pytest.raises(UsageError, match="kind: 'jitter' is not a test"):
+        registry.kind("jitter")
