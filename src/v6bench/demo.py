@@ -91,7 +91,7 @@ def main(site: Site, frame_sizes: str, duration_s: float, as_json: bool) -> int:
         desc = control.describe(lab)
         for size in sizes:
             for version, mix in FAMILIES:
-                measurer = LabMeasurer(lab, mix, size, drain_s=1.0, engine_pid_file=site.engine_pid_file)
+                measurer = LabMeasurer(site, lab, mix, size, drain_s=1.0)
                 res = binary_search.search(measurer, duration_s, line_rate_fps(lab.link_speed_bps, size),
                                            RESOLUTION, max_trials=MAX_TRIALS)
                 rows.append(_row(version, size, lab.link_speed_bps, res))

@@ -5,7 +5,7 @@ import pytest
 
 from v6bench.errors import UsageError
 from v6bench.methods import back_to_back, latency, loss, mlr, recovery, registry, reset, throughput
-from v6bench.methods.params import parse
+from v6bench.params import parse
 from v6bench.methods.simulated import SimulatedTester
 
 

@@ -20,7 +20,9 @@ from pyroute2 import netns as pr_netns
 
 from .. import engine
 from ..errors import LabError
+from . import dut as dut_rules
 from . import napi, nsctl
+from .dut import DutConfig
 from .cpus import CpuPlan
 from .site import Site
 from .state import LabState, forget, our_namespaces, save
@@ -66,7 +68,8 @@ def _wait_carrier(ns: str, ifname: str) -> None:
             time.sleep(0.02)
 
 
-def build(site: Site, topo: Topology, link_speed_bps: float, mtu: int, cpu_plan: CpuPlan, temporary: bool) -> LabState:
+def build(site: Site, topo: Topology, link_speed_bps: float, mtu: int, cpu_plan: CpuPlan, temporary: bool,
+          dut: DutConfig = DutConfig()) -> LabState:
     """Builds the lab; the caller holds the lock and has cleared stale labs.
 
     On any failure, or Ctrl-C, whatever was created is removed and the
@@ -85,39 +88,24 @@ def build(site: Site, topo: Topology, link_speed_bps: float, mtu: int, cpu_plan:
 
     def state(status: str, nodes=(), threads=()) -> LabState:
         return LabState(topo.name, link_speed_bps, mtu, status, temporary, owner, started, cpu_plan,
-                        tuple(nodes), tuple(threads), sysctls, kernel)
+                        tuple(nodes), tuple(threads), sysctls, kernel, dut.to_json())
 
     save(site, state("building"))
     try:
         for node in topo.nodes:
-            ns = site.netns(node.name)
-            pr_netns.create(ns)
-            with IPRoute(netns=ns) as ipr:
-                ipr.link("set", index=ipr.link_lookup(ifname="lo")[0], state="up")
-            _set_sysctls(ns, SYSCTLS[node.role])
+            create_node_namespace(site, node)
         for left, right in topo.links():
             with IPRoute(netns=site.netns(left.node)) as ipr:
                 ipr.link("add", ifname=left.name, kind="veth", mtu=mtu,
                          peer={"ifname": right.name, "net_ns_fd": site.netns(right.node), "mtu": mtu})
         macs = {}
         for node in topo.nodes:
-            with IPRoute(netns=site.netns(node.name)) as ipr:
-                for i in node.interfaces:
-                    idx = ipr.link_lookup(ifname=i.name)[0]
-                    if node.role == "dut":
-                        v4, p4 = i.ipv4.split("/")
-                        v6, p6 = i.ipv6.split("/")
-                        ipr.addr("add", index=idx, address=v4, prefixlen=int(p4))
-                        ipr.addr("add", index=idx, address=v6, prefixlen=int(p6), flags=0x02)  # IFA_F_NODAD
-                    ipr.link("set", index=idx, state="up")
-                    macs[(node.name, i.name)] = ipr.get_links(idx)[0].get("address")
-                for r in node.routes:
-                    ipr.route("add", dst=r.dst, gateway=r.gateway)
+            macs.update(configure_node(site, node))
         nodes_json = describe_nodes(site, topo, macs)
+        configure_dut(site, topo, dut)
         for node in topo.nodes:
-            for i in node.interfaces:
-                _wait_carrier(site.netns(node.name), i.name)
-        threads = _arrange_cpus(site, topo, cpu_plan) if cpu_plan.arrangement == "split" else []
+            wait_carrier(site, node)
+        threads = arrange_cpus(site, topo, cpu_plan) if cpu_plan.arrangement == "split" else []
         done = state("up", nodes_json, threads)
         save(site, done)
         return done
@@ -128,6 +116,49 @@ def build(site: Site, topo: Topology, link_speed_bps: float, mtu: int, cpu_plan:
         if isinstance(e, Exception) and not isinstance(e, LabError):
             raise LabError(f"cannot build the lab: {type(e).__name__}: {e}") from e
         raise
+
+
+def create_node_namespace(site: Site, node) -> None:
+    """The node's namespace with loopback up and its role's sysctls."""
+    ns = site.netns(node.name)
+    pr_netns.create(ns)
+    with IPRoute(netns=ns) as ipr:
+        ipr.link("set", index=ipr.link_lookup(ifname="lo")[0], state="up")
+    _set_sysctls(ns, SYSCTLS[node.role])
+
+
+def configure_node(site: Site, node) -> dict[tuple[str, str], str]:
+    """Brings the node's interfaces up with their addresses (routers only:
+    testers' addresses belong to the engine) and adds its static routes;
+    idempotent. Returns the interfaces' MACs."""
+    macs = {}
+    with IPRoute(netns=site.netns(node.name)) as ipr:
+        for i in node.interfaces:
+            idx = ipr.link_lookup(ifname=i.name)[0]
+            if node.role == "dut":
+                v4, p4 = i.ipv4.split("/")
+                v6, p6 = i.ipv6.split("/")
+                ipr.addr("replace", index=idx, address=v4, prefixlen=int(p4))
+                ipr.addr("replace", index=idx, address=v6, prefixlen=int(p6), flags=0x02)  # IFA_F_NODAD
+            ipr.link("set", index=idx, state="up")
+            macs[(node.name, i.name)] = ipr.get_links(idx)[0].get("address")
+        for r in node.routes:
+            ipr.route("replace", dst=r.dst, gateway=r.gateway)
+    return macs
+
+
+def wait_carrier(site: Site, node) -> None:
+    for i in node.interfaces:
+        _wait_carrier(site.netns(node.name), i.name)
+
+
+def configure_dut(site: Site, topo: Topology, dut: DutConfig, only: str | None = None) -> None:
+    """Loads each router's nftables rule set (:mod:`v6bench.lab.dut`), or ``only``'s."""
+    for node in topo.nodes:
+        if node.role == "dut" and only in (None, node.name):
+            text = dut_rules.ruleset(dut, node.name, [i.name for i in node.interfaces])
+            if text:
+                dut_rules.apply(site.netns(node.name), text)
 
 
 def describe_nodes(site: Site, topo: Topology, macs: dict[tuple[str, str], str]) -> list[dict]:
@@ -149,14 +180,16 @@ def describe_nodes(site: Site, topo: Topology, macs: dict[tuple[str, str], str])
     return nodes
 
 
-def _arrange_cpus(site: Site, topo: Topology, cpu_plan: CpuPlan) -> list[dict]:
+def arrange_cpus(site: Site, topo: Topology, cpu_plan: CpuPlan, only: str | None = None) -> list[dict]:
     """The ``split`` arrangement (:mod:`v6bench.lab.cpus`): threaded NAPI on
     every veth end, router threads on DUT CPUs, tester threads on the
     tester's receive CPU at SCHED_FIFO priority 1 (so test frames are not
-    left waiting behind the spinning sender)."""
+    left waiting behind the spinning sender). ``only``: that node alone."""
     threads = []
     routers = [n.name for n in topo.routers]
     for node in topo.nodes:
+        if only not in (None, node.name):
+            continue
         tester = node.role == "tester"
         cpu = cpu_plan.tester_rx if tester else cpu_plan.router_cpu(routers.index(node.name))
         for i in node.interfaces:

@@ -13,6 +13,7 @@ from ..errors import LabError
 from ..rates import format_link_speed
 from . import build, state
 from .cpus import plan
+from .dut import DutConfig
 from .site import Site
 from .state import LabState
 from .topology import parse_topology
@@ -35,10 +36,12 @@ def _recover(site: Site) -> LabState | None:
 
 
 def describe(lab: LabState) -> str:
-    return f"topology {lab.topology}, {format_link_speed(lab.link_speed_bps)} links, {lab.cpu_plan.arrangement} CPUs"
+    return (f"topology {lab.topology}, {format_link_speed(lab.link_speed_bps)} links, {lab.cpu_plan.arrangement} CPUs, "
+            f"DUT {DutConfig.from_json(lab.dut).describe()}")
 
 
-def up(site: Site, topology: str, link_speed_bps: float, mtu: int, arrangement: str | None) -> LabState:
+def up(site: Site, topology: str, link_speed_bps: float, mtu: int, arrangement: str | None,
+       dut: DutConfig = DutConfig()) -> LabState:
     """Builds the machine's lab; refuses if one is up."""
     topo = parse_topology(topology)
     cpu_plan = plan(arrangement)
@@ -47,7 +50,7 @@ def up(site: Site, topology: str, link_speed_bps: float, mtu: int, arrangement: 
         current = _recover(site)
         if current is not None:
             raise LabError(f"a lab is already up ({describe(current)}): run `v6bench lab down` first")
-        return build.build(site, topo, link_speed_bps, mtu, cpu_plan, temporary=False)
+        return build.build(site, topo, link_speed_bps, mtu, cpu_plan, temporary=False, dut=dut)
 
 
 def down(site: Site) -> list[str]:
@@ -74,11 +77,11 @@ def status(site: Site) -> tuple[LabState | None, bool]:
 
 @contextmanager
 def for_trial(site: Site, topology: str | None, link_speed_bps: float | None, mtu: int | None,
-              arrangement: str | None) -> Iterator[LabState]:
+              arrangement: str | None, dut: DutConfig | None = None) -> Iterator[LabState]:
     """The lab a trial runs on, locked for the trial's whole length.
 
     The lab that is up if there is one (options given must match it);
-    otherwise a temporary lab (default topology ``a``, 1G) built now and
+    otherwise a temporary lab (default topology ``a``, 1G, plain DUT) built now and
     removed afterwards, also on error or Ctrl-C.
     """
     _require_root()
@@ -90,6 +93,7 @@ def for_trial(site: Site, topology: str | None, link_speed_bps: float | None, mt
                 "--link-speed": (link_speed_bps, current.link_speed_bps),
                 "--mtu": (mtu, current.mtu),
                 "--cpu-arrangement": (arrangement, current.cpu_plan.arrangement),
+                "--dut-limit": (dut.limit_fps if dut else None, DutConfig.from_json(current.dut).limit_fps),
             }
             for option, (given, have) in wanted.items():
                 if given is not None and given != have:
@@ -98,7 +102,7 @@ def for_trial(site: Site, topology: str | None, link_speed_bps: float | None, mt
             yield current
             return
         lab = build.build(site, parse_topology(topology or "a"), link_speed_bps or 1e9, mtu or 1500,
-                          plan(arrangement), temporary=True)
+                          plan(arrangement), temporary=True, dut=dut or DutConfig())
         try:
             yield lab
         finally:

@@ -55,6 +55,8 @@ class LabState:
     napi: tuple[dict, ...]
     sysctls: dict
     kernel: str
+    dut: dict = None  # DutConfig.to_json(); None = plain forwarding
+
 
     def to_json(self) -> dict:
         return {
@@ -71,6 +73,7 @@ class LabState:
             "napi": list(self.napi),
             "sysctls": self.sysctls,
             "kernel": self.kernel,
+            "dut": self.dut or {},
         }
 
     @classmethod
@@ -80,7 +83,7 @@ class LabState:
         return cls(
             d["topology"], float(d["link_speed_bps"]), int(d["mtu"]), d["status"], bool(d["temporary"]),
             int(d["owner_pid"]), float(d["created_at_unix_s"]), CpuPlan.from_json(d["cpu_plan"]),
-            tuple(d["nodes"]), tuple(d["napi"]), dict(d["sysctls"]), d["kernel"],
+            tuple(d["nodes"]), tuple(d["napi"]), dict(d["sysctls"]), d["kernel"], dict(d.get("dut") or {}),
         )
 
     def node(self, name: str) -> dict:

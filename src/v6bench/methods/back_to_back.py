@@ -18,7 +18,7 @@ import statistics
 from dataclasses import dataclass
 
 from .measurer import Tester
-from .params import check
+from ..params import check
 
 
 @dataclass(frozen=True)

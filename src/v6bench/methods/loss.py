@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .measurer import Tester
-from .params import check
+from ..params import check
 
 
 @dataclass(frozen=True)

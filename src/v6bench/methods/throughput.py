@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from . import binary_search, mlr
 from .measurer import Tester
-from .params import check
+from ..params import check
 
 
 @dataclass(frozen=True)

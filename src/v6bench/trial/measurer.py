@@ -1,29 +1,83 @@
-"""The lab as a :class:`~v6bench.methods.measurer.Measurer`: each
-``measure`` call runs one trial of a fixed mix, frame size and direction."""
+"""The lab as a :class:`~v6bench.methods.measurer.Tester`: each call runs
+one trial of a fixed mix, frame size and direction.
+
+Besides the engine's and the lab's own ``tester_limited`` reasons, a trial
+whose offered load (all directions) exceeds 90 % of the tester's own
+capacity at that frame size, from the latest self-test
+(:mod:`v6bench.selftest`), is marked ``tester_limited``.
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from pathlib import Path
-
+from ..lab import reset as lab_reset
+from ..lab.site import Site
 from ..lab.state import LabState
 from ..methods.measurer import Measurement
-from ..rates import Rate
+from ..rates import Rate, line_rate_fps
 from . import runner
 from .request import Mix, TrialRequest
 
+#: Share of the tester's self-tested capacity above which a trial is the tester's.
+SELFTEST_MARGIN = 0.9
 
-@dataclass(frozen=True)
+
 class LabMeasurer:
-    lab: LabState
-    mix: Mix
-    frame_size: int
-    bidirectional: bool = False
-    drain_s: float = 2.0
-    engine_pid_file: Path | None = None
+    """``selftest``: the latest self-test result (``capacity`` per frame size), or None."""
 
-    def measure(self, duration_s: float, load_fps: float) -> Measurement:
+    def __init__(self, site: Site, lab: LabState, mix: Mix, frame_size: int, bidirectional: bool = False,
+                 drain_s: float = 2.0, selftest: dict | None = None) -> None:
+        self.site, self.lab, self.mix, self.frame_size = site, lab, mix, frame_size
+        self.bidirectional, self.drain_s, self.selftest = bidirectional, drain_s, selftest
+        self.line_fps = line_rate_fps(lab.link_speed_bps, frame_size)
+
+    def _capacity_fps(self) -> tuple[float, int] | None:
+        """The tester's capacity [frames/s] for this frame size: the lowest
+        measured at this size or larger (the nearest smaller if none)."""
+        if not self.selftest:
+            return None
+        caps = {int(k): v["capacity_fps"] for k, v in self.selftest.get("capacity", {}).items() if v.get("capacity_fps")}
+        if not caps:
+            return None
+        larger = [s for s in caps if s >= self.frame_size]
+        size = min(larger, key=lambda s: caps[s]) if larger else max(caps)
+        return caps[size], size
+
+    def _trial(self, duration_s: float, load_fps: float, adjust=None, during=None) -> Measurement:
         req = TrialRequest(self.mix, self.frame_size, Rate(load_fps, "fps", f"{load_fps:.0f}fps"), duration_s,
                            self.bidirectional, self.drain_s)
-        r = runner.run(self.lab, req, self.engine_pid_file)
-        return Measurement(duration_s, load_fps, r["offered_fps"], r["tx_frames"], r["rx_frames"], r["tester_limited"], r)
+        r = runner.run(self.lab, req, self.site.engine_pid_file, adjust, during)
+        cap = self._capacity_fps()
+        offered = r["intended_fps"]
+        if cap and offered > SELFTEST_MARGIN * cap[0]:
+            r["tester_limited_reasons"].append(
+                f"offered {offered:,.0f} frames/s is above {SELFTEST_MARGIN:.0%} of the tester's self-tested capacity "
+                f"{cap[0]:,.0f} frames/s ({cap[1]} B)")
+            r["tester_limited"] = True
+        extra = {}
+        if r.get("action"):
+            extra = {**r["action"], "reset_at_s": r.get("action_at_s")}
+        return Measurement(duration_s, load_fps, r["offered_fps"], r["tx_frames"], r["rx_frames"], r["tester_limited"],
+                           r, tuple(r["streams"]), extra)
+
+    def measure(self, duration_s: float, load_fps: float) -> Measurement:
+        return self._trial(duration_s, load_fps)
+
+    def burst(self, frames: int) -> Measurement:
+        def adjust(spec: dict) -> None:
+            del spec["duration_s"]
+            spec["frame_count"] = frames
+            spec["tester_limited_backlog_frames"] = frames + 1  # a burst is intended here
+        return self._trial(frames / self.line_fps, self.line_fps, adjust)
+
+    def step(self, duration_s: float, load_fps: float, after_s: float, then_fps: float) -> Measurement:
+        def adjust(spec: dict) -> None:
+            for p in spec["ports"]:
+                if "tx_rate" in p:
+                    p["rate_step"] = {"after_s": after_s, "fps": then_fps}
+        return self._trial(duration_s, load_fps, adjust)
+
+    def reset(self, duration_s: float, load_fps: float, at_s: float, kind: str) -> Measurement:
+        def action() -> dict:
+            self.lab, timing = lab_reset.reset(self.site, self.lab, kind)
+            return timing
+        return self._trial(duration_s, load_fps, during=(at_s, action))

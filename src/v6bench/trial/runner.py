@@ -16,7 +16,10 @@ reasons of its own, never removes the engine's:
 from __future__ import annotations
 
 import platform
+import threading
+import time
 from pathlib import Path
+from typing import Callable
 
 from .. import engine
 from ..lab import observe
@@ -24,11 +27,12 @@ from ..lab.state import LabState
 from .request import TrialRequest
 from .spec import engine_spec
 
-LATENCY_KEYS = ("min", "mean", "p50", "p99", "p999", "max")
+LATENCY_KEYS = ("count", "min", "mean", "stddev", "p50", "p99", "p999", "max")
 
 
 def _stream_summary(s: dict) -> dict:
     lat = s.get("latency_ns")
+    ia = s.get("inter_arrival_ns")
     return {
         "name": s["name"],
         "ip_version": s["ip_version"],
@@ -42,6 +46,10 @@ def _stream_summary(s: dict) -> dict:
         "reordered_frames": s["reordered_frames"],
         "duplicate_frames": s["duplicate_frames"],
         "latency_ns": {k: lat[k] for k in LATENCY_KEYS} if lat else None,
+        "pdv_ns": s.get("pdv_ns"),
+        "ipdv_ns": s.get("ipdv_ns"),
+        "inter_arrival_ns": {"p50": ia["p50"], "max": ia["max"]} if ia else None,
+        "loss_window": s.get("loss_window"),
     }
 
 
@@ -102,13 +110,54 @@ def summarize(lab: LabState, request: TrialRequest, fps: float, eng: dict, dut: 
     }
 
 
-def run(lab: LabState, request: TrialRequest, engine_pid_file: Path | None = None) -> dict:
+#: Time from starting the engine to its first frame: learning (ARP/ND,
+#: about 0.1 s on the lab) plus the default 0.5 s settle (docs/engine-spec.md).
+ENGINE_LEAD_S = 0.6
+
+
+def run(lab: LabState, request: TrialRequest, engine_pid_file: Path | None = None,
+        adjust: Callable[[dict], None] | None = None,
+        during: tuple[float, Callable[[], dict]] | None = None) -> dict:
     """Runs ``request`` on ``lab`` (which the caller holds locked); the
-    engine's PID goes to ``engine_pid_file`` while it runs."""
+    engine's PID goes to ``engine_pid_file`` while it runs.
+
+    ``adjust`` may change the engine spec before it runs (a burst's
+    ``frame_count``, a ``rate_step``). ``during`` = (at_s, action) calls
+    ``action`` about ``at_s`` into the traffic, from another thread; its
+    returned dict is stored under ``action`` with ``action_at_s``, the
+    time it started after the first frame was due.
+    """
     fps = request.check_against(lab.link_speed_bps, lab.mtu)
     spec = engine_spec(lab, request, fps)
+    if adjust:
+        adjust(spec)
     before = observe.snapshot(lab)
+    done: dict = {}
+    thread = None
+    if during:
+        at_s, action = during
+
+        def act() -> None:
+            time.sleep(ENGINE_LEAD_S + at_s)
+            try:
+                done["result"] = action()
+            except Exception as e:  # reported with the trial, never lost
+                done["error"] = f"{type(e).__name__}: {e}"
+
+        thread = threading.Thread(target=act, name="dut-action", daemon=True)
+        thread.start()
     eng = engine.run_trial(spec, pid_file=engine_pid_file)
+    if thread:
+        thread.join()
     after = observe.snapshot(lab)
     dut = observe.difference(lab, before, after, eng["traffic_s"])
-    return summarize(lab, request, fps, eng, dut)
+    out = summarize(lab, request, fps, eng, dut)
+    if during:
+        out["action"] = done.get("result")
+        if "error" in done:
+            out["action_error"] = done["error"]
+            out["tester_limited_reasons"].append(f"the DUT action failed: {done['error']}")
+            out["tester_limited"] = True
+        elif done.get("result", {}).get("reset_started_unix_ns"):
+            out["action_at_s"] = (done["result"]["reset_started_unix_ns"] - eng["started_at_unix_ns"]) / 1e9
+    return out

@@ -13,7 +13,7 @@ import dataclasses
 import typing
 from typing import Any, TypeVar
 
-from ..errors import UsageError
+from .errors import UsageError
 
 T = TypeVar("T")
 

@@ -1,0 +1,220 @@
+"""A campaign file (TOML) checked into a frozen :class:`Campaign`.
+
+```toml
+name = "quick"
+[lab]        # topology, link_speed, mtu, cpu_arrangement
+[dut]        # limit_fps: a known-capacity DUT (nftables limit), 0 = none
+[selftest]   # when = "if-missing" | "always" | "never"; frame_sizes
+[matrix]     # defaults: mixes, frame_sizes, directions, repeat, drain_s
+[[test]]     # kind = "throughput" | "loss" | ...; matrix keys override
+             # the defaults; other keys are the kind's parameters;
+             # [test.throughput_search] for kinds that start from throughput
+```
+
+Every error is one :class:`UsageError` naming the field:
+``quick.toml: test[2].frame_sizes[0]: 50 bytes is below 64``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..errors import UsageError
+from ..lab.dut import DutConfig
+from ..lab.topology import parse_topology
+from ..methods import registry, throughput
+from ..params import parse
+from ..rates import parse_link_speed
+from ..trial.request import MAX_FRAME, MIN_FRAME, Mix, parse_mix
+
+MATRIX_KEYS = ("mixes", "frame_sizes", "directions", "repeat", "drain_s")
+DIRECTIONS = ("uni", "bi")
+SELFTEST_WHEN = ("if-missing", "always", "never")
+
+
+@dataclass(frozen=True)
+class LabSpec:
+    topology: str = "a"
+    link_speed_bps: float = 1e9
+    mtu: int = 1500
+    cpu_arrangement: str | None = None
+
+
+@dataclass(frozen=True)
+class Matrix:
+    mixes: tuple[Mix, ...]
+    frame_sizes: tuple[int, ...]
+    directions: tuple[str, ...]
+    repeat: int
+    drain_s: float
+
+
+@dataclass(frozen=True)
+class TestSpec:
+    index: int
+    kind: str
+    params: Any
+    matrix: Matrix
+    throughput_search: throughput.Params
+
+
+@dataclass(frozen=True)
+class Campaign:
+    name: str
+    path: str
+    text: str
+    sha256: str
+    lab: LabSpec
+    dut: DutConfig
+    selftest_when: str
+    selftest_frame_sizes: tuple[int, ...]
+    tests: tuple[TestSpec, ...] = field(default=())
+
+
+def _table(d: dict, key: str, where: str) -> dict:
+    v = d.get(key, {})
+    if not isinstance(v, dict):
+        raise UsageError(f"{where}{key}: expected a table")
+    return v
+
+
+def _only(d: dict, known: tuple[str, ...], where: str) -> None:
+    for k in d:
+        if k not in known:
+            raise UsageError(f"{where}{k}: unknown key (known: {', '.join(known)})")
+
+
+def _list(v: Any, where: str) -> list:
+    if not isinstance(v, list) or not v:
+        raise UsageError(f"{where}: expected a non-empty list")
+    return v
+
+
+def _frame_sizes(v: Any, where: str) -> tuple[int, ...]:
+    out = []
+    for i, x in enumerate(_list(v, where)):
+        if not isinstance(x, int) or isinstance(x, bool):
+            raise UsageError(f"{where}[{i}]: expected a whole number of bytes, got {x!r}")
+        if not MIN_FRAME[4] <= x <= MAX_FRAME:
+            raise UsageError(f"{where}[{i}]: {x} bytes is outside {MIN_FRAME[4]}..{MAX_FRAME}")
+        out.append(x)
+    return tuple(out)
+
+
+def _matrix(d: dict, base: Matrix | None, where: str) -> Matrix:
+    def get(key, conv, default):
+        return conv(d[key], where + key) if key in d else default
+
+    def mixes(v, w):
+        out = []
+        for i, x in enumerate(_list(v, w)):
+            if not isinstance(x, str):
+                raise UsageError(f"{w}[{i}]: expected a string such as \"90/10\", got {x!r}")
+            try:
+                out.append(parse_mix(x))
+            except UsageError as e:
+                raise UsageError(f"{w}[{i}]: {str(e).removeprefix('--mix: ')}") from None
+        return tuple(out)
+
+    def directions(v, w):
+        for i, x in enumerate(_list(v, w)):
+            if x not in DIRECTIONS:
+                raise UsageError(f"{w}[{i}]: {x!r} is not uni or bi")
+        return tuple(v)
+
+    def positive_int(v, w):
+        if not isinstance(v, int) or isinstance(v, bool) or not 1 <= v <= 1000:
+            raise UsageError(f"{w}: expected a whole number 1..1000, got {v!r}")
+        return v
+
+    def drain(v, w):
+        if not isinstance(v, (int, float)) or isinstance(v, bool) or not 0 <= v <= 600:
+            raise UsageError(f"{w}: expected seconds in 0..600, got {v!r}")
+        return float(v)
+
+    b = base or Matrix((Mix(100, 0), Mix(0, 100)), (64, 128, 256, 512, 1024, 1280, 1518), ("uni",), 1, 2.0)
+    return Matrix(get("mixes", mixes, b.mixes), get("frame_sizes", _frame_sizes, b.frame_sizes),
+                  get("directions", directions, b.directions), get("repeat", positive_int, b.repeat),
+                  get("drain_s", drain, b.drain_s))
+
+
+def parse_campaign(text: str, path: str = "<campaign>") -> Campaign:
+    """Parses and checks a campaign; every error names its field."""
+    name = Path(path).name
+    try:
+        d = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        raise UsageError(f"{name}: not valid TOML: {e}") from None
+    try:
+        return _campaign(d, text, path)
+    except UsageError as e:
+        raise UsageError(f"{name}: {e}") from None
+
+
+def _campaign(d: dict, text: str, path: str) -> Campaign:
+    _only(d, ("name", "description", "lab", "dut", "selftest", "matrix", "test"), "")
+    cname = d.get("name", Path(path).stem)
+    if not isinstance(cname, str) or not cname:
+        raise UsageError("name: expected a non-empty string")
+    lab_d = _table(d, "lab", "")
+    _only(lab_d, ("topology", "link_speed", "mtu", "cpu_arrangement"), "lab.")
+    topo = lab_d.get("topology", "a")
+    try:
+        parse_topology(str(topo))
+        speed = parse_link_speed(str(lab_d.get("link_speed", "1G")))
+    except UsageError as e:
+        raise UsageError(f"lab.{'topology' if 'topolog' in str(e) else 'link_speed'}: {str(e).split(': ', 1)[-1]}") from None
+    mtu = lab_d.get("mtu", 1500)
+    if not isinstance(mtu, int) or not 576 <= mtu <= 9000:
+        raise UsageError(f"lab.mtu: expected bytes in 576..9000, got {mtu!r}")
+    arr = lab_d.get("cpu_arrangement")
+    if arr not in (None, "split", "inline"):
+        raise UsageError(f"lab.cpu_arrangement: {arr!r} is not split or inline")
+    lab = LabSpec(str(topo), speed, mtu, arr)
+    dut = parse(DutConfig, _table(d, "dut", ""), "dut")
+    st = _table(d, "selftest", "")
+    _only(st, ("when", "frame_sizes"), "selftest.")
+    when = st.get("when", "if-missing")
+    if when not in SELFTEST_WHEN:
+        raise UsageError(f"selftest.when: {when!r} is not one of {', '.join(SELFTEST_WHEN)}")
+    st_sizes = _frame_sizes(st["frame_sizes"], "selftest.frame_sizes") if "frame_sizes" in st else (64, 128, 512, 1518)
+    m = _table(d, "matrix", "")
+    _only(m, MATRIX_KEYS, "matrix.")
+    base = _matrix(m, None, "matrix.")
+    tests_d = d.get("test", [])
+    if not isinstance(tests_d, list) or not tests_d:
+        raise UsageError("test: a campaign needs at least one [[test]]")
+    tests = []
+    for i, t in enumerate(tests_d):
+        where = f"test[{i}]."
+        if "kind" not in t:
+            raise UsageError(f"{where}kind: missing (one of {', '.join(registry.KINDS)})")
+        try:
+            k = registry.kind(t["kind"])
+        except UsageError as e:
+            raise UsageError(f"{where}{e}") from None
+        mx = _matrix({key: t[key] for key in MATRIX_KEYS if key in t}, base, where)
+        for fs in mx.frame_sizes:
+            for mix in mx.mixes:
+                smallest = max(MIN_FRAME[v] for v, _ in mix.versions)
+                if fs < smallest:
+                    raise UsageError(f"{where}frame_sizes: {fs} bytes cannot carry IPv6 (mix {mix}); the smallest is {smallest}")
+                if fs - 18 > mtu:
+                    raise UsageError(f"{where}frame_sizes: {fs} bytes needs an MTU of {fs - 18}; lab.mtu is {mtu}")
+        rest = {key: v for key, v in t.items() if key not in MATRIX_KEYS + ("kind", "throughput_search")}
+        params = parse(k.params, rest, where.rstrip("."))
+        ts = parse(throughput.Params, _table(t, "throughput_search", where), where + "throughput_search")
+        tests.append(TestSpec(i, k.name, params, mx, ts))
+    return Campaign(cname, path, text, hashlib.sha256(text.encode()).hexdigest(), lab, dut, when, st_sizes, tuple(tests))
+
+
+def load(path: str) -> Campaign:
+    try:
+        text = Path(path).read_text()
+    except OSError as e:
+        raise UsageError(f"FILE: cannot read {path}: {e.strerror}") from None
+    return parse_campaign(text, path)

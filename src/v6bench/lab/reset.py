@@ -1,0 +1,83 @@
+"""Resetting an emulated router during a trial (RFC 2544 §26.6).
+
+- ``soft``: the router's interfaces go down and up again, then its
+  addresses and routes are restored (the kernel drops them with the link),
+  as after ``shutdown`` / ``no shutdown`` on every port.
+- ``hard``: the router's namespace is torn down and built again: its
+  interfaces are parked in a holding namespace, the router's namespace is
+  deleted (with its neighbour caches, routes, sysctls and nftables), a new
+  one is created with the sysctls, the interfaces come back, and addresses,
+  routes and the DUT's rule set are configured again, as after a reboot
+  with the cables left plugged in (the veth ends, so the tester keeps its
+  ports).
+
+Either way the router's NAPI threads are re-created by the kernel when its
+interfaces come up, so they are pinned again and the lab state is saved
+with their new PIDs. Returns the new state and the timing.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+
+from pyroute2 import IPRoute
+from pyroute2 import netns as pr_netns
+
+from ..errors import LabError
+from . import build
+from .dut import DutConfig
+from .site import Site
+from .state import LabState, save
+from .topology import parse_topology
+
+KINDS = ("soft", "hard")
+
+
+def _links_down(site: Site, node) -> None:
+    with IPRoute(netns=site.netns(node.name)) as ipr:
+        for i in node.interfaces:
+            ipr.link("set", index=ipr.link_lookup(ifname=i.name)[0], state="down")
+
+
+def _move(from_ns: str, to_ns: str, names: list[str]) -> None:
+    with IPRoute(netns=from_ns) as ipr:
+        for name in names:
+            ipr.link("set", index=ipr.link_lookup(ifname=name)[0], net_ns_fd=to_ns)
+
+
+def reset(site: Site, lab: LabState, kind: str, router: str = "r1") -> tuple[LabState, dict]:
+    """Resets ``router`` of ``lab`` (held locked by the caller)."""
+    if kind not in KINDS:
+        raise LabError(f"reset: {kind!r} is not one of {', '.join(KINDS)}")
+    topo = parse_topology(lab.topology)
+    node = next((n for n in topo.routers if n.name == router), None)
+    if node is None:
+        raise LabError(f"reset: topology {lab.topology} has no router {router}")
+    names = [i.name for i in node.interfaces]
+    start_ns = time.time_ns()
+    if kind == "soft":
+        _links_down(site, node)
+    else:
+        hold = site.netns("hold")
+        pr_netns.create(hold)
+        try:
+            _move(site.netns(router), hold, names)
+            pr_netns.remove(site.netns(router))
+            build.create_node_namespace(site, node)
+            _move(hold, site.netns(router), names)
+        finally:
+            pr_netns.remove(hold)
+    down_ns = time.time_ns()
+    build.configure_node(site, node)
+    if kind == "hard":
+        build.configure_dut(site, topo, DutConfig.from_json(lab.dut), only=router)
+    build.wait_carrier(site, node)
+    threads = list(lab.napi)
+    if lab.cpu_plan.arrangement == "split":
+        threads = [t for t in threads if t["node"] != router] + build.arrange_cpus(site, topo, lab.cpu_plan, only=router)
+    new = dataclasses.replace(lab, napi=tuple(threads))
+    save(site, new)
+    end_ns = time.time_ns()
+    return new, {"reset_kind": kind, "router": router, "reset_started_unix_ns": start_ns,
+                 "reset_down_s": (down_ns - start_ns) / 1e9, "reset_took_s": (end_ns - start_ns) / 1e9}
