@@ -53,7 +53,8 @@ engine: $(ENGINE)
 
 # A first IPv4-vs-IPv6 measurement on the emulated lab (README).
 demo: setup
-	$(VENV)/bin/v6bench demo
+	$(VENV)/bin/v6bench run campaigns/quick.toml
+	$(VENV)/bin/v6bench results show
 
 # Every test: engine unit tests, then Python unit and netns (root) tiers.
 test: setup

@@ -13,9 +13,16 @@ import os
 import signal
 import sys
 
-from . import __version__, demo, engine
-from .errors import V6benchError
+from . import __version__, demo, engine, selftest
+from .campaign import session
+from .campaign import spec as campaign_spec
+from .errors import UsageError, V6benchError
 from .lab import control
+from .lab.dut import DutConfig
+from .methods import registry
+from .report import results as results_text
+from .store import export as store_export
+from .store.db import DEFAULT_PATH, Store
 from .lab.cpus import ARRANGEMENTS
 from .lab.site import Site
 from .lab.topology import parse_topology
@@ -39,6 +46,19 @@ def _lab_options(p: argparse.ArgumentParser, defaults: bool) -> None:
                    help="MTU of every lab link, bytes" + (" [1500]" if defaults else ""))
     p.add_argument("--cpu-arrangement", choices=ARRANGEMENTS, default=None,
                    help="split: DUT on its own CPU(s), CPU measured; inline: all in the sender (docs/architecture.md) [split on 2+ CPUs]")
+    p.add_argument("--dut-limit", type=int, default=None, metavar="FPS",
+                   help="a DUT of known capacity: R1 drops above FPS frames/s per direction (nftables limit) [none]")
+
+
+def _db_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--db", default=str(DEFAULT_PATH), help=f"results database [{DEFAULT_PATH}]")
+
+
+def _list(text: str, what: str) -> list[str]:
+    items = [x.strip() for x in text.split(",") if x.strip()]
+    if not items:
+        raise UsageError(f"{what}: give a comma-separated list")
+    return items
 
 
 def parser() -> argparse.ArgumentParser:
@@ -68,6 +88,51 @@ def parser() -> argparse.ArgumentParser:
     de.add_argument("--frame-sizes", default="128,512,1518", help="comma-separated bytes [128,512,1518]")
     de.add_argument("--trial-duration", type=float, default=1.0, help="seconds per search trial [1]")
     de.add_argument("--json", action="store_true", help="print the results as JSON")
+
+    te = sub.add_parser("test", help="run one RFC test over mixes and frame sizes, recorded in the results database")
+    te.add_argument("kind", choices=list(registry.KINDS), help="; ".join(f"{k}: {v.summary}" for k, v in registry.KINDS.items()))
+    te.add_argument("--mix", default="100/0,0/100", help="comma-separated IPv4/IPv6 mixes [100/0,0/100]")
+    te.add_argument("--frame-size", default="128", help="comma-separated frame sizes, bytes incl. FCS [128]")
+    te.add_argument("--trial-duration", type=float, default=None, help="seconds per trial [60 for throughput and loss, 120 latency]")
+    te.add_argument("--search", choices=("binary", "mlr"), default=None, help="throughput search [binary]")
+    te.add_argument("--resolution", type=float, default=None, help="relative resolution of searches [0.01]")
+    te.add_argument("--pdr-loss-ratio", type=float, default=None, help="loss ratio goal of the PDR [0.005]")
+    te.add_argument("--loads", default=None, help="latency: loads such as throughput,50%%,10kpps; loss: percentages 10,50,95")
+    te.add_argument("--kinds", default=None, help="reset: soft,hard [both]")
+    te.add_argument("--bidirectional", action="store_true", help="the same rate each way (RFC 2544 §14)")
+    te.add_argument("--repeat", type=int, default=None,
+                    help="repetitions (inside the test for latency, back-to-back, recovery, reset; of the test otherwise)")
+    te.add_argument("--drain", type=float, default=2.0, help="seconds to wait for late frames after each trial [2]")
+    te.add_argument("--json", action="store_true", help="print the results as JSON")
+    _db_option(te)
+    _lab_options(te, defaults=False)
+
+    ru = sub.add_parser("run", help="run a campaign file (TOML) with a progress bar; --resume continues an interrupted run")
+    ru.add_argument("file", help="campaign file, e.g. campaigns/quick.toml")
+    ru.add_argument("--resume", action="store_true", help="continue the last unfinished run of this file")
+    ru.add_argument("--json", action="store_true", help="print the run's results as JSON at the end")
+    _db_option(ru)
+
+    se = sub.add_parser("selftest", help="measure the tester itself on p2p: capacity and latency floor")
+    se.add_argument("--frame-size", default="64,128,512,1518", help="comma-separated bytes [64,128,512,1518]")
+    se.add_argument("--cpu-arrangement", choices=ARRANGEMENTS, default=None, help="as for lab up")
+    se.add_argument("--json", action="store_true", help="print the result as JSON")
+    _db_option(se)
+
+    rs = sub.add_parser("results", help="list, show or export stored runs")
+    rs_sub = rs.add_subparsers(dest="results_command", required=True, parser_class=_Parser)
+    rl = rs_sub.add_parser("list", help="every run in the database")
+    _db_option(rl)
+    rl.add_argument("--json", action="store_true")
+    rsh = rs_sub.add_parser("show", help="one run: environment and every test")
+    rsh.add_argument("run", nargs="?", type=int, help="run id [latest]")
+    rsh.add_argument("--json", action="store_true")
+    _db_option(rsh)
+    rex = rs_sub.add_parser("export", help="one run as csv, json or parquet")
+    rex.add_argument("run", nargs="?", type=int, help="run id [latest]")
+    rex.add_argument("--format", choices=store_export.FORMATS, default="json")
+    rex.add_argument("--out", default="-", help="file to write [stdout]")
+    _db_option(rex)
 
     sub.add_parser("version", help="print the versions of v6bench and its engine")
     return p
@@ -102,7 +167,8 @@ def _run(args: argparse.Namespace) -> int:
         return 0
     if args.command == "lab":
         if args.lab_command == "up":
-            lab = control.up(site, args.topology, parse_link_speed(args.link_speed), args.mtu, args.cpu_arrangement)
+            lab = control.up(site, args.topology, parse_link_speed(args.link_speed), args.mtu, args.cpu_arrangement,
+                             _dut(args) or DutConfig())
             print(json.dumps(_status_json(lab, False), indent=1) if args.json else _status_text(lab, False))
         elif args.lab_command == "status":
             lab, busy = control.status(site)
@@ -116,13 +182,122 @@ def _run(args: argparse.Namespace) -> int:
         link = parse_link_speed(args.link_speed) if args.link_speed else None
         if args.topology:
             parse_topology(args.topology)  # bad input before any privileged work
-        with control.for_trial(site, args.topology, link, args.mtu, args.cpu_arrangement) as lab:
+        with control.for_trial(site, args.topology, link, args.mtu, args.cpu_arrangement, _dut(args)) as lab:
             result = runner.run(lab, req, site.engine_pid_file)
         print(json.dumps(result, indent=1) if args.json else table.render(result))
         return 0
     if args.command == "demo":
         return demo.main(site, args.frame_sizes, args.trial_duration, args.json)
+    if args.command == "test":
+        c = _test_campaign(args)
+        with Store(args.db) as store:
+            run_id = session.run(site, c, store, False, " ".join(["v6bench", *sys.argv[1:]]))
+            return _print_run(store, run_id, args.json)
+    if args.command == "run":
+        c = campaign_spec.load(args.file)
+        with Store(args.db) as store:
+            run_id = session.run(site, c, store, args.resume, " ".join(["v6bench", *sys.argv[1:]]))
+            return _print_run(store, run_id, args.json)
+    if args.command == "selftest":
+        sizes = tuple(_sizes(args.frame_size, "--frame-size"))
+        result = selftest.run(site, sizes, args.cpu_arrangement, lambda line: print(line, file=sys.stderr, flush=True))
+        with Store(args.db) as store:
+            sid = store.add_selftest(result["environment"], result)
+        print(json.dumps({"selftest_id": sid, **result}, indent=1) if args.json else f"self-test {sid} stored in {args.db}")
+        return 0
+    if args.command == "results":
+        with Store(args.db) as store:
+            if args.results_command == "list":
+                runs = store.runs()
+                print(json.dumps(runs, indent=1) if args.json else results_text.runs_table(runs))
+                return 0
+            run_id = args.run if args.run is not None else store.latest_run_id()
+            if run_id is None:
+                raise UsageError(f"RUN: {args.db} holds no run yet")
+            if args.results_command == "show":
+                return _print_run(store, run_id, args.json)
+            store.run(run_id)  # exists?
+            if args.out == "-":
+                store_export.export(store, run_id, args.format, sys.stdout.buffer)
+            else:
+                with open(args.out, "wb") as f:
+                    store_export.export(store, run_id, args.format, f)
+                print(f"run {run_id} written to {args.out} ({args.format})", file=sys.stderr)
+            return 0
     raise AssertionError(args.command)
+
+
+def _dut(args: argparse.Namespace) -> DutConfig | None:
+    if args.dut_limit is None:
+        return None
+    if args.dut_limit < 0:
+        raise UsageError("--dut-limit: give frames/s, 0 for none")
+    return DutConfig(limit_fps=args.dut_limit)
+
+
+def _sizes(text: str, what: str) -> list[int]:
+    out = []
+    for x in _list(text, what):
+        try:
+            out.append(int(x))
+        except ValueError:
+            raise UsageError(f"{what}: {x!r} is not a whole number of bytes") from None
+    return out
+
+
+def _test_campaign(args: argparse.Namespace) -> campaign_spec.Campaign:
+    """``v6bench test KIND`` as a one-test campaign (checked like a file)."""
+    k = registry.kind(args.kind)
+    fields = set(k.params.__dataclass_fields__)
+    test: dict = {"kind": args.kind, "mixes": _list(args.mix, "--mix"), "frame_sizes": _sizes(args.frame_size, "--frame-size"),
+                  "directions": ["bi" if args.bidirectional else "uni"], "drain_s": args.drain}
+    search: dict = {}
+    for option, key, value in (("--trial-duration", "trial_duration_s", args.trial_duration), ("--search", "search", args.search),
+                               ("--resolution", "resolution", args.resolution),
+                               ("--pdr-loss-ratio", "pdr_loss_ratio", args.pdr_loss_ratio)):
+        if value is None:
+            continue
+        if key in fields:
+            test[key] = value
+        if args.kind not in ("throughput", "loss"):  # the search these kinds may start with
+            search[key] = value
+        elif key not in fields:
+            raise UsageError(f"{option}: does not apply to {args.kind}")
+    if args.repeat is not None:
+        test["repeat"] = args.repeat
+    if args.loads is not None:
+        if args.kind == "latency":
+            test["loads"] = _list(args.loads, "--loads")
+        elif args.kind == "loss":
+            try:
+                test["loads_pct"] = [float(x.rstrip("%")) for x in _list(args.loads, "--loads")]
+            except ValueError:
+                raise UsageError("--loads: loss takes percentages of line rate, e.g. 10,50,95") from None
+        else:
+            raise UsageError(f"--loads: does not apply to {args.kind}")
+    if args.kinds is not None:
+        if args.kind != "reset":
+            raise UsageError("--kinds: only reset has kinds")
+        test["kinds"] = _list(args.kinds, "--kinds")
+    if search and args.kind != "throughput":
+        test["throughput_search"] = search
+    lab: dict = {"topology": args.topology or "a", "link_speed": args.link_speed or "1G", "mtu": args.mtu or 1500}
+    if args.cpu_arrangement:
+        lab["cpu_arrangement"] = args.cpu_arrangement
+    d = {"name": f"test {args.kind}", "lab": lab, "dut": {"limit_fps": args.dut_limit or 0},
+         "selftest": {"when": "never"}, "test": [test]}
+    return campaign_spec.from_dict(d, json.dumps(d, sort_keys=True), "v6bench test")
+
+
+def _print_run(store: Store, run_id: int, as_json: bool) -> int:
+    if as_json:
+        data = store_export.as_json(store, run_id)
+        for t in data["tests"]:
+            t.pop("trials")
+        print(json.dumps(data, indent=1, default=str))
+    else:
+        print(results_text.run_text(store.run(run_id), store.tests(run_id)))
+    return 0
 
 
 _MAIN_PID = os.getpid()

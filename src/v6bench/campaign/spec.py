@@ -7,7 +7,8 @@ name = "quick"
 [selftest]   # when = "if-missing" | "always" | "never"; frame_sizes
 [matrix]     # defaults: mixes, frame_sizes, directions, repeat, drain_s
 [[test]]     # kind = "throughput" | "loss" | ...; matrix keys override
-             # the defaults; other keys are the kind's parameters;
+             # the defaults; other keys are the kind's parameters (`repeat`
+             # is the kind's own for latency, back-to-back, recovery, reset);
              # [test.throughput_search] for kinds that start from throughput
 ```
 
@@ -149,10 +150,15 @@ def parse_campaign(text: str, path: str = "<campaign>") -> Campaign:
         d = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
         raise UsageError(f"{name}: not valid TOML: {e}") from None
+    return from_dict(d, text, path)
+
+
+def from_dict(d: dict, text: str, path: str) -> Campaign:
+    """A campaign from its parsed table (``text`` is kept with the run)."""
     try:
         return _campaign(d, text, path)
     except UsageError as e:
-        raise UsageError(f"{name}: {e}") from None
+        raise UsageError(f"{Path(path).name}: {e}") from None
 
 
 def _campaign(d: dict, text: str, path: str) -> Campaign:
@@ -197,7 +203,11 @@ def _campaign(d: dict, text: str, path: str) -> Campaign:
             k = registry.kind(t["kind"])
         except UsageError as e:
             raise UsageError(f"{where}{e}") from None
-        mx = _matrix({key: t[key] for key in MATRIX_KEYS if key in t}, base, where)
+        # `repeat` in a [[test]] is the kind's own repetitions if it has them
+        # (latency, back-to-back, recovery, reset); otherwise the test's.
+        own_repeat = "repeat" in k.params.__dataclass_fields__
+        matrix_keys = tuple(key for key in MATRIX_KEYS if not (own_repeat and key == "repeat"))
+        mx = _matrix({key: t[key] for key in matrix_keys if key in t}, base, where)
         for fs in mx.frame_sizes:
             for mix in mx.mixes:
                 smallest = max(MIN_FRAME[v] for v, _ in mix.versions)
@@ -205,7 +215,7 @@ def _campaign(d: dict, text: str, path: str) -> Campaign:
                     raise UsageError(f"{where}frame_sizes: {fs} bytes cannot carry IPv6 (mix {mix}); the smallest is {smallest}")
                 if fs - 18 > mtu:
                     raise UsageError(f"{where}frame_sizes: {fs} bytes needs an MTU of {fs - 18}; lab.mtu is {mtu}")
-        rest = {key: v for key, v in t.items() if key not in MATRIX_KEYS + ("kind", "throughput_search")}
+        rest = {key: v for key, v in t.items() if key not in matrix_keys + ("kind", "throughput_search")}
         params = parse(k.params, rest, where.rstrip("."))
         ts = parse(throughput.Params, _table(t, "throughput_search", where), where + "throughput_search")
         tests.append(TestSpec(i, k.name, params, mx, ts))

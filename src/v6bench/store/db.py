@@ -108,6 +108,12 @@ class Store:
     def close(self) -> None:
         self.db.close()
 
+    def __enter__(self) -> "Store":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
     def _insert(self, sql: str, args: tuple) -> int:
         with self.db:
             return int(self.db.execute(sql, args).lastrowid)

@@ -1,0 +1,133 @@
+"""Runs a campaign's matrix, resumably, recording every trial.
+
+The matrix expands, in file order, to one *point* per test × direction ×
+mix × frame size × repetition, each with a stable key. A point whose test
+finished in this run is skipped on ``--resume``. A point that was in
+flight when the run stopped is run again, but the trials its interrupted
+attempt already recorded are replayed, not repeated, as long as the
+procedure asks for the same trials in the same order (every search here
+is deterministic given its trial results); they are copied to the new
+attempt with ``extra.replayed_from_trial``.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Callable
+
+from ..methods import registry
+from ..report.results import headline
+from ..methods.measurer import Measurement, Tester
+from ..store.db import Store
+from ..trial.request import Mix
+from .spec import Campaign, TestSpec
+
+
+@dataclass(frozen=True)
+class Point:
+    test: TestSpec
+    mix: Mix
+    frame_size: int
+    bidirectional: bool
+    repetition: int
+
+    @property
+    def key(self) -> str:
+        d = "bi" if self.bidirectional else "uni"
+        return f"{self.test.index}:{self.test.kind}:{self.mix}:{self.frame_size}:{d}:{self.repetition}"
+
+    def describe(self) -> str:
+        d = "bidirectional" if self.bidirectional else "unidirectional"
+        rep = f" #{self.repetition}" if self.test.matrix.repeat > 1 else ""
+        return f"{self.test.kind} {self.mix} {self.frame_size} B {d}{rep}"
+
+
+def expand(c: Campaign) -> list[Point]:
+    return [Point(t, mix, fs, d == "bi", rep)
+            for t in c.tests for d in t.matrix.directions for mix in t.matrix.mixes
+            for fs in t.matrix.frame_sizes for rep in range(1, t.matrix.repeat + 1)]
+
+
+class Recorder:
+    """A :class:`Tester` that writes every trial to the store as it ends,
+    and first replays ``replay`` (trials of an interrupted attempt) while
+    the calls match them."""
+
+    def __init__(self, tester: Tester, store: Store, test_id: int, replay: list[dict]) -> None:
+        self.tester, self.store, self.test_id, self.replay = tester, store, test_id, list(replay)
+        self.line_fps = tester.line_fps
+        self.seq = 0
+        self.replayed = 0
+
+    def _call(self, call: str, args: dict, fn: Callable[[], Measurement]) -> Measurement:
+        if self.replay and self.replay[0]["call"] == call and self.replay[0]["call_args"] == args:
+            r = self.replay.pop(0)
+            m = Measurement(r["duration_s"], r["intended_fps"], r["offered_fps"], r["tx_frames"], r["rx_frames"],
+                            bool(r["tester_limited"]), r["result"], tuple(r["streams"]),
+                            {**(r["extra"] or {}), "replayed_from_trial": r["id"]})
+            self.replayed += 1
+        else:
+            self.replay = []
+            m = fn()
+        self.store.add_trial(self.test_id, self.seq, call, args, m)
+        self.seq += 1
+        return m
+
+    def measure(self, duration_s: float, load_fps: float) -> Measurement:
+        return self._call("measure", {"duration_s": duration_s, "load_fps": load_fps},
+                          lambda: self.tester.measure(duration_s, load_fps))
+
+    def burst(self, frames: int) -> Measurement:
+        return self._call("burst", {"frames": frames}, lambda: self.tester.burst(frames))
+
+    def step(self, duration_s: float, load_fps: float, after_s: float, then_fps: float) -> Measurement:
+        return self._call("step", {"duration_s": duration_s, "load_fps": load_fps, "after_s": after_s, "then_fps": then_fps},
+                          lambda: self.tester.step(duration_s, load_fps, after_s, then_fps))
+
+    def reset(self, duration_s: float, load_fps: float, at_s: float, kind: str) -> Measurement:
+        return self._call("reset", {"duration_s": duration_s, "load_fps": load_fps, "at_s": at_s, "kind": kind},
+                          lambda: self.tester.reset(duration_s, load_fps, at_s, kind))
+
+
+def _eta(seconds: float) -> str:
+    return f"{seconds / 60:.0f} min" if seconds >= 90 else f"{seconds:.0f} s"
+
+
+def run(c: Campaign, store: Store, run_id: int, make_tester: Callable[[Point], Tester],
+        progress: Callable[[str], None]) -> dict:
+    """Runs every point not done yet in ``run_id``; returns counts. The caller
+    marks the run finished, interrupted or failed."""
+    points = expand(c)
+    done = store.done_points(run_id)
+    todo = [p for p in points if p.key not in done]
+    if done:
+        progress(f"resuming run {run_id}: {len(points) - len(todo)} of {len(points)} tests already done")
+    spent: list[float] = []
+    for n, p in enumerate(todo, start=1):
+        position = len(points) - len(todo) + n
+        bar = "#" * round(20 * (position - 1) / len(points))
+        eta = f" · ETA {_eta(sum(spent) / len(spent) * (len(todo) - n + 1))}" if spent else ""
+        progress(f"[{bar:<20}] {position}/{len(points)} {p.describe()}{eta}")
+        old = store.unfinished_attempt(run_id, p.key)
+        replay = store.trials(old) if old else []
+        test_id = store.start_test(run_id, p.key, p.test.kind, str(p.mix), p.frame_size, p.bidirectional, p.repetition,
+                                   {"params": p.test.params.__dict__, "throughput_search": p.test.throughput_search.__dict__,
+                                    "drain_s": p.test.matrix.drain_s})
+        started = time.monotonic()
+        try:
+            rec = Recorder(make_tester(p), store, test_id, replay)
+            known = store.test_result(run_id, "throughput", str(p.mix), p.frame_size, p.bidirectional)
+            point = registry.Point(p.frame_size, c.lab.link_speed_bps, known["ndr_fps"] if known else None)
+            result = registry.run(registry.kind(p.test.kind), rec, p.test.params, point, p.test.throughput_search)
+        except KeyboardInterrupt:
+            store.finish_test(test_id, "interrupted")
+            raise
+        except Exception as e:
+            store.finish_test(test_id, "failed", error=f"{type(e).__name__}: {e}")
+            raise
+        store.finish_test(test_id, "done", result)
+        spent.append(time.monotonic() - started)
+        replayed = f", {rec.replayed} trials replayed" if rec.replayed else ""
+        progress(f"    {headline(p.test.kind, result)} ({rec.seq} trials, {spent[-1]:.0f} s{replayed})")
+    return {"tests": len(points), "ran": len(todo)}

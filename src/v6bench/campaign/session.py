@@ -1,0 +1,77 @@
+"""A campaign run from start to end: the self-test it needs, the lab, the
+run record in the results database, the matrix, and the run's final
+status (``finished``, ``interrupted`` on Ctrl-C, ``failed`` on an error).
+``v6bench test KIND`` is a campaign of one test built from the options.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Callable
+
+from .. import __version__, selftest
+from ..errors import UsageError
+from ..lab import control
+from ..lab import dut as dut_rules
+from ..lab.site import Site
+from ..lab.state import LabState
+from ..store.db import Store
+from ..trial.measurer import LabMeasurer
+from . import runner
+from .spec import Campaign
+
+
+def environment(lab: LabState) -> dict:
+    """What produced the results: machine, lab, DUT rule sets, engine."""
+    return {
+        **selftest.machine(),
+        "v6bench": __version__,
+        "shared_machine": True,
+        "lab": {"topology": lab.topology, "link_speed_bps": lab.link_speed_bps, "mtu": lab.mtu, "temporary": lab.temporary,
+                "cpu_plan": lab.cpu_plan.to_json(), "sysctls": lab.sysctls, "nodes": list(lab.nodes)},
+        "dut": {"config": lab.dut or {}, "rulesets": dut_rules.rulesets(list(lab.nodes)), "description": control.describe(lab)},
+    }
+
+
+def ensure_selftest(site: Site, store: Store, c: Campaign, progress: Callable[[str], None]) -> tuple[int, dict] | None:
+    latest = store.latest_selftest()
+    if c.selftest_when == "never" or (c.selftest_when == "if-missing" and latest):
+        return latest
+    progress(f"tester self-test on p2p ({', '.join(map(str, c.selftest_frame_sizes))} B)")
+    result = selftest.run(site, c.selftest_frame_sizes, c.lab.cpu_arrangement, progress)
+    return store.add_selftest(result["environment"], result), result
+
+
+def run(site: Site, c: Campaign, store: Store, resume: bool, command: str,
+        progress: Callable[[str], None] = lambda s: print(s, file=sys.stderr, flush=True)) -> int:
+    """Runs (or resumes) ``c``; returns the run id."""
+    run_id = store.resumable_run(c.sha256) if resume else None
+    if resume and run_id is None:
+        raise UsageError(f"--resume: no unfinished run of {c.name} (this exact file) in {store.path}; run it without --resume")
+    st = ensure_selftest(site, store, c, progress)
+    with control.for_trial(site, c.lab.topology, c.lab.link_speed_bps, c.lab.mtu, c.lab.cpu_arrangement, c.dut) as lab:
+        env = environment(lab)
+        if run_id is None:
+            run_id = store.start_run(c.name, command, env, st[0] if st else None, c.path, c.sha256, c.text)
+        else:
+            store.resume_run(run_id, env, st[0] if st else None)
+        progress(f"run {run_id}: {c.name} on {control.describe(lab)} → {store.path}")
+        holder = {"lab": lab}
+
+        def make_tester(p: runner.Point) -> LabMeasurer:
+            if "tester" in holder:  # a reset may have changed the lab's state
+                holder["lab"] = holder["tester"].lab
+            holder["tester"] = LabMeasurer(site, holder["lab"], p.mix, p.frame_size, p.bidirectional,
+                                           p.test.matrix.drain_s, st[1] if st else None)
+            return holder["tester"]
+
+        try:
+            runner.run(c, store, run_id, make_tester, progress)
+        except KeyboardInterrupt:
+            store.finish_run(run_id, "interrupted")
+            raise
+        except Exception as e:
+            store.finish_run(run_id, "failed", f"{type(e).__name__}: {e}")
+            raise
+        store.finish_run(run_id, "finished")
+    return run_id

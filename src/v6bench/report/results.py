@@ -1,0 +1,86 @@
+"""Text views of stored results: ``results list``, ``results show`` and
+the table ``v6bench test`` prints."""
+
+from __future__ import annotations
+
+import time
+
+from .text import align
+
+
+def headline(kind: str, result: dict) -> str:
+    """One line that sums up a test's result."""
+    if kind == "throughput":
+        lb = "≥ " if result["ndr"]["is_lower_bound"] else ""
+        return f"NDR {lb}{result['ndr_fps']:,.0f} fps, PDR {result['pdr_fps']:,.0f} fps"
+    if result.get("applicable") is False:
+        return "not applicable: " + result.get("reason", "")
+    if kind == "loss":
+        return f"{len(result['loads'])} loads, ended by {result['ended_by']}"
+    if kind == "latency":
+        fam = result["loads"][0]["families"]
+        return ", ".join(f"IPv{v} typical {f['typical_ns'] / 1e3:.1f} µs" for v, f in fam.items() if f["typical_ns"]) or "no latency"
+    if kind == "back-to-back":
+        return f"{result.get('average_frames', 0):,.0f} frames average" if "average_frames" in result else result.get("reason", "")
+    if kind == "recovery":
+        return ", ".join(f"IPv{v} {s['mean_s']:.3f} s" for v, s in result["recovery"].items() if s["mean_s"] is not None) or "-"
+    if kind == "reset":
+        return "; ".join(f"{k}: " + ", ".join(f"IPv{v} {s['mean_s']:.3f} s" for v, s in r["reset_time"].items() if s["mean_s"] is not None)
+                         for k, r in result["kinds"].items())
+    return "done"
+
+
+def _when(t: float | None) -> str:
+    return time.strftime("%Y-%m-%d %H:%M", time.localtime(t)) if t else "-"
+
+
+def runs_table(runs: list[dict]) -> str:
+    if not runs:
+        return "no runs yet"
+    rows = [["run", "name", "status", "started", "finished", "tests", "trials"]]
+    rows += [[str(r["id"]), r["name"], r["status"], _when(r["started_at_unix_s"]), _when(r["finished_at_unix_s"]),
+              str(r["tests_done"]), str(r["trials"])] for r in runs]
+    return "\n".join(align(rows, left_columns=5))
+
+
+def _mbps(x: float | None) -> str:
+    return f"{x / 1e6:,.1f}" if x is not None else "-"
+
+
+def throughput_table(tests: list[dict]) -> list[str]:
+    rows = [["mix", "size B", "dir", "NDR fps", "NDR Mb/s L1", "PDR fps", "PDR Mb/s L1", "line fps", "NDR/line"]]
+    for t in tests:
+        r = t["result"]
+        if t["kind"] != "throughput" or not r:
+            continue
+        lb = "≥" if r["ndr"]["is_lower_bound"] else ""
+        rows.append([t["mix"], str(t["frame_size"]), "bi" if t["bidirectional"] else "uni", f"{lb}{r['ndr_fps']:,.0f}",
+                     _mbps(r["ndr"]["l1_bps"]), f"{r['pdr_fps']:,.0f}", _mbps(r["pdr"]["l1_bps"]),
+                     f"{r['line_rate']['fps']:,.0f}", f"{r['ndr']['ratio_of_line']:.1%}"])
+    return align(rows, left_columns=3) if len(rows) > 1 else []
+
+
+def tests_table(tests: list[dict]) -> str:
+    lines = throughput_table(tests)
+    others = [t for t in tests if t["kind"] != "throughput"]
+    if others:
+        if lines:
+            lines.append("")
+        rows = [["test", "mix", "size B", "dir", "status", "result"]]
+        for t in others:
+            head = headline(t["kind"], t["result"]) if t["result"] else (t.get("error") or "")
+            rows.append([t["kind"], t["mix"], str(t["frame_size"]), "bi" if t["bidirectional"] else "uni", t["status"], head])
+        lines += align(rows, left_columns=6)
+    return "\n".join(lines)
+
+
+def run_text(run: dict, tests: list[dict]) -> str:
+    env = run["environment"]
+    head = [f"run {run['id']}: {run['name']} ({run['status']}), {_when(run['started_at_unix_s'])} – {_when(run['finished_at_unix_s'])}",
+            f"  command: {run['command']}",
+            f"  lab: {env.get('dut', {}).get('description', '?')}; kernel {env.get('kernel')}; {env.get('cpus')} CPUs "
+            f"({env.get('cpu_model')}); tester and DUT share this machine",
+            f"  engine {env.get('engine', {}).get('engine_version')}; self-test {run.get('selftest_id') or 'none'}"]
+    if run.get("error"):
+        head.append(f"  error: {run['error']}")
+    return "\n".join(head) + "\n\n" + tests_table(tests)

@@ -1,0 +1,66 @@
+"""The RFC tests on the emulated lab, from the command line, as root, on
+the tests' own lab site: a DUT of known capacity is found by the
+throughput search, and the router resets are seen as receive gaps."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from test_lab_cli import engine_processes, namespaces, v6bench
+
+pytestmark = pytest.mark.netns
+
+LIMIT_FPS = 20_000
+
+
+@pytest.fixture(autouse=True)
+def nothing_left():
+    before = set(engine_processes())
+    yield
+    left = namespaces()
+    if left:
+        v6bench("lab", "down")
+    assert not left, f"namespaces left behind: {left}"
+    assert not set(engine_processes()) - before
+
+
+def _run(tmp_path, *args, timeout=300) -> dict:
+    r = v6bench(*args, "--db", str(tmp_path / "r.db"), "--json", timeout=timeout)
+    assert r.returncode == 0, r.stderr
+    return json.loads(r.stdout)
+
+
+@pytest.mark.parametrize("search", ["binary", "mlr"])
+def test_throughput_finds_a_dut_of_known_capacity(tmp_path, search):
+    """nftables `limit rate over 20000/second drop` in R1: the true throughput
+    is 20,000 frames/s per direction; the search must find it within its
+    resolution (2 %) plus the limiter's 5-frame burst per 1-s trial."""
+    out = _run(tmp_path, "test", "throughput", "--dut-limit", str(LIMIT_FPS), "--mix", "100/0,0/100", "--frame-size", "128",
+               "--link-speed", "100M", "--trial-duration", "1", "--resolution", "0.02", "--search", search, "--drain", "0.5")
+    assert out["run"]["environment"]["dut"]["config"] == {"limit_fps": LIMIT_FPS}
+    assert "limit rate over 20000/second" in out["run"]["environment"]["dut"]["rulesets"]["r1"]
+    for t in out["tests"]:
+        ndr = t["result"]["ndr_fps"]
+        assert LIMIT_FPS * 0.97 <= ndr <= LIMIT_FPS + 6, (t["mix"], ndr)
+        assert not t["result"]["ndr"]["is_lower_bound"]
+        assert t["result"]["pdr_fps"] >= ndr
+
+
+def test_soft_and_hard_resets_show_as_receive_gaps(tmp_path):
+    out = _run(tmp_path, "test", "reset", "--mix", "50/50", "--frame-size", "128", "--link-speed", "100M",
+               "--dut-limit", str(LIMIT_FPS), "--trial-duration", "3", "--resolution", "0.05", "--drain", "0.5")
+    (t,) = out["tests"]
+    r = t["result"]
+    for kind in ("soft", "hard"):
+        (rep,) = r["kinds"][kind]["repetitions"]
+        assert not rep["tester_limited"], rep
+        assert rep["reset_kind"] == kind and 0.5 < rep["reset_at_s"] < 2.5
+        for v in ("4", "6"):
+            gap = rep["families"][v]["reset_time_s"]
+            # The outage lasts at least the reset's own work and is far below the trial.
+            assert rep["reset_down_s"] * 0.5 < gap < 2.0, (kind, v, rep)
+            assert rep["families"][v]["lost_frames"] > 0
+    # The hard reset rebuilt R1's rule set: it is recorded in the trials after it.
+    assert r["kinds"]["hard"]["reset_time"]["4"]["repetitions"] == 1

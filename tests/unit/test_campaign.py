@@ -1,0 +1,153 @@
+"""Campaign files, their expansion, the results store and resumable runs,
+with the simulated tester (no root)."""
+
+import json
+import sqlite3
+
+import pytest
+
+from v6bench.campaign import runner, spec
+from v6bench.errors import UsageError
+from v6bench.methods.simulated import SimulatedTester
+from v6bench.store import export
+from v6bench.store.db import SCHEMA_VERSION, Store
+
+GOOD = """
+name = "t"
+[lab]
+topology = "a"
+link_speed = "100M"
+[matrix]
+mixes = ["100/0", "0/100"]
+frame_sizes = [128, 1518]
+[[test]]
+kind = "throughput"
+trial_duration_s = 1.0
+resolution = 0.01
+[[test]]
+kind = "recovery"
+frame_sizes = [128]
+overload_s = 1.0
+hold_s = 1.0
+"""
+
+
+def test_campaign_expands_the_matrix_in_file_order():
+    c = spec.parse_campaign(GOOD, "t.toml")
+    keys = [p.key for p in runner.expand(c)]
+    assert keys[:4] == ["0:throughput:100/0:128:uni:1", "0:throughput:100/0:1518:uni:1",
+                        "0:throughput:0/100:128:uni:1", "0:throughput:0/100:1518:uni:1"]
+    assert keys[4:] == ["1:recovery:100/0:128:uni:1", "1:recovery:0/100:128:uni:1"]
+    assert c.lab.link_speed_bps == 100e6
+
+
+@pytest.mark.parametrize("edit, message", [
+    (("frame_sizes = [128, 1518]", "frame_sizes = [128, 50]"), "t.toml: matrix.frame_sizes[1]: 50 bytes is outside 64..9216"),
+    (('kind = "recovery"', 'kind = "jitter"'), "t.toml: test[1].kind: 'jitter' is not a test"),
+    (("resolution = 0.01", "resolution = 2"), "t.toml: test[0].resolution: 2 is not a ratio"),
+    (("resolution = 0.01", "resolutoin = 0.01"), "t.toml: test[0].resolutoin: unknown key"),
+    (('mixes = ["100/0", "0/100"]', 'mixes = ["100/0", "60/60"]'), "t.toml: matrix.mixes[1]: '60/60': the shares sum to 120"),
+    (('link_speed = "100M"', 'link_speed = "fast"'), "t.toml: lab.link_speed:"),
+    (("[lab]", "[lab]\nmtu = 100"), "t.toml: lab.mtu: expected bytes in 576..9000"),
+    (("[lab]", "[labs]"), "t.toml: labs: unknown key"),
+    (('frame_sizes = [128]', 'frame_sizes = [64]'), "t.toml: test[1].frame_sizes: 64 bytes cannot carry IPv6"),
+    (("hold_s = 1.0", "hold_s = 1.0\n[[tset]]"), "t.toml: tset: unknown key"),
+    (("name = \"t\"", "name = "), "t.toml: not valid TOML"),
+])
+def test_bad_campaign_names_field_and_problem(edit, message):
+    with pytest.raises(UsageError) as e:
+        spec.parse_campaign(GOOD.replace(*edit), "t.toml")
+    assert str(e.value).startswith(message), str(e.value)
+
+
+def _run(tmp_path, c, stop_after=None, seed=1):
+    store = Store(tmp_path / "r.db")
+    made = []
+
+    class Stop(KeyboardInterrupt):
+        pass
+
+    def make(p):
+        t = SimulatedTester(50_000, line_fps=p.frame_size and 84_459.0, buffer_frames=0, recovery_s=0.2, seed=seed)
+        made.append(t)
+        if stop_after is not None and sum(len(m.calls) for m in made) >= stop_after:
+            orig = t.measure
+
+            def measure(d, l, calls=[0]):
+                calls[0] += 1
+                if calls[0] > 2:
+                    raise Stop()
+                return orig(d, l)
+            t.measure = measure
+        return t
+
+    return store, made, make
+
+
+def test_run_records_every_trial_and_resume_skips_done_tests(tmp_path):
+    c = spec.parse_campaign(GOOD, "t.toml")
+    store, made, make = _run(tmp_path, c, stop_after=10)
+    rid = store.start_run(c.name, "test", {"kernel": "x"}, None, c.path, c.sha256, c.text)
+    with pytest.raises(KeyboardInterrupt):
+        runner.run(c, store, rid, make, lambda s: None)
+    store.finish_run(rid, "interrupted")
+    done_before = store.done_points(rid)
+    assert 0 < len(done_before) < 6
+    interrupted = [t for t in store.tests(rid) if t["status"] == "interrupted"]
+    assert len(interrupted) == 1 and len(store.trials(interrupted[0]["id"])) == 2
+    # Resume: finished points are not run again; the interrupted one replays its 2 trials.
+    assert store.resumable_run(c.sha256) == rid
+    store.resume_run(rid, {"kernel": "y"}, None)
+    store2, made2, make2 = _run(tmp_path, c)
+    lines = []
+    runner.run(c, store, rid, make2, lines.append)
+    store.finish_run(rid, "finished")
+    assert len(store.done_points(rid)) == 6
+    assert len(made2) == 6 - len(done_before)
+    assert any("2 trials replayed" in line for line in lines)
+    assert any("ETA" in line for line in lines) and lines[0].startswith("resuming run")
+    tests = [t for t in store.tests(rid) if t["status"] == "done"]
+    tp = [t for t in tests if t["kind"] == "throughput"]
+    assert all(49_000 <= t["result"]["ndr_fps"] <= 50_000 for t in tp)
+    rec = [t for t in tests if t["kind"] == "recovery"]
+    assert rec[0]["result"]["throughput_from"] == "measured earlier in this run"
+    assert rec[0]["result"]["recovery"]["4"]["mean_s"] == pytest.approx(0.2)
+    assert store.resumable_run(c.sha256) is None
+    assert store.run(rid)["environment"]["resumed"][0]["kernel"] == "y"
+
+
+def test_exports_and_schema_version(tmp_path):
+    c = spec.parse_campaign(GOOD, "t.toml")
+    store, made, make = _run(tmp_path, c)
+    rid = store.start_run(c.name, "test", {}, None)
+    runner.run(c, store, rid, make, lambda s: None)
+    data = export.as_json(store, rid)
+    assert data["schema_version"] == SCHEMA_VERSION and len(data["tests"]) == 6
+    assert all(t["trials"] for t in data["tests"])
+    rows = export.rows(store, rid)
+    assert {r["ip_version"] for r in rows} == {4, 6}
+    out = tmp_path / "r.parquet"
+    with open(out, "wb") as f:
+        export.export(store, rid, "parquet", f)
+    import pyarrow.parquet as pq
+    assert pq.read_table(out).num_rows == len(rows)
+    with open(tmp_path / "r.csv", "wb") as f:
+        export.export(store, rid, "csv", f)
+    assert (tmp_path / "r.csv").read_text().splitlines()[0].startswith("run_id,test_id,kind")
+    store.close()
+    db = sqlite3.connect(tmp_path / "r.db")
+    db.execute("UPDATE meta SET value='99' WHERE key='schema_version'")
+    db.commit()
+    with pytest.raises(UsageError, match="schema version 99"):
+        Store(tmp_path / "r.db")
+
+
+def test_a_trial_is_committed_the_moment_it_ends(tmp_path):
+    store = Store(tmp_path / "r.db")
+    rid = store.start_run("x", "test", {}, None)
+    tid = store.start_test(rid, "k", "throughput", "100/0", 128, False, 1, {})
+    store.add_trial(tid, 0, "measure", {"load_fps": 1}, SimulatedTester(10).measure(1.0, 5.0))
+    # Another connection sees it at once: nothing waits for a later commit.
+    other = sqlite3.connect(tmp_path / "r.db")
+    assert other.execute("SELECT COUNT(*) FROM trials").fetchone()[0] == 1
+    assert json.loads(other.execute("SELECT streams_json FROM trials").fetchone()[0])[0]["ip_version"] == 4
