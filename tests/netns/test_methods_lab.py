@@ -8,22 +8,11 @@ import json
 
 import pytest
 
-from test_lab_cli import engine_processes, namespaces, v6bench
+from cli_site import clean_site, remove_run_dir, v6bench  # noqa: F401
 
-pytestmark = pytest.mark.netns
+pytestmark = [pytest.mark.netns, pytest.mark.usefixtures("clean_site", "remove_run_dir")]
 
 LIMIT_FPS = 20_000
-
-
-@pytest.fixture(autouse=True)
-def nothing_left():
-    before = set(engine_processes())
-    yield
-    left = namespaces()
-    if left:
-        v6bench("lab", "down")
-    assert not left, f"namespaces left behind: {left}"
-    assert not set(engine_processes()) - before
 
 
 def _run(tmp_path, *args, timeout=300) -> dict:

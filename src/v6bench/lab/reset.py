@@ -26,13 +26,13 @@ from pyroute2 import IPRoute
 from pyroute2 import netns as pr_netns
 
 from ..errors import LabError
+from ..methods.reset import KINDS
 from . import build
 from .dut import DutConfig
 from .site import Site
 from .state import LabState, save
 from .topology import parse_topology
 
-KINDS = ("soft", "hard")
 
 
 def _links_down(site: Site, node) -> None:

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from .measurer import Tester
 from ..params import check
 
-KINDS = ("soft", "hard")
+KINDS = ("soft", "hard")  # the kinds lab/reset.py implements
 
 
 @dataclass(frozen=True)
