@@ -108,7 +108,12 @@ pub struct PortTx {
     /// Offered rate at layer 2 (frame incl. FCS) [b/s].
     pub offered_l2_bps: f64,
     pub planned_frames: u64,
+    /// Frames handed to the kernel.
     pub tx_frames: u64,
+    /// Frames not sent because they fell due while the port had no carrier
+    /// (the DUT's end of the link was down); the streams count them as
+    /// offered and lost.
+    pub link_down_frames: u64,
     pub unsent_frames: u64,
     pub send_retries: u64,
     pub sendmmsg_calls: u64,
@@ -132,8 +137,11 @@ pub struct StreamResult {
     pub share: u64,
     /// This stream's part of its port's intended rate [frames/s].
     pub intended_fps: f64,
+    /// `tx_frames` counts the frames offered: those handed to the kernel
+    /// plus `link_down_frames`, due while the sending port had no carrier.
     #[serde(flatten)]
     pub counts: FrameCounts,
+    pub link_down_frames: u64,
     pub negative_latency_frames: u64,
     /// Latency of every received frame [ns]; null if none arrived.
     pub latency_ns: Option<Summary>,

@@ -47,7 +47,9 @@ fn ifreq(name: &str) -> libc::ifreq {
 }
 
 fn ioctl(fd: RawFd, req: libc::c_ulong, r: &mut libc::ifreq) -> bool {
-    // SAFETY: `r` is a valid ifreq for these SIOCGIF* requests, which only write inside it.
+    // SAFETY: `r` is a valid ifreq for these SIOCGIF* requests, which only
+    // write inside it (SIOCETHTOOL writes the struct its ifru_data points at,
+    // which the caller keeps alive across the call).
     unsafe { libc::ioctl(fd, req as _, r as *mut libc::ifreq) == 0 }
 }
 
@@ -85,6 +87,33 @@ pub fn if_info(fd: RawFd, name: &str) -> Result<IfInfo, String> {
     // SAFETY: SIOCGIFFLAGS filled ifru_flags.
     let flags = unsafe { r.ifr_ifru.ifru_flags } as libc::c_int;
     Ok(IfInfo { index, mac: Mac(mac), mtu, up: flags & libc::IFF_UP != 0 && flags & libc::IFF_RUNNING != 0 })
+}
+
+/// Whether `name` has carrier, read through socket `fd` (so in the
+/// socket's network namespace) with ETHTOOL_GLINK, which reads the carrier
+/// itself; IFF_RUNNING (operstate) lags it until the kernel's link watch
+/// has run, which under load can take 100 ms. Falls back to IFF_UP and
+/// IFF_RUNNING for a driver without ETHTOOL_GLINK; false if unreadable.
+pub fn link_running(fd: RawFd, name: &str) -> bool {
+    const ETHTOOL_GLINK: u32 = 0x0000_000a;
+    #[repr(C)]
+    struct EthtoolValue {
+        cmd: u32,
+        data: u32,
+    }
+    let mut v = EthtoolValue { cmd: ETHTOOL_GLINK, data: 0 };
+    let mut r = ifreq(name);
+    r.ifr_ifru.ifru_data = &mut v as *mut EthtoolValue as *mut libc::c_char;
+    if ioctl(fd, libc::SIOCETHTOOL, &mut r) {
+        return v.data != 0;
+    }
+    let mut r = ifreq(name);
+    if !ioctl(fd, libc::SIOCGIFFLAGS, &mut r) {
+        return false;
+    }
+    // SAFETY: SIOCGIFFLAGS filled ifru_flags.
+    let flags = unsafe { r.ifr_ifru.ifru_flags } as libc::c_int;
+    flags & libc::IFF_UP != 0 && flags & libc::IFF_RUNNING != 0
 }
 
 /// A raw AF_PACKET socket with no protocol bound yet.

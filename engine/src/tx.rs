@@ -9,6 +9,13 @@
 //! Each frame is stamped with CLOCK_REALTIME read just before the batch is
 //! handed to the kernel.
 //!
+//! A frame that falls due while the port has no carrier (the DUT's end of
+//! the link is down, as during a router reset, RFC 2544 §26.6) is not held
+//! back to be sent in a burst later, which a constant-rate tester would
+//! never do: the kernel refuses it (ENOBUFS), the sender sees the link is
+//! not running and skips it, counting it in `link_down_frames`. Its
+//! sequence number is used up, so the receiver counts it lost.
+//!
 //! Bounds: the loop sends at most the planned number of frames and stops
 //! by itself at `deadline` (monotonic) or when `stop` is set, whichever
 //! comes first; frames not sent by then are reported as unsent.
@@ -17,6 +24,7 @@ use crate::clock;
 use crate::frame::Template;
 use crate::mix::{Cursor, Schedule};
 use crate::pace::Pace;
+use crate::sock;
 use serde::Serialize;
 use std::os::unix::io::RawFd;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -29,6 +37,8 @@ const SPIN_NS: u64 = 150_000;
 /// What a sender needs.
 pub struct TxJob {
     pub fd: RawFd,
+    /// The port's interface, to read its carrier when a send is refused.
+    pub interface: String,
     /// Templates in the order of the port's streams in the schedule.
     pub templates: Vec<Template>,
     pub schedule: Schedule,
@@ -41,10 +51,16 @@ pub struct TxJob {
 /// What a sender did.
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct TxReport {
+    /// Frames handed to the kernel.
     pub tx_frames: u64,
-    /// Frames per stream, in the job's template order.
+    /// Frames handed over per stream, in the job's template order.
     #[serde(skip)]
     pub stream_tx_frames: Vec<u64>,
+    /// Frames skipped because they fell due while the port had no carrier.
+    pub link_down_frames: u64,
+    /// The same per stream, in the job's template order.
+    #[serde(skip)]
+    pub stream_link_down_frames: Vec<u64>,
     /// Planned frames not sent because the deadline passed or the trial was stopped.
     pub unsent_frames: u64,
     /// sendmmsg calls that failed or sent fewer frames than asked (retried).
@@ -58,8 +74,9 @@ pub struct TxReport {
     /// From t0 to the start of the hand-over of the last frame [ns].
     pub send_span_ns: u64,
     /// Achieved offered rate [frames/s]: (frames − 1) / time from the first
-    /// frame's due time to the last frame's hand-over; the intended rate if
-    /// only one frame was sent.
+    /// frame's due time to the last frame's hand-over (or due time, if
+    /// later); frames skipped while the link was down count as offered;
+    /// the intended rate if only one frame was offered.
     pub offered_fps: f64,
     #[serde(skip)]
     pub error: Option<String>,
@@ -67,7 +84,8 @@ pub struct TxReport {
 
 /// Sends the job's frames; `t0` is the monotonic instant frame 0 is due.
 pub fn run(job: TxJob, t0: u64, deadline: u64, stop: &AtomicBool) -> TxReport {
-    let mut rep = TxReport { stream_tx_frames: vec![0; job.templates.len()], ..Default::default() };
+    let streams = job.templates.len();
+    let mut rep = TxReport { stream_tx_frames: vec![0; streams], stream_link_down_frames: vec![0; streams], ..Default::default() };
     let placed = job.cpu.map_or(Ok(()), clock::pin_to_cpu).and_then(|_| job.nice.map_or(Ok(()), clock::set_nice));
     if let Err(e) = placed {
         rep.error = Some(e);
@@ -82,7 +100,8 @@ pub fn run(job: TxJob, t0: u64, deadline: u64, stop: &AtomicBool) -> TxReport {
     let mut msgs: Vec<libc::mmsghdr> = vec![unsafe { std::mem::zeroed() }; BATCH];
     let schedule = &job.schedule;
     let pace = job.pace;
-    // Frames that left; `batch` walks ahead of it while a batch is built.
+    // Frames that left or were skipped; `batch` walks ahead of it while a
+    // batch is built. `sent` counts both: it is the schedule position.
     let mut committed = Cursor::new(schedule);
     let mut batch = committed.clone();
     let mut sent = 0u64;
@@ -128,6 +147,15 @@ pub fn run(job: TxJob, t0: u64, deadline: u64, stop: &AtomicBool) -> TxReport {
         let done = if r < 0 {
             let e = std::io::Error::last_os_error();
             match e.raw_os_error() {
+                Some(libc::ENOBUFS) if !sock::link_running(job.fd, &job.interface) => {
+                    for _ in 0..k {
+                        let (si, _) = committed.next(schedule);
+                        rep.stream_link_down_frames[si] += 1;
+                    }
+                    rep.link_down_frames += k as u64;
+                    sent += k as u64;
+                    continue;
+                }
                 Some(libc::ENOBUFS) | Some(libc::EAGAIN) | Some(libc::EINTR) => {
                     rep.send_retries += 1;
                     std::thread::yield_now();
@@ -153,8 +181,10 @@ pub fn run(job: TxJob, t0: u64, deadline: u64, stop: &AtomicBool) -> TxReport {
             last_handover = now;
         }
     }
-    rep.stream_tx_frames = committed.frames().to_vec();
-    rep.tx_frames = sent;
+    for (t, (&walked, &skipped)) in rep.stream_tx_frames.iter_mut().zip(committed.frames().iter().zip(&rep.stream_link_down_frames)) {
+        *t = walked - skipped;
+    }
+    rep.tx_frames = sent - rep.link_down_frames;
     rep.unsent_frames = job.frames - sent;
     rep.send_span_ns = last_handover.saturating_sub(t0);
     let due_last = t0 + pace.due_ns(sent.saturating_sub(1)) as u64;

@@ -180,11 +180,13 @@ def describe_nodes(site: Site, topo: Topology, macs: dict[tuple[str, str], str])
     return nodes
 
 
-def arrange_cpus(site: Site, topo: Topology, cpu_plan: CpuPlan, only: str | None = None) -> list[dict]:
+def arrange_cpus(site: Site, topo: Topology, cpu_plan: CpuPlan, only: str | None = None,
+                 known: dict[int, str] | None = None) -> list[dict]:
     """The ``split`` arrangement (:mod:`v6bench.lab.cpus`): threaded NAPI on
     every veth end, router threads on DUT CPUs, tester threads on the
     tester's receive CPU at SCHED_FIFO priority 1 (so test frames are not
-    left waiting behind the spinning sender). ``only``: that node alone."""
+    left waiting behind the spinning sender). ``only``: that node alone;
+    ``known``: as for :func:`napi.enable_threaded`."""
     threads = []
     routers = [n.name for n in topo.routers]
     for node in topo.nodes:
@@ -193,7 +195,7 @@ def arrange_cpus(site: Site, topo: Topology, cpu_plan: CpuPlan, only: str | None
         tester = node.role == "tester"
         cpu = cpu_plan.tester_rx if tester else cpu_plan.router_cpu(routers.index(node.name))
         for i in node.interfaces:
-            t = napi.enable_threaded(site.netns(node.name), i.name, cpu)
+            t = napi.enable_threaded(site.netns(node.name), i.name, cpu, known)
             if tester:
                 os.sched_setscheduler(t.pid, os.SCHED_FIFO, os.sched_param(napi.TESTER_FIFO_PRIORITY))
             threads.append({"node": node.name, "netns": t.netns, "ifname": t.ifname, "pid": t.pid, "cpu": t.cpu,

@@ -27,7 +27,7 @@ from . import nsctl
 TESTER_FIFO_PRIORITY = 1
 
 
-def _napi_threads() -> dict[int, str]:
+def threads() -> dict[int, str]:
     """PID → comm of every ``napi/…`` kernel thread."""
     out = {}
     for entry in os.listdir("/proc"):
@@ -60,16 +60,19 @@ class NapiThread:
     cpu: int
 
 
-def enable_threaded(netns: str, ifname: str, cpu: int) -> NapiThread:
+def enable_threaded(netns: str, ifname: str, cpu: int, known: dict[int, str] | None = None) -> NapiThread:
     """Turns ``ifname`` (up, in ``netns``) into a NAPI receiver whose kernel
     thread runs on ``cpu``. The caller must hold the lab lock: the thread is
-    recognised as the ``napi/<ifname>-`` thread that appears."""
-    before = _napi_threads()
+    recognised as the ``napi/<ifname>-`` thread that appears. ``known``:
+    the threads (:func:`threads`) from before the interface was last
+    brought up, for an interface already threaded whose thread the kernel
+    created when it came up again (after a reset); default: now."""
+    before = threads() if known is None else known
     state = nsctl.run_in(netns, lambda: _enable(ifname))
     if state not in ("1", "enabled"):
         raise LabError(f"{netns}/{ifname}: threaded NAPI not enabled (threaded={state})")
     prefix = f"napi/{ifname}-"[:15]
-    new = [pid for pid, comm in _napi_threads().items() if pid not in before and comm.startswith(prefix)]
+    new = [pid for pid, comm in threads().items() if pid not in before and comm.startswith(prefix)]
     if len(new) != 1:
         raise LabError(f"{netns}/{ifname}: expected one new NAPI thread, found {len(new)}")
     pid = new[0]

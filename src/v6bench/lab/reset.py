@@ -11,9 +11,12 @@
   with the cables left plugged in (the veth ends, so the tester keeps its
   ports).
 
-If the kernel re-created the router's NAPI threads (it keeps them across
-a down/up on 6.x kernels), they are pinned again and the lab state is
-saved with their new PIDs. Returns the new state and the timing.
+The kernel ends an interface's NAPI thread when the interface goes down
+and starts a new one when it comes up again (still threaded); the new
+threads are recognised against those that existed before the interfaces
+came up, pinned again, and the lab state is saved with their PIDs (so the
+DUT's CPU time is measured in later trials). Returns the new state and
+the timing.
 """
 
 from __future__ import annotations
@@ -27,7 +30,7 @@ from pyroute2 import netns as pr_netns
 
 from ..errors import LabError
 from ..methods.reset import KINDS
-from . import build
+from . import build, napi
 from .dut import DutConfig
 from .site import Site
 from .state import LabState, save
@@ -70,6 +73,7 @@ def reset(site: Site, lab: LabState, kind: str, router: str = "r1") -> tuple[Lab
         finally:
             pr_netns.remove(hold)
     down_ns = time.time_ns()
+    known = napi.threads()
     build.configure_node(site, node)
     if kind == "hard":
         build.configure_dut(site, topo, DutConfig.from_json(lab.dut), only=router)
@@ -80,8 +84,10 @@ def reset(site: Site, lab: LabState, kind: str, router: str = "r1") -> tuple[Lab
         mine = [t for t in threads if t["node"] == router]
         if not all(os.path.exists(f"/proc/{t['pid']}") for t in mine):  # the kernel ended them
             try:
-                threads = [t for t in threads if t["node"] != router] + build.arrange_cpus(site, topo, lab.cpu_plan, only=router)
-            except LabError as e:  # not re-created yet: the reset stands, the pinning is lost (said so)
+                threads = [t for t in threads if t["node"] != router] + build.arrange_cpus(
+                    site, topo, lab.cpu_plan, only=router, known=known)
+                pinning = "re-pinned"
+            except LabError as e:  # the reset stands; the pinning is lost, and said so
                 threads = [t for t in threads if t["node"] != router]
                 pinning = f"lost: {e}"
 

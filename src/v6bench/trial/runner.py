@@ -8,7 +8,10 @@ reasons of its own, never removes the engine's:
 
 - a DUT interface facing a tester port dropped frames on transmit
   (``tx_dropped``): the tester's receive queue overflowed, so the tester,
-  not the DUT, lost them;
+  not the DUT, lost them. Not so for a router reset during the trial
+  (the DUT action): its interfaces went down while it forwarded, and the
+  frames it then dropped on transmit are the reset's loss. (The tester
+  received the same rate cleanly in the throughput search that chose it.);
 - on ``p2p`` (no DUT) any loss at all is the tester's: a sending tester
   interface's ``tx_dropped`` means the receiving tester did not keep up.
 """
@@ -42,6 +45,7 @@ def _stream_summary(s: dict) -> dict:
         "tx_frames": s["tx_frames"],
         "rx_frames": s["rx_frames"],
         "lost_frames": s["lost_frames"],
+        "link_down_frames": s["link_down_frames"],
         "loss_ratio": s["loss_ratio"],
         "reordered_frames": s["reordered_frames"],
         "duplicate_frames": s["duplicate_frames"],
@@ -53,13 +57,13 @@ def _stream_summary(s: dict) -> dict:
     }
 
 
-def _lab_reasons(lab: LabState, eng: dict, dut: dict) -> list[str]:
+def _lab_reasons(lab: LabState, eng: dict, dut: dict, reset_router: str | None) -> list[str]:
     reasons = []
     testers = {n["name"] for n in lab.nodes if n["role"] == "tester"}
     peers = {f"{n['name']}/{i['name']}": i["peer"].split("/")[0] for n in lab.nodes for i in n["interfaces"]}
     for key, c in dut["interfaces"].items():
         peer = peers.get(key)
-        if peer in testers and c["tx_dropped"] > 0:
+        if peer in testers and c["tx_dropped"] > 0 and key.split("/")[0] != reset_router:
             reasons.append(f"{c['tx_dropped']} frames dropped by {key} on their way into tester port {peer}: the tester's receive queue overflowed")
     if lab.topology == "p2p":
         for port in eng["ports"]:
@@ -69,8 +73,9 @@ def _lab_reasons(lab: LabState, eng: dict, dut: dict) -> list[str]:
     return reasons
 
 
-def summarize(lab: LabState, request: TrialRequest, fps: float, eng: dict, dut: dict) -> dict:
-    reasons = list(eng["tester_limited_reasons"]) + _lab_reasons(lab, eng, dut)
+def summarize(lab: LabState, request: TrialRequest, fps: float, eng: dict, dut: dict,
+              reset_router: str | None = None) -> dict:
+    reasons = list(eng["tester_limited_reasons"]) + _lab_reasons(lab, eng, dut, reset_router)
     totals = eng["totals"]
     return {
         "result_kind": "v6bench-trial",
@@ -151,7 +156,7 @@ def run(lab: LabState, request: TrialRequest, engine_pid_file: Path | None = Non
         thread.join()
     after = observe.snapshot(lab)
     dut = observe.difference(lab, before, after, eng["traffic_s"])
-    out = summarize(lab, request, fps, eng, dut)
+    out = summarize(lab, request, fps, eng, dut, (done.get("result") or {}).get("router"))
     if during:
         out["action"] = done.get("result")
         if "error" in done:
