@@ -52,9 +52,9 @@ $(STAMPS)/venv: pyproject.toml
 engine: $(ENGINE)
 
 # A first IPv4-vs-IPv6 measurement on the emulated lab (README).
+# `v6bench run` prints the run's tables at the end; `v6bench results show` shows them again.
 demo: setup
 	$(VENV)/bin/v6bench run campaigns/quick.toml
-	$(VENV)/bin/v6bench results show
 
 # Every test: engine unit tests, then Python unit and netns (root) tiers.
 test: setup

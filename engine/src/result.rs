@@ -83,6 +83,8 @@ pub struct PortResult {
     pub netns: Option<String>,
     pub mac: String,
     pub mtu: usize,
+    /// The interface's kernel driver ("veth" on the emulated lab).
+    pub driver: Option<String>,
     pub next_hop_mac_ipv4: Option<String>,
     pub next_hop_mac_ipv6: Option<String>,
     /// Present on sending ports.
@@ -110,10 +112,10 @@ pub struct PortTx {
     pub planned_frames: u64,
     /// Frames handed to the kernel.
     pub tx_frames: u64,
-    /// Frames not sent because they fell due while the port had no carrier
-    /// (the DUT's end of the link was down); the streams count them as
-    /// offered and lost.
-    pub link_down_frames: u64,
+    /// Frames the far end of a veth port refused (its input queue full or
+    /// its link down): not retried; the streams count them as offered and
+    /// lost.
+    pub refused_frames: u64,
     pub unsent_frames: u64,
     pub send_retries: u64,
     pub sendmmsg_calls: u64,
@@ -138,10 +140,10 @@ pub struct StreamResult {
     /// This stream's part of its port's intended rate [frames/s].
     pub intended_fps: f64,
     /// `tx_frames` counts the frames offered: those handed to the kernel
-    /// plus `link_down_frames`, due while the sending port had no carrier.
+    /// plus `refused_frames`, which the far end refused.
     #[serde(flatten)]
     pub counts: FrameCounts,
-    pub link_down_frames: u64,
+    pub refused_frames: u64,
     pub negative_latency_frames: u64,
     /// Latency of every received frame [ns]; null if none arrived.
     pub latency_ns: Option<Summary>,

@@ -35,6 +35,8 @@ pub struct IfInfo {
     pub mac: Mac,
     pub mtu: usize,
     pub up: bool,
+    /// The kernel driver ("veth" on the emulated lab), if it says.
+    pub driver: Option<String>,
 }
 
 fn ifreq(name: &str) -> libc::ifreq {
@@ -48,8 +50,8 @@ fn ifreq(name: &str) -> libc::ifreq {
 
 fn ioctl(fd: RawFd, req: libc::c_ulong, r: &mut libc::ifreq) -> bool {
     // SAFETY: `r` is a valid ifreq for these SIOCGIF* requests, which only
-    // write inside it (SIOCETHTOOL writes the struct its ifru_data points at,
-    // which the caller keeps alive across the call).
+    // write inside it (SIOCETHTOOL writes the buffer its ifru_data points at,
+    // which the caller sizes for the command and keeps alive across the call).
     unsafe { libc::ioctl(fd, req as _, r as *mut libc::ifreq) == 0 }
 }
 
@@ -86,34 +88,24 @@ pub fn if_info(fd: RawFd, name: &str) -> Result<IfInfo, String> {
     }
     // SAFETY: SIOCGIFFLAGS filled ifru_flags.
     let flags = unsafe { r.ifr_ifru.ifru_flags } as libc::c_int;
-    Ok(IfInfo { index, mac: Mac(mac), mtu, up: flags & libc::IFF_UP != 0 && flags & libc::IFF_RUNNING != 0 })
+    Ok(IfInfo { index, mac: Mac(mac), mtu, up: flags & libc::IFF_UP != 0 && flags & libc::IFF_RUNNING != 0, driver: driver(fd, name) })
 }
 
-/// Whether `name` has carrier, read through socket `fd` (so in the
-/// socket's network namespace) with ETHTOOL_GLINK, which reads the carrier
-/// itself; IFF_RUNNING (operstate) lags it until the kernel's link watch
-/// has run, which under load can take 100 ms. Falls back to IFF_UP and
-/// IFF_RUNNING for a driver without ETHTOOL_GLINK; false if unreadable.
-pub fn link_running(fd: RawFd, name: &str) -> bool {
-    const ETHTOOL_GLINK: u32 = 0x0000_000a;
-    #[repr(C)]
-    struct EthtoolValue {
-        cmd: u32,
-        data: u32,
-    }
-    let mut v = EthtoolValue { cmd: ETHTOOL_GLINK, data: 0 };
+/// The kernel driver of `name` (ETHTOOL_GDRVINFO), e.g. "veth"; None if
+/// the interface does not say.
+pub fn driver(fd: RawFd, name: &str) -> Option<String> {
+    const ETHTOOL_GDRVINFO: u32 = 0x0000_0003;
+    // struct ethtool_drvinfo: u32 cmd, char driver[32], … (196 bytes).
+    let mut info = [0u8; 196];
+    info[..4].copy_from_slice(&ETHTOOL_GDRVINFO.to_ne_bytes());
     let mut r = ifreq(name);
-    r.ifr_ifru.ifru_data = &mut v as *mut EthtoolValue as *mut libc::c_char;
-    if ioctl(fd, libc::SIOCETHTOOL, &mut r) {
-        return v.data != 0;
+    r.ifr_ifru.ifru_data = info.as_mut_ptr() as *mut libc::c_char;
+    if !ioctl(fd, libc::SIOCETHTOOL, &mut r) {
+        return None;
     }
-    let mut r = ifreq(name);
-    if !ioctl(fd, libc::SIOCGIFFLAGS, &mut r) {
-        return false;
-    }
-    // SAFETY: SIOCGIFFLAGS filled ifru_flags.
-    let flags = unsafe { r.ifr_ifru.ifru_flags } as libc::c_int;
-    flags & libc::IFF_UP != 0 && flags & libc::IFF_RUNNING != 0
+    let d = &info[4..36];
+    let end = d.iter().position(|&b| b == 0).unwrap_or(d.len());
+    Some(String::from_utf8_lossy(&d[..end]).into_owned())
 }
 
 /// A raw AF_PACKET socket with no protocol bound yet.

@@ -127,7 +127,7 @@ pub fn run(plan: &Plan, stop: &AtomicBool) -> Result<TrialResult, String> {
                 Template::new(s, open[pi].mac, hop.expect("learning resolved every needed next hop"))
             })
             .collect();
-        jobs.push((pi, TxJob { fd: open[pi].tx.as_raw_fd(), interface: p.interface.clone(), templates, schedule: t.schedule.clone(), frames: t.frames, pace: t.pace, cpu: t.cpu, nice: t.nice }));
+        jobs.push((pi, TxJob { fd: open[pi].tx.as_raw_fd(), refused_is_loss: open[pi].info.driver.as_deref() == Some("veth"), templates, schedule: t.schedule.clone(), frames: t.frames, pace: t.pace, cpu: t.cpu, nice: t.nice }));
     }
     let intended_duration_s = plan.ports.iter().filter_map(|p| p.tx.as_ref()).map(|t| t.pace.span_s(t.frames)).fold(0.0, f64::max);
 
@@ -170,18 +170,18 @@ fn assemble(plan: &Plan, open: &[OpenPort], hops: &learn::NextHops, reports: &[(
     if a.interrupted {
         reasons.push("the trial was interrupted".to_string());
     }
-    // Frames offered per stream: handed over, or due while the link was down.
+    // Frames offered per stream: handed over, or refused by the far end.
     let mut stream_tx = vec![0u64; plan.streams.len()];
-    let mut stream_link_down = vec![0u64; plan.streams.len()];
+    let mut stream_refused = vec![0u64; plan.streams.len()];
     let mut ports = Vec::with_capacity(plan.ports.len());
     for (pi, p) in plan.ports.iter().enumerate() {
         let rxp = &rx.state.ports[pi];
         let tx = reports.iter().find(|(i, _)| *i == pi).map(|(_, r)| {
             let t = p.tx.as_ref().expect("only sending ports have reports");
             for (k, &si) in t.streams.iter().enumerate() {
-                let down = r.stream_link_down_frames.get(k).copied().unwrap_or(0);
-                stream_tx[si] = r.stream_tx_frames.get(k).copied().unwrap_or(0) + down;
-                stream_link_down[si] = down;
+                let refused = r.stream_refused_frames.get(k).copied().unwrap_or(0);
+                stream_tx[si] = r.stream_tx_frames.get(k).copied().unwrap_or(0) + refused;
+                stream_refused[si] = refused;
             }
             if let Some(e) = &r.error {
                 reasons.push(format!("port {:?}: {e}", p.name));
@@ -216,7 +216,7 @@ fn assemble(plan: &Plan, open: &[OpenPort], hops: &learn::NextHops, reports: &[(
                 offered_l2_bps: rate::l2_bps(r.offered_fps, t.mean_frame_size),
                 planned_frames: t.frames,
                 tx_frames: r.tx_frames,
-                link_down_frames: r.link_down_frames,
+                refused_frames: r.refused_frames,
                 unsent_frames: r.unsent_frames,
                 send_retries: r.send_retries,
                 sendmmsg_calls: r.sendmmsg_calls,
@@ -243,6 +243,7 @@ fn assemble(plan: &Plan, open: &[OpenPort], hops: &learn::NextHops, reports: &[(
             netns: p.netns.clone(),
             mac: open[pi].mac.to_string(),
             mtu: open[pi].info.mtu,
+            driver: open[pi].info.driver.clone(),
             next_hop_mac_ipv4: hops[pi].0.map(|m| m.to_string()),
             next_hop_mac_ipv6: hops[pi].1.map(|m| m.to_string()),
             tx,
@@ -275,7 +276,7 @@ fn assemble(plan: &Plan, open: &[OpenPort], hops: &learn::NextHops, reports: &[(
                 LossWindow { first_seq: first, last_seq: last, first_due_s: due_s(first), last_due_s: due_s(last) }
             }),
             counts: FrameCounts::new(stream_tx[si], c.rx_frames, c.reordered_frames, c.duplicate_frames),
-            link_down_frames: stream_link_down[si],
+            refused_frames: stream_refused[si],
             negative_latency_frames: c.negative_latency_frames,
             latency_ns: c.latency.summary(),
             pdv_ns: c.pdv(),

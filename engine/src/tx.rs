@@ -9,12 +9,16 @@
 //! Each frame is stamped with CLOCK_REALTIME read just before the batch is
 //! handed to the kernel.
 //!
-//! A frame that falls due while the port has no carrier (the DUT's end of
-//! the link is down, as during a router reset, RFC 2544 §26.6) is not held
-//! back to be sent in a burst later, which a constant-rate tester would
-//! never do: the kernel refuses it (ENOBUFS), the sender sees the link is
-//! not running and skips it, counting it in `link_down_frames`. Its
-//! sequence number is used up, so the receiver counts it lost.
+//! On a veth port (`refused_is_loss`) the far end is the DUT's interface,
+//! and the kernel refuses a frame (ENOBUFS) when that end does not take
+//! it: its input queue is full, or its link is down (a router reset, RFC
+//! 2544 §26.6). On a wire the frame would have been sent and lost at the
+//! DUT, so the sender does the same: it counts the frame in
+//! `refused_frames` and goes on with the schedule; the frame's sequence
+//! number is used up and the receiver counts it lost. Retrying it instead
+//! would hide the DUT's loss and make the tester fall behind. On other
+//! ports a refusal is the tester's own transmit path being full, and the
+//! frame is retried.
 //!
 //! Bounds: the loop sends at most the planned number of frames and stops
 //! by itself at `deadline` (monotonic) or when `stop` is set, whichever
@@ -24,7 +28,6 @@ use crate::clock;
 use crate::frame::Template;
 use crate::mix::{Cursor, Schedule};
 use crate::pace::Pace;
-use crate::sock;
 use serde::Serialize;
 use std::os::unix::io::RawFd;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -37,8 +40,9 @@ const SPIN_NS: u64 = 150_000;
 /// What a sender needs.
 pub struct TxJob {
     pub fd: RawFd,
-    /// The port's interface, to read its carrier when a send is refused.
-    pub interface: String,
+    /// A frame the kernel refuses (ENOBUFS) was refused by the far end of
+    /// the link and is lost (veth ports); otherwise it is retried.
+    pub refused_is_loss: bool,
     /// Templates in the order of the port's streams in the schedule.
     pub templates: Vec<Template>,
     pub schedule: Schedule,
@@ -56,11 +60,11 @@ pub struct TxReport {
     /// Frames handed over per stream, in the job's template order.
     #[serde(skip)]
     pub stream_tx_frames: Vec<u64>,
-    /// Frames skipped because they fell due while the port had no carrier.
-    pub link_down_frames: u64,
+    /// Frames the far end refused (`refused_is_loss`): offered, and lost.
+    pub refused_frames: u64,
     /// The same per stream, in the job's template order.
     #[serde(skip)]
-    pub stream_link_down_frames: Vec<u64>,
+    pub stream_refused_frames: Vec<u64>,
     /// Planned frames not sent because the deadline passed or the trial was stopped.
     pub unsent_frames: u64,
     /// sendmmsg calls that failed or sent fewer frames than asked (retried).
@@ -75,8 +79,8 @@ pub struct TxReport {
     pub send_span_ns: u64,
     /// Achieved offered rate [frames/s]: (frames − 1) / time from the first
     /// frame's due time to the last frame's hand-over (or due time, if
-    /// later); frames skipped while the link was down count as offered;
-    /// the intended rate if only one frame was offered.
+    /// later); refused frames count as offered; the intended rate if only
+    /// one frame was offered.
     pub offered_fps: f64,
     #[serde(skip)]
     pub error: Option<String>,
@@ -85,7 +89,7 @@ pub struct TxReport {
 /// Sends the job's frames; `t0` is the monotonic instant frame 0 is due.
 pub fn run(job: TxJob, t0: u64, deadline: u64, stop: &AtomicBool) -> TxReport {
     let streams = job.templates.len();
-    let mut rep = TxReport { stream_tx_frames: vec![0; streams], stream_link_down_frames: vec![0; streams], ..Default::default() };
+    let mut rep = TxReport { stream_tx_frames: vec![0; streams], stream_refused_frames: vec![0; streams], ..Default::default() };
     let placed = job.cpu.map_or(Ok(()), clock::pin_to_cpu).and_then(|_| job.nice.map_or(Ok(()), clock::set_nice));
     if let Err(e) = placed {
         rep.error = Some(e);
@@ -100,7 +104,7 @@ pub fn run(job: TxJob, t0: u64, deadline: u64, stop: &AtomicBool) -> TxReport {
     let mut msgs: Vec<libc::mmsghdr> = vec![unsafe { std::mem::zeroed() }; BATCH];
     let schedule = &job.schedule;
     let pace = job.pace;
-    // Frames that left or were skipped; `batch` walks ahead of it while a
+    // Frames that left or were refused; `batch` walks ahead of it while a
     // batch is built. `sent` counts both: it is the schedule position.
     let mut committed = Cursor::new(schedule);
     let mut batch = committed.clone();
@@ -147,13 +151,12 @@ pub fn run(job: TxJob, t0: u64, deadline: u64, stop: &AtomicBool) -> TxReport {
         let done = if r < 0 {
             let e = std::io::Error::last_os_error();
             match e.raw_os_error() {
-                Some(libc::ENOBUFS) if !sock::link_running(job.fd, &job.interface) => {
-                    for _ in 0..k {
-                        let (si, _) = committed.next(schedule);
-                        rep.stream_link_down_frames[si] += 1;
-                    }
-                    rep.link_down_frames += k as u64;
-                    sent += k as u64;
+                Some(libc::ENOBUFS) if job.refused_is_loss => {
+                    // sendmmsg stops at the first refused frame: that one is lost.
+                    let (si, _) = committed.next(schedule);
+                    rep.stream_refused_frames[si] += 1;
+                    rep.refused_frames += 1;
+                    sent += 1;
                     continue;
                 }
                 Some(libc::ENOBUFS) | Some(libc::EAGAIN) | Some(libc::EINTR) => {
@@ -181,10 +184,10 @@ pub fn run(job: TxJob, t0: u64, deadline: u64, stop: &AtomicBool) -> TxReport {
             last_handover = now;
         }
     }
-    for (t, (&walked, &skipped)) in rep.stream_tx_frames.iter_mut().zip(committed.frames().iter().zip(&rep.stream_link_down_frames)) {
-        *t = walked - skipped;
+    for (t, (&walked, &refused)) in rep.stream_tx_frames.iter_mut().zip(committed.frames().iter().zip(&rep.stream_refused_frames)) {
+        *t = walked - refused;
     }
-    rep.tx_frames = sent - rep.link_down_frames;
+    rep.tx_frames = sent - rep.refused_frames;
     rep.unsent_frames = job.frames - sent;
     rep.send_span_ns = last_handover.saturating_sub(t0);
     let due_last = t0 + pace.due_ns(sent.saturating_sub(1)) as u64;

@@ -199,7 +199,7 @@ def _run(args: argparse.Namespace) -> int:
             run_id = session.run(site, c, store, args.resume, " ".join(["v6bench", *sys.argv[1:]]))
             return _print_run(store, run_id, args.json)
     if args.command == "selftest":
-        sizes = tuple(_sizes(args.frame_size, "--frame-size"))
+        sizes = campaign_spec.frame_sizes(_sizes(args.frame_size, "--frame-size"), "--frame-size")
         result = selftest.run(site, sizes, args.cpu_arrangement, lambda line: print(line, file=sys.stderr, flush=True))
         with Store(args.db) as store:
             sid = store.add_selftest(result["environment"], result)

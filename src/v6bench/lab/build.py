@@ -42,6 +42,9 @@ SYSCTLS = {
         "net.ipv6.conf.all.forwarding": 1,
         "net.ipv6.conf.default.accept_dad": 0,
         "net.ipv6.conf.all.accept_dad": 0,
+        # A router keeps its configured addresses across a link down/up, as
+        # IPv4 does by default (a soft reset, lab/reset.py).
+        "net.ipv6.conf.all.keep_addr_on_down": 1,
     },
 }
 
@@ -127,23 +130,38 @@ def create_node_namespace(site: Site, node) -> None:
     _set_sysctls(ns, SYSCTLS[node.role])
 
 
-def configure_node(site: Site, node) -> dict[tuple[str, str], str]:
-    """Brings the node's interfaces up with their addresses (routers only:
-    testers' addresses belong to the engine) and adds its static routes;
-    idempotent. Returns the interfaces' MACs."""
+def bring_up(site: Site, node) -> dict[tuple[str, str], str]:
+    """Sets the node's interfaces up; returns their MACs."""
     macs = {}
     with IPRoute(netns=site.netns(node.name)) as ipr:
         for i in node.interfaces:
             idx = ipr.link_lookup(ifname=i.name)[0]
-            if node.role == "dut":
+            ipr.link("set", index=idx, state="up")
+            macs[(node.name, i.name)] = ipr.get_links(idx)[0].get("address")
+    return macs
+
+
+def address(site: Site, node) -> None:
+    """Gives a router's interfaces their addresses (testers' addresses
+    belong to the engine) and adds the node's static routes; idempotent.
+    A router forwards from here on."""
+    with IPRoute(netns=site.netns(node.name)) as ipr:
+        if node.role == "dut":
+            for i in node.interfaces:
+                idx = ipr.link_lookup(ifname=i.name)[0]
                 v4, p4 = i.ipv4.split("/")
                 v6, p6 = i.ipv6.split("/")
                 ipr.addr("replace", index=idx, address=v4, prefixlen=int(p4))
                 ipr.addr("replace", index=idx, address=v6, prefixlen=int(p6), flags=0x02)  # IFA_F_NODAD
-            ipr.link("set", index=idx, state="up")
-            macs[(node.name, i.name)] = ipr.get_links(idx)[0].get("address")
         for r in node.routes:
             ipr.route("replace", dst=r.dst, gateway=r.gateway)
+
+
+def configure_node(site: Site, node) -> dict[tuple[str, str], str]:
+    """:func:`bring_up` then :func:`address` (building a lab, when no
+    traffic flows yet); returns the interfaces' MACs."""
+    macs = bring_up(site, node)
+    address(site, node)
     return macs
 
 

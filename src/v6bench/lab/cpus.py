@@ -15,7 +15,7 @@ Two arrangements (``docs/architecture.md`` has the measurements behind them):
     by the tester inside the sending thread's system call. Lowest latency
     floor, but the DUT's work is billed to the tester's sender, so DUT CPU
     is not measured and a slow DUT shows up as a tester that falls behind
-    (``tester_limited``), never as DUT loss.
+    (``tester_limited``) rather than as DUT loss.
 
 CPU numbers per arrangement and machine size:
 

@@ -1,13 +1,15 @@
 """Resetting an emulated router during a trial (RFC 2544 §26.6).
 
-- ``soft``: the router's interfaces go down and up again, then its
-  addresses and routes are restored (the kernel drops them with the link),
-  as after ``shutdown`` / ``no shutdown`` on every port.
+- ``soft``: the router's interfaces go down and up again, as after
+  ``shutdown`` / ``no shutdown`` on every port. The addresses stay (for
+  IPv6 by ``keep_addr_on_down``, a router sysctl), and with them the
+  connected routes; static routes, which the kernel drops with the link,
+  are restored once the links are up.
 - ``hard``: the router's namespace is torn down and built again: its
   interfaces are parked in a holding namespace, the router's namespace is
   deleted (with its neighbour caches, routes, sysctls and nftables), a new
-  one is created with the sysctls, the interfaces come back, and addresses,
-  routes and the DUT's rule set are configured again, as after a reboot
+  one is created with the sysctls, the interfaces come back and up, the
+  DUT's rule set is loaded, then addresses and routes, as after a reboot
   with the cables left plugged in (the veth ends, so the tester keeps its
   ports).
 
@@ -74,10 +76,16 @@ def reset(site: Site, lab: LabState, kind: str, router: str = "r1") -> tuple[Lab
             pr_netns.remove(hold)
     down_ns = time.time_ns()
     known = napi.threads()
-    build.configure_node(site, node)
+    # As a router boots: links up and ready, its rules loaded, then its
+    # addresses and routes, from which it forwards. A router that forwarded
+    # before its links could transmit would lose its first ARP/ND
+    # solicitation and wait 1 s (the retransmit timer) to resolve a next
+    # hop: an artefact of the emulation, not of the reset.
+    build.bring_up(site, node)
+    build.wait_carrier(site, node)
     if kind == "hard":
         build.configure_dut(site, topo, DutConfig.from_json(lab.dut), only=router)
-    build.wait_carrier(site, node)
+    build.address(site, node)
     threads = list(lab.napi)
     pinning = "kept"
     if lab.cpu_plan.arrangement == "split":

@@ -18,6 +18,7 @@ reasons of its own, never removes the engine's:
 
 from __future__ import annotations
 
+import os
 import platform
 import threading
 import time
@@ -45,7 +46,7 @@ def _stream_summary(s: dict) -> dict:
         "tx_frames": s["tx_frames"],
         "rx_frames": s["rx_frames"],
         "lost_frames": s["lost_frames"],
-        "link_down_frames": s["link_down_frames"],
+        "refused_frames": s["refused_frames"],
         "loss_ratio": s["loss_ratio"],
         "reordered_frames": s["reordered_frames"],
         "duplicate_frames": s["duplicate_frames"],
@@ -128,7 +129,8 @@ def run(lab: LabState, request: TrialRequest, engine_pid_file: Path | None = Non
 
     ``adjust`` may change the engine spec before it runs (a burst's
     ``frame_count``, a ``rate_step``). ``during`` = (at_s, action) calls
-    ``action`` about ``at_s`` into the traffic, from another thread; its
+    ``action`` about ``at_s`` into the traffic, from another thread (on the
+    DUT's CPUs when the lab keeps them apart from the tester's); its
     returned dict is stored under ``action`` with ``action_at_s``, the
     time it started after the first frame was due.
     """
@@ -143,6 +145,9 @@ def run(lab: LabState, request: TrialRequest, engine_pid_file: Path | None = Non
         at_s, action = during
 
         def act() -> None:
+            # The action is the DUT's work (a reset): on the DUT's CPUs, off the sender's.
+            if lab.cpu_plan.arrangement == "split" and not lab.cpu_plan.shared:
+                os.sched_setaffinity(0, set(lab.cpu_plan.dut))  # this thread only
             time.sleep(ENGINE_LEAD_S + at_s)
             try:
                 done["result"] = action()
