@@ -100,6 +100,12 @@ def test_recovery_time_from_the_last_lost_frame():
     assert t.calls[0] == ("step", 4.0, pytest.approx(110_000), 2.0, pytest.approx(50_000))
 
 
+def test_recovery_is_not_applicable_at_line_rate():
+    t = SimulatedTester(2_000_000, line_fps=1_000_000)
+    r = recovery.run(t, recovery.Params(overload_s=2, hold_s=2), 1_000_000)
+    assert not r["applicable"] and "line rate" in r["reason"] and t.calls == []
+
+
 def test_reset_time_is_the_receive_gap():
     t = SimulatedTester(100_000, outage_s={"soft": 0.3, "hard": 1.5})
     r = reset.run(t, reset.Params(trial_duration_s=5, reset_at_s=1), 10_000)

@@ -3,7 +3,9 @@ throughput (line rate if that is lower) for ``overload_s`` (≥ 60 s in the
 RFC), then drop to 50 % in the same stream of frames; the recovery time is
 from the drop to the last frame lost, per IP version. The engine reports
 each stream's last lost frame and its due time (``loss_window``), so no
-capture is needed. An overload that loses nothing cannot show a recovery.
+capture is needed; a last loss before the drop is a recovery time of 0. A
+DUT that forwards at line rate cannot be overloaded, and an overload that
+loses nothing cannot show a recovery: both are "not applicable".
 """
 
 from __future__ import annotations
@@ -34,6 +36,9 @@ class Params:
 def run(tester: Tester, p: Params, throughput_fps: float) -> dict:
     over = min(throughput_fps * p.overload_pct / 100, tester.line_fps)
     low = throughput_fps * p.reduced_pct / 100
+    if over <= throughput_fps * 1.001:
+        return {"throughput_fps": throughput_fps, "overload_fps": over, "applicable": False,
+                "reason": f"throughput {throughput_fps:,.0f} frames/s is line rate: the DUT cannot be overloaded (RFC 2544 §26.5)"}
     reps = []
     for _ in range(p.repeat):
         m = tester.step(p.overload_s + p.hold_s, over, p.overload_s, low)
