@@ -13,7 +13,7 @@ from cli_site import clean_site, remove_run_dir, v6bench  # noqa: F401
 
 pytestmark = [pytest.mark.netns, pytest.mark.usefixtures("clean_site", "remove_run_dir")]
 
-LIMIT_FPS = 20_000
+LIMIT_FPS = 10_000
 
 
 def _run(tmp_path, *args, timeout=300) -> dict:
@@ -24,9 +24,9 @@ def _run(tmp_path, *args, timeout=300) -> dict:
 
 @pytest.mark.parametrize("search", ["binary", "mlr"])
 def test_throughput_finds_a_dut_of_known_capacity(tmp_path, search):
-    """nftables `limit rate over 20000/second drop` in R1: the true throughput
-    is 20,000 frames/s per direction; the search must find it within its
-    resolution (2 %) plus the limiter's 10-ms bucket per 1-s trial (1 %).
+    """nftables `limit rate over 10000/second drop` in R1: the true throughput
+    is 10,000 frames/s per direction; the search must find it within its
+    resolution (2 %) plus the limiter's 25-ms bucket per 2-s trial (1.25 %).
 
     The premise is a router that loses nothing below its limit. A software
     router on a shared (virtual) machine sometimes does: a scheduling stall
@@ -37,15 +37,15 @@ def test_throughput_finds_a_dut_of_known_capacity(tmp_path, search):
     lowest failing rate within its resolution."""
     db = tmp_path / "r.db"
     out = _run(tmp_path, "test", "throughput", "--dut-limit", str(LIMIT_FPS), "--mix", "100/0,0/100", "--frame-size", "128",
-               "--link-speed", "100M", "--trial-duration", "1", "--resolution", "0.02", "--search", search, "--drain", "0.5")
+               "--link-speed", "100M", "--trial-duration", "2", "--resolution", "0.02", "--search", search, "--drain", "0.5")
     assert out["run"]["environment"]["dut"]["config"] == {"limit_fps": LIMIT_FPS}
-    assert "limit rate over 20000/second burst 200 packets" in out["run"]["environment"]["dut"]["rulesets"]["r1"]
+    assert "limit rate over 10000/second burst 250 packets" in out["run"]["environment"]["dut"]["rulesets"]["r1"]
     r = v6bench("results", "export", "--db", str(db), "--format", "json")
     assert r.returncode == 0, r.stderr
     trials = {t["mix"]: t["trials"] for t in json.loads(r.stdout)["tests"]}
     for t in out["tests"]:
         ndr = t["result"]["ndr_fps"]
-        assert ndr <= LIMIT_FPS * 1.012, (t["mix"], ndr)
+        assert ndr <= LIMIT_FPS * 1.013, (t["mix"], ndr)
         assert not t["result"]["ndr"]["is_lower_bound"]
         assert t["result"]["pdr_fps"] >= ndr
         rates = [(x["result"]["rate_per_direction_fps"], x["lost_frames"]) for x in trials[t["mix"]] if x["call"] == "measure"]
