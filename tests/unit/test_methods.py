@@ -1,6 +1,8 @@
 """Every test procedure against the seeded simulated tester, whose true
 capacity, buffer, recovery and outage are known."""
 
+import dataclasses
+
 import pytest
 
 from v6bench.errors import UsageError
@@ -85,6 +87,25 @@ def test_back_to_back_finds_the_buffer():
     assert r["implied_buffer_time_s"] == pytest.approx(r["average_frames"] / 1e6)
     assert r["corrected_buffer_time_s"] == pytest.approx(r["average_frames"] / 1e6 * 0.75)
     assert all(c[0] == "burst" for c in t.calls)
+
+
+def test_back_to_back_tries_a_tester_limited_burst_again():
+    class Hiccup(SimulatedTester):
+        """Every third burst is tester-limited (and says nothing of the DUT)."""
+
+        def burst(self, frames):
+            m = super().burst(frames)
+            if len(self.calls) % 3 == 1:
+                return dataclasses.replace(m, tester_limited=True)
+            return m
+
+    t = Hiccup(500_000, buffer_frames=10_000)
+    r = back_to_back.run(t, back_to_back.Params(repeat=2, resolution=0.001), 250_000)
+    assert not r["tester_limited"] and len(r["bursts_frames"]) == 2
+    assert r["average_frames"] == pytest.approx(20_000, rel=0.002)
+    always = SimulatedTester(500_000, buffer_frames=10_000, tester_max_fps=100_000)
+    r = back_to_back.run(always, back_to_back.Params(repeat=2), 250_000)
+    assert r["tester_limited"] and len(always.calls) == back_to_back.LIMITED_TRIES
 
 
 def test_back_to_back_does_not_apply_at_line_rate():
