@@ -18,7 +18,7 @@ from .campaign import session
 from .campaign import spec as campaign_spec
 from .errors import UsageError, V6benchError
 from .lab import control
-from .lab.dut import DutConfig
+from .lab.dut import ACL_AT, DutConfig
 from .methods import registry
 from .report import results as results_text
 from .store import export as store_export
@@ -48,6 +48,13 @@ def _lab_options(p: argparse.ArgumentParser, defaults: bool) -> None:
                    help="split: DUT on its own CPU(s), CPU measured; inline: all in the sender (docs/architecture.md) [split on 2+ CPUs]")
     p.add_argument("--dut-limit", type=int, default=None, metavar="FPS",
                    help="a DUT of known capacity: R1 drops above FPS frames/s per direction (nftables limit) [none]")
+    p.add_argument("--acl", choices=("none", "1", "25"), default=None,
+                   help="access lists in R1, one per IP version: 1 permit rule, or 24 denies and the permit last "
+                        "(seed 000 §3) [none]")
+    p.add_argument("--acl-at", choices=ACL_AT, default=None,
+                   help="where the ACL filters: in (R1's input port), out (its output port), both [in]")
+    p.add_argument("--acl-udp-only", action="store_true", default=None,
+                   help="the ACL permits only UDP: IPv6 frames are walked to their transport header")
 
 
 def _db_option(p: argparse.ArgumentParser) -> None:
@@ -228,11 +235,15 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _dut(args: argparse.Namespace) -> DutConfig | None:
-    if args.dut_limit is None:
+    """The DUT options given, as a configuration; None if none was given."""
+    if args.dut_limit is None and args.acl is None and args.acl_at is None and args.acl_udp_only is None:
         return None
-    if args.dut_limit < 0:
+    if args.dut_limit is not None and args.dut_limit < 0:
         raise UsageError("--dut-limit: give frames/s, 0 for none")
-    return DutConfig(limit_fps=args.dut_limit)
+    acl = 0 if args.acl in (None, "none") else int(args.acl)
+    if acl == 0 and (args.acl_at or args.acl_udp_only):
+        raise UsageError("--acl-at and --acl-udp-only need --acl 1 or 25")
+    return DutConfig(limit_fps=args.dut_limit or 0, acl=acl, acl_at=args.acl_at or "in", acl_udp_only=bool(args.acl_udp_only))
 
 
 def _sizes(text: str, what: str) -> list[int]:
@@ -284,7 +295,7 @@ def _test_campaign(args: argparse.Namespace) -> campaign_spec.Campaign:
     lab: dict = {"topology": args.topology or "a", "link_speed": args.link_speed or "1G", "mtu": args.mtu or 1500}
     if args.cpu_arrangement:
         lab["cpu_arrangement"] = args.cpu_arrangement
-    d = {"name": f"test {args.kind}", "lab": lab, "dut": {"limit_fps": args.dut_limit or 0},
+    d = {"name": f"test {args.kind}", "lab": lab, "dut": (_dut(args) or DutConfig()).to_json(),
          "selftest": {"when": "never"}, "test": [test]}
     return campaign_spec.from_dict(d, json.dumps(d, sort_keys=True), "v6bench test")
 

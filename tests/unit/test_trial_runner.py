@@ -16,7 +16,7 @@ def engine_result(tx_dropped_t1: int = 0) -> dict:
 
 def dut(counters: dict) -> dict:
     zero = {"rx_packets": 0, "tx_packets": 0, "rx_dropped": 0, "tx_dropped": 0}
-    return {"routers": [], "tester_rx": {}, "interfaces": {k: {**zero, **v} for k, v in counters.items()}}
+    return {"routers": [], "tester_rx": {}, "interfaces": {k: {**zero, **v} for k, v in counters.items()}, "cpu_pct": {}}
 
 
 REQ = make_request("50/50", 128, "1kfps", 1, False)
@@ -37,3 +37,9 @@ def test_any_p2p_drop_is_the_testers():
     p2p = lab_of("p2p")
     r = summarize(p2p, REQ, 1000, engine_result(tx_dropped_t1=3), dut({}))
     assert r["tester_limited"] and "p2p" in r["tester_limited_reasons"][0]
+
+
+def test_a_reset_routers_own_transmit_drops_are_the_resets():
+    r = summarize(lab_of("a"), REQ, 1000, engine_result(), dut({"r1/r1-t2": {"tx_dropped": 10}, "r1/r1-t1": {}}),
+                  reset_router="r1")
+    assert not r["tester_limited"], r["tester_limited_reasons"]

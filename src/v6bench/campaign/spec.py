@@ -3,7 +3,8 @@
 ```toml
 name = "quick"
 [lab]        # topology, link_speed, mtu, cpu_arrangement
-[dut]        # limit_fps: a known-capacity DUT (nftables limit), 0 = none
+[dut]        # limit_fps (0 = none); acl = 0 | 1 | 25, acl_at = "in" | "out" | "both",
+             # acl_udp_only (lab/dut.py)
 [selftest]   # when = "if-missing" | "always" | "never"; frame_sizes
 [matrix]     # defaults: mixes, frame_sizes, directions, repeat, drain_s
 [[test]]     # kind = "throughput" | "loss" | ...; matrix keys override

@@ -174,7 +174,7 @@ def configure_dut(site: Site, topo: Topology, dut: DutConfig, only: str | None =
     """Loads each router's nftables rule set (:mod:`v6bench.lab.dut`), or ``only``'s."""
     for node in topo.nodes:
         if node.role == "dut" and only in (None, node.name):
-            text = dut_rules.ruleset(dut, node.name, [i.name for i in node.interfaces])
+            text = dut_rules.ruleset(dut, topo, node.name)
             if text:
                 dut_rules.apply(site.netns(node.name), text)
 

@@ -93,7 +93,7 @@ def for_trial(site: Site, topology: str | None, link_speed_bps: float | None, mt
                 "--link-speed": (link_speed_bps, current.link_speed_bps),
                 "--mtu": (mtu, current.mtu),
                 "--cpu-arrangement": (arrangement, current.cpu_plan.arrangement),
-                "--dut-limit": (dut.limit_fps if dut else None, DutConfig.from_json(current.dut).limit_fps),
+                "the DUT options (--dut-limit, --acl …)": (dut, DutConfig.from_json(current.dut)),
             }
             for option, (given, have) in wanted.items():
                 if given is not None and given != have:

@@ -1,31 +1,78 @@
-"""The DUT's configuration beyond forwarding, as nftables rule sets.
+"""The DUT's configuration beyond forwarding, as nftables rule sets in R1.
 
 ``limit_fps`` makes a DUT of known capacity (the check of every throughput
-search): in R1's forward path, each input interface gets
+search): each of R1's input interfaces gets
 ``limit rate over N/second burst N/40 packets drop``, so R1 forwards at
 most N frames/s per direction (plus a 25-ms bucket), both IP versions
-together. More configurations (ACLs, NAT)
-come with issue 5. The rule set is applied with ``nft -f -`` inside the
-router's namespace and recorded with every result (:func:`rulesets`).
+together.
+
+``acl`` (0, 1 or 25 rules) gives R1 access lists in the style of seed 000
+§3 and RFC 2544 §11.4, one per IP version, on the test direction (t1 → t2):
+
+- 1 rule: permit the test destination (t2's address);
+- 25 rules: 24 that deny other destinations (``198.19.100.0/24`` …
+  ``198.19.123.0/24``, ``2001:2:0:64::/64`` … ``2001:2:0:7b::/64``, all in the
+  benchmarking blocks) and, last, the permit, so every test frame is
+  compared with all 25;
+- then the implicit deny of a router's ACL: anything else is dropped.
+
+The permit and the implicit deny count what they match (as ``show
+access-lists`` does); :func:`acl_counters` reads them, and every trial
+reports the difference (``dut.acl``).
+
+``acl_at``: ``in`` filters frames arriving on R1's input port (the one
+toward t1), ``out`` frames leaving by its output port (toward t2), ``both``
+does both, so a frame is checked twice. Linux filters forwarded frames in
+the forward hook, after the route lookup; that is where both lists run
+(``iifname`` / ``oifname``). The permit rule returns to the forward chain
+rather than accepting, so ``both`` really walks the list twice. Frames of
+the reverse direction (bidirectional tests) and frames to or from R1 itself
+(ARP, ND, echo to R1) are not filtered, as in seed 000, where the lists sat
+on Fa0/0 in and Fa0/1 out.
+
+``acl_udp_only``: the permit rule also requires UDP (``meta l4proto udp``):
+for IPv6 the DUT must walk the extension header chain to find the
+transport header (seed 000's extension header test); for IPv4 it reads the
+protocol field.
+
+The rule set is applied with ``nft -f -`` inside R1's namespace and
+recorded with every result (:func:`rulesets`).
 """
 
 from __future__ import annotations
 
+import ipaddress
+import json
 import subprocess
 from dataclasses import asdict, dataclass
 
 from ..params import check
 from . import nsctl
+from .topology import Topology
 
 TABLE = "v6bench"
+ACL_SIZES = (0, 1, 25)
+ACL_AT = ("in", "out", "both")
+#: First of the destinations the 25-rule list denies (one /24 or /64 each).
+DENY_BASE_V4 = ipaddress.ip_network("198.19.100.0/24")
+DENY_BASE_V6 = ipaddress.ip_network("2001:2:0:64::/64")
 
 
 @dataclass(frozen=True)
 class DutConfig:
+    """What R1 does beyond forwarding (module docstring); the fields are the
+    ``[dut]`` keys of a campaign."""
+
     limit_fps: int = 0
+    acl: int = 0
+    acl_at: str = "in"
+    acl_udp_only: bool = False
 
     def __post_init__(self) -> None:
         check(0 <= self.limit_fps <= 100_000_000, "limit_fps", f"{self.limit_fps} is outside 0..100000000 frames/s")
+        check(self.acl in ACL_SIZES, "acl", f"{self.acl!r} is not 0 (none), 1 or 25 rules")
+        check(self.acl_at in ACL_AT, "acl_at", f"{self.acl_at!r} is not in, out or both")
+        check(not self.acl_udp_only or self.acl > 0, "acl_udp_only", "needs an ACL (acl = 1 or 25)")
 
     def to_json(self) -> dict:
         return asdict(self)
@@ -35,7 +82,13 @@ class DutConfig:
         return cls(**(d or {}))
 
     def describe(self) -> str:
-        return f"limit {self.limit_fps:,} frames/s per direction" if self.limit_fps else "plain forwarding"
+        parts = []
+        if self.acl:
+            parts.append(f"ACL of {self.acl} rule{'s' if self.acl > 1 else ''} at {self.acl_at}"
+                         + (", UDP only" if self.acl_udp_only else ""))
+        if self.limit_fps:
+            parts.append(f"limit {self.limit_fps:,} frames/s per direction")
+        return "; ".join(parts) or "plain forwarding"
 
 
 def burst_frames(limit_fps: int) -> int:
@@ -49,14 +102,48 @@ def burst_frames(limit_fps: int) -> int:
     return max(5, limit_fps // 40)
 
 
-def ruleset(cfg: DutConfig, router: str, interfaces: list[str]) -> str | None:
-    """The nftables text for ``router`` (None if it needs none)."""
-    if not cfg.limit_fps or router != "r1":
+def _acl_chain(family: str, cfg: DutConfig, permit: str) -> str:
+    """The list of one IP version: the denies, the permit (which returns to
+    the forward chain), then the implicit deny."""
+    key, base = ("ip", DENY_BASE_V4) if family == "v4" else ("ip6", DENY_BASE_V6)
+    lines = []
+    for k in range(cfg.acl - 1):
+        net = ipaddress.ip_network(f"{base.network_address + k * base.num_addresses}/{base.prefixlen}")
+        lines.append(f"{key} daddr {net} drop")
+    lines.append(f"{key} daddr {permit}" + (" meta l4proto udp" if cfg.acl_udp_only else "") + " counter return")
+    lines.append("counter drop")
+    body = "".join(f"    {x}\n" for x in lines)
+    return f"  chain acl_{family} {{\n{body}  }}\n"
+
+
+def ports(topo: Topology, router: str) -> tuple[str, str]:
+    """``router``'s (input, output) interface for the t1 → t2 direction."""
+    order = {n.name: k for k, n in enumerate(topo.nodes)}
+    node = topo.node(router)
+    ifs = sorted(node.interfaces, key=lambda i: order[i.peer_node])
+    return ifs[0].name, ifs[-1].name
+
+
+def ruleset(cfg: DutConfig, topo: Topology, router: str) -> str | None:
+    """The nftables text for ``router`` of ``topo`` (None if it needs none)."""
+    if router != "r1" or not (cfg.limit_fps or cfg.acl):
         return None
-    burst = burst_frames(cfg.limit_fps)
-    rules = "\n".join(f'    iifname "{i}" limit rate over {cfg.limit_fps}/second burst {burst} packets drop' for i in interfaces)
-    return (f"table inet {TABLE} {{\n  chain forward {{\n    type filter hook forward priority filter; policy accept;\n"
-            f"{rules}\n  }}\n}}\n")
+    node = topo.node(router)
+    rules, chains = [], ""
+    if cfg.acl:
+        into, out = ports(topo, router)
+        (t2,) = topo.node("t2").interfaces
+        dst = {"v4": t2.ipv4.split("/")[0], "v6": t2.ipv6.split("/")[0]}
+        chains = _acl_chain("v4", cfg, dst["v4"]) + _acl_chain("v6", cfg, dst["v6"])
+        for where, match in (("in", f'iifname "{into}"'), ("out", f'oifname "{out}"')):
+            if cfg.acl_at in (where, "both"):
+                rules += [f"{match} meta nfproto ipv4 jump acl_v4", f"{match} meta nfproto ipv6 jump acl_v6"]
+    if cfg.limit_fps:
+        burst = burst_frames(cfg.limit_fps)
+        rules += [f'iifname "{i.name}" limit rate over {cfg.limit_fps}/second burst {burst} packets drop' for i in node.interfaces]
+    body = "".join(f"    {r}\n" for r in rules)
+    return (f"table inet {TABLE} {{\n{chains}  chain forward {{\n"
+            f"    type filter hook forward priority filter; policy accept;\n{body}  }}\n}}\n")
 
 
 def _nft(args: list[str], text: str | None = None) -> str:
@@ -69,6 +156,27 @@ def _nft(args: list[str], text: str | None = None) -> str:
 def apply(netns: str, text: str) -> None:
     """Loads ``text`` into ``netns`` (replacing our table if present)."""
     nsctl.run_in(netns, lambda: _nft(["-f", "-"], f"table inet {TABLE}\ndelete table inet {TABLE}\n" + text))
+
+
+def acl_counters(netns: str) -> dict[str, dict[str, int]]:
+    """Packets the permit and the implicit deny of each list matched so far:
+    ``{"v4": {"permit": n, "deny": n}, "v6": {…}}``; empty without ACLs."""
+    try:
+        doc = json.loads(nsctl.run_in(netns, lambda: _nft(["-j", "list", "table", "inet", TABLE])))
+    except RuntimeError:  # no table: no ACL
+        return {}
+    out: dict[str, dict[str, int]] = {}
+    for item in doc.get("nftables", []):
+        rule = item.get("rule")
+        if not rule or not rule["chain"].startswith("acl_"):
+            continue
+        exprs = rule["expr"]
+        packets = next((e["counter"]["packets"] for e in exprs if "counter" in e), None)
+        if packets is None:
+            continue
+        verdict = "deny" if any("drop" in e for e in exprs) else "permit"
+        out.setdefault(rule["chain"].removeprefix("acl_"), {})[verdict] = packets
+    return out
 
 
 def rulesets(nodes: list[dict]) -> dict[str, str]:

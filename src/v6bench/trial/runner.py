@@ -97,6 +97,7 @@ def summarize(lab: LabState, request: TrialRequest, fps: float, eng: dict, dut: 
         "tester_limited": bool(reasons),
         "tester_limited_reasons": reasons,
         "streams": [_stream_summary(s) for s in eng["streams"]],
+        "dut_cpu": dut["cpu_pct"],
         "dut": dut,
         "lab": {
             "topology": lab.topology,

@@ -1,0 +1,64 @@
+"""The DUT's nftables rule sets (no root): ACL shapes per seed 000 §3 and
+their checks. The rule sets are loaded by nft in tests/netns/test_dut_acl.py."""
+
+from __future__ import annotations
+
+import pytest
+
+from v6bench.errors import UsageError
+from v6bench.lab.dut import DutConfig, ports, ruleset
+from v6bench.lab.topology import parse_topology
+from v6bench.params import parse
+
+
+def chain(text: str, name: str) -> list[str]:
+    body = text.split(f"chain {name} {{\n", 1)[1].split("  }\n", 1)[0]
+    return [line.strip() for line in body.splitlines()]
+
+
+def test_plain_forwarding_needs_no_rules():
+    assert ruleset(DutConfig(), parse_topology("a"), "r1") is None
+    assert ruleset(DutConfig(acl=25), parse_topology("b"), "r2") is None  # R1 only
+
+
+def test_one_rule_permits_the_test_destination_then_denies_all_else():
+    text = ruleset(DutConfig(acl=1), parse_topology("a"), "r1")
+    assert chain(text, "acl_v4") == ["ip daddr 198.19.0.2 counter return", "counter drop"]
+    assert chain(text, "acl_v6") == ["ip6 daddr 2001:2:0:1::2 counter return", "counter drop"]
+    fwd = chain(text, "forward")
+    assert 'iifname "r1-t1" meta nfproto ipv4 jump acl_v4' in fwd and not any("oifname" in r for r in fwd)
+
+
+def test_25_rules_make_the_test_frame_pass_24_denies_first():
+    text = ruleset(DutConfig(acl=25, acl_udp_only=True), parse_topology("a"), "r1")
+    v4, v6 = chain(text, "acl_v4"), chain(text, "acl_v6")
+    assert len(v4) == len(v6) == 26  # 24 denies, the permit, the implicit deny
+    assert v4[0] == "ip daddr 198.19.100.0/24 drop" and v4[23] == "ip daddr 198.19.123.0/24 drop"
+    assert v6[0] == "ip6 daddr 2001:2:0:64::/64 drop" and v6[23] == "ip6 daddr 2001:2:0:7b::/64 drop"
+    assert v6[24] == "ip6 daddr 2001:2:0:1::2 meta l4proto udp counter return"
+
+
+@pytest.mark.parametrize("at,expect", [("in", ['iifname "r1-t1"']), ("out", ['oifname "r1-r2"']),
+                                       ("both", ['iifname "r1-t1"', 'oifname "r1-r2"'])])
+def test_acl_at_picks_the_input_or_output_port(at, expect):
+    topo = parse_topology("b")
+    assert ports(topo, "r1") == ("r1-t1", "r1-r2")
+    fwd = chain(ruleset(DutConfig(acl=1, acl_at=at), topo, "r1"), "forward")
+    jumps = [r for r in fwd if "jump" in r]
+    assert [r.split(" meta")[0] for r in jumps] == [m for m in expect for _ in (4, 6)]
+
+
+def test_limit_and_acl_together():
+    fwd = chain(ruleset(DutConfig(acl=1, limit_fps=10_000), parse_topology("a"), "r1"), "forward")
+    assert 'iifname "r1-t1" limit rate over 10000/second burst 250 packets drop' in fwd
+
+
+@pytest.mark.parametrize("d,message", [
+    ({"acl": 5}, "dut.acl: 5 is not 0 (none), 1 or 25 rules"),
+    ({"acl": 1, "acl_at": "sideways"}, "dut.acl_at: 'sideways' is not in, out or both"),
+    ({"acl_udp_only": True}, "dut.acl_udp_only: needs an ACL"),
+    ({"acl": "25"}, "dut.acl"),
+])
+def test_bad_dut_keys_name_the_field(d, message):
+    with pytest.raises(UsageError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        parse(DutConfig, d, "dut")
