@@ -55,6 +55,10 @@ def _lab_options(p: argparse.ArgumentParser, defaults: bool) -> None:
                    help="where the ACL filters: in (R1's input port), out (its output port), both [in]")
     p.add_argument("--acl-udp-only", action="store_true", default=None,
                    help="the ACL permits only UDP: IPv6 frames are walked to their transport header")
+    p.add_argument("--nat44", action="store_true", default=None,
+                   help="IPv4 source NAT on R1 toward t2 (IPv6 forwarded as before)")
+    p.add_argument("--shape", action="store_true", default=None,
+                   help="shape every router interface to the link speed (L1), so converging traffic congests")
 
 
 def _db_option(p: argparse.ArgumentParser) -> None:
@@ -236,14 +240,16 @@ def _run(args: argparse.Namespace) -> int:
 
 def _dut(args: argparse.Namespace) -> DutConfig | None:
     """The DUT options given, as a configuration; None if none was given."""
-    if args.dut_limit is None and args.acl is None and args.acl_at is None and args.acl_udp_only is None:
+    given = (args.dut_limit, args.acl, args.acl_at, args.acl_udp_only, args.nat44, args.shape)
+    if all(x is None for x in given):
         return None
     if args.dut_limit is not None and args.dut_limit < 0:
         raise UsageError("--dut-limit: give frames/s, 0 for none")
     acl = 0 if args.acl in (None, "none") else int(args.acl)
     if acl == 0 and (args.acl_at or args.acl_udp_only):
         raise UsageError("--acl-at and --acl-udp-only need --acl 1 or 25")
-    return DutConfig(limit_fps=args.dut_limit or 0, acl=acl, acl_at=args.acl_at or "in", acl_udp_only=bool(args.acl_udp_only))
+    return DutConfig(limit_fps=args.dut_limit or 0, acl=acl, acl_at=args.acl_at or "in", acl_udp_only=bool(args.acl_udp_only),
+                     nat44=bool(args.nat44), shape=bool(args.shape))
 
 
 def _sizes(text: str, what: str) -> list[int]:

@@ -7,6 +7,7 @@ walks them once or twice, other destinations hit the implicit deny), and
 from __future__ import annotations
 
 import json
+import subprocess
 import time
 
 import pytest
@@ -90,3 +91,53 @@ def _cpu_at(rate: str, dut: tuple[str, ...]) -> float:
         return xs[2]
     finally:
         v6bench("lab", "down")
+
+
+def test_nat44_rewrites_the_ipv4_source_and_leaves_ipv6_alone(tmp_path):
+    """With --nat44 the frames reaching t2 carry R1's address as IPv4
+    source (read from a capture by tshark, an independent decoder); IPv6
+    sources are untouched; the engine still counts every frame."""
+    _ok("lab", "up", "--topology", "a", "--nat44")
+    try:
+        lab = state.load(SITE)
+        t2 = lab.node("t2")
+        pcap = tmp_path / "t2.pcap"
+        cap = subprocess.Popen(["ip", "netns", "exec", t2["netns"], "tshark", "-q", "-i", t2["interfaces"][0]["name"],
+                                "-a", "duration:6", "-c", "200", "-f", "udp", "-w", str(pcap)],
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        try:
+            time.sleep(1.5)  # tshark's capture is open
+            r = _trial("1kfps", "2")
+        finally:
+            cap.wait(timeout=30)
+        assert r["lost_frames"] == 0 and not r["tester_limited"], r
+        out = subprocess.run(["tshark", "-r", str(pcap), "-T", "fields", "-e", "ip.src", "-e", "ipv6.src"],
+                             capture_output=True, text=True, check=True).stdout.split("\n")
+        rows = [line.split("\t") for line in out if line.strip()]
+        v4 = {a for a, _ in rows if a}
+        v6 = {b for _, b in rows if b}
+        assert v4 == {"198.19.0.1"} and v6 == {"2001:2::2"}, (v4, v6)
+    finally:
+        v6bench("lab", "down")
+
+
+def test_shaping_holds_a_router_port_to_the_link_speed():
+    """At 100M with --shape, 1518-byte frames offered at 120 % of line rate
+    (the engine knows no link speed; the trial command would refuse) leave
+    R1 at line rate, 8,127 frames/s, and the rest is lost; without --shape
+    R1 forwards them all."""
+    line_fps = 100e6 / ((1518 + 20) * 8)
+    for shaped in (True, False):
+        _ok("lab", "up", "--topology", "a", "--link-speed", "100M", *(["--shape"] if shaped else []))
+        try:
+            lab = state.load(SITE)
+            spec = engine_spec(lab, make_request("100/0", 1518, "1kfps", 3.0, False), line_fps * 1.2)
+            res = engine.run_trial(spec)
+            rx_fps = res["totals"]["rx_frames"] / res["traffic_s"]
+            if shaped:
+                queue = 100e6 / 8 * 0.020 / (1518 + 20) / 3.0  # the 20-ms queue, spread over the trial
+                assert line_fps * 0.97 <= rx_fps <= line_fps * 1.01 + queue, (rx_fps, line_fps)
+            else:
+                assert res["totals"]["lost_frames"] == 0, res["totals"]
+        finally:
+            v6bench("lab", "down")

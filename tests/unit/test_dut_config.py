@@ -62,3 +62,20 @@ def test_limit_and_acl_together():
 def test_bad_dut_keys_name_the_field(d, message):
     with pytest.raises(UsageError, match=message.replace("(", r"\(").replace(")", r"\)")):
         parse(DutConfig, d, "dut")
+
+
+def test_nat44_translates_the_test_direction_in_an_ipv4_only_table():
+    text = ruleset(DutConfig(nat44=True), parse_topology("b"), "r1")
+    assert text.startswith("table ip v6bench_nat {")  # conntrack for IPv4 only
+    assert 'oifname "r1-r2" ip saddr 198.18.0.0/24 counter snat to 198.18.11.1' in text
+    assert "inet" not in text
+
+
+def test_shaping_counts_layer_1_and_queues_20_ms():
+    from v6bench.lab.shape import tbf_args
+
+    args = tbf_args("r1-t2", 100e6, 1500)
+    assert args[args.index("overhead") + 1] == "24" and args[args.index("rate") + 1] == "100000000bit"
+    assert args[args.index("limit") + 1] == "250000"  # 20 ms at 100 Mb/s
+    assert args[args.index("burst") + 1] == "25000"  # 2 ms at 100 Mb/s
+    assert tbf_args("x", 1e6, 1500)[tbf_args("x", 1e6, 1500).index("burst") + 1] == str(1500 + 14 + 24 + 1)

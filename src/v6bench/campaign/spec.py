@@ -4,7 +4,7 @@
 name = "quick"
 [lab]        # topology, link_speed, mtu, cpu_arrangement
 [dut]        # limit_fps (0 = none); acl = 0 | 1 | 25, acl_at = "in" | "out" | "both",
-             # acl_udp_only (lab/dut.py)
+             # acl_udp_only, nat44, shape (lab/dut.py)
 [selftest]   # when = "if-missing" | "always" | "never"; frame_sizes
 [matrix]     # defaults: mixes, frame_sizes, directions, repeat, drain_s
 [[test]]     # kind = "throughput" | "loss" | ...; matrix keys override

@@ -21,7 +21,7 @@ from pyroute2 import netns as pr_netns
 from .. import engine
 from ..errors import LabError
 from . import dut as dut_rules
-from . import napi, nsctl
+from . import napi, nsctl, shape
 from .dut import DutConfig
 from .cpus import CpuPlan
 from .site import Site
@@ -105,7 +105,7 @@ def build(site: Site, topo: Topology, link_speed_bps: float, mtu: int, cpu_plan:
         for node in topo.nodes:
             macs.update(configure_node(site, node))
         nodes_json = describe_nodes(site, topo, macs)
-        configure_dut(site, topo, dut)
+        configure_dut(site, topo, dut, link_speed_bps, mtu)
         for node in topo.nodes:
             wait_carrier(site, node)
         threads = arrange_cpus(site, topo, cpu_plan) if cpu_plan.arrangement == "split" else []
@@ -170,13 +170,19 @@ def wait_carrier(site: Site, node) -> None:
         _wait_carrier(site.netns(node.name), i.name)
 
 
-def configure_dut(site: Site, topo: Topology, dut: DutConfig, only: str | None = None) -> None:
-    """Loads each router's nftables rule set (:mod:`v6bench.lab.dut`), or ``only``'s."""
+def configure_dut(site: Site, topo: Topology, dut: DutConfig, link_speed_bps: float, mtu: int,
+                  only: str | None = None) -> None:
+    """Loads each router's nftables rule set (:mod:`v6bench.lab.dut`) and,
+    with ``dut.shape``, shapes its interfaces (:mod:`v6bench.lab.shape`);
+    ``only``: that router alone."""
     for node in topo.nodes:
         if node.role == "dut" and only in (None, node.name):
             text = dut_rules.ruleset(dut, topo, node.name)
             if text:
                 dut_rules.apply(site.netns(node.name), text)
+            if dut.shape:
+                for i in node.interfaces:
+                    shape.apply(site.netns(node.name), i.name, link_speed_bps, mtu)
 
 
 def describe_nodes(site: Site, topo: Topology, macs: dict[tuple[str, str], str]) -> list[dict]:

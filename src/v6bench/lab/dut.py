@@ -35,6 +35,15 @@ for IPv6 the DUT must walk the extension header chain to find the
 transport header (seed 000's extension header test); for IPv4 it reads the
 protocol field.
 
+``nat44``: IPv4 source NAT on R1 (seed 003's "IPv4 network with NAT"):
+frames of the test direction leaving by R1's output port get R1's address
+on that port as their source (``snat``, ports kept where free). It sits in
+a table of its own of the ``ip`` family, so connection tracking, which NAT
+needs, runs for IPv4 only; IPv6 is forwarded as before.
+
+``shape``: the routers' interfaces are shaped to the link speed
+(:mod:`v6bench.lab.shape`, tc, not nftables).
+
 The rule set is applied with ``nft -f -`` inside R1's namespace and
 recorded with every result (:func:`rulesets`).
 """
@@ -51,6 +60,7 @@ from . import nsctl
 from .topology import Topology
 
 TABLE = "v6bench"
+NAT_TABLE = "v6bench_nat"
 ACL_SIZES = (0, 1, 25)
 ACL_AT = ("in", "out", "both")
 #: First of the destinations the 25-rule list denies (one /24 or /64 each).
@@ -67,6 +77,8 @@ class DutConfig:
     acl: int = 0
     acl_at: str = "in"
     acl_udp_only: bool = False
+    nat44: bool = False
+    shape: bool = False
 
     def __post_init__(self) -> None:
         check(0 <= self.limit_fps <= 100_000_000, "limit_fps", f"{self.limit_fps} is outside 0..100000000 frames/s")
@@ -86,8 +98,12 @@ class DutConfig:
         if self.acl:
             parts.append(f"ACL of {self.acl} rule{'s' if self.acl > 1 else ''} at {self.acl_at}"
                          + (", UDP only" if self.acl_udp_only else ""))
+        if self.nat44:
+            parts.append("IPv4 source NAT")
         if self.limit_fps:
             parts.append(f"limit {self.limit_fps:,} frames/s per direction")
+        if self.shape:
+            parts.append("egress shaped at link speed")
         return "; ".join(parts) or "plain forwarding"
 
 
@@ -124,10 +140,26 @@ def ports(topo: Topology, router: str) -> tuple[str, str]:
     return ifs[0].name, ifs[-1].name
 
 
+def _nat44(topo: Topology, router: str) -> str:
+    """IPv4 source NAT of the test direction, in a table of the ``ip``
+    family so that only IPv4 is connection-tracked."""
+    into, out = ports(topo, router)
+    node = topo.node(router)
+    inside = node.interface(into).ipv4  # R1's address with the t1-side prefix
+    src_net = ipaddress.ip_interface(inside).network
+    to = node.interface(out).ipv4.split("/")[0]
+    return (f"table ip {NAT_TABLE} {{\n  chain postrouting {{\n"
+            f"    type nat hook postrouting priority srcnat; policy accept;\n"
+            f'    oifname "{out}" ip saddr {src_net} counter snat to {to}\n  }}\n}}\n')
+
+
 def ruleset(cfg: DutConfig, topo: Topology, router: str) -> str | None:
     """The nftables text for ``router`` of ``topo`` (None if it needs none)."""
-    if router != "r1" or not (cfg.limit_fps or cfg.acl):
+    if router != "r1" or not (cfg.limit_fps or cfg.acl or cfg.nat44):
         return None
+    nat = _nat44(topo, router) if cfg.nat44 else ""
+    if not (cfg.limit_fps or cfg.acl):
+        return nat
     node = topo.node(router)
     rules, chains = [], ""
     if cfg.acl:
@@ -143,7 +175,7 @@ def ruleset(cfg: DutConfig, topo: Topology, router: str) -> str | None:
         rules += [f'iifname "{i.name}" limit rate over {cfg.limit_fps}/second burst {burst} packets drop' for i in node.interfaces]
     body = "".join(f"    {r}\n" for r in rules)
     return (f"table inet {TABLE} {{\n{chains}  chain forward {{\n"
-            f"    type filter hook forward priority filter; policy accept;\n{body}  }}\n}}\n")
+            f"    type filter hook forward priority filter; policy accept;\n{body}  }}\n}}\n") + nat
 
 
 def _nft(args: list[str], text: str | None = None) -> str:
@@ -154,8 +186,9 @@ def _nft(args: list[str], text: str | None = None) -> str:
 
 
 def apply(netns: str, text: str) -> None:
-    """Loads ``text`` into ``netns`` (replacing our table if present)."""
-    nsctl.run_in(netns, lambda: _nft(["-f", "-"], f"table inet {TABLE}\ndelete table inet {TABLE}\n" + text))
+    """Loads ``text`` into ``netns``, replacing our tables if present."""
+    fresh = "".join(f"table {fam} {name}\ndelete table {fam} {name}\n" for fam, name in (("inet", TABLE), ("ip", NAT_TABLE)))
+    nsctl.run_in(netns, lambda: _nft(["-f", "-"], fresh + text))
 
 
 def acl_counters(netns: str) -> dict[str, dict[str, int]]:

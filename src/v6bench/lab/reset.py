@@ -84,7 +84,7 @@ def reset(site: Site, lab: LabState, kind: str, router: str = "r1") -> tuple[Lab
     build.bring_up(site, node)
     build.wait_carrier(site, node)
     if kind == "hard":
-        build.configure_dut(site, topo, DutConfig.from_json(lab.dut), only=router)
+        build.configure_dut(site, topo, DutConfig.from_json(lab.dut), lab.link_speed_bps, lab.mtu, only=router)
     build.address(site, node)
     threads = list(lab.napi)
     pinning = "kept"
