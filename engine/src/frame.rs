@@ -9,7 +9,7 @@
 use crate::spec::StreamPlan;
 use crate::wire::ethernet::{self, Mac};
 use crate::wire::signature::{self, Signature};
-use crate::wire::{checksum, ipv4, ipv6, udp, FCS_LEN};
+use crate::wire::{checksum, ext, ipv4, ipv6, udp, FCS_LEN};
 use std::net::IpAddr;
 
 /// A stream's frame template.
@@ -44,8 +44,10 @@ impl Template {
             }
             (IpAddr::V6(s), IpAddr::V6(d)) => {
                 ethernet::emit(&mut b, dst_mac, src_mac, ethernet::ETHERTYPE_IPV6);
-                let l4 = l3 + ipv6::HEADER_LEN;
-                ipv6::emit(&mut b[l3..], s, d, ipv6::NH_UDP, len - l4, ipv6::DEFAULT_HOP_LIMIT);
+                let exts = l3 + ipv6::HEADER_LEN;
+                let l4 = exts + stream.ext_headers.iter().map(ext::ExtHeader::len).sum::<usize>();
+                let first = ext::emit_chain(&stream.ext_headers, &mut b[exts..l4], ipv6::NH_UDP);
+                ipv6::emit(&mut b[l3..], s, d, first, len - exts, ipv6::DEFAULT_HOP_LIMIT);
                 (l4, None)
             }
             _ => unreachable!("spec validation keeps both addresses in one family"),
@@ -56,7 +58,11 @@ impl Template {
         signature::pad(&mut b[sig_off + signature::LEN..]);
         let pseudo = match (stream.src_ip, stream.dst_ip) {
             (IpAddr::V4(s), IpAddr::V4(d)) => ipv4::pseudo_header_sum(s, d, ipv4::PROTO_UDP, udp_len),
-            (IpAddr::V6(s), IpAddr::V6(d)) => ipv6::pseudo_header_sum(s, d, ipv6::NH_UDP, udp_len),
+            (IpAddr::V6(s), IpAddr::V6(d)) => {
+                // The checksum covers the final destination (RFC 8200 §8.1).
+                let last = stream.ext_headers.iter().find_map(ext::ExtHeader::final_destination).unwrap_or(d);
+                ipv6::pseudo_header_sum(s, last, ipv6::NH_UDP, udp_len)
+            }
             _ => unreachable!(),
         };
         let udp_acc = checksum::sum(pseudo, &b[udp_off..]);
@@ -120,6 +126,7 @@ mod tests {
             frame_size: size,
             share: 1,
             frames: 10,
+            ext_headers: vec![],
         }
     }
 

@@ -255,6 +255,7 @@ mod tests {
             frame_size: size,
             share: 1,
             frames: 100,
+            ext_headers: vec![],
         };
         let streams = [mk(0, "198.18.0.2", "198.19.0.2", 64), mk(1, "2001:2::2", "2001:2:0:1::2", 200)];
         let templates = streams.iter().map(|s| Template::new(s, Mac([2, 0, 0, 0, 0, 1]), ME)).collect();

@@ -8,6 +8,7 @@
 use crate::mix::Schedule;
 use crate::pace::Pace;
 use crate::rate;
+use crate::wire::ext::ExtHeader;
 use crate::wire::{ethernet::Mac, ipv4, ipv6, signature, udp, FCS_LEN};
 use serde::Deserialize;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
@@ -169,6 +170,10 @@ pub struct StreamSpec {
     /// Relative share of the sending port's frames (integer weight).
     #[serde(default = "default_share")]
     pub share: u64,
+    /// IPv6 extension headers between the IPv6 header and UDP (`wire::ext`);
+    /// they take their bytes from the payload, the frame size stays.
+    #[serde(default)]
+    pub ipv6_ext_headers: Vec<ExtHeader>,
 }
 
 fn default_share() -> u64 {
@@ -255,6 +260,7 @@ pub struct StreamPlan {
     pub share: u64,
     /// Frames this stream will send.
     pub frames: u64,
+    pub ext_headers: Vec<ExtHeader>,
 }
 
 impl StreamPlan {
@@ -430,13 +436,28 @@ impl TrialSpec {
             if s.ip_version != 4 && s.ip_version != 6 {
                 return Err(format!("{f}.ip_version: must be 4 or 6, got {}", s.ip_version));
             }
-            let min = min_frame_size(s.ip_version);
+            if s.ip_version == 4 && !s.ipv6_ext_headers.is_empty() {
+                return Err(format!("{f}.ipv6_ext_headers: only an IPv6 stream carries them"));
+            }
+            for (k, h) in s.ipv6_ext_headers.iter().enumerate() {
+                h.check(&format!("{f}.ipv6_ext_headers[{k}]"))?;
+            }
+            let ext_len: usize = s.ipv6_ext_headers.iter().map(ExtHeader::len).sum();
+            let min = min_frame_size(s.ip_version) + ext_len;
             if s.frame_size < min || s.frame_size > MAX_FRAME_SIZE {
                 return Err(format!(
-                    "{f}.frame_size: {} bytes does not fit IPv{}/UDP with the {}-byte signature (allowed {min}..={MAX_FRAME_SIZE} bytes incl. FCS)",
-                    s.frame_size, s.ip_version, signature::LEN
+                    "{f}.frame_size: {} bytes does not fit IPv{}/UDP with the {}-byte signature{} (allowed {min}..={MAX_FRAME_SIZE} bytes incl. FCS)",
+                    s.frame_size,
+                    s.ip_version,
+                    signature::LEN,
+                    if ext_len > 0 { format!(" and {ext_len} bytes of extension headers") } else { String::new() }
                 ));
             }
+            // An SRH sends the frame to its active segment.
+            let srh_dst = s.ipv6_ext_headers.iter().find_map(|h| match h {
+                ExtHeader::Srh { segments, segments_left } => Some(IpAddr::V6(segments[usize::from(*segments_left)])),
+                _ => None,
+            });
             if s.share == 0 {
                 return Err(format!("{f}.share: must be at least 1"));
             }
@@ -447,13 +468,23 @@ impl TrialSpec {
                 (src, dst)
             } else {
                 let src = s.src_ip.or(tp.ipv6.map(|a| IpAddr::V6(a.addr)));
-                let dst = s.dst_ip.or(rp.ipv6.map(|a| IpAddr::V6(a.addr)));
+                let dst = s.dst_ip.or(srh_dst).or(rp.ipv6.map(|a| IpAddr::V6(a.addr)));
                 (src, dst)
             };
             let src_ip = src_ip.ok_or_else(|| format!("{f}.src_ip: not given and port {:?} has no IPv{} address", tp.name, s.ip_version))?;
             let dst_ip = dst_ip.ok_or_else(|| format!("{f}.dst_ip: not given and port {:?} has no IPv{} address", rp.name, s.ip_version))?;
             if (s.ip_version == 4) != (src_ip.is_ipv4() && dst_ip.is_ipv4()) || (s.ip_version == 6) != (src_ip.is_ipv6() && dst_ip.is_ipv6()) {
                 return Err(format!("{f}: src_ip and dst_ip must both be IPv{}", s.ip_version));
+            }
+            let hops = s.ipv6_ext_headers.iter().flat_map(|h| match h {
+                ExtHeader::Srh { segments, .. } => segments.clone(),
+                ExtHeader::Routing0 { addresses, .. } => addresses.clone(),
+                _ => vec![],
+            });
+            if let Some(a) = hops.map(IpAddr::V6).find(|a| !is_benchmarking(a)) {
+                if !self.allow_non_benchmarking_addresses {
+                    return Err(format!("{f}.ipv6_ext_headers: {a} leaves the benchmarking block 2001:2::/48"));
+                }
             }
             if !self.allow_non_benchmarking_addresses && !(is_benchmarking(&dst_ip) && is_benchmarking(&src_ip)) {
                 return Err(format!(
@@ -476,6 +507,7 @@ impl TrialSpec {
                 frame_size: s.frame_size,
                 share: s.share,
                 frames: 0,
+                ext_headers: s.ipv6_ext_headers.clone(),
             });
         }
         for s in &streams {

@@ -19,6 +19,7 @@ from .campaign import spec as campaign_spec
 from .errors import UsageError, V6benchError
 from .lab import control
 from .lab.dut import ACL_AT, DutConfig
+from .trial.ext_headers import PRESETS as EXT_PRESETS
 from .methods import registry
 from .report import results as results_text
 from .store import export as store_export
@@ -92,6 +93,8 @@ def parser() -> argparse.ArgumentParser:
                     help="per direction: 20000fps, 20kpps, 50%% (of line, L1), 30Mbps (L1), 30Mbps:l2 [10%%]")
     tr.add_argument("--duration", type=float, default=10.0, help="traffic seconds [10]")
     tr.add_argument("--bidirectional", action="store_true", help="the same rate each way (RFC 2544 §14)")
+    tr.add_argument("--ext-headers", choices=EXT_PRESETS, default=None,
+                    help="IPv6 extension headers in every IPv6 frame, frame size kept (docs/methods.md) [none]")
     tr.add_argument("--json", action="store_true", help="print the result as JSON")
     _lab_options(tr, defaults=False)
 
@@ -189,7 +192,8 @@ def _run(args: argparse.Namespace) -> int:
             print(f"removed {', '.join(removed)}" if removed else "no lab was up")
         return 0
     if args.command == "trial":
-        req = trial_request.make_request(args.mix, args.frame_size, args.rate, args.duration, args.bidirectional)
+        req = trial_request.make_request(args.mix, args.frame_size, args.rate, args.duration, args.bidirectional,
+                                         args.ext_headers)
         link = parse_link_speed(args.link_speed) if args.link_speed else None
         if args.topology:
             parse_topology(args.topology)  # bad input before any privileged work

@@ -110,3 +110,63 @@ def test_tshark_validates_every_checksum(tmp_path):
         assert udp_status == "1", f"bad UDP checksum: {line!r}"  # 1 = Good
         assert ip_status in ("1", ""), f"bad IPv4 checksum: {line!r}"
     assert {int(line.split("\t")[0]) for line in out} == {n - 4 for _, n in CASES}
+
+
+SID, FINAL = "2001:2::1", "2001:2:0:1::2"
+
+
+def scapy_ext(name: str):
+    """seed 000's extension headers, built by scapy from RFC 8200/8754 fields."""
+    from scapy.layers.inet6 import (IPv6ExtHdrDestOpt, IPv6ExtHdrFragment, IPv6ExtHdrHopByHop, IPv6ExtHdrRouting,
+                                    IPv6ExtHdrSegmentRouting, PadN)
+
+    hbh = IPv6ExtHdrHopByHop(options=[PadN(optdata=b"\0" * 4)])
+    dst = IPv6ExtHdrDestOpt(options=[PadN(optdata=b"\0" * 4)])
+    rh0 = IPv6ExtHdrRouting(type=0, segleft=0, addresses=[FINAL])
+    frag = IPv6ExtHdrFragment(offset=0, m=0, id=0x76360001)
+    if name == "srh":
+        return IPv6ExtHdrSegmentRouting(addresses=[FINAL, SID], segleft=1, lastentry=1)
+    layers = {"hbh": [hbh], "dst": [dst], "rh0": [rh0], "frag": [frag], "chain": [hbh, rh0, frag, dst],
+              "dst20": [dst] * 20}[name]
+    out = layers[0].copy()
+    for layer in layers[1:]:
+        out = out / layer.copy()
+    return out
+
+
+@pytest.mark.parametrize("name", ["hbh", "dst", "rh0", "srh", "frag", "chain", "dst20"])
+def test_extension_headers_are_byte_exact(tmp_path, name):
+    from v6bench.trial import ext_headers
+
+    frame_size = 1280  # seed 000 held its extension-header frames at 1280 bytes
+    s = spec(6, frame_size)
+    s["streams"][0]["ipv6_ext_headers"] = ext_headers.headers(name, SID, FINAL)
+    pcap = tmp_path / "x.pcap"
+    engine.write_frames(s, pcap, count=2, timestamp_ns=TS0)
+    for seq, p in enumerate(rdpcap(str(pcap))):
+        raw = bytes(p)
+        assert len(raw) == frame_size - 4
+        sig = struct.pack("!HH", 0x7636, 0) + seq.to_bytes(6, "big") + (TS0 + seq * 1_000_000).to_bytes(8, "big")
+        pad_len = frame_size - 4 - 14 - 40 - ext_headers.LENGTHS[name] - 8 - len(sig)
+        pad = bytes(0x55 if i % 2 == 0 else 0xAA for i in range(pad_len))
+        want = Ether(src=SRC_MAC, dst=DST_MAC) / IPv6(src="2001:2::2", dst=SID if name == "srh" else FINAL, hlim=64) \
+            / scapy_ext(name) / UDP(sport=0xC020, dport=7) / Raw(sig + pad)
+        assert raw == bytes(want), name
+
+
+@pytest.mark.skipif(shutil.which("tshark") is None, reason="tshark is not installed (make test installs it)")
+def test_tshark_reads_the_extension_headers_and_checks_udp(tmp_path):
+    from v6bench.trial import ext_headers
+
+    s = spec(6, 1280)
+    s["streams"] = [{"tx_port": "a", "rx_port": "b", "ip_version": 6, "frame_size": 1280, "share": 1,
+                     "ipv6_ext_headers": ext_headers.headers(n, SID, FINAL)} for n in ext_headers.PRESETS]
+    pcap = tmp_path / "x.pcap"
+    engine.write_frames(s, pcap, count=len(ext_headers.PRESETS))
+    out = subprocess.run(["tshark", "-r", str(pcap), "-o", "udp.check_checksum:TRUE", "-T", "fields",
+                          "-e", "udp.checksum.status", "-e", "ipv6.routing.segleft", "-e", "ipv6.dst"],
+                         capture_output=True, text=True, check=True).stdout.splitlines()
+    assert len(out) == len(ext_headers.PRESETS)
+    for line, name in zip(out, ext_headers.PRESETS):
+        status = line.split("\t")[0]
+        assert status == "1", f"{name}: bad UDP checksum: {line!r}"

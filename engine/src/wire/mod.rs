@@ -8,6 +8,7 @@
 pub mod arp;
 pub mod checksum;
 pub mod ethernet;
+pub mod ext;
 pub mod icmpv6;
 pub mod ipv4;
 pub mod ipv6;

@@ -45,6 +45,11 @@ SYSCTLS = {
         # A router keeps its configured addresses across a link down/up, as
         # IPv4 does by default (a soft reset, lab/reset.py).
         "net.ipv6.conf.all.keep_addr_on_down": 1,
+        # Segment Routing Headers addressed to the router are processed
+        # (RFC 8754; --ext-headers srh); it needs both "all" and the
+        # interface's own setting, which interfaces take from "default".
+        "net.ipv6.conf.all.seg6_enabled": 1,
+        "net.ipv6.conf.default.seg6_enabled": 1,
     },
 }
 

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 from ..errors import UsageError
 from ..rates import Rate, format_link_speed, line_rate_fps, parse_rate
+from . import ext_headers
 
 #: Smallest frames (bytes incl. FCS, RFC 1242 §3.5) that hold the headers
 #: and the engine's 18-byte signature: IPv4 14+20+8+18+4 = 64,
@@ -62,8 +63,18 @@ class TrialRequest:
     duration_s: float
     bidirectional: bool = False
     drain_s: float = 2.0
+    #: An IPv6 extension header preset (:mod:`v6bench.trial.ext_headers`) for every IPv6 frame.
+    ext_headers: str | None = None
 
     def __post_init__(self) -> None:
+        if self.ext_headers is not None:
+            ext_headers.check(self.ext_headers)
+            if self.mix.ipv6_pct == 0:
+                raise UsageError(f"--ext-headers: the mix {self.mix} has no IPv6 frames to carry them")
+            need = MIN_FRAME[6] + ext_headers.LENGTHS[self.ext_headers]
+            if self.frame_size < need:
+                raise UsageError(f"--frame-size: {self.frame_size} bytes cannot hold IPv6/UDP, the signature and "
+                                 f"{ext_headers.LENGTHS[self.ext_headers]} bytes of {self.ext_headers} headers (at least {need})")
         smallest = max(MIN_FRAME[v] for v, _ in self.mix.versions)
         if not smallest <= self.frame_size <= MAX_FRAME:
             fams = " and ".join(f"IPv{v}" for v, _ in self.mix.versions)
@@ -98,5 +109,7 @@ class TrialRequest:
         return fps
 
 
-def make_request(mix: str, frame_size: int, rate: str, duration_s: float, bidirectional: bool) -> TrialRequest:
-    return TrialRequest(parse_mix(mix), int(frame_size), parse_rate(rate), float(duration_s), bidirectional)
+def make_request(mix: str, frame_size: int, rate: str, duration_s: float, bidirectional: bool,
+                 ext_headers: str | None = None) -> TrialRequest:
+    return TrialRequest(parse_mix(mix), int(frame_size), parse_rate(rate), float(duration_s), bidirectional,
+                        ext_headers=ext_headers)

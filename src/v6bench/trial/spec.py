@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from ..engine import SPEC_VERSION
 from ..lab.state import LabState
+from . import ext_headers
 from .request import TrialRequest
 
 
@@ -39,6 +40,10 @@ def engine_spec(lab: LabState, request: TrialRequest, fps: float) -> dict:
         for src, dst in directions(request)
         for version, share in request.mix.versions
     ]
+    if request.ext_headers:
+        for s in streams:
+            if s["ip_version"] == 6:
+                s["ipv6_ext_headers"] = _ext_headers(lab, request.ext_headers, s["tx_port"], s["rx_port"])
     return {
         "spec_version": SPEC_VERSION,
         "duration_s": request.duration_s,
@@ -47,3 +52,12 @@ def engine_spec(lab: LabState, request: TrialRequest, fps: float) -> dict:
         "ports": ports,
         "streams": streams,
     }
+
+
+def _ext_headers(lab: LabState, preset: str, src: str, dst: str) -> list[dict]:
+    """The preset for frames from tester ``src`` to ``dst``: the first router
+    is the sender's gateway; on ``p2p`` there is none."""
+    (tx,) = lab.node(src)["interfaces"]
+    (rx,) = lab.node(dst)["interfaces"]
+    sid = None if lab.topology == "p2p" else tx["gateway_ipv6"]
+    return ext_headers.headers(preset, sid, rx["ipv6"].split("/")[0])

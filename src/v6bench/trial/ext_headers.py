@@ -1,0 +1,62 @@
+"""IPv6 extension header presets for test traffic (seed 000 §3, Fig. 15,
+Table 6): what ``--ext-headers NAME`` puts between the IPv6 header and UDP
+of every IPv6 test frame, as the engine's ``ipv6_ext_headers`` list
+(``docs/engine-spec.md``). The frame size stays as asked, so the headers
+take their bytes from the payload (seed 000 held frames at 1280 bytes).
+
+==========  ==========================================================  =====
+preset      headers, in order                                           bytes
+==========  ==========================================================  =====
+``hbh``     Hop-by-Hop Options (PadN), which every router must read        8
+``dst``     Destination Options (PadN)                                     8
+``rh0``     Routing type 0, Segments Left 0, the destination's address    24
+            (RFC 5095 deprecates acting on RH0; with SL 0 a router
+            forwards it as it is)
+``srh``     Segment Routing Header (RFC 8754): sent to the router's        40
+            address (its SID) with Segments Left 1 and the receiving
+            port's address as last segment; the router, with
+            ``seg6_enabled``, processes it (End: SL 1 → 0) and forwards
+            the frame to that address
+``frag``    Fragment, offset 0 and M 0 (an atomic fragment)                 8
+``chain``   seed 000's chain: Hop-by-Hop, Routing type 0 (as ``rh0``),    48
+            Fragment, Destination Options
+``dst20``   20 Destination Options headers                               160
+==========  ==========================================================  =====
+"""
+
+from __future__ import annotations
+
+from ..errors import UsageError
+
+_HBH = {"kind": "hop_by_hop", "len": 8}
+_DST = {"kind": "dest_opts", "len": 8}
+_FRAG = {"kind": "fragment", "id": 0x76360001}
+
+LENGTHS = {"hbh": 8, "dst": 8, "rh0": 24, "srh": 40, "frag": 8, "chain": 48, "dst20": 160}
+PRESETS = tuple(LENGTHS)
+
+
+def check(name: str) -> str:
+    if name not in LENGTHS:
+        raise UsageError(f"--ext-headers: {name!r} is not one of {', '.join(PRESETS)}")
+    return name
+
+
+def headers(name: str, router_sid: str | None, destination: str) -> list[dict]:
+    """The engine's list for ``name``; ``router_sid`` is the address of the
+    first router the frame meets (needed by ``srh``), ``destination`` the
+    receiving port's address (no prefix length)."""
+    rh0 = {"kind": "routing0", "addresses": [destination], "segments_left": 0}
+    if name == "srh":
+        if router_sid is None:
+            raise UsageError("--ext-headers srh: needs a router to process it (topology a, b or chain:N, not p2p)")
+        return [{"kind": "srh", "segments": [destination, router_sid], "segments_left": 1}]
+    out = {"hbh": [_HBH], "dst": [_DST], "rh0": [rh0], "frag": [_FRAG], "chain": [_HBH, rh0, _FRAG, _DST],
+           "dst20": [_DST] * 20}[check(name)]
+    assert sum(_length(h) for h in out) == LENGTHS[name]
+    return out
+
+
+def _length(h: dict) -> int:
+    return {"hop_by_hop": h.get("len", 8), "dest_opts": h.get("len", 8), "fragment": 8}.get(
+        h["kind"], 8 + 16 * len(h.get("addresses", h.get("segments", []))))

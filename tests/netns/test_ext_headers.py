@@ -1,0 +1,56 @@
+"""IPv6 extension headers through the emulated router (seed 000 Fig. 15,
+Table 6), as root, on the tests' own lab site: every preset crosses R1
+with nothing lost, the SRH is processed by R1 (its Segments Left goes
+from 1 to 0 and the destination becomes the receiving port, read by
+tshark at t2), and a UDP-only ACL lets frames with a header chain pass,
+which it can only do by walking the chain to UDP."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import time
+
+import pytest
+
+from cli_site import PREFIX, RUN_DIR, clean_site, remove_run_dir, v6bench  # noqa: F401
+from v6bench.lab import state
+from v6bench.lab.site import Site
+from v6bench.trial.ext_headers import PRESETS
+
+pytestmark = [pytest.mark.netns, pytest.mark.usefixtures("clean_site", "remove_run_dir")]
+SITE = Site(RUN_DIR, PREFIX)
+
+
+def _trial(preset: str, *extra: str) -> dict:
+    r = v6bench("trial", "--mix", "0/100", "--frame-size", "1280", "--ext-headers", preset, "--rate", "2kfps",
+                "--duration", "1", "--json", *extra, timeout=120)
+    assert r.returncode == 0, r.stderr
+    return json.loads(r.stdout)
+
+
+def test_every_preset_crosses_the_router_and_the_srh_is_processed(tmp_path):
+    up = v6bench("lab", "up", "--topology", "a", "--acl", "25", "--acl-udp-only")
+    assert up.returncode == 0, up.stderr
+    try:
+        for preset in PRESETS:
+            r = _trial(preset)
+            assert r["lost_frames"] == 0 and r["rx_frames"] == 2000, (preset, r["lost_frames"], r["tester_limited_reasons"])
+            assert r["dut"]["acl"]["r1"]["v6"] == {"permit": 2000, "deny": 0}, preset  # walked to UDP, permitted
+        lab = state.load(SITE)
+        t2 = lab.node("t2")
+        pcap = tmp_path / "srh.pcap"
+        cap = subprocess.Popen(["ip", "netns", "exec", t2["netns"], "tshark", "-q", "-i", t2["interfaces"][0]["name"],
+                                "-a", "duration:6", "-c", "50", "-f", "ip6 and not icmp6", "-w", str(pcap)],
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        try:
+            time.sleep(1.5)
+            r = _trial("srh")
+        finally:
+            cap.wait(timeout=30)
+        assert r["lost_frames"] == 0
+        rows = subprocess.run(["tshark", "-r", str(pcap), "-T", "fields", "-e", "ipv6.routing.segleft", "-e", "ipv6.dst",
+                               "-e", "ipv6.routing.type"], capture_output=True, text=True, check=True).stdout.splitlines()
+        assert rows and {tuple(x.split("\t")) for x in rows} == {("0", "2001:2:0:1::2", "4")}, rows[:3]
+    finally:
+        v6bench("lab", "down")
