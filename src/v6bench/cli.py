@@ -117,6 +117,8 @@ def parser() -> argparse.ArgumentParser:
     te.add_argument("--repeat", type=int, default=None,
                     help="repetitions (inside the test for latency, back-to-back, recovery, reset; of the test otherwise)")
     te.add_argument("--drain", type=float, default=2.0, help="seconds to wait for late frames after each trial [2]")
+    te.add_argument("--ext-headers", choices=EXT_PRESETS, default=None,
+                    help="IPv6 extension headers in every IPv6 frame, frame size kept (docs/methods.md) [none]")
     te.add_argument("--json", action="store_true", help="print the results as JSON")
     _db_option(te)
     _lab_options(te, defaults=False)
@@ -272,6 +274,8 @@ def _test_campaign(args: argparse.Namespace) -> campaign_spec.Campaign:
     fields = set(k.params.__dataclass_fields__)
     test: dict = {"kind": args.kind, "mixes": _list(args.mix, "--mix"), "frame_sizes": _sizes(args.frame_size, "--frame-size"),
                   "directions": ["bi" if args.bidirectional else "uni"], "drain_s": args.drain}
+    if args.ext_headers:
+        test["ext_headers"] = args.ext_headers
     search: dict = {}
     for option, key, value in (("--trial-duration", "trial_duration_s", args.trial_duration), ("--search", "search", args.search),
                                ("--resolution", "resolution", args.resolution),

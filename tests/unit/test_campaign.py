@@ -53,6 +53,10 @@ def test_campaign_expands_the_matrix_in_file_order():
     (('frame_sizes = [128]', 'frame_sizes = [64]'), "t.toml: test[1].frame_sizes: 64 bytes cannot carry IPv6"),
     (("hold_s = 1.0", "hold_s = 1.0\n[[tset]]"), "t.toml: tset: unknown key"),
     (("name = \"t\"", "name = "), "t.toml: not valid TOML"),
+    (("hold_s = 1.0", 'hold_s = 1.0\next_headers = "hbh2"'), "t.toml: test[1].ext_headers: 'hbh2' is not one of hbh"),
+    (("hold_s = 1.0", 'hold_s = 1.0\next_headers = "dst20"'), "t.toml: test[1].ext_headers: the mix 100/0 has no IPv6"),
+    (("hold_s = 1.0", 'hold_s = 1.0\nmixes = ["0/100"]\next_headers = "dst20"'),
+     "t.toml: test[1].ext_headers: dst20 needs frames of at least 244 bytes, not 128"),
 ])
 def test_bad_campaign_names_field_and_problem(edit, message):
     with pytest.raises(UsageError) as e:
@@ -151,3 +155,19 @@ def test_a_trial_is_committed_the_moment_it_ends(tmp_path):
     other = sqlite3.connect(tmp_path / "r.db")
     assert other.execute("SELECT COUNT(*) FROM trials").fetchone()[0] == 1
     assert json.loads(other.execute("SELECT streams_json FROM trials").fetchone()[0])[0]["ip_version"] == 4
+
+
+def test_a_test_with_extension_headers_searches_its_own_throughput(tmp_path):
+    """The NDR of plain frames is not reused for frames with extension headers."""
+    text = GOOD.replace('mixes = ["100/0", "0/100"]', 'mixes = ["0/100"]').replace("frame_sizes = [128, 1518]", "frame_sizes = [1280]")
+    text = text.replace("frame_sizes = [128]\n", 'ext_headers = "chain"\n')
+    c = spec.parse_campaign(text, "t.toml")
+    assert [t.ext_headers for t in c.tests] == [None, "chain"]
+    store, made, make = _run(tmp_path, c)
+    run_id = store.start_run(c.name, "test", {"kernel": "x"}, None, c.path, c.sha256, c.text)
+    runner.run(c, store, run_id, make, lambda s: None)
+    (rec,) = [t for t in store.tests(run_id) if t["kind"] == "recovery"]
+    assert rec["params"]["ext_headers"] == "chain"
+    assert rec["result"]["throughput_from"] == "searched for this test"
+    assert store.test_result(run_id, "throughput", "0/100", 1280, False)["ndr_fps"] > 0
+    assert store.test_result(run_id, "throughput", "0/100", 1280, False, "chain") is None

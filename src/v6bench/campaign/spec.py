@@ -10,7 +10,8 @@ name = "quick"
 [[test]]     # kind = "throughput" | "loss" | ...; matrix keys override
              # the defaults; other keys are the kind's parameters (`repeat`
              # is the kind's own for latency, back-to-back, recovery, reset);
-             # [test.throughput_search] for kinds that start from throughput
+             # [test.throughput_search] for kinds that start from throughput;
+             # ext_headers = "chain" etc.: IPv6 extension headers (trial/ext_headers.py)
 ```
 
 Every error is one :class:`UsageError` naming the field:
@@ -31,6 +32,7 @@ from ..lab.topology import parse_topology
 from ..methods import registry, throughput
 from ..params import parse
 from ..rates import parse_link_speed
+from ..trial import ext_headers
 from ..trial.request import MAX_FRAME, MIN_FRAME, Mix, parse_mix
 
 MATRIX_KEYS = ("mixes", "frame_sizes", "directions", "repeat", "drain_s")
@@ -62,6 +64,8 @@ class TestSpec:
     params: Any
     matrix: Matrix
     throughput_search: throughput.Params
+    #: IPv6 extension header preset in every IPv6 frame (trial/ext_headers.py); None = none.
+    ext_headers: str | None = None
 
 
 @dataclass(frozen=True)
@@ -218,11 +222,28 @@ def _campaign(d: dict, text: str, path: str) -> Campaign:
                     raise UsageError(f"{where}frame_sizes: {fs} bytes cannot carry IPv6 (mix {mix}); the smallest is {smallest}")
                 if fs - 18 > mtu:
                     raise UsageError(f"{where}frame_sizes: {fs} bytes needs an MTU of {fs - 18}; lab.mtu is {mtu}")
-        rest = {key: v for key, v in t.items() if key not in matrix_keys + ("kind", "throughput_search")}
+        ext = _ext_headers(t.get("ext_headers"), mx, where)
+        rest = {key: v for key, v in t.items() if key not in matrix_keys + ("kind", "throughput_search", "ext_headers")}
         params = parse(k.params, rest, where.rstrip("."))
         ts = parse(throughput.Params, _table(t, "throughput_search", where), where + "throughput_search")
-        tests.append(TestSpec(i, k.name, params, mx, ts))
+        tests.append(TestSpec(i, k.name, params, mx, ts, ext))
     return Campaign(cname, path, text, hashlib.sha256(text.encode()).hexdigest(), lab, dut, when, st_sizes, tuple(tests))
+
+
+def _ext_headers(v: Any, mx: Matrix, where: str) -> str | None:
+    """A test's ``ext_headers`` preset, checked against its mixes and sizes."""
+    if v is None:
+        return None
+    if not isinstance(v, str) or v not in ext_headers.LENGTHS:
+        raise UsageError(f"{where}ext_headers: {v!r} is not one of {', '.join(ext_headers.PRESETS)}")
+    need = MIN_FRAME[6] + ext_headers.LENGTHS[v]
+    for mix in mx.mixes:
+        if mix.ipv6_pct == 0:
+            raise UsageError(f"{where}ext_headers: the mix {mix} has no IPv6 frames to carry them")
+    small = [fs for fs in mx.frame_sizes if fs < need]
+    if small:
+        raise UsageError(f"{where}ext_headers: {v} needs frames of at least {need} bytes, not {small[0]}")
+    return v
 
 
 def load(path: str) -> Campaign:

@@ -47,6 +47,12 @@ def _mbps(x: float | None) -> str:
     return f"{x / 1e6:,.1f}" if x is not None else "-"
 
 
+def _mix(t: dict) -> str:
+    """The mix, with the IPv6 extension header preset if the test had one."""
+    ext = (t.get("params") or {}).get("ext_headers")
+    return f"{t['mix']} +{ext}" if ext else t["mix"]
+
+
 def throughput_table(tests: list[dict]) -> list[str]:
     rows = [["mix", "size B", "dir", "NDR fps", "NDR Mb/s L1", "PDR fps", "PDR Mb/s L1", "line fps", "NDR/line"]]
     for t in tests:
@@ -54,7 +60,7 @@ def throughput_table(tests: list[dict]) -> list[str]:
         if t["kind"] != "throughput" or not r:
             continue
         lb = "≥" if r["ndr"]["is_lower_bound"] else ""
-        rows.append([t["mix"], str(t["frame_size"]), "bi" if t["bidirectional"] else "uni", f"{lb}{r['ndr_fps']:,.0f}",
+        rows.append([_mix(t), str(t["frame_size"]), "bi" if t["bidirectional"] else "uni", f"{lb}{r['ndr_fps']:,.0f}",
                      _mbps(r["ndr"]["l1_bps"]), f"{r['pdr_fps']:,.0f}", _mbps(r["pdr"]["l1_bps"]),
                      f"{r['line_rate']['fps']:,.0f}", f"{r['ndr']['ratio_of_line']:.1%}"])
     return align(rows, left_columns=3) if len(rows) > 1 else []
@@ -69,7 +75,7 @@ def tests_table(tests: list[dict]) -> str:
         rows = [["test", "mix", "size B", "dir", "status", "result"]]
         for t in others:
             head = headline(t["kind"], t["result"]) if t["result"] else (t.get("error") or "")
-            rows.append([t["kind"], t["mix"], str(t["frame_size"]), "bi" if t["bidirectional"] else "uni", t["status"], head])
+            rows.append([t["kind"], _mix(t), str(t["frame_size"]), "bi" if t["bidirectional"] else "uni", t["status"], head])
         lines += align(rows, left_columns=6)
     return "\n".join(lines)
 

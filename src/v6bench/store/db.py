@@ -200,11 +200,17 @@ class Store:
             out.append(d)
         return out
 
-    def test_result(self, run_id: int, kind: str, mix: str, frame_size: int, bidirectional: bool) -> dict | None:
-        row = self.db.execute(
-            "SELECT result_json FROM tests WHERE run_id=? AND kind=? AND mix=? AND frame_size=? AND bidirectional=?"
-            " AND status='done' ORDER BY id DESC LIMIT 1", (run_id, kind, mix, frame_size, int(bidirectional))).fetchone()
-        return json.loads(row[0]) if row else None
+    def test_result(self, run_id: int, kind: str, mix: str, frame_size: int, bidirectional: bool,
+                    ext_headers: str | None = None) -> dict | None:
+        """The latest finished result of such a test in the run, with the
+        same IPv6 extension headers (``params.ext_headers``, None = none)."""
+        rows = self.db.execute(
+            "SELECT result_json, params_json FROM tests WHERE run_id=? AND kind=? AND mix=? AND frame_size=? AND bidirectional=?"
+            " AND status='done' ORDER BY id DESC", (run_id, kind, mix, frame_size, int(bidirectional))).fetchall()
+        for result, params in rows:
+            if json.loads(params).get("ext_headers") == ext_headers:
+                return json.loads(result)
+        return None
 
     def unfinished_attempt(self, run_id: int, point_key: str) -> int | None:
         row = self.db.execute("SELECT id FROM tests WHERE run_id=? AND point_key=? AND status IN ('interrupted', 'running', 'failed')"

@@ -22,11 +22,13 @@ SELFTEST_MARGIN = 0.9
 
 
 class LabMeasurer:
-    """``selftest``: the latest self-test result (``capacity`` per frame size), or None."""
+    """``selftest``: the latest self-test result (``capacity`` per frame size), or None;
+    ``ext_headers``: an IPv6 extension header preset for every IPv6 frame."""
 
     def __init__(self, site: Site, lab: LabState, mix: Mix, frame_size: int, bidirectional: bool = False,
-                 drain_s: float = 2.0, selftest: dict | None = None) -> None:
+                 drain_s: float = 2.0, selftest: dict | None = None, ext_headers: str | None = None) -> None:
         self.site, self.lab, self.mix, self.frame_size = site, lab, mix, frame_size
+        self.ext_headers = ext_headers
         self.bidirectional, self.drain_s, self.selftest = bidirectional, drain_s, selftest
         self.line_fps = line_rate_fps(lab.link_speed_bps, frame_size)
 
@@ -44,7 +46,7 @@ class LabMeasurer:
 
     def _trial(self, duration_s: float, load_fps: float, adjust=None, during=None) -> Measurement:
         req = TrialRequest(self.mix, self.frame_size, Rate(load_fps, "fps", f"{load_fps:.0f}fps"), duration_s,
-                           self.bidirectional, self.drain_s)
+                           self.bidirectional, self.drain_s, self.ext_headers)
         r = runner.run(self.lab, req, self.site.engine_pid_file, adjust, during)
         cap = self._capacity_fps()
         offered = r["intended_fps"]
