@@ -58,6 +58,8 @@ def _lab_options(p: argparse.ArgumentParser, defaults: bool) -> None:
                    help="the ACL permits only UDP: IPv6 frames are walked to their transport header")
     p.add_argument("--nat44", action="store_true", default=None,
                    help="IPv4 source NAT on R1 toward t2 (IPv6 forwarded as before)")
+    p.add_argument("--tunnel", choices=("4in6", "6in4"), default=None,
+                   help="topology b: IPv4 in IPv6 (SRv6 encap) or IPv6 in IPv4 (VXLAN) between R1 and R2 [none]")
     p.add_argument("--shape", action="store_true", default=None,
                    help="shape every router interface to the link speed (L1), so converging traffic congests")
 
@@ -246,7 +248,7 @@ def _run(args: argparse.Namespace) -> int:
 
 def _dut(args: argparse.Namespace) -> DutConfig | None:
     """The DUT options given, as a configuration; None if none was given."""
-    given = (args.dut_limit, args.acl, args.acl_at, args.acl_udp_only, args.nat44, args.shape)
+    given = (args.dut_limit, args.acl, args.acl_at, args.acl_udp_only, args.nat44, args.shape, args.tunnel)
     if all(x is None for x in given):
         return None
     if args.dut_limit is not None and args.dut_limit < 0:
@@ -255,7 +257,7 @@ def _dut(args: argparse.Namespace) -> DutConfig | None:
     if acl == 0 and (args.acl_at or args.acl_udp_only):
         raise UsageError("--acl-at and --acl-udp-only need --acl 1 or 25")
     return DutConfig(limit_fps=args.dut_limit or 0, acl=acl, acl_at=args.acl_at or "in", acl_udp_only=bool(args.acl_udp_only),
-                     nat44=bool(args.nat44), shape=bool(args.shape))
+                     nat44=bool(args.nat44), shape=bool(args.shape), tunnel=args.tunnel or "")
 
 
 def _sizes(text: str, what: str) -> list[int]:

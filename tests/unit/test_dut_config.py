@@ -79,3 +79,27 @@ def test_shaping_counts_layer_1_and_queues_20_ms():
     assert args[args.index("limit") + 1] == "250000"  # 20 ms at 100 Mb/s
     assert args[args.index("burst") + 1] == "25000"  # 2 ms at 100 Mb/s
     assert tbf_args("x", 1e6, 1500)[tbf_args("x", 1e6, 1500).index("burst") + 1] == str(1500 + 14 + 24 + 1)
+
+
+def test_tunnel_overhead_counts_in_the_paths_line_rate():
+    from v6bench.lab.tunnel import check_frame, path_line_fps
+
+    line = 100e6 / ((128 + 20) * 8)
+    assert path_line_fps(100e6, 128, 50, None) == pytest.approx(line)
+    # 4in6: IPv4 frames take 40 bytes more on the R1–R2 link; half the frames are IPv4.
+    assert path_line_fps(100e6, 128, 50, "4in6") == pytest.approx(100e6 / ((128 + 20 + 20) * 8))
+    assert path_line_fps(100e6, 128, 0, "4in6") == pytest.approx(line)  # nothing carried
+    assert path_line_fps(100e6, 1518, 0, "6in4") == pytest.approx(100e6 / ((1518 + 20 + 50) * 8))
+    check_frame("4in6", 1478, True, 1500)  # 1460-byte IPv4 packet + 40 = 1500
+    with pytest.raises(UsageError, match="needs an MTU of 1501"):
+        check_frame("4in6", 1479, True, 1500)
+    check_frame("6in4", 1518, False, 1500)  # IPv4 is not carried by 6in4
+
+
+def test_a_tunnel_needs_topology_b():
+    from v6bench.campaign import spec
+
+    text = 'name = "t"\n[lab]\ntopology = "a"\n[dut]\ntunnel = "4in6"\n[matrix]\nframe_sizes = [128]\n[[test]]\nkind = "throughput"\n'
+    with pytest.raises(UsageError, match='dut.tunnel: 4in6 runs between R1 and R2: it needs lab.topology = "b"'):
+        spec.parse_campaign(text, "t.toml")
+    assert spec.parse_campaign(text.replace('"a"', '"b"'), "t.toml").dut.tunnel == "4in6"

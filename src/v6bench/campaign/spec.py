@@ -189,6 +189,8 @@ def _campaign(d: dict, text: str, path: str) -> Campaign:
         raise UsageError(f"lab.cpu_arrangement: {arr!r} is not split or inline")
     lab = LabSpec(str(topo), speed, mtu, arr)
     dut = parse(DutConfig, _table(d, "dut", ""), "dut")
+    if dut.tunnel and lab.topology != "b":
+        raise UsageError(f"dut.tunnel: {dut.tunnel} runs between R1 and R2: it needs lab.topology = \"b\", not {lab.topology!r}")
     st = _table(d, "selftest", "")
     _only(st, ("when", "frame_sizes"), "selftest.")
     when = st.get("when", "if-missing")

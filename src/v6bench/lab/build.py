@@ -21,7 +21,7 @@ from pyroute2 import netns as pr_netns
 from .. import engine
 from ..errors import LabError
 from . import dut as dut_rules
-from . import napi, nsctl, shape
+from . import napi, nsctl, shape, tunnel
 from .dut import DutConfig
 from .cpus import CpuPlan
 from .site import Site
@@ -85,6 +85,8 @@ def build(site: Site, topo: Topology, link_speed_bps: float, mtu: int, cpu_plan:
     """
     if not MIN_MTU <= mtu <= MAX_MTU:
         raise LabError(f"--mtu: {mtu} is outside {MIN_MTU}..{MAX_MTU} bytes")
+    if dut.tunnel and topo.name != "b":
+        raise LabError(f"--tunnel {dut.tunnel}: runs between R1 and R2: it needs --topology b, not {topo.name}")
     existing = our_namespaces(site)
     if existing:
         raise LabError(f"namespaces {', '.join(existing)} exist already")
@@ -111,6 +113,8 @@ def build(site: Site, topo: Topology, link_speed_bps: float, mtu: int, cpu_plan:
             macs.update(configure_node(site, node))
         nodes_json = describe_nodes(site, topo, macs)
         configure_dut(site, topo, dut, link_speed_bps, mtu)
+        if dut.tunnel:
+            tunnel.configure(site, topo, dut.tunnel, mtu)
         for node in topo.nodes:
             wait_carrier(site, node)
         threads = arrange_cpus(site, topo, cpu_plan) if cpu_plan.arrangement == "split" else []

@@ -42,7 +42,8 @@ a table of its own of the ``ip`` family, so connection tracking, which NAT
 needs, runs for IPv4 only; IPv6 is forwarded as before.
 
 ``shape``: the routers' interfaces are shaped to the link speed
-(:mod:`v6bench.lab.shape`, tc, not nftables).
+(:mod:`v6bench.lab.shape`, tc, not nftables). ``tunnel``: IPv4 in IPv6 or
+IPv6 in IPv4 between R1 and R2 on topology b (:mod:`v6bench.lab.tunnel`).
 
 The rule set is applied with ``nft -f -`` inside R1's namespace and
 recorded with every result (:func:`rulesets`).
@@ -79,12 +80,14 @@ class DutConfig:
     acl_udp_only: bool = False
     nat44: bool = False
     shape: bool = False
+    tunnel: str = ""  # "", "4in6" or "6in4" (topology b; lab/tunnel.py)
 
     def __post_init__(self) -> None:
         check(0 <= self.limit_fps <= 100_000_000, "limit_fps", f"{self.limit_fps} is outside 0..100000000 frames/s")
         check(self.acl in ACL_SIZES, "acl", f"{self.acl!r} is not 0 (none), 1 or 25 rules")
         check(self.acl_at in ACL_AT, "acl_at", f"{self.acl_at!r} is not in, out or both")
         check(not self.acl_udp_only or self.acl > 0, "acl_udp_only", "needs an ACL (acl = 1 or 25)")
+        check(self.tunnel in ("", "4in6", "6in4"), "tunnel", f"{self.tunnel!r} is not 4in6 or 6in4")
 
     def to_json(self) -> dict:
         return asdict(self)
@@ -104,6 +107,8 @@ class DutConfig:
             parts.append(f"limit {self.limit_fps:,} frames/s per direction")
         if self.shape:
             parts.append("egress shaped at link speed")
+        if self.tunnel:
+            parts.append(f"{self.tunnel} tunnel between R1 and R2")
         return "; ".join(parts) or "plain forwarding"
 
 

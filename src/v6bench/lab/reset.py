@@ -32,7 +32,7 @@ from pyroute2 import netns as pr_netns
 
 from ..errors import LabError
 from ..methods.reset import KINDS
-from . import build, napi
+from . import build, napi, tunnel
 from .dut import DutConfig
 from .site import Site
 from .state import LabState, save
@@ -86,6 +86,9 @@ def reset(site: Site, lab: LabState, kind: str, router: str = "r1") -> tuple[Lab
     if kind == "hard":
         build.configure_dut(site, topo, DutConfig.from_json(lab.dut), lab.link_speed_bps, lab.mtu, only=router)
     build.address(site, node)
+    dut = DutConfig.from_json(lab.dut)
+    if dut.tunnel:  # its routes went with the links (and its device with a hard reset's namespace)
+        tunnel.configure(site, topo, dut.tunnel, lab.mtu, only=router)
     threads = list(lab.napi)
     pinning = "kept"
     if lab.cpu_plan.arrangement == "split":

@@ -10,10 +10,12 @@ capacity at that frame size, from the latest self-test
 from __future__ import annotations
 
 from ..lab import reset as lab_reset
+from ..lab import tunnel
+from ..lab.dut import DutConfig
 from ..lab.site import Site
 from ..lab.state import LabState
 from ..methods.measurer import Measurement
-from ..rates import Rate, line_rate_fps
+from ..rates import Rate
 from . import runner
 from .request import Mix, TrialRequest
 
@@ -30,7 +32,9 @@ class LabMeasurer:
         self.site, self.lab, self.mix, self.frame_size = site, lab, mix, frame_size
         self.ext_headers = ext_headers
         self.bidirectional, self.drain_s, self.selftest = bidirectional, drain_s, selftest
-        self.line_fps = line_rate_fps(lab.link_speed_bps, frame_size)
+        t = DutConfig.from_json(lab.dut).tunnel
+        # The path's highest rate: a tunnel's overhead lowers it (lab/tunnel.py).
+        self.line_fps = tunnel.path_line_fps(lab.link_speed_bps, frame_size, mix.ipv4_pct, t)
 
     def _capacity_fps(self) -> tuple[float, int] | None:
         """The tester's capacity [frames/s] for this frame size: the lowest

@@ -26,7 +26,8 @@ from pathlib import Path
 from typing import Callable
 
 from .. import engine
-from ..lab import observe
+from ..lab import observe, tunnel
+from ..lab.dut import DutConfig
 from ..lab.state import LabState
 from .request import TrialRequest
 from .spec import engine_spec
@@ -136,6 +137,10 @@ def run(lab: LabState, request: TrialRequest, engine_pid_file: Path | None = Non
     time it started after the first frame was due.
     """
     fps = request.check_against(lab.link_speed_bps, lab.mtu)
+    t = DutConfig.from_json(lab.dut).tunnel
+    if t:
+        carried = tunnel.get(t).carried
+        tunnel.check_frame(t, request.frame_size, any(v == carried for v, _ in request.mix.versions), lab.mtu)
     spec = engine_spec(lab, request, fps)
     if adjust:
         adjust(spec)

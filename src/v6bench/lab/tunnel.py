@@ -1,0 +1,126 @@
+"""Tunnels between R1 and R2 on topology ``b`` (seed 003 Table 2): one IP
+version carried inside the other across the R1–R2 link, both directions.
+
+This kernel has no ``sit``, ``ip6tnl`` or ``gre`` (``env``), so the
+datapaths are the kernel's own others:
+
+``4in6`` (IPv4 in IPv6)
+    Segment Routing encapsulation (RFC 8986): R1's route to t2's IPv4
+    subnet encapsulates with H.Encaps.Red (``encap seg6 mode encap.red``)
+    toward R2's SID ``2001:2:0:f4::2``; with one segment the reduced
+    encapsulation adds no SRH, just an outer IPv6 header (Next Header 4):
+    **40 bytes**. R2's SID decapsulates (End.DX4) and hands the IPv4 packet
+    to t2. The reverse direction mirrors it (R1's SID ``2001:2:0:f4::1``).
+``6in4`` (IPv6 in IPv4)
+    VXLAN (RFC 7348) over the R1–R2 link's IPv4 addresses, VNI 46, UDP port
+    4789: IPv6 is routed over the VXLAN devices (``2001:2:0:f6::/64``),
+    which add an inner Ethernet header, VXLAN, UDP and IPv4: **50 bytes**.
+    The kernel's IPv6-in-IPv4 device (``sit``, 20 bytes) would be used
+    where it exists; here it does not.
+
+The overhead counts in the line-rate arithmetic (RFC 8219 App. A): on the
+R1–R2 link a frame of the carried version takes ``overhead`` bytes more, so
+the path's highest frame rate is the link speed over the mean frame (plus
+20 bytes of preamble and gap, plus the overhead for the carried share)
+(:func:`path_line_fps`); and a frame of the carried version must fit the
+link's MTU with the overhead (:func:`check_frame`).
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import subprocess
+from dataclasses import dataclass
+
+from ..errors import LabError, UsageError
+from ..rates import line_rate_fps
+from .site import Site
+from .topology import Topology
+
+
+@dataclass(frozen=True)
+class Tunnel:
+    name: str
+    carried: int  # the IP version carried inside the other
+    overhead_bytes: int
+    mechanism: str
+
+
+TUNNELS = {
+    "4in6": Tunnel("4in6", 4, 40, "SRv6 H.Encaps.Red at the entry router, End.DX4 at the exit (RFC 8986), Linux seg6"),
+    "6in4": Tunnel("6in4", 6, 50, "VXLAN over IPv4 (RFC 7348), Linux vxlan; sit is not in this kernel"),
+}
+SID = {"r1": "2001:2:0:f4::1", "r2": "2001:2:0:f4::2"}
+VXLAN = {"r1": "2001:2:0:f6::1", "r2": "2001:2:0:f6::2"}
+VXLAN_DEV, VXLAN_VNI, VXLAN_PORT = "vx46", 46, 4789
+
+
+def get(name: str) -> Tunnel:
+    if name not in TUNNELS:
+        raise UsageError(f"--tunnel: {name!r} is not one of {', '.join(TUNNELS)}")
+    return TUNNELS[name]
+
+
+def path_line_fps(link_speed_bps: float, frame_size: int, ipv4_pct: int, tunnel: str | None) -> float:
+    """Highest frame rate per direction of the path: the tester links' line
+    rate, or the tunnel link's if the overhead makes it lower."""
+    plain = line_rate_fps(link_speed_bps, frame_size)
+    if not tunnel:
+        return plain
+    t = get(tunnel)
+    share = (ipv4_pct if t.carried == 4 else 100 - ipv4_pct) / 100
+    return min(plain, line_rate_fps(link_speed_bps, frame_size + share * t.overhead_bytes))
+
+
+def check_frame(tunnel: str | None, frame_size: int, carries: bool, mtu: int) -> None:
+    """Refuses a frame of the carried version that would not fit the R1–R2
+    link's MTU with the tunnel's overhead (the routers would fragment or
+    drop it, which is another test)."""
+    if tunnel and carries and frame_size - 18 + get(tunnel).overhead_bytes > mtu:
+        t = get(tunnel)
+        raise UsageError(f"--frame-size: {frame_size} bytes with the {t.name} tunnel's {t.overhead_bytes} bytes needs an MTU of "
+                         f"{frame_size - 18 + t.overhead_bytes} on the R1–R2 link; the lab's is {mtu} (at most "
+                         f"{mtu + 18 - t.overhead_bytes}-byte frames of IPv{t.carried})")
+
+
+def _ip(netns: str, *args: str) -> None:
+    r = subprocess.run(["ip", "-n", netns, *args], capture_output=True, text=True, timeout=30)
+    if r.returncode != 0:
+        raise LabError(f"{netns}: ip {' '.join(args)}: {r.stderr.strip()}")
+
+
+def configure(site: Site, topo: Topology, name: str, mtu: int, only: str | None = None) -> None:
+    """Sets the tunnel up on R1 and R2 (``only``: that router's half), after
+    their addresses and static routes; idempotent."""
+    if topo.name != "b":
+        raise LabError(f"--tunnel {name}: needs topology b (t1 - r1 - r2 - t2), not {topo.name}")
+    t = get(name)
+    for me, peer in (("r1", "r2"), ("r2", "r1")):
+        if only not in (None, me):
+            continue
+        ns = site.netns(me)
+        node, other = topo.node(me), topo.node(peer)
+        core = node.interface(f"{me}-{peer}")
+        peer_core = other.interface(f"{peer}-{me}")
+        (edge,) = [i for i in node.interfaces if i is not core]
+        tester = topo.node(edge.peer_node).interface(edge.peer_name)  # the tester behind me
+        far_tester = topo.node("t2" if me == "r1" else "t1").interfaces[0]
+        if t.name == "4in6":
+            _ip(ns, "-6", "route", "replace", f"{SID[peer]}/128", "via", peer_core.ipv6.split("/")[0], "dev", core.name)
+            far_net = _net(far_tester.ipv4)
+            _ip(ns, "route", "replace", far_net, "encap", "seg6", "mode", "encap.red", "segs", SID[peer], "dev", core.name)
+            _ip(ns, "-6", "route", "replace", f"{SID[me]}/128", "encap", "seg6local", "action", "End.DX4",
+                "nh4", tester.ipv4.split("/")[0], "dev", edge.name)
+        else:
+            existing = subprocess.run(["ip", "-n", ns, "link", "show", VXLAN_DEV], capture_output=True).returncode == 0
+            if not existing:
+                _ip(ns, "link", "add", VXLAN_DEV, "mtu", str(mtu - t.overhead_bytes), "type", "vxlan", "id", str(VXLAN_VNI),
+                    "local", core.ipv4.split("/")[0], "remote", peer_core.ipv4.split("/")[0], "dstport", str(VXLAN_PORT),
+                    "dev", core.name)
+            _ip(ns, "link", "set", VXLAN_DEV, "up")
+            _ip(ns, "-6", "addr", "replace", f"{VXLAN[me]}/64", "dev", VXLAN_DEV, "nodad")
+            _ip(ns, "-6", "route", "replace", _net(far_tester.ipv6), "via", VXLAN[peer], "dev", VXLAN_DEV)
+
+
+def _net(address_with_prefix: str) -> str:
+    return str(ipaddress.ip_interface(address_with_prefix).network)
