@@ -38,7 +38,7 @@ def test_throughput_finds_a_dut_of_known_capacity(tmp_path, search):
     db = tmp_path / "r.db"
     out = _run(tmp_path, "test", "throughput", "--dut-limit", str(LIMIT_FPS), "--mix", "100/0,0/100", "--frame-size", "128",
                "--link-speed", "100M", "--trial-duration", "2", "--resolution", "0.02", "--search", search, "--drain", "0.5")
-    assert out["run"]["environment"]["dut"]["config"] == {"limit_fps": LIMIT_FPS}
+    assert out["run"]["environment"]["dut"]["config"]["limit_fps"] == LIMIT_FPS
     assert "limit rate over 10000/second burst 250 packets" in out["run"]["environment"]["dut"]["rulesets"]["r1"]
     r = v6bench("results", "export", "--db", str(db), "--format", "json")
     assert r.returncode == 0, r.stderr

@@ -171,3 +171,9 @@ def test_a_test_with_extension_headers_searches_its_own_throughput(tmp_path):
     assert rec["result"]["throughput_from"] == "searched for this test"
     assert store.test_result(run_id, "throughput", "0/100", 1280, False)["ndr_fps"] > 0
     assert store.test_result(run_id, "throughput", "0/100", 1280, False, "chain") is None
+
+
+def test_the_default_matrix_is_valid_for_its_default_mixes():
+    c = spec.parse_campaign('name = "t"\n[[test]]\nkind = "throughput"\n', "t.toml")
+    assert c.tests[0].matrix.frame_sizes == (84, 128, 256, 512, 1024, 1280, 1518)
+    assert [str(m) for m in c.tests[0].matrix.mixes] == ["100/0", "0/100"]

@@ -144,7 +144,9 @@ def _matrix(d: dict, base: Matrix | None, where: str) -> Matrix:
             raise UsageError(f"{w}: expected seconds in 0..600, got {v!r}")
         return float(v)
 
-    b = base or Matrix((Mix(100, 0), Mix(0, 100)), (64, 128, 256, 512, 1024, 1280, 1518), ("uni",), 1, 2.0)
+    # Default sizes: RFC 2544 §9's, with 84 for 64, which cannot carry IPv6/UDP and the signature
+    # (a default that fails with the default mixes would be no default).
+    b = base or Matrix((Mix(100, 0), Mix(0, 100)), (84, 128, 256, 512, 1024, 1280, 1518), ("uni",), 1, 2.0)
     return Matrix(get("mixes", mixes, b.mixes), get("frame_sizes", frame_sizes, b.frame_sizes),
                   get("directions", directions, b.directions), get("repeat", positive_int, b.repeat),
                   get("drain_s", drain, b.drain_s))
