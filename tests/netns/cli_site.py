@@ -8,6 +8,8 @@ import os
 import shutil
 import subprocess
 import sys
+import time
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -55,3 +57,26 @@ def clean_site():
 def remove_run_dir():
     yield
     shutil.rmtree(RUN_DIR, ignore_errors=True)
+
+
+@contextmanager
+def capture(netns: str, ifname: str, pcap: Path, count: int, bpf: str | None = None):
+    """tshark captures up to ``count`` frames of ``ifname`` in ``netns`` into
+    ``pcap`` while the body runs (it gets 1.5 s to open first and stops by
+    itself after 6 s); the file is complete when the block ends."""
+    cmd = ["ip", "netns", "exec", netns, "tshark", "-q", "-i", ifname, "-a", "duration:6", "-c", str(count), "-w", str(pcap)]
+    cap = subprocess.Popen(cmd + (["-f", bpf] if bpf else []), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        time.sleep(1.5)
+        yield
+    finally:
+        cap.wait(timeout=30)
+
+
+def tshark_fields(pcap: Path, *fields: str, options: tuple[str, ...] = ()) -> list[list[str]]:
+    """The given fields of every frame in ``pcap``, read by tshark."""
+    args = ["tshark", "-r", str(pcap), "-T", "fields", *options]
+    for f in fields:
+        args += ["-e", f]
+    out = subprocess.run(args, capture_output=True, text=True, check=True).stdout
+    return [line.split("\t") for line in out.splitlines() if line.strip()]

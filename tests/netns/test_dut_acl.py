@@ -7,12 +7,11 @@ walks them once or twice, other destinations hit the implicit deny), and
 from __future__ import annotations
 
 import json
-import subprocess
 import time
 
 import pytest
 
-from cli_site import RUN_DIR, PREFIX, clean_site, remove_run_dir, v6bench  # noqa: F401
+from cli_site import RUN_DIR, PREFIX, capture, clean_site, remove_run_dir, tshark_fields, v6bench  # noqa: F401
 from v6bench import engine
 from v6bench.lab import observe, state
 from v6bench.lab.dut import acl_counters
@@ -102,18 +101,10 @@ def test_nat44_rewrites_the_ipv4_source_and_leaves_ipv6_alone(tmp_path):
         lab = state.load(SITE)
         t2 = lab.node("t2")
         pcap = tmp_path / "t2.pcap"
-        cap = subprocess.Popen(["ip", "netns", "exec", t2["netns"], "tshark", "-q", "-i", t2["interfaces"][0]["name"],
-                                "-a", "duration:6", "-c", "200", "-f", "udp", "-w", str(pcap)],
-                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        try:
-            time.sleep(1.5)  # tshark's capture is open
+        with capture(t2["netns"], t2["interfaces"][0]["name"], pcap, 200, "udp"):
             r = _trial("1kfps", "2")
-        finally:
-            cap.wait(timeout=30)
         assert r["lost_frames"] == 0 and not r["tester_limited"], r
-        out = subprocess.run(["tshark", "-r", str(pcap), "-T", "fields", "-e", "ip.src", "-e", "ipv6.src"],
-                             capture_output=True, text=True, check=True).stdout.split("\n")
-        rows = [line.split("\t") for line in out if line.strip()]
+        rows = tshark_fields(pcap, "ip.src", "ipv6.src")
         v4 = {a for a, _ in rows if a}
         v6 = {b for _, b in rows if b}
         assert v4 == {"198.19.0.1"} and v6 == {"2001:2::2"}, (v4, v6)

@@ -8,12 +8,10 @@ which it can only do by walking the chain to UDP."""
 from __future__ import annotations
 
 import json
-import subprocess
-import time
 
 import pytest
 
-from cli_site import PREFIX, RUN_DIR, clean_site, remove_run_dir, v6bench  # noqa: F401
+from cli_site import PREFIX, RUN_DIR, capture, clean_site, remove_run_dir, tshark_fields, v6bench  # noqa: F401
 from v6bench.lab import state
 from v6bench.lab.site import Site
 from v6bench.trial.ext_headers import PRESETS
@@ -40,17 +38,10 @@ def test_every_preset_crosses_the_router_and_the_srh_is_processed(tmp_path):
         lab = state.load(SITE)
         t2 = lab.node("t2")
         pcap = tmp_path / "srh.pcap"
-        cap = subprocess.Popen(["ip", "netns", "exec", t2["netns"], "tshark", "-q", "-i", t2["interfaces"][0]["name"],
-                                "-a", "duration:6", "-c", "50", "-f", "ip6 and not icmp6", "-w", str(pcap)],
-                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        try:
-            time.sleep(1.5)
+        with capture(t2["netns"], t2["interfaces"][0]["name"], pcap, 50, "ip6 and not icmp6"):
             r = _trial("srh")
-        finally:
-            cap.wait(timeout=30)
         assert r["lost_frames"] == 0
-        rows = subprocess.run(["tshark", "-r", str(pcap), "-T", "fields", "-e", "ipv6.routing.segleft", "-e", "ipv6.dst",
-                               "-e", "ipv6.routing.type"], capture_output=True, text=True, check=True).stdout.splitlines()
-        assert rows and {tuple(x.split("\t")) for x in rows} == {("0", "2001:2:0:1::2", "4")}, rows[:3]
+        rows = tshark_fields(pcap, "ipv6.routing.segleft", "ipv6.dst", "ipv6.routing.type")
+        assert rows and {tuple(x) for x in rows} == {("0", "2001:2:0:1::2", "4")}, rows[:3]
     finally:
         v6bench("lab", "down")

@@ -6,12 +6,10 @@ frame of the carried version encapsulated and the other version native."""
 from __future__ import annotations
 
 import json
-import subprocess
-import time
 
 import pytest
 
-from cli_site import PREFIX, RUN_DIR, clean_site, remove_run_dir, v6bench  # noqa: F401
+from cli_site import PREFIX, RUN_DIR, capture, clean_site, remove_run_dir, tshark_fields, v6bench  # noqa: F401
 from v6bench.lab import state
 from v6bench.lab.site import Site
 
@@ -27,22 +25,15 @@ def test_the_tunnel_link_carries_encapsulated_frames(tmp_path, tunnel):
         lab = state.load(SITE)
         r2 = lab.node("r2")
         pcap = tmp_path / "core.pcap"
-        cap = subprocess.Popen(["ip", "netns", "exec", r2["netns"], "tshark", "-q", "-i", "r2-r1", "-a", "duration:6",
-                                "-c", "400", "-w", str(pcap)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        try:
-            time.sleep(1.5)
+        with capture(r2["netns"], "r2-r1", pcap, 400):
             r = v6bench("trial", "--mix", "50/50", "--frame-size", "256", "--rate", "1kfps", "--duration", "1",
                         "--bidirectional", "--json", timeout=120)
-        finally:
-            cap.wait(timeout=30)
         assert r.returncode == 0, r.stderr
         res = json.loads(r.stdout)
         assert res["lost_frames"] == 0 and res["rx_frames"] == 2000, (res["lost_frames"], res["tester_limited_reasons"])
-        rows = subprocess.run(["tshark", "-r", str(pcap), "-T", "fields", "-E", "occurrence=a", "-E", "aggregator=,",
-                               "-e", "ip.dst", "-e", "ipv6.dst", "-e", "udp.dstport"],
-                              capture_output=True, text=True, check=True).stdout.splitlines()
-        test = [x.split("\t") for x in rows if "198.19.0.2" in x or "2001:2:0:1::2" in x or "198.18.0.2" in x
-                or "2001:2::2" in x]
+        rows = tshark_fields(pcap, "ip.dst", "ipv6.dst", "udp.dstport", options=("-E", "occurrence=a", "-E", "aggregator=,"))
+        addrs = ("198.19.0.2", "2001:2:0:1::2", "198.18.0.2", "2001:2::2")
+        test = [x for x in rows if any(a in "\t".join(x) for a in addrs)]
         assert len(test) > 100, rows[:5]
         for ip4, ip6, ports in test:
             if tunnel == "4in6" and ip4:  # an IPv4 test frame: inside an outer IPv6 header to a SID
