@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import subprocess
 import time
 
 from pyroute2 import IPRoute
@@ -44,6 +45,19 @@ def _links_down(site: Site, node) -> None:
     with IPRoute(netns=site.netns(node.name)) as ipr:
         for i in node.interfaces:
             ipr.link("set", index=ipr.link_lookup(ifname=i.name)[0], state="down")
+
+
+def _forget_unresolved(netns: str) -> None:
+    """Drops neighbour entries still being resolved. A veth reports carrier
+    a moment before it can transmit, and a router that forwards at once (a
+    soft reset keeps its addresses and routes) may send its first ARP/ND
+    solicitation into that moment; the kernel would then wait its 1-s
+    retransmit timer before asking again. Dropping the entry makes the next
+    frame ask at once, as a router whose port is really up would."""
+    for state in ("incomplete", "failed"):
+        r = subprocess.run(["ip", "-n", netns, "neigh", "flush", "nud", state], capture_output=True, text=True, timeout=30)
+        if r.returncode != 0:
+            raise LabError(f"{netns}: ip neigh flush nud {state}: {r.stderr.strip()}")
 
 
 def _move(from_ns: str, to_ns: str, names: list[str]) -> None:
@@ -83,6 +97,7 @@ def reset(site: Site, lab: LabState, kind: str, router: str = "r1") -> tuple[Lab
     # hop: an artefact of the emulation, not of the reset.
     build.bring_up(site, node)
     build.wait_carrier(site, node)
+    _forget_unresolved(site.netns(router))
     if kind == "hard":
         build.configure_dut(site, topo, DutConfig.from_json(lab.dut), lab.link_speed_bps, lab.mtu, only=router)
     build.address(site, node)
