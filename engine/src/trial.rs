@@ -179,9 +179,8 @@ fn assemble(plan: &Plan, open: &[OpenPort], hops: &learn::NextHops, reports: &[(
         let tx = reports.iter().find(|(i, _)| *i == pi).map(|(_, r)| {
             let t = p.tx.as_ref().expect("only sending ports have reports");
             for (k, &si) in t.streams.iter().enumerate() {
-                let refused = r.stream_refused_frames.get(k).copied().unwrap_or(0);
-                stream_tx[si] = r.stream_tx_frames.get(k).copied().unwrap_or(0) + refused;
-                stream_refused[si] = refused;
+                stream_tx[si] = r.stream_offered_frames.get(k).copied().unwrap_or(0);
+                stream_refused[si] = r.stream_refused_frames.get(k).copied().unwrap_or(0);
             }
             if let Some(e) = &r.error {
                 reasons.push(format!("port {:?}: {e}", p.name));

@@ -57,9 +57,10 @@ pub struct TxJob {
 pub struct TxReport {
     /// Frames handed to the kernel.
     pub tx_frames: u64,
-    /// Frames handed over per stream, in the job's template order.
+    /// Frames offered per stream (handed over or refused), in the job's
+    /// template order: the schedule's walk.
     #[serde(skip)]
-    pub stream_tx_frames: Vec<u64>,
+    pub stream_offered_frames: Vec<u64>,
     /// Frames the far end refused (`refused_is_loss`): offered, and lost.
     pub refused_frames: u64,
     /// The same per stream, in the job's template order.
@@ -89,7 +90,7 @@ pub struct TxReport {
 /// Sends the job's frames; `t0` is the monotonic instant frame 0 is due.
 pub fn run(job: TxJob, t0: u64, deadline: u64, stop: &AtomicBool) -> TxReport {
     let streams = job.templates.len();
-    let mut rep = TxReport { stream_tx_frames: vec![0; streams], stream_refused_frames: vec![0; streams], ..Default::default() };
+    let mut rep = TxReport { stream_offered_frames: vec![0; streams], stream_refused_frames: vec![0; streams], ..Default::default() };
     let placed = job.cpu.map_or(Ok(()), clock::pin_to_cpu).and_then(|_| job.nice.map_or(Ok(()), clock::set_nice));
     if let Err(e) = placed {
         rep.error = Some(e);
@@ -184,9 +185,7 @@ pub fn run(job: TxJob, t0: u64, deadline: u64, stop: &AtomicBool) -> TxReport {
             last_handover = now;
         }
     }
-    for (t, (&walked, &refused)) in rep.stream_tx_frames.iter_mut().zip(committed.frames().iter().zip(&rep.stream_refused_frames)) {
-        *t = walked - refused;
-    }
+    rep.stream_offered_frames = committed.frames().to_vec();
     rep.tx_frames = sent - rep.refused_frames;
     rep.unsent_frames = job.frames - sent;
     rep.send_span_ns = last_handover.saturating_sub(t0);

@@ -16,7 +16,7 @@ def engine_result(tx_dropped_t1: int = 0) -> dict:
 
 def dut(counters: dict) -> dict:
     zero = {"rx_packets": 0, "tx_packets": 0, "rx_dropped": 0, "tx_dropped": 0}
-    return {"routers": [], "tester_rx": {}, "interfaces": {k: {**zero, **v} for k, v in counters.items()}, "cpu_pct": {}}
+    return {"routers": [], "tester_rx": {}, "interfaces": {k: {**zero, **v} for k, v in counters.items()}}
 
 
 REQ = make_request("50/50", 128, "1kfps", 1, False)

@@ -240,13 +240,11 @@ def _ext_headers(v: Any, mx: Matrix, where: str) -> str | None:
         return None
     if not isinstance(v, str) or v not in ext_headers.LENGTHS:
         raise UsageError(f"{where}ext_headers: {v!r} is not one of {', '.join(ext_headers.PRESETS)}")
-    need = MIN_FRAME[6] + ext_headers.LENGTHS[v]
     for mix in mx.mixes:
-        if mix.ipv6_pct == 0:
-            raise UsageError(f"{where}ext_headers: the mix {mix} has no IPv6 frames to carry them")
-    small = [fs for fs in mx.frame_sizes if fs < need]
-    if small:
-        raise UsageError(f"{where}ext_headers: {v} needs frames of at least {need} bytes, not {small[0]}")
+        for fs in mx.frame_sizes:
+            why = ext_headers.problem(v, mix, fs, MIN_FRAME[6])
+            if why:
+                raise UsageError(f"{where}ext_headers: {why}")
     return v
 
 

@@ -37,7 +37,7 @@ def _recover(site: Site) -> LabState | None:
 
 def describe(lab: LabState) -> str:
     return (f"topology {lab.topology}, {format_link_speed(lab.link_speed_bps)} links, {lab.cpu_plan.arrangement} CPUs, "
-            f"DUT {DutConfig.from_json(lab.dut).describe()}")
+            f"DUT {lab.dut_config.describe()}")
 
 
 def up(site: Site, topology: str, link_speed_bps: float, mtu: int, arrangement: str | None,
@@ -93,7 +93,7 @@ def for_trial(site: Site, topology: str | None, link_speed_bps: float | None, mt
                 "--link-speed": (link_speed_bps, current.link_speed_bps),
                 "--mtu": (mtu, current.mtu),
                 "--cpu-arrangement": (arrangement, current.cpu_plan.arrangement),
-                "the DUT options (--dut-limit, --acl …)": (dut, DutConfig.from_json(current.dut)),
+                "the DUT options (--dut-limit, --acl …)": (dut, current.dut_config),
             }
             for option, (given, have) in wanted.items():
                 if given is not None and given != have:

@@ -53,9 +53,9 @@ from __future__ import annotations
 
 import ipaddress
 import json
-import subprocess
 from dataclasses import asdict, dataclass
 
+from ..errors import LabError
 from ..params import check
 from . import nsctl
 from .topology import Topology
@@ -183,25 +183,18 @@ def ruleset(cfg: DutConfig, topo: Topology, router: str) -> str | None:
             f"    type filter hook forward priority filter; policy accept;\n{body}  }}\n}}\n") + nat
 
 
-def _nft(args: list[str], text: str | None = None) -> str:
-    r = subprocess.run(["nft", *args], input=text, capture_output=True, text=True, timeout=30)
-    if r.returncode != 0:
-        raise RuntimeError(f"nft {' '.join(args)}: {r.stderr.strip()}")
-    return r.stdout
-
-
 def apply(netns: str, text: str) -> None:
     """Loads ``text`` into ``netns``, replacing our tables if present."""
     fresh = "".join(f"table {fam} {name}\ndelete table {fam} {name}\n" for fam, name in (("inet", TABLE), ("ip", NAT_TABLE)))
-    nsctl.run_in(netns, lambda: _nft(["-f", "-"], fresh + text))
+    nsctl.command(netns, ["nft", "-f", "-"], fresh + text)
 
 
 def acl_counters(netns: str) -> dict[str, dict[str, int]]:
     """Packets the permit and the implicit deny of each list matched so far:
     ``{"v4": {"permit": n, "deny": n}, "v6": {…}}``; empty without ACLs."""
     try:
-        doc = json.loads(nsctl.run_in(netns, lambda: _nft(["-j", "list", "table", "inet", TABLE])))
-    except RuntimeError:  # no table: no ACL
+        doc = json.loads(nsctl.command(netns, ["nft", "-j", "list", "table", "inet", TABLE]))
+    except LabError:  # no table: no ACL
         return {}
     out: dict[str, dict[str, int]] = {}
     for item in doc.get("nftables", []):
@@ -219,4 +212,4 @@ def acl_counters(netns: str) -> dict[str, dict[str, int]]:
 
 def rulesets(nodes: list[dict]) -> dict[str, str]:
     """``nft list ruleset`` of every router, as it is now."""
-    return {n["name"]: nsctl.run_in(n["netns"], lambda: _nft(["list", "ruleset"])) for n in nodes if n["role"] == "dut"}
+    return {n["name"]: nsctl.command(n["netns"], ["nft", "list", "ruleset"]) for n in nodes if n["role"] == "dut"}

@@ -1,5 +1,6 @@
 """Settings that only exist inside a network namespace: sysctls under
-``/proc/sys/net``, ``/sys/class/net`` attributes and ethtool features.
+``/proc/sys/net``, ``/sys/class/net`` attributes and ethtool features; and
+tools run inside one (:func:`command`: nft, tc, ip).
 
 Each call forks a child that enters the namespace (setns), gets a private
 mount namespace with a sysfs of that network namespace (as ``ip netns exec``
@@ -14,6 +15,7 @@ import json
 import os
 import socket
 import struct
+import subprocess
 import traceback
 from typing import Callable
 
@@ -102,3 +104,14 @@ def ethtool_set(ifname: str, command: int, on: bool) -> None:
     ifreq = struct.pack("16sP", ifname.encode(), ctypes.addressof(value))
     with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
         fcntl.ioctl(s.fileno(), SIOCETHTOOL, ifreq)
+
+
+def command(netns: str, argv: list[str], input_text: str | None = None, timeout_s: float = 30) -> str:
+    """Runs ``argv`` inside ``netns`` (``ip netns exec``) and returns its
+    output; a failure raises :class:`LabError` naming the namespace, the
+    command and what it printed on stderr."""
+    r = subprocess.run(["ip", "netns", "exec", netns, *argv], input=input_text, capture_output=True, text=True,
+                       timeout=timeout_s)
+    if r.returncode != 0:
+        raise LabError(f"{netns}: {' '.join(argv)}: {r.stderr.strip()}")
+    return r.stdout

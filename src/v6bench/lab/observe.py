@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pyroute2 import IPRoute
 
 from . import napi
-from .dut import DutConfig, acl_counters
+from .dut import acl_counters
 from .state import LabState
 
 COUNTERS = ("rx_packets", "tx_packets", "rx_dropped", "tx_dropped")
@@ -43,7 +43,7 @@ def snapshot(lab: LabState) -> Snapshot:
                 stats = link.get("stats64") or {}
                 counters[f"{node['name']}/{name}"] = {k: int(stats.get(k, 0)) for k in COUNTERS}
     acl = {}
-    if DutConfig.from_json(lab.dut).acl:
+    if lab.dut_config.acl:
         acl = {n["name"]: acl_counters(n["netns"]) for n in lab.nodes if n["role"] == "dut"}
     return Snapshot(cpu, counters, acl)
 
@@ -53,8 +53,8 @@ def difference(lab: LabState, before: Snapshot, after: Snapshot, traffic_s: floa
 
     Returns ``{"routers": [{name, cpu, busy_ns, busy_ratio}], "tester_rx":
     {busy_ns, busy_ratio}, "interfaces": {"r1/r1-t2": {counter: delta}},
-    "cpu_pct": {router: busy_ratio × 100}, "acl": {"r1": {"v4": {"permit":
-    delta, "deny": delta}, "v6": …}}}`` (``acl`` only with ACLs).
+    "acl": {"r1": {"v4": {"permit": delta, "deny": delta}, "v6": …}}}``
+    (``acl`` only with ACLs).
     ``busy_ratio`` is busy time over the traffic time: the share of one CPU
     the work took while traffic flowed (it also includes the little work of
     the learning and drain phases). None where a thread vanished, and in
@@ -83,8 +83,7 @@ def difference(lab: LabState, before: Snapshot, after: Snapshot, traffic_s: floa
         for key in after.counters
         if key in before.counters
     }
-    out = {"routers": routers, "tester_rx": busy(tester_threads), "interfaces": interfaces,
-           "cpu_pct": {r["name"]: None if r["busy_ratio"] is None else round(100 * r["busy_ratio"], 1) for r in routers}}
+    out = {"routers": routers, "tester_rx": busy(tester_threads), "interfaces": interfaces}
     if after.acl:
         out["acl"] = {router: {fam: {k: v - before.acl.get(router, {}).get(fam, {}).get(k, 0) for k, v in c.items()}
                                for fam, c in fams.items()} for router, fams in after.acl.items()}

@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import subprocess
 import time
 
 from pyroute2 import IPRoute
@@ -33,8 +32,7 @@ from pyroute2 import netns as pr_netns
 
 from ..errors import LabError
 from ..methods.reset import KINDS
-from . import build, napi, tunnel
-from .dut import DutConfig
+from . import build, napi, nsctl, tunnel
 from .site import Site
 from .state import LabState, save
 from .topology import parse_topology
@@ -55,9 +53,7 @@ def _forget_unresolved(netns: str) -> None:
     retransmit timer before asking again. Dropping the entry makes the next
     frame ask at once, as a router whose port is really up would."""
     for state in ("incomplete", "failed"):
-        r = subprocess.run(["ip", "-n", netns, "neigh", "flush", "nud", state], capture_output=True, text=True, timeout=30)
-        if r.returncode != 0:
-            raise LabError(f"{netns}: ip neigh flush nud {state}: {r.stderr.strip()}")
+        nsctl.command(netns, ["ip", "neigh", "flush", "nud", state])
 
 
 def _move(from_ns: str, to_ns: str, names: list[str]) -> None:
@@ -99,11 +95,10 @@ def reset(site: Site, lab: LabState, kind: str, router: str = "r1") -> tuple[Lab
     build.wait_carrier(site, node)
     _forget_unresolved(site.netns(router))
     if kind == "hard":
-        build.configure_dut(site, topo, DutConfig.from_json(lab.dut), lab.link_speed_bps, lab.mtu, only=router)
+        build.configure_dut(site, topo, lab.dut_config, lab.link_speed_bps, lab.mtu, only=router)
     build.address(site, node)
-    dut = DutConfig.from_json(lab.dut)
-    if dut.tunnel:  # its routes went with the links (and its device with a hard reset's namespace)
-        tunnel.configure(site, topo, dut.tunnel, lab.mtu, only=router)
+    if lab.dut_config.tunnel:  # its routes went with the links (and its device with a hard reset's namespace)
+        tunnel.configure(site, topo, lab.dut_config.tunnel, lab.mtu, only=router)
     threads = list(lab.napi)
     pinning = "kept"
     if lab.cpu_plan.arrangement == "split":

@@ -19,8 +19,6 @@ router: the DUT's loss.
 
 from __future__ import annotations
 
-import subprocess
-
 from . import nsctl
 
 L1_OVERHEAD_BYTES = 24  # FCS 4 + preamble 8 + inter-frame gap 12
@@ -38,17 +36,4 @@ def tbf_args(ifname: str, link_speed_bps: float, mtu: int) -> list[str]:
 
 
 def apply(netns: str, ifname: str, link_speed_bps: float, mtu: int) -> None:
-    args = tbf_args(ifname, link_speed_bps, mtu)
-
-    def run() -> None:
-        r = subprocess.run(["tc", *args], capture_output=True, text=True, timeout=30)
-        if r.returncode != 0:
-            raise RuntimeError(f"tc {' '.join(args)}: {r.stderr.strip()}")
-
-    nsctl.run_in(netns, run)
-
-
-def describe(netns: str, ifname: str) -> str:
-    """``tc -s qdisc show dev IF`` in ``netns``: the shaper and its drops."""
-    return nsctl.run_in(netns, lambda: subprocess.run(["tc", "-s", "qdisc", "show", "dev", ifname],
-                                                      capture_output=True, text=True, timeout=30).stdout)
+    nsctl.command(netns, ["tc", *tbf_args(ifname, link_speed_bps, mtu)])

@@ -30,6 +30,7 @@ from pyroute2 import netns as pr_netns
 
 from ..errors import LabError
 from .cpus import CpuPlan
+from .dut import DutConfig
 from .site import Site
 
 STATE_VERSION = 1
@@ -57,6 +58,10 @@ class LabState:
     kernel: str
     dut: dict = None  # DutConfig.to_json(); None = plain forwarding
 
+    @property
+    def dut_config(self) -> DutConfig:
+        """``dut`` as the configuration it records."""
+        return DutConfig.from_json(self.dut)
 
     def to_json(self) -> dict:
         return {

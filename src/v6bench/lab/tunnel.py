@@ -29,11 +29,11 @@ link's MTU with the overhead (:func:`check_frame`).
 from __future__ import annotations
 
 import ipaddress
-import subprocess
 from dataclasses import dataclass
 
 from ..errors import LabError, UsageError
 from ..rates import line_rate_fps
+from . import nsctl
 from .site import Site
 from .topology import Topology
 
@@ -72,21 +72,22 @@ def path_line_fps(link_speed_bps: float, frame_size: int, ipv4_pct: int, tunnel:
     return min(plain, line_rate_fps(link_speed_bps, frame_size + share * t.overhead_bytes))
 
 
-def check_frame(tunnel: str | None, frame_size: int, carries: bool, mtu: int) -> None:
-    """Refuses a frame of the carried version that would not fit the R1–R2
-    link's MTU with the tunnel's overhead (the routers would fragment or
-    drop it, which is another test)."""
-    if tunnel and carries and frame_size - 18 + get(tunnel).overhead_bytes > mtu:
-        t = get(tunnel)
+def check_frame(tunnel: str | None, frame_size: int, versions: set[int], mtu: int) -> None:
+    """Refuses frames of ``frame_size`` bytes when the IP ``versions`` sent
+    include the carried one and it would not fit the R1–R2 link's MTU with
+    the tunnel's overhead (the routers would fragment or drop it, which is
+    another test)."""
+    if not tunnel:
+        return
+    t = get(tunnel)
+    if t.carried in versions and frame_size - 18 + t.overhead_bytes > mtu:
         raise UsageError(f"--frame-size: {frame_size} bytes with the {t.name} tunnel's {t.overhead_bytes} bytes needs an MTU of "
                          f"{frame_size - 18 + t.overhead_bytes} on the R1–R2 link; the lab's is {mtu} (at most "
                          f"{mtu + 18 - t.overhead_bytes}-byte frames of IPv{t.carried})")
 
 
 def _ip(netns: str, *args: str) -> None:
-    r = subprocess.run(["ip", "-n", netns, *args], capture_output=True, text=True, timeout=30)
-    if r.returncode != 0:
-        raise LabError(f"{netns}: ip {' '.join(args)}: {r.stderr.strip()}")
+    nsctl.command(netns, ["ip", *args])
 
 
 def configure(site: Site, topo: Topology, name: str, mtu: int, only: str | None = None) -> None:
@@ -112,8 +113,8 @@ def configure(site: Site, topo: Topology, name: str, mtu: int, only: str | None 
             _ip(ns, "-6", "route", "replace", f"{SID[me]}/128", "encap", "seg6local", "action", "End.DX4",
                 "nh4", tester.ipv4.split("/")[0], "dev", edge.name)
         else:
-            existing = subprocess.run(["ip", "-n", ns, "link", "show", VXLAN_DEV], capture_output=True).returncode == 0
-            if not existing:
+            links = [line.split(":")[1].strip().split("@")[0] for line in nsctl.command(ns, ["ip", "-o", "link", "show"]).splitlines()]
+            if VXLAN_DEV not in links:
                 _ip(ns, "link", "add", VXLAN_DEV, "mtu", str(mtu - t.overhead_bytes), "type", "vxlan", "id", str(VXLAN_VNI),
                     "local", core.ipv4.split("/")[0], "remote", peer_core.ipv4.split("/")[0], "dstport", str(VXLAN_PORT),
                     "dev", core.name)

@@ -32,8 +32,25 @@ _HBH = {"kind": "hop_by_hop", "len": 8}
 _DST = {"kind": "dest_opts", "len": 8}
 _FRAG = {"kind": "fragment", "id": 0x76360001}
 
-LENGTHS = {"hbh": 8, "dst": 8, "rh0": 24, "srh": 40, "frag": 8, "chain": 48, "dst20": 160}
-PRESETS = tuple(LENGTHS)
+PRESETS = ("hbh", "dst", "rh0", "srh", "frag", "chain", "dst20")
+
+
+def _chain(name: str, router_sid: str, destination: str) -> list[dict]:
+    rh0 = {"kind": "routing0", "addresses": [destination], "segments_left": 0}
+    srh = {"kind": "srh", "segments": [destination, router_sid], "segments_left": 1}
+    return {"hbh": [_HBH], "dst": [_DST], "rh0": [rh0], "srh": [srh], "frag": [_FRAG],
+            "chain": [_HBH, rh0, _FRAG, _DST], "dst20": [_DST] * 20}[name]
+
+
+def _length(h: dict) -> int:
+    """Bytes on the wire of one header of the engine's list."""
+    if h["kind"] in ("hop_by_hop", "dest_opts"):
+        return h.get("len", 8)
+    return 8 + 16 * len(h.get("addresses", h.get("segments", [])))
+
+
+#: Bytes each preset adds to a frame (the same with any addresses).
+LENGTHS = {n: sum(_length(h) for h in _chain(n, "::", "::")) for n in PRESETS}
 
 
 def check(name: str) -> str:
@@ -42,21 +59,23 @@ def check(name: str) -> str:
     return name
 
 
+def problem(name: str, mix, frame_size: int, min_ipv6_frame: int) -> str | None:
+    """Why frames of ``frame_size`` bytes in ``mix`` cannot carry preset
+    ``name`` (a known one), or None if they can; ``min_ipv6_frame`` is the
+    smallest IPv6 test frame without extension headers."""
+    if mix.ipv6_pct == 0:
+        return f"the mix {mix} has no IPv6 frames to carry them"
+    need = min_ipv6_frame + LENGTHS[name]
+    if frame_size < need:
+        return (f"{name} needs frames of at least {need} bytes, not {frame_size} "
+                f"(IPv6/UDP, the signature and {LENGTHS[name]} bytes of headers)")
+    return None
+
+
 def headers(name: str, router_sid: str | None, destination: str) -> list[dict]:
     """The engine's list for ``name``; ``router_sid`` is the address of the
     first router the frame meets (needed by ``srh``), ``destination`` the
     receiving port's address (no prefix length)."""
-    rh0 = {"kind": "routing0", "addresses": [destination], "segments_left": 0}
-    if name == "srh":
-        if router_sid is None:
-            raise UsageError("--ext-headers srh: needs a router to process it (topology a, b or chain:N, not p2p)")
-        return [{"kind": "srh", "segments": [destination, router_sid], "segments_left": 1}]
-    out = {"hbh": [_HBH], "dst": [_DST], "rh0": [rh0], "frag": [_FRAG], "chain": [_HBH, rh0, _FRAG, _DST],
-           "dst20": [_DST] * 20}[check(name)]
-    assert sum(_length(h) for h in out) == LENGTHS[name]
-    return out
-
-
-def _length(h: dict) -> int:
-    return {"hop_by_hop": h.get("len", 8), "dest_opts": h.get("len", 8), "fragment": 8}.get(
-        h["kind"], 8 + 16 * len(h.get("addresses", h.get("segments", []))))
+    if check(name) == "srh" and router_sid is None:
+        raise UsageError("--ext-headers srh: needs a router to process it (topology a, b or chain:N, not p2p)")
+    return _chain(name, router_sid or "::", destination)

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from ..lab import reset as lab_reset
 from ..lab import tunnel
-from ..lab.dut import DutConfig
 from ..lab.site import Site
 from ..lab.state import LabState
 from ..methods.measurer import Measurement
@@ -32,9 +31,8 @@ class LabMeasurer:
         self.site, self.lab, self.mix, self.frame_size = site, lab, mix, frame_size
         self.ext_headers = ext_headers
         self.bidirectional, self.drain_s, self.selftest = bidirectional, drain_s, selftest
-        t = DutConfig.from_json(lab.dut).tunnel
         # The path's highest rate: a tunnel's overhead lowers it (lab/tunnel.py).
-        self.line_fps = tunnel.path_line_fps(lab.link_speed_bps, frame_size, mix.ipv4_pct, t)
+        self.line_fps = tunnel.path_line_fps(lab.link_speed_bps, frame_size, mix.ipv4_pct, lab.dut_config.tunnel)
 
     def _capacity_fps(self) -> tuple[float, int] | None:
         """The tester's capacity [frames/s] for this frame size: the lowest

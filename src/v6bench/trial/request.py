@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 from ..errors import UsageError
 from ..rates import Rate, format_link_speed, line_rate_fps, parse_rate
+from ..lab import tunnel
 from . import ext_headers
 
 #: Smallest frames (bytes incl. FCS, RFC 1242 §3.5) that hold the headers
@@ -68,13 +69,9 @@ class TrialRequest:
 
     def __post_init__(self) -> None:
         if self.ext_headers is not None:
-            ext_headers.check(self.ext_headers)
-            if self.mix.ipv6_pct == 0:
-                raise UsageError(f"--ext-headers: the mix {self.mix} has no IPv6 frames to carry them")
-            need = MIN_FRAME[6] + ext_headers.LENGTHS[self.ext_headers]
-            if self.frame_size < need:
-                raise UsageError(f"--frame-size: {self.frame_size} bytes cannot hold IPv6/UDP, the signature and "
-                                 f"{ext_headers.LENGTHS[self.ext_headers]} bytes of {self.ext_headers} headers (at least {need})")
+            why = ext_headers.problem(ext_headers.check(self.ext_headers), self.mix, self.frame_size, MIN_FRAME[6])
+            if why:
+                raise UsageError(f"--ext-headers: {why}")
         smallest = max(MIN_FRAME[v] for v, _ in self.mix.versions)
         if not smallest <= self.frame_size <= MAX_FRAME:
             fams = " and ".join(f"IPv{v}" for v, _ in self.mix.versions)
@@ -91,8 +88,10 @@ class TrialRequest:
         """The intended rate per direction [frames/s]."""
         return self.rate.fps(self.frame_size, link_speed_bps)
 
-    def check_against(self, link_speed_bps: float, mtu: int) -> float:
-        """Checks the request fits the lab; returns the rate per direction [fps]."""
+    def check_against(self, link_speed_bps: float, mtu: int, tunnel_name: str | None = None) -> float:
+        """Checks the request fits the lab (its links, and the tunnel between
+        its routers, if any); returns the rate per direction [fps]."""
+        tunnel.check_frame(tunnel_name, self.frame_size, {v for v, _ in self.mix.versions}, mtu)
         if self.frame_size - 18 > mtu:
             raise UsageError(
                 f"--frame-size: {self.frame_size} bytes needs an MTU of {self.frame_size - 18}; the lab's is {mtu} (lab up --mtu)"

@@ -26,8 +26,7 @@ from pathlib import Path
 from typing import Callable
 
 from .. import engine
-from ..lab import observe, tunnel
-from ..lab.dut import DutConfig
+from ..lab import observe
 from ..lab.state import LabState
 from .request import TrialRequest
 from .spec import engine_spec
@@ -75,6 +74,12 @@ def _lab_reasons(lab: LabState, eng: dict, dut: dict, reset_router: str | None) 
     return reasons
 
 
+def dut_cpu_pct(dut: dict) -> dict[str, float | None]:
+    """Each router's forwarding CPU as % of one CPU (``busy_ratio`` × 100;
+    None where it cannot be measured): the trial's ``dut_cpu``."""
+    return {r["name"]: None if r["busy_ratio"] is None else round(100 * r["busy_ratio"], 1) for r in dut["routers"]}
+
+
 def summarize(lab: LabState, request: TrialRequest, fps: float, eng: dict, dut: dict,
               reset_router: str | None = None) -> dict:
     reasons = list(eng["tester_limited_reasons"]) + _lab_reasons(lab, eng, dut, reset_router)
@@ -98,7 +103,7 @@ def summarize(lab: LabState, request: TrialRequest, fps: float, eng: dict, dut: 
         "tester_limited": bool(reasons),
         "tester_limited_reasons": reasons,
         "streams": [_stream_summary(s) for s in eng["streams"]],
-        "dut_cpu": dut["cpu_pct"],
+        "dut_cpu": dut_cpu_pct(dut),
         "dut": dut,
         "lab": {
             "topology": lab.topology,
@@ -136,11 +141,7 @@ def run(lab: LabState, request: TrialRequest, engine_pid_file: Path | None = Non
     returned dict is stored under ``action`` with ``action_at_s``, the
     time it started after the first frame was due.
     """
-    fps = request.check_against(lab.link_speed_bps, lab.mtu)
-    t = DutConfig.from_json(lab.dut).tunnel
-    if t:
-        carried = tunnel.get(t).carried
-        tunnel.check_frame(t, request.frame_size, any(v == carried for v, _ in request.mix.versions), lab.mtu)
+    fps = request.check_against(lab.link_speed_bps, lab.mtu, lab.dut_config.tunnel)
     spec = engine_spec(lab, request, fps)
     if adjust:
         adjust(spec)
