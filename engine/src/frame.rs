@@ -5,12 +5,47 @@
 //! the signature (and for IPv4 the Identification field) and finishes the
 //! checksums by adding only the changed words (RFC 1624 style incremental
 //! update), so the per-frame cost does not grow with the frame size.
+//!
+//! A stream with a `fragment_mtu` smaller than its datagrams is sent as
+//! fragments (source fragmentation): the whole datagram is stamped as
+//! above, then cut into wire frames laid out back to back in the sender's
+//! slot. IPv4 fragments carry More Fragments and the offset (RFC 791
+//! §2.3); IPv6 fragments a Fragment header (RFC 8200 §4.5). Every fragment
+//! but the last carries the most data a fragment of that MTU can hold, a
+//! multiple of 8 bytes, as Linux does.
 
 use crate::spec::StreamPlan;
 use crate::wire::ethernet::{self, Mac};
 use crate::wire::signature::{self, Signature};
 use crate::wire::{checksum, ext, ipv4, ipv6, udp, FCS_LEN};
 use std::net::IpAddr;
+use std::ops::Range;
+
+/// Most wire frames one datagram is cut into.
+pub const MAX_FRAGMENTS: usize = 256;
+
+/// One wire frame of a fragmented datagram.
+#[derive(Debug, Clone)]
+struct Piece {
+    /// Where the frame lies in the datagram's slot.
+    out: Range<usize>,
+    /// Which bytes of the fragmentable part it carries.
+    data: Range<usize>,
+    more: bool,
+}
+
+/// How a datagram of `ip_version` whose fragmentable part (after the IP
+/// header) is `data_len` bytes is cut for a link of `mtu` bytes: the data
+/// range of each fragment. One range (the whole) if it fits.
+#[allow(clippy::single_range_in_vec_init)] // one range: the whole datagram
+pub fn fragment_ranges(ip_version: u8, data_len: usize, mtu: usize) -> Vec<Range<usize>> {
+    let (header, frag_header) = if ip_version == 4 { (ipv4::HEADER_LEN, 0) } else { (ipv6::HEADER_LEN, ipv6::FRAGMENT_HEADER_LEN) };
+    if header + data_len <= mtu {
+        return vec![0..data_len];
+    }
+    let step = (mtu.saturating_sub(header + frag_header) / 8 * 8).max(8);
+    (0..data_len).step_by(step).map(|o| o..(o + step).min(data_len)).collect()
+}
 
 /// A stream's frame template.
 #[derive(Debug, Clone)]
@@ -26,6 +61,8 @@ pub struct Template {
     udp_acc: u64,
     /// For IPv4: sum of the IPv4 header with zero Identification and checksum.
     ipv4_acc: Option<u64>,
+    /// Wire frames when fragmented at the source; empty when sent whole.
+    pieces: Vec<Piece>,
 }
 
 impl Template {
@@ -66,27 +103,95 @@ impl Template {
             _ => unreachable!(),
         };
         let udp_acc = checksum::sum(pseudo, &b[udp_off..]);
-        Template { bytes: b, stream: stream.index, udp_off, sig_off, udp_acc, ipv4_acc }
+        let ip_header = if stream.src_ip.is_ipv4() { ipv4::HEADER_LEN } else { ipv6::HEADER_LEN };
+        let data_len = len - l3 - ip_header;
+        let mut pieces = Vec::new();
+        if let Some(mtu) = stream.fragment_mtu {
+            let ranges = fragment_ranges(stream.ip_version(), data_len, mtu);
+            if ranges.len() > 1 {
+                let head = l3 + ip_header + if stream.src_ip.is_ipv4() { 0 } else { ipv6::FRAGMENT_HEADER_LEN };
+                let mut at = 0;
+                let last = ranges.len() - 1;
+                for (k, data) in ranges.into_iter().enumerate() {
+                    let n = head + data.len();
+                    pieces.push(Piece { out: at..at + n, data, more: k < last });
+                    at += n;
+                }
+            }
+        }
+        Template { bytes: b, stream: stream.index, udp_off, sig_off, udp_acc, ipv4_acc, pieces }
     }
 
-    /// Frame length handed to the kernel (frame size without FCS).
+    /// Length of the whole datagram's frame (frame size without FCS).
     pub fn len(&self) -> usize {
         self.bytes.len()
     }
 
-    /// Copies the template into `out` and stamps sequence number `seq` and
-    /// transmit time `tx_ns`; returns the frame length.
+    /// Wire frames per datagram: 1, or the fragments.
+    pub fn wire_frames(&self) -> usize {
+        self.pieces.len().max(1)
+    }
+
+    /// Where wire frame `i` lies in a slot written by `write_wire`.
+    pub fn wire_frame(&self, i: usize) -> Range<usize> {
+        if self.pieces.is_empty() { 0..self.bytes.len() } else { self.pieces[i].out.clone() }
+    }
+
+    /// Bytes of a slot `write_wire` fills: all wire frames back to back.
+    pub fn wire_len(&self) -> usize {
+        self.pieces.last().map_or(self.bytes.len(), |p| p.out.end)
+    }
+
+    /// Copies the template into `out` and stamps sequence number `seq`,
+    /// transmit time `tx_ns` and identification `ident` (the IPv4
+    /// Identification's low 16 bits); returns the frame length. This is
+    /// the whole datagram, never fragmented.
     #[inline]
-    pub fn write(&self, out: &mut [u8], seq: u64, tx_ns: u64) -> usize {
+    pub fn write(&self, out: &mut [u8], seq: u64, tx_ns: u64, ident: u64) -> usize {
         let n = self.bytes.len();
         out[..n].copy_from_slice(&self.bytes);
-        self.stamp(&mut out[..n], seq, tx_ns);
+        self.stamp(&mut out[..n], seq, tx_ns, ident);
         n
+    }
+
+    /// Writes the datagram's wire frames back to back into `slot` (frame
+    /// `i` at `wire_frame(i)`); a fragmented datagram is first stamped
+    /// whole into `scratch` (at least `len()` bytes). `ident` should be
+    /// unique among the sending port's recent datagrams to one destination
+    /// (RFC 6864 §4.1; RFC 8200 §4.5): the IPv4 Identification takes its
+    /// low 16 bits, the IPv6 Fragment header's Identification its low 32.
+    #[inline]
+    pub fn write_wire(&self, slot: &mut [u8], scratch: &mut [u8], seq: u64, tx_ns: u64, ident: u64) {
+        if self.pieces.is_empty() {
+            self.write(slot, seq, tx_ns, ident);
+            return;
+        }
+        let n = self.write(scratch, seq, tx_ns, ident);
+        let whole = &scratch[..n];
+        let l3 = ethernet::HEADER_LEN;
+        for p in &self.pieces {
+            let f = &mut slot[p.out.clone()];
+            if self.ipv4_acc.is_some() {
+                let data_at = l3 + ipv4::HEADER_LEN;
+                f[..data_at].copy_from_slice(&whole[..data_at]);
+                ipv4::set_fragment(&mut f[l3..], p.data.len(), p.data.start, p.more);
+                f[data_at..].copy_from_slice(&whole[data_at + p.data.start..data_at + p.data.end]);
+            } else {
+                let fh = l3 + ipv6::HEADER_LEN;
+                let data_at = fh + ipv6::FRAGMENT_HEADER_LEN;
+                f[..fh].copy_from_slice(&whole[..fh]);
+                let next = f[l3 + 6];
+                f[l3 + 6] = ipv6::NH_FRAGMENT;
+                f[l3 + ipv6::PAYLOAD_LEN.start..l3 + ipv6::PAYLOAD_LEN.end].copy_from_slice(&((ipv6::FRAGMENT_HEADER_LEN + p.data.len()) as u16).to_be_bytes());
+                ipv6::emit_fragment_header(&mut f[fh..data_at], next, p.data.start, p.more, ident as u32);
+                f[data_at..].copy_from_slice(&whole[fh + p.data.start..fh + p.data.end]);
+            }
+        }
     }
 
     /// Stamps a frame that already holds this template's bytes.
     #[inline]
-    pub fn stamp(&self, f: &mut [u8], seq: u64, tx_ns: u64) {
+    pub fn stamp(&self, f: &mut [u8], seq: u64, tx_ns: u64, ident: u64) {
         let sig = Signature { stream: self.stream, seq, tx_ns };
         let so = self.sig_off;
         signature::emit(&mut f[so..so + signature::LEN], sig);
@@ -95,7 +200,7 @@ impl Template {
         f[self.udp_off + udp::CHECKSUM.start..self.udp_off + udp::CHECKSUM.end].copy_from_slice(&c.to_be_bytes());
         if let Some(ip_acc) = self.ipv4_acc {
             let l3 = ethernet::HEADER_LEN;
-            let ident = seq as u16; // RFC 6864: unique within the stream's recent datagrams
+            let ident = ident as u16;
             f[l3 + ipv4::IDENT.start..l3 + ipv4::IDENT.end].copy_from_slice(&ident.to_be_bytes());
             let c = checksum::finish(ip_acc + u64::from(ident));
             f[l3 + ipv4::CHECKSUM.start..l3 + ipv4::CHECKSUM.end].copy_from_slice(&c.to_be_bytes());
@@ -127,6 +232,7 @@ mod tests {
             share: 1,
             frames: 10,
             ext_headers: vec![],
+            fragment_mtu: None,
         }
     }
 
@@ -160,7 +266,7 @@ mod tests {
             let t = Template::new(&stream(v4, size), Mac([2, 0, 0, 0, 0, 1]), Mac([2, 0, 0, 0, 0, 2]));
             let mut buf = vec![0xa5u8; 9216];
             for (seq, ts) in [(0u64, 0u64), (1, 1_700_000_000_000_000_000), (65_537, u64::MAX), (crate::wire::signature::MAX_SEQ, 12345)] {
-                let n = t.write(&mut buf, seq, ts);
+                let n = t.write(&mut buf, seq, ts, seq);
                 assert_eq!(n, size - 4);
                 verify(&buf[..n], v4);
                 let sig = signature::parse(&buf[n - (size - 4) + t.sig_off..]).unwrap();
@@ -171,6 +277,47 @@ mod tests {
             assert_eq!(pad.len(), size - 4 - t.sig_off - 18);
             assert!(pad.iter().enumerate().all(|(i, &b)| b == if i % 2 == 0 { 0x55 } else { 0xaa }));
             assert_eq!(buf[size - 4], 0xa5, "nothing written past the frame");
+        }
+    }
+
+    #[test]
+    fn fragments_carry_the_whole_datagram() {
+        for (v4, size, mtu, count) in [(true, 1518, 500, 4), (true, 1518, 68, 31), (false, 1518, 1280, 2), (true, 128, 1500, 1), (false, 9216, 1500, 7)] {
+            let mut st = stream(v4, size);
+            st.fragment_mtu = Some(mtu);
+            let t = Template::new(&st, Mac([2, 0, 0, 0, 0, 1]), Mac([2, 0, 0, 0, 0, 2]));
+            assert_eq!(t.wire_frames(), count, "{size} at MTU {mtu}");
+            let (mut whole, mut scratch, mut slot) = (vec![0u8; 9216], vec![0u8; 9216], vec![0u8; t.wire_len()]);
+            let n = t.write(&mut whole, 9, 77, 0x1_2345_6789);
+            t.write_wire(&mut slot, &mut scratch, 9, 77, 0x1_2345_6789);
+            let ip = if v4 { 20 } else { 40 };
+            let mut data = Vec::new();
+            for i in 0..count {
+                let f = &slot[t.wire_frame(i)];
+                assert!(f.len() - 14 <= mtu, "fragment {i} fits the MTU");
+                if count == 1 {
+                    assert_eq!(f, &whole[..n]);
+                    continue;
+                }
+                if v4 {
+                    assert_eq!(checksum::checksum(&f[14..34]), 0);
+                    let h = ipv4::parse(&f[14..]).unwrap();
+                    assert_eq!((h.ident, h.frag_offset, h.more_fragments, h.total_len), (0x6789, data.len(), i + 1 < count, f.len() - 14));
+                    data.extend_from_slice(&f[34..]);
+                } else {
+                    let h = ipv6::parse(&f[14..]).unwrap();
+                    let fr = h.fragment.unwrap();
+                    assert_eq!((fr.id, fr.offset, fr.more, h.total_len), (0x2345_6789, data.len(), i + 1 < count, f.len() - 14));
+                    assert_eq!(f[14 + 40], ipv6::NH_UDP, "the fragmentable part starts with UDP");
+                    data.extend_from_slice(&f[62..]);
+                }
+                if i + 1 < count {
+                    assert_eq!((f.len() - 14 - ip - if v4 { 0 } else { 8 }) % 8, 0);
+                }
+            }
+            if count > 1 {
+                assert_eq!(&data[..], &whole[14 + ip..n], "the fragments' data is the datagram's payload");
+            }
         }
     }
 }

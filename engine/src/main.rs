@@ -19,6 +19,7 @@ mod netns;
 mod pace;
 mod pcap;
 mod rate;
+mod reassembly;
 mod result;
 mod ring;
 mod rx;
@@ -163,12 +164,16 @@ fn cmd_frames(a: &Args) -> Result<i32, Failure> {
         };
         let templates: Vec<frame::Template> = t.streams.iter().map(|&si| frame::Template::new(&plan.streams[si], src, dst)).collect();
         let mut cursor = mix::Cursor::new(&t.schedule);
-        let mut buf = vec![0u8; spec::MAX_FRAME_SIZE];
+        let mut slot = vec![0u8; templates.iter().map(frame::Template::wire_len).max().unwrap_or(0)];
+        let mut scratch = vec![0u8; spec::MAX_FRAME_SIZE];
         for k in 0..a.count.min(t.frames) {
             let (si, seq) = cursor.next(&t.schedule);
             let ts = a.timestamp_ns + t.pace.due_ns(k) as u64;
-            let n = templates[si].write(&mut buf, seq, ts);
-            pcap::write_record(&mut w, ts, &buf[..n]).map_err(|e| Failure(1, e.to_string()))?;
+            let tpl = &templates[si];
+            tpl.write_wire(&mut slot, &mut scratch, seq, ts, k);
+            for j in 0..tpl.wire_frames() {
+                pcap::write_record(&mut w, ts, &slot[tpl.wire_frame(j)]).map_err(|e| Failure(1, e.to_string()))?;
+            }
         }
     }
     w.flush().map_err(|e| Failure(1, e.to_string()))?;

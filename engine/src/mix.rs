@@ -31,7 +31,7 @@ impl Schedule {
         if shares.is_empty() {
             return Err("a sending port needs at least one stream".into());
         }
-        if shares.iter().any(|&s| s == 0) {
+        if shares.contains(&0) {
             return Err("every share must be at least 1".into());
         }
         let g = shares.iter().fold(0, |g, &s| gcd(g, s));

@@ -105,13 +105,18 @@ pub struct PortTx {
     pub offered_fps: f64,
     /// Share-weighted mean frame size of the port's streams [bytes incl. FCS].
     pub mean_frame_size: f64,
-    /// Offered rate at layer 1 (frame + 20 bytes preamble and gap) [b/s].
+    /// Share-weighted mean of the wire frames per test frame: 1, or more
+    /// when streams are fragmented at the source.
+    pub mean_wire_frames: f64,
+    /// Offered rate at layer 1 (every wire frame + 20 bytes preamble and gap) [b/s].
     pub offered_l1_bps: f64,
-    /// Offered rate at layer 2 (frame incl. FCS) [b/s].
+    /// Offered rate at layer 2 (wire frames incl. FCS) [b/s].
     pub offered_l2_bps: f64,
     pub planned_frames: u64,
-    /// Frames handed to the kernel.
+    /// Test frames handed to the kernel (with every fragment).
     pub tx_frames: u64,
+    /// Frames handed to the kernel: test frames, or their fragments.
+    pub tx_wire_frames: u64,
     /// Frames the far end of a veth port refused (its input queue full or
     /// its link down): not retried; the streams count them as offered and
     /// lost.
@@ -157,6 +162,29 @@ pub struct StreamResult {
     pub latency_histogram: Option<String>,
     /// First and last sent frame that never arrived; null without loss.
     pub loss_window: Option<LossWindow>,
+    /// Fragmentation counts; null when the stream was neither sent nor
+    /// received as fragments.
+    pub fragments: Option<Fragments>,
+}
+
+/// A fragmented stream's counts. Its frames (`tx_frames`, `rx_frames`,
+/// loss, latency) stay whole datagrams: one counts received once all its
+/// fragments arrived, at the arrival of the last (`reassembly.rs`).
+#[derive(Debug, Serialize, Clone, Copy)]
+pub struct Fragments {
+    /// Fragments the engine sent (source fragmentation), 0 if it sent the
+    /// frames whole.
+    pub tx_fragments: u64,
+    /// Fragments per frame at the source (1: sent whole).
+    pub per_frame: u64,
+    /// Fragments of this stream's frames received (of whole and incomplete ones).
+    pub rx_fragments: u64,
+    /// Frames received as fragments and found whole.
+    pub reassembled_frames: u64,
+    /// Frames of which some fragments, the first among them, arrived but not all.
+    pub incomplete_frames: u64,
+    /// `rx_fragments` over the traffic phase [fragments/s].
+    pub rx_fragments_per_s: f64,
 }
 
 /// Where a stream's losses lie: sequence numbers and the frames' due times

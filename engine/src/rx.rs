@@ -4,13 +4,14 @@
 //! foreign. It never panics on malformed input: every parser returns
 //! `None` on short or inconsistent frames.
 
+use crate::reassembly::{self, Added, Reassembler};
 use crate::ring::{Ring, RingStats, RxFrame};
 use crate::sock;
 use crate::stats::StreamCounters;
 use crate::wire::ethernet::{self, Mac};
 use crate::wire::{arp, icmpv6, ipv4, ipv6, signature, udp};
 use serde::Serialize;
-use std::net::{Ipv4Addr, Ipv6Addr};
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 use std::os::unix::io::RawFd;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -37,6 +38,26 @@ pub struct PortRxCounters {
     pub icmp_error_frames: u64,
     /// ARP replies and Neighbor Advertisements the engine sent.
     pub replies_sent: u64,
+    /// IPv4 and IPv6 fragments of UDP datagrams (`reassembly`); not in
+    /// `test_frames` or `foreign_frames`: a whole test frame counts once
+    /// in `test_frames`, a whole other datagram once in `foreign_frames`.
+    pub fragment_frames: u64,
+    /// Fragments that repeated or overlapped one already held: ignored.
+    pub duplicate_fragments: u64,
+    /// Fragmented datagrams given up incomplete, of a stream or of none
+    /// known (their first fragment missing).
+    pub incomplete_datagrams: u64,
+}
+
+/// What the first fragment of a datagram (or a whole one) carried.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FirstPart {
+    /// A test frame of this trial: stream index, sequence, transmit time.
+    Test { stream: usize, seq: u64, tx_ns: u64 },
+    /// The v6bench magic, but not a frame of this trial.
+    BadSignature,
+    /// Anything else.
+    Other,
 }
 
 /// Next-hop MACs learned per port (IPv4, IPv6).
@@ -77,6 +98,8 @@ pub struct RxState {
     pub ports: Vec<RxPort>,
     pub keys: Vec<StreamKey>,
     pub streams: Vec<StreamCounters>,
+    /// Fragmented datagrams being put together, per receiving port.
+    pub reassembly: Vec<Reassembler<FirstPart>>,
 }
 
 /// The receiver: one ring per port (same order as `state.ports`) and the state.
@@ -101,10 +124,12 @@ impl Receiver {
             for (i, ring) in self.rings.iter_mut().enumerate() {
                 ring.drain(|f| self.state.handle(i, f, from, &shared.learned));
             }
+            self.state.expire_fragments(crate::clock::realtime_ns());
             if stopping {
                 break;
             }
         }
+        self.state.expire_fragments(u64::MAX);
         for (p, r) in self.state.ports.iter_mut().zip(&self.rings) {
             p.ring_stats = r.take_stats();
         }
@@ -113,6 +138,38 @@ impl Receiver {
 }
 
 impl RxState {
+    /// A receiver state for `ports` and `keys` with empty counters.
+    pub fn new(ports: Vec<RxPort>, keys: Vec<StreamKey>, streams: Vec<StreamCounters>) -> RxState {
+        let reassembly = ports.iter().map(|_| Reassembler::default()).collect();
+        RxState { ports, keys, streams, reassembly }
+    }
+
+    /// Gives up fragmented datagrams that waited too long for their other
+    /// fragments (`reassembly::TIMEOUT_NS`; `u64::MAX`: all) and counts
+    /// them incomplete, hence lost.
+    pub fn expire_fragments(&mut self, now_ns: u64) {
+        for (pi, r) in self.reassembly.iter_mut().enumerate() {
+            if now_ns == u64::MAX {
+                r.expire_all();
+            } else {
+                r.expire(now_ns, usize::MAX);
+            }
+            for d in r.take_given_up() {
+                let c = &mut self.ports[pi].counters;
+                match d.first {
+                    // Fragments repeated after their datagram was whole.
+                    Some(FirstPart::Test { stream, seq, .. }) if self.streams[stream].has(seq) => c.duplicate_fragments += u64::from(d.fragments),
+                    Some(FirstPart::Test { stream, .. }) => {
+                        c.incomplete_datagrams += 1;
+                        self.streams[stream].incomplete_frames += 1;
+                        self.streams[stream].rx_fragments += u64::from(d.fragments);
+                    }
+                    _ => c.incomplete_datagrams += 1,
+                }
+            }
+        }
+    }
+
     /// Classifies and counts one frame received on port `pi`.
     pub fn handle(&mut self, pi: usize, f: RxFrame<'_>, from_ns: u64, learned: &Learned) {
         let Some((_, eth_src, ethertype, off)) = ethernet::parse(f.data) else {
@@ -156,7 +213,13 @@ impl RxState {
         }
         let l4 = &l3[h.header_len..];
         match h.proto {
-            ipv4::PROTO_UDP if !h.non_first_fragment => self.on_udp(pi, 4, l4, rx_ns, from_ns),
+            ipv4::PROTO_UDP if h.is_fragment() => {
+                let key = reassembly::Key { src: IpAddr::V4(h.src), dst: IpAddr::V4(h.dst), id: u32::from(h.ident) };
+                let piece = reassembly::Piece { offset: h.frag_offset, len: h.total_len - h.header_len, more: h.more_fragments };
+                self.on_fragment(pi, 4, key, piece, l4, rx_ns, from_ns);
+                true
+            }
+            ipv4::PROTO_UDP => self.on_udp(pi, 4, l4, rx_ns, from_ns),
             ipv4::PROTO_ICMP => {
                 if l4.first().is_some_and(|&t| is_icmpv4_error(t)) {
                     self.ports[pi].counters.icmp_error_frames += 1;
@@ -170,10 +233,19 @@ impl RxState {
     #[allow(clippy::too_many_arguments)]
     fn on_ipv6(&mut self, pi: usize, l3: &[u8], l3_len: usize, eth_src: Mac, rx_ns: u64, from_ns: u64, learned: &Learned) -> bool {
         let Some(h) = ipv6::parse(l3) else { return false };
-        if l3_len < h.total_len || h.non_first_fragment {
+        if l3_len < h.total_len {
             return false;
         }
         let l4 = &l3[h.upper_offset..];
+        if let Some(f) = h.fragment.filter(|_| h.is_fragment()) {
+            if h.upper_proto != ipv6::NH_UDP || h.total_len < f.data_offset {
+                return false;
+            }
+            let key = reassembly::Key { src: IpAddr::V6(h.src), dst: IpAddr::V6(h.dst), id: f.id };
+            let piece = reassembly::Piece { offset: f.offset, len: h.total_len - f.data_offset, more: f.more };
+            self.on_fragment(pi, 6, key, piece, l4, rx_ns, from_ns);
+            return true;
+        }
         match h.upper_proto {
             ipv6::NH_UDP => self.on_udp(pi, 6, l4, rx_ns, from_ns),
             ipv6::NH_ICMPV6 => {
@@ -216,20 +288,61 @@ impl RxState {
         true
     }
 
-    fn on_udp(&mut self, pi: usize, ip_version: u8, seg: &[u8], rx_ns: u64, from_ns: u64) -> bool {
+    /// What a UDP segment (or the start of one) carries.
+    fn classify(&self, pi: usize, ip_version: u8, seg: &[u8], from_ns: u64) -> FirstPart {
         if udp::ports(seg).is_none() {
-            return false;
+            return FirstPart::Other;
         }
-        let Some(sig) = signature::parse(&seg[udp::HEADER_LEN..]) else { return false };
+        let Some(sig) = signature::parse(&seg[udp::HEADER_LEN..]) else { return FirstPart::Other };
         let si = usize::from(sig.stream);
         let valid = self.keys.get(si).is_some_and(|k| k.rx_port == pi && k.ip_version == ip_version) && self.streams[si].accepts(sig.seq) && sig.tx_ns >= from_ns;
-        if !valid {
-            self.ports[pi].counters.bad_signature_frames += 1;
-            return false;
+        if valid { FirstPart::Test { stream: si, seq: sig.seq, tx_ns: sig.tx_ns } } else { FirstPart::BadSignature }
+    }
+
+    /// Counts a whole datagram by what its (first) UDP bytes carried;
+    /// false if it is not a test frame.
+    fn count(&mut self, pi: usize, part: FirstPart, rx_ns: u64) -> bool {
+        match part {
+            FirstPart::Test { stream, seq, tx_ns } => {
+                self.streams[stream].record(seq, tx_ns, rx_ns);
+                self.ports[pi].counters.test_frames += 1;
+                true
+            }
+            FirstPart::BadSignature => {
+                self.ports[pi].counters.bad_signature_frames += 1;
+                false
+            }
+            FirstPart::Other => false,
         }
-        self.streams[si].record(sig.seq, sig.tx_ns, rx_ns);
-        self.ports[pi].counters.test_frames += 1;
-        true
+    }
+
+    fn on_udp(&mut self, pi: usize, ip_version: u8, seg: &[u8], rx_ns: u64, from_ns: u64) -> bool {
+        let part = self.classify(pi, ip_version, seg, from_ns);
+        self.count(pi, part, rx_ns)
+    }
+
+    /// A fragment of a UDP datagram: `data` is its data, which starts with
+    /// the UDP header in the first fragment. The datagram counts when it
+    /// is whole, at the arrival of its last missing fragment.
+    #[allow(clippy::too_many_arguments)]
+    fn on_fragment(&mut self, pi: usize, ip_version: u8, key: reassembly::Key, piece: reassembly::Piece, data: &[u8], rx_ns: u64, from_ns: u64) {
+        self.ports[pi].counters.fragment_frames += 1;
+        let first = (piece.offset == 0).then(|| self.classify(pi, ip_version, data, from_ns));
+        match self.reassembly[pi].add(key, piece, first, rx_ns) {
+            Added::Pending => {}
+            Added::Duplicate => self.ports[pi].counters.duplicate_fragments += 1,
+            Added::Complete(d) => {
+                let part = d.first.unwrap_or(FirstPart::Other);
+                if let FirstPart::Test { stream, .. } = part {
+                    let s = &mut self.streams[stream];
+                    s.rx_fragments += u64::from(d.fragments);
+                    s.reassembled_frames += 1;
+                }
+                if !self.count(pi, part, rx_ns) {
+                    self.ports[pi].counters.foreign_frames += 1;
+                }
+            }
+        }
     }
 }
 
@@ -256,11 +369,12 @@ mod tests {
             share: 1,
             frames: 100,
             ext_headers: vec![],
+            fragment_mtu: None,
         };
         let streams = [mk(0, "198.18.0.2", "198.19.0.2", 64), mk(1, "2001:2::2", "2001:2:0:1::2", 200)];
         let templates = streams.iter().map(|s| Template::new(s, Mac([2, 0, 0, 0, 0, 1]), ME)).collect();
-        let st = RxState {
-            ports: vec![RxPort {
+        let st = RxState::new(
+            vec![RxPort {
                 tx_fd: -1,
                 mac: ME,
                 ipv4: Some("198.19.0.2".parse().unwrap()),
@@ -270,9 +384,9 @@ mod tests {
                 counters: PortRxCounters::default(),
                 ring_stats: RingStats::default(),
             }],
-            keys: streams.iter().map(|s| StreamKey { rx_port: 0, ip_version: s.ip_version() }).collect(),
-            streams: streams.iter().map(|s| StreamCounters::new(s.frames)).collect(),
-        };
+            streams.iter().map(|s| StreamKey { rx_port: 0, ip_version: s.ip_version() }).collect(),
+            streams.iter().map(|s| StreamCounters::new(s.frames)).collect(),
+        );
         (st, templates)
     }
 
@@ -286,7 +400,7 @@ mod tests {
         let (mut st, t) = state();
         let mut buf = vec![0u8; 256];
         for tpl in &t {
-            let n = tpl.write(&mut buf, 5, 1_500);
+            let n = tpl.write(&mut buf, 5, 1_500, 5);
             for cut in 0..n {
                 // Lengths the frame claims no longer match; the signature may be cut.
                 feed(&mut st, &buf[..cut]);
@@ -300,7 +414,7 @@ mod tests {
         assert_eq!(st.streams[0].rx_frames + st.streams[1].rx_frames, 0);
         // The whole frames do count.
         for tpl in &t {
-            let n = tpl.write(&mut buf, 5, 1_500);
+            let n = tpl.write(&mut buf, 5, 1_500, 5);
             feed(&mut st, &buf[..n]);
         }
         assert_eq!(st.ports[0].counters.test_frames, 2);
@@ -311,16 +425,16 @@ mod tests {
         let (mut st, t) = state();
         let mut buf = vec![0u8; 256];
         for seq in 0..10 {
-            let n = t[0].write(&mut buf, seq, 1_500);
+            let n = t[0].write(&mut buf, seq, 1_500, seq);
             feed(&mut st, &buf[..n]);
         }
-        let n = t[0].write(&mut buf, 3, 1_500);
+        let n = t[0].write(&mut buf, 3, 1_500, 3);
         feed(&mut st, &buf[..n]); // duplicate
-        let n = t[0].write(&mut buf, 100, 1_500);
+        let n = t[0].write(&mut buf, 100, 1_500, 100);
         feed(&mut st, &buf[..n]); // sequence beyond the plan
-        let n = t[0].write(&mut buf, 11, 500);
+        let n = t[0].write(&mut buf, 11, 500, 11);
         feed(&mut st, &buf[..n]); // sent before the trial began
-        let n = t[1].write(&mut buf, 0, 1_500);
+        let n = t[1].write(&mut buf, 0, 1_500, 0);
         buf[14] = 0x45; // IPv6 frame claiming to be IPv4: header no longer parses as its stream
         feed(&mut st, &buf[..n]);
         for junk in [&[0xffu8; 14][..], &[0u8; 60][..], &[0x08u8; 100][..]] {
@@ -350,5 +464,49 @@ mod tests {
         st.handle(0, RxFrame { data: &f, len: f.len(), rx_ns: 0 }, 0, &learned);
         assert_eq!(st.ports[0].counters.control_frames, 1);
         assert_eq!(learned.lock().unwrap()[0].0, Some(Mac([2, 0, 0, 0, 0, 9])));
+    }
+
+    #[test]
+    fn fragmented_frames_count_once_whole_and_lost_when_incomplete() {
+        let (mut st, _) = state();
+        for (si, src, dst, mtu, pieces) in [(0u16, "198.18.0.2", "198.19.0.2", 500, 4), (1, "2001:2::2", "2001:2:0:1::2", 1280, 2)] {
+            let plan = StreamPlan {
+                index: si,
+                name: "f".into(),
+                tx_port: 0,
+                rx_port: 0,
+                src_ip: src.parse().unwrap(),
+                dst_ip: dst.parse().unwrap(),
+                src_port: 49184,
+                dst_port: 7,
+                frame_size: 1518,
+                share: 1,
+                frames: 100,
+                ext_headers: vec![],
+                fragment_mtu: Some(mtu),
+            };
+            let t = Template::new(&plan, Mac([2, 0, 0, 0, 0, 1]), ME);
+            assert_eq!(t.wire_frames(), pieces);
+            let (mut slot, mut scratch) = (vec![0u8; t.wire_len()], vec![0u8; 1518]);
+            // Datagram 0: last fragment first, one fragment twice.
+            t.write_wire(&mut slot, &mut scratch, 0, 1_500, 1000);
+            for j in (0..pieces).rev().chain([0]) {
+                feed(&mut st, &slot[t.wire_frame(j)]);
+            }
+            // Datagram 1: its last fragment never arrives.
+            t.write_wire(&mut slot, &mut scratch, 1, 1_500, 1001);
+            for j in 0..pieces - 1 {
+                feed(&mut st, &slot[t.wire_frame(j)]);
+            }
+            let c = &st.streams[usize::from(si)];
+            assert_eq!((c.rx_frames, c.reassembled_frames, c.rx_fragments), (1, 1, pieces as u64), "IPv{}", plan.ip_version());
+        }
+        st.expire_fragments(u64::MAX);
+        let p = st.ports[0].counters;
+        assert_eq!((p.test_frames, p.fragment_frames, p.duplicate_fragments, p.incomplete_datagrams, p.foreign_frames), (2, 12, 2, 2, 0));
+        for (si, pieces) in [(0, 4), (1, 2)] {
+            let c = &st.streams[si];
+            assert_eq!((c.rx_frames, c.incomplete_frames, c.rx_fragments), (1, 1, 2 * pieces as u64 - 1));
+        }
     }
 }

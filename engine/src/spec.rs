@@ -174,6 +174,10 @@ pub struct StreamSpec {
     /// they take their bytes from the payload, the frame size stays.
     #[serde(default)]
     pub ipv6_ext_headers: Vec<ExtHeader>,
+    /// Fragment at the source: a datagram longer than this IP MTU [bytes]
+    /// is sent as fragments (IPv4: 68..=9198, RFC 791; IPv6: 1280..=9198,
+    /// RFC 8200 §5). The stream's rate and counts stay in datagrams.
+    pub fragment_mtu: Option<usize>,
 }
 
 fn default_share() -> u64 {
@@ -221,7 +225,8 @@ pub struct PortPlan {
     pub gateway_ipv6: Option<Ipv6Addr>,
     pub next_hop_mac: Option<Mac>,
     pub tx: Option<TxPlan>,
-    /// Largest frame (incl. FCS) this port sends or receives.
+    /// Largest wire frame (incl. FCS) this port sends, or receives whole
+    /// (IPv6; a router may fragment IPv4 on the way).
     pub max_frame_size: usize,
     /// Whether this port sends IPv4 / IPv6 streams (needs that next hop).
     pub sends_ipv4: bool,
@@ -237,6 +242,10 @@ pub struct TxPlan {
     pub pace: Pace,
     /// Share-weighted mean frame size [bytes incl. FCS].
     pub mean_frame_size: f64,
+    /// Share-weighted mean of what one test frame puts on the wire: its
+    /// frames (1, or its fragments) and their bytes incl. FCS.
+    pub mean_wire_frames: f64,
+    pub mean_wire_bytes: f64,
     pub frames: u64,
     /// Stream indices in schedule order (schedule positions map to these).
     pub streams: Vec<usize>,
@@ -261,11 +270,27 @@ pub struct StreamPlan {
     /// Frames this stream will send.
     pub frames: u64,
     pub ext_headers: Vec<ExtHeader>,
+    /// Source fragmentation MTU, if the spec gave one.
+    pub fragment_mtu: Option<usize>,
 }
 
 impl StreamPlan {
     pub fn ip_version(&self) -> u8 {
         if self.src_ip.is_ipv4() { 4 } else { 6 }
+    }
+
+    /// Sizes [bytes incl. FCS] of the wire frames one test frame is sent
+    /// as: the frame itself, or its fragments.
+    pub fn wire_frame_sizes(&self) -> Vec<usize> {
+        let Some(mtu) = self.fragment_mtu else { return vec![self.frame_size] };
+        let v = self.ip_version();
+        let (ip, frag) = if v == 4 { (ipv4::HEADER_LEN, 0) } else { (ipv6::HEADER_LEN, ipv6::FRAGMENT_HEADER_LEN) };
+        let outer = crate::wire::ethernet::HEADER_LEN + FCS_LEN;
+        let ranges = crate::frame::fragment_ranges(v, self.frame_size - outer - ip, mtu);
+        if ranges.len() == 1 {
+            return vec![self.frame_size];
+        }
+        ranges.iter().map(|r| outer + ip + frag + r.len()).collect()
     }
 }
 
@@ -309,8 +334,13 @@ fn positive(field: &str, v: f64) -> Result<f64, String> {
 }
 
 impl RateSpec {
-    /// Frames/s for a port whose frames average `mean_frame_size` bytes.
-    pub fn to_fps(&self, field: &str, mean_frame_size: f64) -> Result<f64, String> {
+    /// Test frames/s for a port whose test frames put `wire_frames` frames
+    /// of `wire_bytes` bytes in all on the wire (means; 1 frame of the
+    /// frame size unless fragmented at the source). Bit rates count every
+    /// wire frame with its own 20-byte layer-1 overhead.
+    pub fn to_fps(&self, field: &str, wire_bytes: f64, wire_frames: f64) -> Result<f64, String> {
+        // The frame size that has the same layer-1 length as one test frame.
+        let l1_equivalent = wire_bytes + crate::wire::L1_OVERHEAD as f64 * (wire_frames - 1.0);
         let given = [self.fps.is_some(), self.l1_bps.is_some(), self.l2_bps.is_some(), self.percent_of_line.is_some()];
         if given.iter().filter(|&&g| g).count() != 1 {
             return Err(format!("{field}: give exactly one of fps, l1_bps, l2_bps, percent_of_line"));
@@ -321,16 +351,16 @@ impl RateSpec {
         let fps = if let Some(f) = self.fps {
             positive(&format!("{field}.fps"), f)?
         } else if let Some(b) = self.l1_bps {
-            rate::fps_from_l1_bps(positive(&format!("{field}.l1_bps"), b)?, mean_frame_size)
+            rate::fps_from_l1_bps(positive(&format!("{field}.l1_bps"), b)?, l1_equivalent)
         } else if let Some(b) = self.l2_bps {
-            rate::fps_from_l2_bps(positive(&format!("{field}.l2_bps"), b)?, mean_frame_size)
+            rate::fps_from_l2_bps(positive(&format!("{field}.l2_bps"), b)?, wire_bytes)
         } else {
             let p = positive(&format!("{field}.percent_of_line"), self.percent_of_line.unwrap_or(0.0))?;
             if p > 100.0 {
                 return Err(format!("{field}.percent_of_line: {p} % is above line rate"));
             }
             let line = self.line_rate_bps.ok_or_else(|| format!("{field}: percent_of_line needs line_rate_bps"))?;
-            rate::fps_from_percent(p, positive(&format!("{field}.line_rate_bps"), line)?, mean_frame_size)
+            rate::fps_from_percent(p, positive(&format!("{field}.line_rate_bps"), line)?, l1_equivalent)
         };
         if fps > MAX_RATE_FPS {
             return Err(format!("{field}: {fps:.0} frames/s is above the engine's limit of {MAX_RATE_FPS:.0}"));
@@ -453,6 +483,16 @@ impl TrialSpec {
                     if ext_len > 0 { format!(" and {ext_len} bytes of extension headers") } else { String::new() }
                 ));
             }
+            if let Some(mtu) = s.fragment_mtu {
+                let least = if s.ip_version == 4 { 68 } else { 1280 };
+                let most = MAX_FRAME_SIZE - crate::wire::ethernet::HEADER_LEN - FCS_LEN;
+                if !(least..=most).contains(&mtu) {
+                    return Err(format!("{f}.fragment_mtu: must be {least}..={most} bytes for IPv{} (RFC {}), got {mtu}", s.ip_version, if s.ip_version == 4 { "791 §3.2" } else { "8200 §5" }));
+                }
+                if !s.ipv6_ext_headers.is_empty() {
+                    return Err(format!("{f}.fragment_mtu: a stream with ipv6_ext_headers is not fragmented at the source"));
+                }
+            }
             // An SRH sends the frame to its active segment.
             let srh_dst = s.ipv6_ext_headers.iter().find_map(|h| match h {
                 ExtHeader::Srh { segments, segments_left } => Some(IpAddr::V6(segments[usize::from(*segments_left)])),
@@ -486,7 +526,7 @@ impl TrialSpec {
                     return Err(format!("{f}.ipv6_ext_headers: {a} leaves the benchmarking block 2001:2::/48"));
                 }
             }
-            if !self.allow_non_benchmarking_addresses && !(is_benchmarking(&dst_ip) && is_benchmarking(&src_ip)) {
+            if !(self.allow_non_benchmarking_addresses || is_benchmarking(&dst_ip) && is_benchmarking(&src_ip)) {
                 return Err(format!(
                     "{f}: {src_ip} -> {dst_ip} leaves the benchmarking blocks 198.18.0.0/15 and 2001:2::/48; set allow_non_benchmarking_addresses to send there"
                 ));
@@ -508,11 +548,19 @@ impl TrialSpec {
                 share: s.share,
                 frames: 0,
                 ext_headers: s.ipv6_ext_headers.clone(),
+                fragment_mtu: s.fragment_mtu,
             });
+            let pieces = streams.last().map_or(1, |t: &StreamPlan| t.wire_frame_sizes().len());
+            if pieces > crate::frame::MAX_FRAGMENTS {
+                return Err(format!("{f}.fragment_mtu: {}-byte frames would be cut into {pieces} fragments, more than {}", s.frame_size, crate::frame::MAX_FRAGMENTS));
+            }
         }
         for s in &streams {
-            for p in [s.tx_port, s.rx_port] {
-                ports[p].max_frame_size = ports[p].max_frame_size.max(s.frame_size);
+            let largest = s.wire_frame_sizes().into_iter().max().unwrap_or(s.frame_size);
+            ports[s.tx_port].max_frame_size = ports[s.tx_port].max_frame_size.max(largest);
+            if s.ip_version() == 6 {
+                // Routers do not fragment IPv6 (RFC 8200 §5): it arrives as sent.
+                ports[s.rx_port].max_frame_size = ports[s.rx_port].max_frame_size.max(largest);
             }
             if s.ip_version() == 4 {
                 ports[s.tx_port].sends_ipv4 = true;
@@ -536,8 +584,11 @@ impl TrialSpec {
             let rate = spec.tx_rate.as_ref().ok_or_else(|| format!("{f}.tx_rate: port {:?} sends streams and needs a rate", p.name))?;
             let shares: Vec<u64> = mine.iter().map(|&s| streams[s].share).collect();
             let total: u64 = shares.iter().sum();
-            let mean_size = mine.iter().map(|&s| streams[s].frame_size as f64 * streams[s].share as f64).sum::<f64>() / total as f64;
-            let rate_fps = rate.to_fps(&format!("{f}.tx_rate"), mean_size)?;
+            let mean = |x: &dyn Fn(&StreamPlan) -> f64| mine.iter().map(|&s| x(&streams[s]) * streams[s].share as f64).sum::<f64>() / total as f64;
+            let mean_size = mean(&|s| s.frame_size as f64);
+            let mean_wire_frames = mean(&|s| s.wire_frame_sizes().len() as f64);
+            let mean_wire_bytes = mean(&|s| s.wire_frame_sizes().iter().sum::<usize>() as f64);
+            let rate_fps = rate.to_fps(&format!("{f}.tx_rate"), mean_wire_bytes, mean_wire_frames)?;
             let schedule = Schedule::new(&shares).map_err(|e| format!("{f}: {e}"))?;
             let (frames, pace) = match (self.duration_s, self.frame_count, &spec.rate_step) {
                 (Some(d), _, None) => ((d * rate_fps).round().max(1.0) as u64, Pace::constant(rate_fps)),
@@ -569,7 +620,7 @@ impl TrialSpec {
                     return Err(format!("{f}.tx_nice: must be -20..=19, got {n}"));
                 }
             }
-            p.tx = Some(TxPlan { rate_fps, pace, mean_frame_size: mean_size, frames, streams: mine, schedule, cpu: spec.tx_cpu, nice: spec.tx_nice });
+            p.tx = Some(TxPlan { rate_fps, pace, mean_frame_size: mean_size, mean_wire_frames, mean_wire_bytes, frames, streams: mine, schedule, cpu: spec.tx_cpu, nice: spec.tx_nice });
         }
         for (pi, p) in ports.iter().enumerate() {
             let f = format!("ports[{pi}]");
@@ -700,6 +751,28 @@ mod tests {
         assert!(!is_benchmarking(&"198.20.0.1".parse().unwrap()));
         assert!(is_benchmarking(&"2001:2:0:ffff::1".parse().unwrap()));
         assert!(!is_benchmarking(&"2001:2:1::1".parse().unwrap()));
+    }
+
+    #[test]
+    fn fragmented_streams_count_every_wire_frame_in_bit_rates() {
+        let mut s = base();
+        s["ports"][0]["tx_rate"] = serde_json::json!({"l1_bps": 1e6});
+        s["streams"] = serde_json::json!([{"tx_port": "a", "rx_port": "b", "ip_version": 4, "frame_size": 1518, "fragment_mtu": 500}]);
+        let p = spec(s.clone()).unwrap();
+        // 1480 data bytes in 480 + 480 + 480 + 40: frames of 518, 518, 518, 78.
+        assert_eq!(p.streams[0].wire_frame_sizes(), vec![518, 518, 518, 78]);
+        let tx = p.ports[0].tx.as_ref().unwrap();
+        assert!((tx.rate_fps - 1e6 / (8.0 * (1632.0 + 80.0))).abs() < 1e-9);
+        assert_eq!(p.ports[0].max_frame_size, 518);
+        assert_eq!(p.ports[1].max_frame_size, 0, "IPv4 may be fragmented again on the way");
+        s["streams"][0]["fragment_mtu"] = serde_json::json!(67);
+        assert!(spec(s.clone()).unwrap_err().starts_with("streams[0].fragment_mtu: must be 68..="));
+        s["streams"][0]["ip_version"] = serde_json::json!(6);
+        s["streams"][0]["fragment_mtu"] = serde_json::json!(1000);
+        assert!(spec(s.clone()).unwrap_err().contains("1280"));
+        s["streams"][0]["fragment_mtu"] = serde_json::json!(1280);
+        s["streams"][0]["ipv6_ext_headers"] = serde_json::json!([{"kind": "hop_by_hop"}]);
+        assert!(spec(s).unwrap_err().contains("not fragmented at the source"));
     }
 
     #[test]

@@ -196,6 +196,13 @@ pub struct StreamCounters {
     pub reordered_frames: u64,
     /// Frames whose receive timestamp precedes their transmit timestamp.
     pub negative_latency_frames: u64,
+    /// Fragments received of this stream's fragmented frames (whole or not).
+    pub rx_fragments: u64,
+    /// Frames received as fragments and found whole (`reassembly`).
+    pub reassembled_frames: u64,
+    /// Frames of which some fragments, the first among them, arrived but
+    /// not all: lost.
+    pub incomplete_frames: u64,
     max_seq: Option<u64>,
     last_seq: u64,
     last_latency: u64,
@@ -214,6 +221,9 @@ impl StreamCounters {
             duplicate_frames: 0,
             reordered_frames: 0,
             negative_latency_frames: 0,
+            rx_fragments: 0,
+            reassembled_frames: 0,
+            incomplete_frames: 0,
             max_seq: None,
             last_seq: u64::MAX,
             last_latency: 0,
@@ -228,6 +238,11 @@ impl StreamCounters {
     #[inline]
     pub fn accepts(&self, seq: u64) -> bool {
         seq < self.planned
+    }
+
+    /// True if frame `seq` has been counted received.
+    pub fn has(&self, seq: u64) -> bool {
+        self.accepts(seq) && self.seen[(seq / 64) as usize] & (1u64 << (seq % 64)) != 0
     }
 
     /// Counts one frame with a valid signature (the caller checked `accepts`).

@@ -5,7 +5,7 @@ use crate::frame::Template;
 use crate::learn;
 use crate::netns;
 use crate::rate;
-use crate::result::{self, FrameCounts, LossWindow, PortResult, PortTx, StreamResult, Totals, TrialResult};
+use crate::result::{self, FrameCounts, Fragments, LossWindow, PortResult, PortTx, StreamResult, Totals, TrialResult};
 use crate::ring::Ring;
 use crate::rx::{PortRxCounters, Receiver, RxPort, RxState, Shared, StreamKey};
 use crate::sock::{self, IfCounters, IfInfo};
@@ -74,8 +74,8 @@ pub fn run(plan: &Plan, stop: &AtomicBool) -> Result<TrialResult, String> {
     });
     let receiver = Receiver {
         rings: open.iter_mut().map(|o| o.ring.take().expect("ring opened once")).collect(),
-        state: RxState {
-            ports: plan
+        state: RxState::new(
+            plan
                 .ports
                 .iter()
                 .zip(&open)
@@ -90,9 +90,9 @@ pub fn run(plan: &Plan, stop: &AtomicBool) -> Result<TrialResult, String> {
                     ring_stats: Default::default(),
                 })
                 .collect(),
-            keys: plan.streams.iter().map(|s| StreamKey { rx_port: s.rx_port, ip_version: s.ip_version() }).collect(),
-            streams: plan.streams.iter().map(|s| StreamCounters::new(s.frames)).collect(),
-        },
+            plan.streams.iter().map(|s| StreamKey { rx_port: s.rx_port, ip_version: s.ip_version() }).collect(),
+            plan.streams.iter().map(|s| StreamCounters::new(s.frames)).collect(),
+        ),
     };
     let rx_shared = Arc::clone(&shared);
     let rx_cpu = plan.rx_cpu;
@@ -211,10 +211,12 @@ fn assemble(plan: &Plan, open: &[OpenPort], hops: &learn::NextHops, reports: &[(
                 rate_step: t.pace.step,
                 offered_fps: r.offered_fps,
                 mean_frame_size: t.mean_frame_size,
-                offered_l1_bps: rate::l1_bps(r.offered_fps, t.mean_frame_size),
-                offered_l2_bps: rate::l2_bps(r.offered_fps, t.mean_frame_size),
+                mean_wire_frames: t.mean_wire_frames,
+                offered_l1_bps: rate::l1_bps(r.offered_fps * t.mean_wire_frames, t.mean_wire_bytes / t.mean_wire_frames),
+                offered_l2_bps: rate::l2_bps(r.offered_fps, t.mean_wire_bytes),
                 planned_frames: t.frames,
                 tx_frames: r.tx_frames,
+                tx_wire_frames: r.tx_wire_frames,
                 refused_frames: r.refused_frames,
                 unsent_frames: r.unsent_frames,
                 send_retries: r.send_retries,
@@ -282,6 +284,18 @@ fn assemble(plan: &Plan, open: &[OpenPort], hops: &learn::NextHops, reports: &[(
             ipdv_ns: c.ipdv(),
             inter_arrival_ns: c.inter_arrival.summary(),
             latency_histogram: plan.export_histograms.then(|| c.latency.export()),
+            fragments: {
+                let pieces = s.wire_frame_sizes().len() as u64;
+                let tx_fragments = if pieces > 1 { stream_tx[si] * pieces } else { 0 };
+                (tx_fragments > 0 || c.rx_fragments > 0).then(|| Fragments {
+                    tx_fragments,
+                    per_frame: pieces,
+                    rx_fragments: c.rx_fragments,
+                    reassembled_frames: c.reassembled_frames,
+                    incomplete_frames: c.incomplete_frames,
+                    rx_fragments_per_s: if a.traffic_s > 0.0 { c.rx_fragments as f64 / a.traffic_s } else { 0.0 },
+                })
+            },
         });
     }
     let totals = Totals {

@@ -20,6 +20,13 @@
 //! ports a refusal is the tester's own transmit path being full, and the
 //! frame is retried.
 //!
+//! A test frame fragmented at the source is one schedule slot: its
+//! fragments are due together and leave back to back in one batch. Counts
+//! (`tx_frames`, `refused_frames`, the schedule position) are in test
+//! frames; `tx_wire_frames` counts what went on the wire. A test frame of
+//! which the far end refused any fragment is counted refused (it cannot be
+//! reassembled); its other fragments are still sent.
+//!
 //! Bounds: the loop sends at most the planned number of frames and stops
 //! by itself at `deadline` (monotonic) or when `stop` is set, whichever
 //! comes first; frames not sent by then are reported as unsent.
@@ -32,8 +39,11 @@ use serde::Serialize;
 use std::os::unix::io::RawFd;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-/// Frames handed to the kernel per sendmmsg call at most.
+/// Test frames handed to the kernel per sendmmsg call at most.
 pub const BATCH: usize = 64;
+/// Wire frames per sendmmsg call at most (fragments of several test frames).
+const WIRE_BATCH: usize = 256;
+const _: () = assert!(WIRE_BATCH >= crate::frame::MAX_FRAGMENTS, "a whole fragmented test frame fits one call");
 /// Below this wait the sender spins instead of sleeping [ns].
 const SPIN_NS: u64 = 150_000;
 
@@ -55,8 +65,10 @@ pub struct TxJob {
 /// What a sender did.
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct TxReport {
-    /// Frames handed to the kernel.
+    /// Test frames handed to the kernel (every fragment of them).
     pub tx_frames: u64,
+    /// Frames that went on the wire: test frames, or their fragments.
+    pub tx_wire_frames: u64,
     /// Frames offered per stream (handed over or refused), in the job's
     /// template order: the schedule's walk.
     #[serde(skip)]
@@ -98,11 +110,20 @@ pub fn run(job: TxJob, t0: u64, deadline: u64, stop: &AtomicBool) -> TxReport {
         return rep;
     }
     clock::tight_timer_slack();
-    let max_len = job.templates.iter().map(Template::len).max().unwrap_or(0);
-    let mut bufs = vec![0u8; max_len * BATCH];
+    let slot_len = job.templates.iter().map(Template::wire_len).max().unwrap_or(0);
+    let most_pieces = job.templates.iter().map(Template::wire_frames).max().unwrap_or(1);
+    let per_call = BATCH.min(WIRE_BATCH / most_pieces).max(1);
+    let mut bufs = vec![0u8; slot_len * BATCH];
+    let mut scratch = vec![0u8; job.templates.iter().map(Template::len).max().unwrap_or(0)];
     // SAFETY: iovec and mmsghdr are plain data; all-zero is a valid initial value.
-    let mut iov: Vec<libc::iovec> = vec![unsafe { std::mem::zeroed() }; BATCH];
-    let mut msgs: Vec<libc::mmsghdr> = vec![unsafe { std::mem::zeroed() }; BATCH];
+    let mut iov: Vec<libc::iovec> = vec![unsafe { std::mem::zeroed() }; WIRE_BATCH];
+    let mut msgs: Vec<libc::mmsghdr> = vec![unsafe { std::mem::zeroed() }; WIRE_BATCH];
+    // Wire frames each test frame of the batch put in `msgs`.
+    let mut pieces_of = [0usize; BATCH];
+    // Fragments of the next test frame already gone (handed over or
+    // refused), and whether one of them was refused.
+    let mut gone = 0usize;
+    let mut lost_piece = false;
     let schedule = &job.schedule;
     let pace = job.pace;
     // Frames that left or were refused; `batch` walks ahead of it while a
@@ -134,31 +155,37 @@ pub fn run(job: TxJob, t0: u64, deadline: u64, stop: &AtomicBool) -> TxReport {
         rep.max_lag_ns = rep.max_lag_ns.max(now - next_due);
         let due_by_now = pace.due_by(now - t0).min(job.frames);
         rep.max_backlog_frames = rep.max_backlog_frames.max(due_by_now - sent);
-        let k = ((due_by_now - sent) as usize).clamp(1, BATCH);
+        let k = ((due_by_now - sent) as usize).clamp(1, per_call);
         let tx_ns = clock::realtime_ns();
         batch.clone_from(&committed); // reuses the allocation
-        for i in 0..k {
+        let mut n = 0;
+        for (i, pieces) in pieces_of.iter_mut().enumerate().take(k) {
             let (si, seq) = batch.next(schedule);
-            let slot = &mut bufs[i * max_len..(i + 1) * max_len];
-            let n = job.templates[si].write(slot, seq, tx_ns);
-            iov[i] = libc::iovec { iov_base: slot.as_mut_ptr() as *mut libc::c_void, iov_len: n };
-            msgs[i].msg_hdr.msg_iov = &mut iov[i];
-            msgs[i].msg_hdr.msg_iovlen = 1;
-            msgs[i].msg_len = 0;
+            let t = &job.templates[si];
+            let slot = &mut bufs[i * slot_len..(i + 1) * slot_len];
+            // The schedule position identifies the datagram among the port's (RFC 6864).
+            t.write_wire(slot, &mut scratch, seq, tx_ns, sent + i as u64);
+            let first = if i == 0 { gone } else { 0 };
+            for j in first..t.wire_frames() {
+                let r = t.wire_frame(j);
+                iov[n] = libc::iovec { iov_base: slot[r.start..].as_mut_ptr() as *mut libc::c_void, iov_len: r.len() };
+                msgs[n].msg_hdr.msg_iov = &mut iov[n];
+                msgs[n].msg_hdr.msg_iovlen = 1;
+                msgs[n].msg_len = 0;
+                n += 1;
+            }
+            *pieces = t.wire_frames() - first;
         }
-        // SAFETY: msgs[..k] point at iovecs and buffers that live until the call returns.
-        let r = unsafe { libc::sendmmsg(job.fd, msgs.as_mut_ptr(), k as libc::c_uint, 0) };
+        // SAFETY: msgs[..n] point at iovecs and buffers that live until the call returns.
+        let r = unsafe { libc::sendmmsg(job.fd, msgs.as_mut_ptr(), n as libc::c_uint, 0) };
         rep.sendmmsg_calls += 1;
-        let done = if r < 0 {
+        let mut done = if r < 0 {
             let e = std::io::Error::last_os_error();
             match e.raw_os_error() {
                 Some(libc::ENOBUFS) if job.refused_is_loss => {
                     // sendmmsg stops at the first refused frame: that one is lost.
-                    let (si, _) = committed.next(schedule);
-                    rep.stream_refused_frames[si] += 1;
-                    rep.refused_frames += 1;
-                    sent += 1;
-                    continue;
+                    lost_piece = true;
+                    1
                 }
                 Some(libc::ENOBUFS) | Some(libc::EAGAIN) | Some(libc::EINTR) => {
                     rep.send_retries += 1;
@@ -171,18 +198,31 @@ pub fn run(job: TxJob, t0: u64, deadline: u64, stop: &AtomicBool) -> TxReport {
                 }
             }
         } else {
-            if (r as usize) < k {
+            if (r as usize) < n {
                 rep.send_retries += 1;
+            }
+            rep.tx_wire_frames += r as u64;
+            if r > 0 {
+                last_handover = now;
             }
             r as usize
         };
-        // Commit the frames that left; the rest are built again next round.
-        for _ in 0..done {
-            committed.next(schedule);
-        }
-        sent += done as u64;
-        if done > 0 {
-            last_handover = now;
+        // Commit the test frames whose every wire frame is gone; the rest
+        // are built again next round, from the first fragment not gone.
+        for &pieces in &pieces_of[..k] {
+            if done < pieces {
+                gone += done;
+                break;
+            }
+            done -= pieces;
+            let (si, _) = committed.next(schedule);
+            if lost_piece {
+                rep.stream_refused_frames[si] += 1;
+                rep.refused_frames += 1;
+            }
+            sent += 1;
+            gone = 0;
+            lost_piece = false;
         }
     }
     rep.stream_offered_frames = committed.frames().to_vec();

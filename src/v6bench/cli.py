@@ -19,6 +19,8 @@ from .campaign import spec as campaign_spec
 from .errors import UsageError, V6benchError
 from .lab import control
 from .lab.dut import ACL_AT, DutConfig
+from .lab.mtu import Mtus
+from .lab.mtu import parse as parse_mtu
 from .trial.ext_headers import PRESETS as EXT_PRESETS
 from .methods import registry
 from .report import results as results_text
@@ -38,13 +40,21 @@ class _Parser(argparse.ArgumentParser):
         raise SystemExit(2)
 
 
+def _mtu(text: str) -> Mtus:
+    try:
+        return parse_mtu(text)
+    except UsageError as e:
+        raise argparse.ArgumentTypeError(str(e).removeprefix("--mtu: ")) from None
+
+
 def _lab_options(p: argparse.ArgumentParser, defaults: bool) -> None:
     p.add_argument("--topology", default="a" if defaults else None,
                    help="p2p, a (t1-r1-t2), b (t1-r1-r2-t2) or chain:N (1..5 routers)" + (" [a]" if defaults else ""))
     p.add_argument("--link-speed", default="1G" if defaults else None,
                    help="nominal link speed for %% of line rate: 100M, 1G, 10G" + (" [1G]" if defaults else ""))
-    p.add_argument("--mtu", type=int, default=1500 if defaults else None,
-                   help="MTU of every lab link, bytes" + (" [1500]" if defaults else ""))
+    p.add_argument("--mtu", type=_mtu, default=Mtus() if defaults else None, metavar="BYTES|LINK=BYTES,…",
+                   help="IP MTU of every lab link, or per link: r1-r2=500, all=9000,r1-r2=1280 (lab/mtu.py); "
+                        "IPv4 is fragmented by the routers, IPv6 at the source" + (" [1500]" if defaults else ""))
     p.add_argument("--cpu-arrangement", choices=ARRANGEMENTS, default=None,
                    help="split: DUT on its own CPU(s), CPU measured; inline: all in the sender (docs/architecture.md) [split on 2+ CPUs]")
     p.add_argument("--dut-limit", type=int, default=None, metavar="FPS",
@@ -160,7 +170,7 @@ def _status_json(lab, busy: bool) -> dict:
     if lab is None:
         return {"up": False, "busy": busy, "topology": None, "nodes": []}
     return {
-        "up": True, "busy": busy, "topology": lab.topology, "link_speed_bps": lab.link_speed_bps, "mtu": lab.mtu,
+        "up": True, "busy": busy, "topology": lab.topology, "link_speed_bps": lab.link_speed_bps, "mtu": lab.mtu.to_json(),
         "temporary": lab.temporary, "created_at_unix_s": lab.created_at_unix_s, "cpu_plan": lab.cpu_plan.to_json(),
         "nodes": list(lab.nodes), "napi_threads": list(lab.napi),
     }
@@ -308,7 +318,7 @@ def _test_campaign(args: argparse.Namespace) -> campaign_spec.Campaign:
         test["kinds"] = _list(args.kinds, "--kinds")
     if search and args.kind != "throughput":
         test["throughput_search"] = search
-    lab: dict = {"topology": args.topology or "a", "link_speed": args.link_speed or "1G", "mtu": args.mtu or 1500}
+    lab: dict = {"topology": args.topology or "a", "link_speed": args.link_speed or "1G", "mtu": (args.mtu or Mtus()).to_json()}
     if args.cpu_arrangement:
         lab["cpu_arrangement"] = args.cpu_arrangement
     d = {"name": f"test {args.kind}", "lab": lab, "dut": (_dut(args) or DutConfig()).to_json(),

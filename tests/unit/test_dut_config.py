@@ -82,7 +82,12 @@ def test_shaping_counts_layer_1_and_queues_20_ms():
 
 
 def test_tunnel_overhead_counts_in_the_paths_line_rate():
-    from v6bench.lab.tunnel import check_frame, path_line_fps
+    from v6bench.lab.mtu import Mtus
+    from v6bench.lab.tunnel import check_frame
+    from v6bench.trial.path import LabPath
+
+    def path_line_fps(speed, size, ipv4_pct, tunnel):
+        return LabPath.build("b", speed, Mtus(), tunnel).line_fps(size, ipv4_pct)
 
     line = 100e6 / ((128 + 20) * 8)
     assert path_line_fps(100e6, 128, 50, None) == pytest.approx(line)

@@ -170,3 +170,43 @@ def test_tshark_reads_the_extension_headers_and_checks_udp(tmp_path):
     for line, name in zip(out, ext_headers.PRESETS):
         status = line.split("\t")[0]
         assert status == "1", f"{name}: bad UDP checksum: {line!r}"
+
+
+FRAGMENT_CASES = [(4, 1518, 500), (4, 1518, 68), (4, 9216, 1500), (6, 1518, 1280), (6, 9216, 1500)]
+
+
+@pytest.mark.parametrize("ip_version,frame_size,mtu", FRAGMENT_CASES)
+def test_source_fragments_match_scapys_fragmenter_and_reassemble(tmp_path, ip_version, frame_size, mtu):
+    """Fragmentation at the source (``fragment_mtu``): the engine's fragments
+    are byte for byte scapy's own fragmenter's (RFC 791 §2.3, RFC 8200
+    §4.5), scapy reassembles them into the whole test frame, and their
+    sizes are those :mod:`v6bench.trial.path` plans with."""
+    from scapy.layers.inet import fragment
+    from scapy.layers.inet6 import IPv6ExtHdrFragment, defragment6, fragment6
+    from scapy.layers.inet import defragment
+
+    from v6bench.lab.mtu import parse
+    from v6bench.trial.path import LabPath
+
+    s = spec(ip_version, frame_size)
+    s["streams"][0]["fragment_mtu"] = mtu
+    pcap = tmp_path / "f.pcap"
+    engine.write_frames(s, pcap, count=2, timestamp_ns=TS0)
+    got = [bytes(p) for p in rdpcap(str(pcap))]
+    first = Ether(expected(ip_version, frame_size, 0, 0, TS0))
+    if ip_version == 4:
+        mine = [bytes(Ether(src=SRC_MAC, dst=DST_MAC) / f) for f in fragment(first[IP], fragsize=mtu - 20)]
+        whole = defragment(rdpcap(str(pcap)))
+        assert [bytes(w[IP]) for w in whole] == [bytes(Ether(expected(4, frame_size, 0, q, TS0 + q * 1_000_000))[IP]) for q in (0, 1)]
+    else:
+        ip = first[IPv6]
+        mine = [bytes(Ether(src=SRC_MAC, dst=DST_MAC) / f)
+                for f in fragment6(IPv6(src=ip.src, dst=ip.dst, hlim=64) / IPv6ExtHdrFragment(id=0) / ip.payload, mtu)]
+        frags = [p[IPv6] for p in rdpcap(str(pcap)) if p[IPv6ExtHdrFragment].id == 0]
+        assert bytes(defragment6(frags)) == bytes(ip)
+    assert got[: len(mine)] == mine
+    assert len(got) == 2 * len(mine)
+    # The planner's arithmetic: the sender's link has this MTU.
+    path = LabPath.build("a", 1e9, parse(f"t1-r1={mtu},r1-t2=9198") if mtu >= 1280 else parse(f"all=9198,t1-r1={mtu}"))
+    assert path.source_mtu(ip_version, frame_size) == (mtu if ip_version == 4 else min(mtu, 9198))
+    assert path.wire_frames(ip_version, frame_size)[0] == [len(f) + 4 for f in mine]

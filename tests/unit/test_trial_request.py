@@ -2,6 +2,9 @@
 
 import pytest
 
+from v6bench.lab.mtu import Mtus
+from v6bench.lab.mtu import parse as parse_mtu
+from v6bench.trial.path import LabPath
 from v6bench.errors import UsageError
 from v6bench.trial.request import make_request, parse_mix
 
@@ -29,10 +32,16 @@ def test_ipv6_needs_84_byte_frames():
 def test_rate_above_line_rate_and_mtu():
     req = make_request("50/50", 128, "900kfps", 1, False)
     with pytest.raises(UsageError, match=r"above line rate .*\(844,595 frames/s\)"):
-        req.check_against(1e9, 1500)
-    assert req.check_against(10e9, 1500) == 900_000
-    with pytest.raises(UsageError, match="MTU of 1500"):
-        make_request("50/50", 1518, "1kfps", 1, False).check_against(1e9, 1280)
+        req.check_against(LabPath.build("a", 1e9, Mtus()))
+    assert req.check_against(LabPath.build("a", 10e9, Mtus())) == 900_000
+    # IPv6 cannot cross a link below 1280 bytes; IPv4 is fragmented there.
+    small = LabPath.build("b", 1e9, parse_mtu("r1-r2=500"))
+    with pytest.raises(UsageError, match="IPv6 cannot cross link r1-r2"):
+        make_request("50/50", 1518, "1kfps", 1, False).check_against(small)
+    assert make_request("100/0", 1518, "1kfps", 1, False).check_against(small) == 1000
+    # Fragments lower the line rate: 1518 B over 500 B MTU is 4 frames on r1-r2.
+    with pytest.raises(UsageError, match="fragments and tunnel included"):
+        make_request("100/0", 1518, "80kfps", 1, False).check_against(small)
 
 
 def test_duration_bounds():

@@ -10,18 +10,20 @@ import pytest
 from v6bench.lab.build import describe_nodes
 from v6bench.lab.cpus import plan
 from v6bench.lab.site import Site
+from v6bench.lab.mtu import Mtus
 from v6bench.lab.state import LabState
 from v6bench.lab.topology import parse_topology
 from v6bench.trial.request import make_request
+from v6bench.trial.path import LabPath
 from v6bench.trial.spec import engine_spec
 
 
-def lab_of(topology: str) -> LabState:
+def lab_of(topology: str, mtu: Mtus = Mtus()) -> LabState:
     """A recorded lab as `lab/build.py` writes it, without building it."""
     topo = parse_topology(topology)
     macs = {(n.name, i.name): "02:00:00:00:00:01" for n in topo.nodes for i in n.interfaces}
     nodes = tuple(describe_nodes(Site(Path("/run/v6bench"), "v6b-"), topo, macs))
-    return LabState(topo.name, 1e9, 1500, "up", False, 1, 0.0, plan("split", (0, 1)), nodes, (), {}, "test")
+    return LabState(topo.name, 1e9, mtu, "up", False, 1, 0.0, plan("split", (0, 1)), nodes, (), {}, "test")
 
 
 def check(engine_bin, spec: dict) -> dict:
@@ -38,7 +40,8 @@ def check(engine_bin, spec: dict) -> dict:
 ])
 def test_bidirectional_spec_is_valid_and_exact(engine_bin, topology, gw1, gw2):
     req = make_request("90/10", 128, "10kfps", 2, True)
-    spec = engine_spec(lab_of(topology), req, req.check_against(1e9, 1500))
+    lab = lab_of(topology)
+    spec = engine_spec(lab, req, req.check_against(LabPath.of(lab)))
     ports = {p["name"]: p for p in spec["ports"]}
     assert (ports["t1"]["gateway_ipv4"], ports["t1"]["gateway_ipv6"]) == gw1
     assert (ports["t2"]["gateway_ipv4"], ports["t2"]["gateway_ipv6"]) == gw2
@@ -52,7 +55,8 @@ def test_bidirectional_spec_is_valid_and_exact(engine_bin, topology, gw1, gw2):
 
 def test_single_family_unidirectional(engine_bin):
     req = make_request("0/100", 84, "1%", 1, False)
-    spec = engine_spec(lab_of("b"), req, req.check_against(1e9, 1500))
+    lab = lab_of("b")
+    spec = engine_spec(lab, req, req.check_against(LabPath.of(lab)))
     assert [s["name"] for s in spec["streams"]] == ["ipv6-t1-t2"]
     assert "tx_rate" not in {p["name"]: p for p in spec["ports"]}["t2"]
     check(engine_bin, spec)

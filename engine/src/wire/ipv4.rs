@@ -6,7 +6,10 @@ use std::net::Ipv4Addr;
 pub const HEADER_LEN: usize = 20;
 pub const TOTAL_LEN: std::ops::Range<usize> = 2..4;
 pub const IDENT: std::ops::Range<usize> = 4..6;
+pub const FLAGS_OFFSET: std::ops::Range<usize> = 6..8;
 pub const CHECKSUM: std::ops::Range<usize> = 10..12;
+/// More Fragments flag in the flags/offset word (RFC 791 §3.1).
+pub const FLAG_MF: u16 = 0x2000;
 pub const PROTO_ICMP: u8 = 1;
 pub const PROTO_UDP: u8 = 17;
 pub const DEFAULT_TTL: u8 = 64;
@@ -43,12 +46,37 @@ pub fn pseudo_header_sum(src: Ipv4Addr, dst: Ipv4Addr, proto: u8, l4_len: usize)
 #[derive(Debug, Clone, Copy)]
 pub struct Header {
     pub proto: u8,
+    pub src: Ipv4Addr,
+    pub dst: Ipv4Addr,
+    pub ident: u16,
     /// Offset of the payload, relative to the start of the IPv4 header.
     pub header_len: usize,
     /// Total Length: header and payload [bytes].
     pub total_len: usize,
-    /// True unless this is an unfragmented datagram or a first fragment.
-    pub non_first_fragment: bool,
+    /// Where this fragment's payload lies in the datagram's payload [bytes].
+    pub frag_offset: usize,
+    /// More Fragments flag.
+    pub more_fragments: bool,
+}
+
+impl Header {
+    /// A fragment of a larger datagram (not a whole datagram).
+    pub fn is_fragment(&self) -> bool {
+        self.more_fragments || self.frag_offset != 0
+    }
+}
+
+/// Writes the fragment fields of the header in `buf[..20]`: Total Length,
+/// More Fragments, the offset [bytes, a multiple of 8], and a new header
+/// checksum. The rest of the header is kept.
+pub fn set_fragment(buf: &mut [u8], payload_len: usize, offset: usize, more: bool) {
+    debug_assert!(offset.is_multiple_of(8));
+    buf[TOTAL_LEN].copy_from_slice(&((HEADER_LEN + payload_len) as u16).to_be_bytes());
+    let word = (offset / 8) as u16 | if more { FLAG_MF } else { 0 };
+    buf[FLAGS_OFFSET].copy_from_slice(&word.to_be_bytes());
+    buf[CHECKSUM].copy_from_slice(&[0, 0]);
+    let c = checksum::checksum(&buf[..HEADER_LEN]);
+    buf[CHECKSUM].copy_from_slice(&c.to_be_bytes());
 }
 
 /// Parses a header at the start of `pkt`; `None` if it is not a well-formed
@@ -62,12 +90,16 @@ pub fn parse(pkt: &[u8]) -> Option<Header> {
     if header_len < HEADER_LEN || pkt.len() < header_len || total < header_len {
         return None;
     }
-    let frag_off = u16::from_be_bytes([pkt[6], pkt[7]]) & 0x1fff;
+    let word = u16::from_be_bytes([pkt[6], pkt[7]]);
     Some(Header {
         proto: pkt[9],
+        src: Ipv4Addr::new(pkt[12], pkt[13], pkt[14], pkt[15]),
+        dst: Ipv4Addr::new(pkt[16], pkt[17], pkt[18], pkt[19]),
+        ident: u16::from_be_bytes([pkt[4], pkt[5]]),
         header_len,
         total_len: total,
-        non_first_fragment: frag_off != 0,
+        frag_offset: usize::from(word & 0x1fff) * 8,
+        more_fragments: word & FLAG_MF != 0,
     })
 }
 
@@ -83,7 +115,13 @@ mod tests {
         let h = parse(&b).unwrap();
         assert_eq!(h.proto, PROTO_UDP);
         assert_eq!(h.header_len, 20);
-        assert!(!h.non_first_fragment);
+        assert_eq!(h.ident, 7);
+        assert!(!h.is_fragment());
+        set_fragment(&mut b, 16, 1480, true);
+        assert_eq!(checksum::checksum(&b), 0);
+        let h = parse(&b).unwrap();
+        assert_eq!((h.total_len, h.frag_offset, h.more_fragments, h.ident), (36, 1480, true, 7));
+        assert!(h.is_fragment());
     }
 
     #[test]

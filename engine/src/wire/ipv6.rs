@@ -34,10 +34,45 @@ pub fn pseudo_header_sum(src: Ipv6Addr, dst: Ipv6Addr, next_header: u8, l4_len: 
     acc + l4_len as u64 + u64::from(next_header)
 }
 
+/// Bytes of a Fragment header (RFC 8200 §4.5).
+pub const FRAGMENT_HEADER_LEN: usize = 8;
+
+/// Writes a Fragment header into `buf[..8]`: `next` is the fragmentable
+/// part's first header, `offset` [bytes, a multiple of 8] where this
+/// fragment lies in it, `more` the M flag.
+pub fn emit_fragment_header(buf: &mut [u8], next: u8, offset: usize, more: bool, id: u32) {
+    debug_assert!(offset.is_multiple_of(8));
+    buf[0] = next;
+    buf[1] = 0;
+    let word = (offset as u16 & 0xfff8) | u16::from(more);
+    buf[2..4].copy_from_slice(&word.to_be_bytes());
+    buf[4..8].copy_from_slice(&id.to_be_bytes());
+}
+
+/// What a Fragment header says (RFC 8200 §4.5).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Fragment {
+    pub id: u32,
+    /// Where this fragment lies in the fragmentable part [bytes].
+    pub offset: usize,
+    /// M flag: more fragments follow.
+    pub more: bool,
+    /// Offset of the fragment data, relative to the IPv6 header.
+    pub data_offset: usize,
+}
+
+impl Fragment {
+    /// An atomic fragment (offset 0, M = 0) is a whole datagram (RFC 8200 §4.5).
+    pub fn is_atomic(&self) -> bool {
+        self.offset == 0 && !self.more
+    }
+}
+
 /// A parsed IPv6 header with its extension header chain walked.
 #[derive(Debug, Clone, Copy)]
 pub struct Header {
     pub src: Ipv6Addr,
+    pub dst: Ipv6Addr,
     pub hop_limit: u8,
     /// Header plus Payload Length [bytes].
     pub total_len: usize,
@@ -49,6 +84,15 @@ pub struct Header {
     pub ext_headers: u8,
     /// A Fragment header with a non-zero offset: no upper-layer header here.
     pub non_first_fragment: bool,
+    /// The Fragment header, if the chain holds one.
+    pub fragment: Option<Fragment>,
+}
+
+impl Header {
+    /// A fragment of a larger datagram (an atomic fragment is not one).
+    pub fn is_fragment(&self) -> bool {
+        self.fragment.is_some_and(|f| !f.is_atomic())
+    }
 }
 
 /// Extension headers walked at most; a longer chain is treated as foreign.
@@ -63,12 +107,14 @@ pub fn parse(pkt: &[u8]) -> Option<Header> {
     }
     let mut h = Header {
         src: Ipv6Addr::from(<[u8; 16]>::try_from(&pkt[8..24]).ok()?),
+        dst: Ipv6Addr::from(<[u8; 16]>::try_from(&pkt[24..40]).ok()?),
         hop_limit: pkt[7],
         total_len: HEADER_LEN + usize::from(u16::from_be_bytes([pkt[4], pkt[5]])),
         upper_proto: pkt[6],
         upper_offset: HEADER_LEN,
         ext_headers: 0,
         non_first_fragment: false,
+        fragment: None,
     };
     loop {
         let off = h.upper_offset;
@@ -81,10 +127,16 @@ pub fn parse(pkt: &[u8]) -> Option<Header> {
             NH_FRAGMENT => {
                 let ext = pkt.get(off..off + 8)?;
                 h.upper_proto = ext[0];
-                h.upper_offset = off + 8;
-                if u16::from_be_bytes([ext[2], ext[3]]) >> 3 != 0 {
-                    h.non_first_fragment = true;
-                }
+                h.upper_offset = off + FRAGMENT_HEADER_LEN;
+                let word = u16::from_be_bytes([ext[2], ext[3]]);
+                let f = Fragment {
+                    id: u32::from_be_bytes([ext[4], ext[5], ext[6], ext[7]]),
+                    offset: usize::from(word & 0xfff8),
+                    more: word & 1 != 0,
+                    data_offset: h.upper_offset,
+                };
+                h.non_first_fragment = f.offset != 0;
+                h.fragment = Some(f);
             }
             _ => break,
         }
@@ -121,6 +173,11 @@ mod tests {
         assert_eq!(h.upper_offset, 64);
         assert_eq!(h.ext_headers, 3);
         assert!(!h.non_first_fragment);
+        assert!(!h.is_fragment(), "an atomic fragment is a whole datagram");
+        emit_fragment_header(&mut p[56..64], NH_UDP, 1448, true, 0xdead_beef);
+        let h = parse(&p).unwrap();
+        assert!(h.is_fragment() && h.non_first_fragment);
+        assert_eq!(h.fragment, Some(Fragment { id: 0xdead_beef, offset: 1448, more: true, data_offset: 64 }));
     }
 
     #[test]

@@ -22,14 +22,16 @@ from .spec import Campaign
 
 
 def environment(lab: LabState) -> dict:
-    """What produced the results: machine, lab, DUT rule sets, engine."""
+    """What produced the results: machine, lab, and the DUT as configured:
+    its rule sets, qdiscs, routes and links (:func:`dut.datapaths`)."""
     return {
         **selftest.machine(),
         "v6bench": __version__,
         "shared_machine": True,
-        "lab": {"topology": lab.topology, "link_speed_bps": lab.link_speed_bps, "mtu": lab.mtu, "temporary": lab.temporary,
+        "lab": {"topology": lab.topology, "link_speed_bps": lab.link_speed_bps, "mtu": lab.mtu.to_json(), "temporary": lab.temporary,
                 "cpu_plan": lab.cpu_plan.to_json(), "sysctls": lab.sysctls, "nodes": list(lab.nodes)},
-        "dut": {"config": lab.dut or {}, "rulesets": dut_rules.rulesets(list(lab.nodes)), "description": control.describe(lab)},
+        "dut": {"config": lab.dut or {}, "rulesets": dut_rules.rulesets(list(lab.nodes)),
+                "datapaths": dut_rules.datapaths(list(lab.nodes)), "description": control.describe(lab)},
     }
 
 

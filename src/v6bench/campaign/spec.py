@@ -2,7 +2,7 @@
 
 ```toml
 name = "quick"
-[lab]        # topology, link_speed, mtu, cpu_arrangement
+[lab]        # topology, link_speed, mtu (bytes or "r1-r2=500,…", lab/mtu.py), cpu_arrangement
 [dut]        # limit_fps (0 = none); acl = 0 | 1 | 25, acl_at = "in" | "out" | "both",
              # acl_udp_only, nat44, shape (lab/dut.py)
 [selftest]   # when = "if-missing" | "always" | "never"; frame_sizes
@@ -33,6 +33,9 @@ from ..methods import registry, throughput
 from ..params import parse
 from ..rates import parse_link_speed
 from ..trial import ext_headers
+from ..trial.path import LabPath
+from ..lab.mtu import Mtus
+from ..lab.mtu import parse as parse_mtu
 from ..trial.request import MAX_FRAME, MIN_FRAME, Mix, parse_mix
 
 MATRIX_KEYS = ("mixes", "frame_sizes", "directions", "repeat", "drain_s")
@@ -44,7 +47,7 @@ SELFTEST_WHEN = ("if-missing", "always", "never")
 class LabSpec:
     topology: str = "a"
     link_speed_bps: float = 1e9
-    mtu: int = 1500
+    mtu: Mtus = Mtus()
     cpu_arrangement: str | None = None
 
 
@@ -183,14 +186,20 @@ def _campaign(d: dict, text: str, path: str) -> Campaign:
         speed = parse_link_speed(str(lab_d.get("link_speed", "1G")))
     except UsageError as e:
         raise UsageError(f"lab.{'topology' if 'topolog' in str(e) else 'link_speed'}: {str(e).split(': ', 1)[-1]}") from None
-    mtu = lab_d.get("mtu", 1500)
-    if not isinstance(mtu, int) or not 576 <= mtu <= 9000:
-        raise UsageError(f"lab.mtu: expected bytes in 576..9000, got {mtu!r}")
+    mtu_v = lab_d.get("mtu", 1500)
+    if not isinstance(mtu_v, (int, str)) or isinstance(mtu_v, bool):
+        raise UsageError(f"lab.mtu: expected bytes or \"LINK=BYTES,…\", got {mtu_v!r}")
+    try:
+        mtu = parse_mtu(mtu_v)
+        mtu.check([(a.node, b.node) for a, b in parse_topology(str(topo)).links()])
+    except UsageError as e:
+        raise UsageError(f"lab.mtu: {str(e).removeprefix('--mtu: ')}") from None
     arr = lab_d.get("cpu_arrangement")
     if arr not in (None, "split", "inline"):
         raise UsageError(f"lab.cpu_arrangement: {arr!r} is not split or inline")
     lab = LabSpec(str(topo), speed, mtu, arr)
     dut = parse(DutConfig, _table(d, "dut", ""), "dut")
+    lab_path = LabPath.build(lab.topology, speed, mtu, dut.tunnel)
     if dut.tunnel and lab.topology != "b":
         raise UsageError(f"dut.tunnel: {dut.tunnel} runs between R1 and R2: it needs lab.topology = \"b\", not {lab.topology!r}")
     st = _table(d, "selftest", "")
@@ -224,8 +233,10 @@ def _campaign(d: dict, text: str, path: str) -> Campaign:
                 smallest = max(MIN_FRAME[v] for v, _ in mix.versions)
                 if fs < smallest:
                     raise UsageError(f"{where}frame_sizes: {fs} bytes cannot carry IPv6 (mix {mix}); the smallest is {smallest}")
-                if fs - 18 > mtu:
-                    raise UsageError(f"{where}frame_sizes: {fs} bytes needs an MTU of {fs - 18}; lab.mtu is {mtu}")
+                for v, _ in mix.versions:
+                    why = lab_path.problem(v, fs)
+                    if why:
+                        raise UsageError(f"{where}mixes: {mix}: {why}")
         ext = _ext_headers(t.get("ext_headers"), mx, where)
         rest = {key: v for key, v in t.items() if key not in matrix_keys + ("kind", "throughput_search", "ext_headers")}
         params = parse(k.params, rest, where.rstrip("."))

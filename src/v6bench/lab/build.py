@@ -4,13 +4,15 @@ with pyroute2, and removes it.
 Per node one namespace (``Site.netns``). Testers: IPv6 disabled and no
 addresses (the packet engine owns the tester addresses). Routers: IPv4 and
 IPv6 forwarding, the topology's addresses (IPv6 without DAD) and static
-routes. Every veth end: the MTU, up, and threaded NAPI pinned per the CPU
+routes. Every veth end: its link's MTU (:mod:`v6bench.lab.mtu`; a link
+below 1280 bytes carries IPv4 only), up, and threaded NAPI pinned per the CPU
 plan (:mod:`v6bench.lab.napi`). Every created namespace is removed again if
 the build fails or is interrupted.
 """
 
 from __future__ import annotations
 
+import ipaddress
 import os
 import signal
 import time
@@ -23,13 +25,11 @@ from ..errors import LabError
 from . import dut as dut_rules
 from . import napi, nsctl, shape, tunnel
 from .dut import DutConfig
+from .mtu import IPV6_MIN, Mtus
 from .cpus import CpuPlan
 from .site import Site
 from .state import LabState, forget, our_namespaces, save
 from .topology import Topology
-
-MIN_MTU = 1280  # IPv6 minimum link MTU (RFC 8200 §5)
-MAX_MTU = 9198  # a 9216-byte frame (incl. 14 B Ethernet header and 4 B FCS)
 
 #: Sysctls set in each namespace, by role (recorded with every result).
 SYSCTLS = {
@@ -76,15 +76,14 @@ def _wait_carrier(ns: str, ifname: str) -> None:
             time.sleep(0.02)
 
 
-def build(site: Site, topo: Topology, link_speed_bps: float, mtu: int, cpu_plan: CpuPlan, temporary: bool,
+def build(site: Site, topo: Topology, link_speed_bps: float, mtu: Mtus, cpu_plan: CpuPlan, temporary: bool,
           dut: DutConfig = DutConfig()) -> LabState:
     """Builds the lab; the caller holds the lock and has cleared stale labs.
 
     On any failure, or Ctrl-C, whatever was created is removed and the
     error is raised again.
     """
-    if not MIN_MTU <= mtu <= MAX_MTU:
-        raise LabError(f"--mtu: {mtu} is outside {MIN_MTU}..{MAX_MTU} bytes")
+    mtu.check([(a.node, b.node) for a, b in topo.links()])
     if dut.tunnel and topo.name != "b":
         raise LabError(f"--tunnel {dut.tunnel}: runs between R1 and R2: it needs --topology b, not {topo.name}")
     existing = our_namespaces(site)
@@ -106,15 +105,16 @@ def build(site: Site, topo: Topology, link_speed_bps: float, mtu: int, cpu_plan:
             create_node_namespace(site, node)
         for left, right in topo.links():
             with IPRoute(netns=site.netns(left.node)) as ipr:
-                ipr.link("add", ifname=left.name, kind="veth", mtu=mtu,
-                         peer={"ifname": right.name, "net_ns_fd": site.netns(right.node), "mtu": mtu})
+                m = mtu.of(left.node, right.node)
+                ipr.link("add", ifname=left.name, kind="veth", mtu=m,
+                         peer={"ifname": right.name, "net_ns_fd": site.netns(right.node), "mtu": m})
         macs = {}
         for node in topo.nodes:
-            macs.update(configure_node(site, node))
+            macs.update(configure_node(site, node, mtu))
         nodes_json = describe_nodes(site, topo, macs)
         configure_dut(site, topo, dut, link_speed_bps, mtu)
         if dut.tunnel:
-            tunnel.configure(site, topo, dut.tunnel, mtu)
+            tunnel.configure(site, topo, dut.tunnel, mtu.of("r1", "r2"))
         for node in topo.nodes:
             wait_carrier(site, node)
         threads = arrange_cpus(site, topo, cpu_plan) if cpu_plan.arrangement == "split" else []
@@ -150,10 +150,13 @@ def bring_up(site: Site, node) -> dict[tuple[str, str], str]:
     return macs
 
 
-def address(site: Site, node) -> None:
+def address(site: Site, node, mtu: Mtus) -> None:
     """Gives a router's interfaces their addresses (testers' addresses
     belong to the engine) and adds the node's static routes; idempotent.
-    A router forwards from here on."""
+    A router forwards from here on. On an interface whose link's MTU is
+    below 1280 bytes there is no IPv6 (RFC 8200 §5): no IPv6 address, and
+    no IPv6 route via a neighbour on it."""
+    v4_only = [ipaddress.ip_interface(i.ipv6).network for i in node.interfaces if mtu.of(i.node, i.peer_node) < IPV6_MIN]
     with IPRoute(netns=site.netns(node.name)) as ipr:
         if node.role == "dut":
             for i in node.interfaces:
@@ -161,16 +164,19 @@ def address(site: Site, node) -> None:
                 v4, p4 = i.ipv4.split("/")
                 v6, p6 = i.ipv6.split("/")
                 ipr.addr("replace", index=idx, address=v4, prefixlen=int(p4))
-                ipr.addr("replace", index=idx, address=v6, prefixlen=int(p6), flags=0x02)  # IFA_F_NODAD
+                if mtu.of(i.node, i.peer_node) >= IPV6_MIN:
+                    ipr.addr("replace", index=idx, address=v6, prefixlen=int(p6), flags=0x02)  # IFA_F_NODAD
         for r in node.routes:
+            if any(ipaddress.ip_address(r.gateway) in net for net in v4_only):
+                continue
             ipr.route("replace", dst=r.dst, gateway=r.gateway)
 
 
-def configure_node(site: Site, node) -> dict[tuple[str, str], str]:
+def configure_node(site: Site, node, mtu: Mtus) -> dict[tuple[str, str], str]:
     """:func:`bring_up` then :func:`address` (building a lab, when no
     traffic flows yet); returns the interfaces' MACs."""
     macs = bring_up(site, node)
-    address(site, node)
+    address(site, node, mtu)
     return macs
 
 
@@ -179,7 +185,7 @@ def wait_carrier(site: Site, node) -> None:
         _wait_carrier(site.netns(node.name), i.name)
 
 
-def configure_dut(site: Site, topo: Topology, dut: DutConfig, link_speed_bps: float, mtu: int,
+def configure_dut(site: Site, topo: Topology, dut: DutConfig, link_speed_bps: float, mtu: Mtus,
                   only: str | None = None) -> None:
     """Loads each router's nftables rule set (:mod:`v6bench.lab.dut`) and,
     with ``dut.shape``, shapes its interfaces (:mod:`v6bench.lab.shape`);
@@ -191,7 +197,7 @@ def configure_dut(site: Site, topo: Topology, dut: DutConfig, link_speed_bps: fl
                 dut_rules.apply(site.netns(node.name), text)
             if dut.shape:
                 for i in node.interfaces:
-                    shape.apply(site.netns(node.name), i.name, link_speed_bps, mtu)
+                    shape.apply(site.netns(node.name), i.name, link_speed_bps, mtu.of(i.node, i.peer_node))
 
 
 def describe_nodes(site: Site, topo: Topology, macs: dict[tuple[str, str], str]) -> list[dict]:

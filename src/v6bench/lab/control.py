@@ -14,6 +14,7 @@ from ..rates import format_link_speed
 from . import build, state
 from .cpus import plan
 from .dut import DutConfig
+from .mtu import Mtus
 from .site import Site
 from .state import LabState
 from .topology import parse_topology
@@ -40,7 +41,7 @@ def describe(lab: LabState) -> str:
             f"DUT {lab.dut_config.describe()}")
 
 
-def up(site: Site, topology: str, link_speed_bps: float, mtu: int, arrangement: str | None,
+def up(site: Site, topology: str, link_speed_bps: float, mtu: Mtus, arrangement: str | None,
        dut: DutConfig = DutConfig()) -> LabState:
     """Builds the machine's lab; refuses if one is up."""
     topo = parse_topology(topology)
@@ -76,7 +77,7 @@ def status(site: Site) -> tuple[LabState | None, bool]:
 
 
 @contextmanager
-def for_trial(site: Site, topology: str | None, link_speed_bps: float | None, mtu: int | None,
+def for_trial(site: Site, topology: str | None, link_speed_bps: float | None, mtu: Mtus | None,
               arrangement: str | None, dut: DutConfig | None = None) -> Iterator[LabState]:
     """The lab a trial runs on, locked for the trial's whole length.
 
@@ -101,7 +102,7 @@ def for_trial(site: Site, topology: str | None, link_speed_bps: float | None, mt
                                    f"use it as it is or run `v6bench lab down` first")
             yield current
             return
-        lab = build.build(site, parse_topology(topology or "a"), link_speed_bps or 1e9, mtu or 1500,
+        lab = build.build(site, parse_topology(topology or "a"), link_speed_bps or 1e9, mtu or Mtus(),
                           plan(arrangement), temporary=True, dut=dut or DutConfig())
         try:
             yield lab

@@ -213,3 +213,20 @@ def acl_counters(netns: str) -> dict[str, dict[str, int]]:
 def rulesets(nodes: list[dict]) -> dict[str, str]:
     """``nft list ruleset`` of every router, as it is now."""
     return {n["name"]: nsctl.command(n["netns"], ["nft", "list", "ruleset"]) for n in nodes if n["role"] == "dut"}
+
+
+#: What else configures a router's datapath, recorded verbatim with every
+#: run: qdiscs (``--shape``), routes (static, tunnel encapsulation), and
+#: links with their MTUs and tunnel devices (``--mtu``, ``--tunnel``).
+DATAPATH_COMMANDS = {
+    "tc_qdisc": ["tc", "qdisc", "show"],
+    "ipv4_routes": ["ip", "-4", "route", "show"],
+    "ipv6_routes": ["ip", "-6", "route", "show"],
+    "links": ["ip", "-d", "-o", "link", "show"],
+}
+
+
+def datapaths(nodes: list[dict]) -> dict[str, dict[str, str]]:
+    """Per router, the output of each of :data:`DATAPATH_COMMANDS`, as it is now."""
+    return {n["name"]: {k: nsctl.command(n["netns"], argv) for k, argv in DATAPATH_COMMANDS.items()}
+            for n in nodes if n["role"] == "dut"}

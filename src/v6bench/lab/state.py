@@ -31,6 +31,7 @@ from pyroute2 import netns as pr_netns
 from ..errors import LabError
 from .cpus import CpuPlan
 from .dut import DutConfig
+from .mtu import Mtus
 from .site import Site
 
 STATE_VERSION = 1
@@ -46,7 +47,7 @@ class LabState:
 
     topology: str
     link_speed_bps: float
-    mtu: int
+    mtu: Mtus
     status: str
     temporary: bool
     owner_pid: int
@@ -68,7 +69,7 @@ class LabState:
             "state_version": STATE_VERSION,
             "topology": self.topology,
             "link_speed_bps": self.link_speed_bps,
-            "mtu": self.mtu,
+            "mtu": self.mtu.to_json(),
             "status": self.status,
             "temporary": self.temporary,
             "owner_pid": self.owner_pid,
@@ -86,7 +87,7 @@ class LabState:
         if d.get("state_version") != STATE_VERSION:
             raise ValueError("state version")
         return cls(
-            d["topology"], float(d["link_speed_bps"]), int(d["mtu"]), d["status"], bool(d["temporary"]),
+            d["topology"], float(d["link_speed_bps"]), Mtus.from_json(d["mtu"]), d["status"], bool(d["temporary"]),
             int(d["owner_pid"]), float(d["created_at_unix_s"]), CpuPlan.from_json(d["cpu_plan"]),
             tuple(d["nodes"]), tuple(d["napi"]), dict(d["sysctls"]), d["kernel"], dict(d.get("dut") or {}),
         )

@@ -22,8 +22,8 @@ The overhead counts in the line-rate arithmetic (RFC 8219 App. A): on the
 R1–R2 link a frame of the carried version takes ``overhead`` bytes more, so
 the path's highest frame rate is the link speed over the mean frame (plus
 20 bytes of preamble and gap, plus the overhead for the carried share)
-(:func:`path_line_fps`); and a frame of the carried version must fit the
-link's MTU with the overhead (:func:`check_frame`).
+(:meth:`v6bench.trial.path.LabPath.line_fps`); and a frame of the carried
+version must fit the link's MTU with the overhead (:func:`check_frame`).
 """
 
 from __future__ import annotations
@@ -32,7 +32,6 @@ import ipaddress
 from dataclasses import dataclass
 
 from ..errors import LabError, UsageError
-from ..rates import line_rate_fps
 from . import nsctl
 from .site import Site
 from .topology import Topology
@@ -59,17 +58,6 @@ def get(name: str) -> Tunnel:
     if name not in TUNNELS:
         raise UsageError(f"--tunnel: {name!r} is not one of {', '.join(TUNNELS)}")
     return TUNNELS[name]
-
-
-def path_line_fps(link_speed_bps: float, frame_size: int, ipv4_pct: int, tunnel: str | None) -> float:
-    """Highest frame rate per direction of the path: the tester links' line
-    rate, or the tunnel link's if the overhead makes it lower."""
-    plain = line_rate_fps(link_speed_bps, frame_size)
-    if not tunnel:
-        return plain
-    t = get(tunnel)
-    share = (ipv4_pct if t.carried == 4 else 100 - ipv4_pct) / 100
-    return min(plain, line_rate_fps(link_speed_bps, frame_size + share * t.overhead_bytes))
 
 
 def check_frame(tunnel: str | None, frame_size: int, versions: set[int], mtu: int) -> None:

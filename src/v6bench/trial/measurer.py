@@ -10,12 +10,12 @@ capacity at that frame size, from the latest self-test
 from __future__ import annotations
 
 from ..lab import reset as lab_reset
-from ..lab import tunnel
 from ..lab.site import Site
 from ..lab.state import LabState
 from ..methods.measurer import Measurement
 from ..rates import Rate
 from . import runner
+from .path import LabPath
 from .request import Mix, TrialRequest
 
 #: Share of the tester's self-tested capacity above which a trial is the tester's.
@@ -31,8 +31,8 @@ class LabMeasurer:
         self.site, self.lab, self.mix, self.frame_size = site, lab, mix, frame_size
         self.ext_headers = ext_headers
         self.bidirectional, self.drain_s, self.selftest = bidirectional, drain_s, selftest
-        # The path's highest rate: a tunnel's overhead lowers it (lab/tunnel.py).
-        self.line_fps = tunnel.path_line_fps(lab.link_speed_bps, frame_size, mix.ipv4_pct, lab.dut_config.tunnel)
+        # The path's highest rate: fragments and a tunnel's overhead lower it (trial/path.py).
+        self.line_fps = LabPath.of(lab).line_fps(frame_size, mix.ipv4_pct, bidirectional)
 
     def _capacity_fps(self) -> tuple[float, int] | None:
         """The tester's capacity [frames/s] for this frame size: the lowest

@@ -10,9 +10,10 @@ import re
 from dataclasses import dataclass
 
 from ..errors import UsageError
-from ..rates import Rate, format_link_speed, line_rate_fps, parse_rate
+from ..rates import Rate, format_link_speed, parse_rate
 from ..lab import tunnel
 from . import ext_headers
+from .path import LabPath
 
 #: Smallest frames (bytes incl. FCS, RFC 1242 §3.5) that hold the headers
 #: and the engine's 18-byte signature: IPv4 14+20+8+18+4 = 64,
@@ -88,24 +89,34 @@ class TrialRequest:
         """The intended rate per direction [frames/s]."""
         return self.rate.fps(self.frame_size, link_speed_bps)
 
-    def check_against(self, link_speed_bps: float, mtu: int, tunnel_name: str | None = None) -> float:
-        """Checks the request fits the lab (its links, and the tunnel between
-        its routers, if any); returns the rate per direction [fps]."""
-        tunnel.check_frame(tunnel_name, self.frame_size, {v for v, _ in self.mix.versions}, mtu)
-        if self.frame_size - 18 > mtu:
-            raise UsageError(
-                f"--frame-size: {self.frame_size} bytes needs an MTU of {self.frame_size - 18}; the lab's is {mtu} (lab up --mtu)"
-            )
-        fps = self.fps(link_speed_bps)
-        line = line_rate_fps(link_speed_bps, self.frame_size)
+    def check_against(self, path: LabPath) -> float:
+        """Checks the request fits the lab's path (its links' MTUs, and the
+        tunnel between its routers, if any); returns the rate per
+        direction [fps]. Frames larger than the path carries whole are
+        fragmented (:mod:`v6bench.trial.path`)."""
+        versions = {v for v, _ in self.mix.versions}
+        for v in sorted(versions):
+            why = path.problem(v, self.frame_size)
+            if why:
+                raise UsageError(f"--mix {self.mix}: {why}")
+        if self.ext_headers and 6 in versions and path.source_mtu(6, self.frame_size) is not None:
+            raise UsageError(f"--ext-headers: {self.frame_size}-byte IPv6 frames exceed the path MTU "
+                             f"{min(path.mtus())} and would be fragmented; frames with extension headers are sent whole")
+        tunnel.check_frame(path.tunnel, self.frame_size, versions, dict(path.links).get("r1-r2", 0))
+        fps = self.fps(path.link_speed_bps)
+        line = path.line_fps(self.frame_size, self.mix.ipv4_pct, self.bidirectional)
         if fps > line * (1 + 1e-9):
             raise UsageError(
                 f"--rate: {self.rate.text} is {fps:,.0f} frames/s, above line rate for {self.frame_size}-byte frames "
-                f"on {format_link_speed(link_speed_bps)} links ({line:,.0f} frames/s)"
+                f"on {format_link_speed(path.link_speed_bps)} links ({line:,.0f} frames/s"
+                + (", fragments and tunnel included)" if line < self._plain_line_fps(path) * (1 - 1e-9) else ")")
             )
         if fps * self.duration_s < 1:
             raise UsageError(f"--rate/--duration: {fps:g} frames/s for {self.duration_s:g} s sends no frame")
         return fps
+
+    def _plain_line_fps(self, path: LabPath) -> float:
+        return path.link_speed_bps / (8 * (self.frame_size + 20))
 
 
 def make_request(mix: str, frame_size: int, rate: str, duration_s: float, bidirectional: bool,

@@ -28,6 +28,7 @@ from typing import Callable
 from .. import engine
 from ..lab import observe
 from ..lab.state import LabState
+from .path import LabPath
 from .request import TrialRequest
 from .spec import engine_spec
 
@@ -55,6 +56,7 @@ def _stream_summary(s: dict) -> dict:
         "ipdv_ns": s.get("ipdv_ns"),
         "inter_arrival_ns": {"p50": ia["p50"], "max": ia["max"]} if ia else None,
         "loss_window": s.get("loss_window"),
+        "fragments": s.get("fragments"),
     }
 
 
@@ -108,7 +110,7 @@ def summarize(lab: LabState, request: TrialRequest, fps: float, eng: dict, dut: 
         "lab": {
             "topology": lab.topology,
             "link_speed_bps": lab.link_speed_bps,
-            "mtu": lab.mtu,
+            "mtu": lab.mtu.to_json(),
             "temporary": lab.temporary,
             "shared_machine": True,
             "cpu_plan": lab.cpu_plan.to_json(),
@@ -141,8 +143,9 @@ def run(lab: LabState, request: TrialRequest, engine_pid_file: Path | None = Non
     returned dict is stored under ``action`` with ``action_at_s``, the
     time it started after the first frame was due.
     """
-    fps = request.check_against(lab.link_speed_bps, lab.mtu, lab.dut_config.tunnel)
-    spec = engine_spec(lab, request, fps)
+    path = LabPath.of(lab)
+    fps = request.check_against(path)
+    spec = engine_spec(lab, request, fps, path)
     if adjust:
         adjust(spec)
     before = observe.snapshot(lab)

@@ -3,7 +3,9 @@
 Ports are the two testers, named after their nodes (``t1``, ``t2``); streams
 are named ``ipv4-t1-t2`` and so on. The engine sends from t1 to t2, and from
 t2 to t1 as well when bidirectional, each direction at the requested rate.
-Senders and the receiver are pinned per the lab's CPU plan.
+Senders and the receiver are pinned per the lab's CPU plan. Frames larger
+than the path carries whole are fragmented at the source (IPv4 to the
+sender's link, IPv6 to the path MTU).
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from __future__ import annotations
 from ..engine import SPEC_VERSION
 from ..lab.state import LabState
 from . import ext_headers
+from .path import LabPath
 from .request import TrialRequest
 
 
@@ -18,8 +21,11 @@ def directions(request: TrialRequest) -> list[tuple[str, str]]:
     return [("t1", "t2"), ("t2", "t1")] if request.bidirectional else [("t1", "t2")]
 
 
-def engine_spec(lab: LabState, request: TrialRequest, fps: float) -> dict:
-    """The spec; ``fps`` is the validated rate per direction."""
+def engine_spec(lab: LabState, request: TrialRequest, fps: float, path: LabPath | None = None) -> dict:
+    """The spec; ``fps`` is the validated rate per direction. A stream
+    whose frames the path does not carry whole is fragmented at the source
+    (``fragment_mtu``, :mod:`v6bench.trial.path`)."""
+    path = path or LabPath.of(lab)
     plan = lab.cpu_plan
     senders = [src for src, _ in directions(request)]
     ports = []
@@ -40,6 +46,10 @@ def engine_spec(lab: LabState, request: TrialRequest, fps: float) -> dict:
         for src, dst in directions(request)
         for version, share in request.mix.versions
     ]
+    for s in streams:
+        mtu = path.source_mtu(s["ip_version"], request.frame_size, reverse=s["tx_port"] == "t2")
+        if mtu is not None:
+            s["fragment_mtu"] = mtu
     if request.ext_headers:
         for s in streams:
             if s["ip_version"] == 6:

@@ -41,6 +41,13 @@ def render(r: dict) -> str:
     lines += align(rows)
     lines.append("")
     lines.append(f"offered {r['offered_fps']:,.0f} frames/s of {r['intended_fps']:,.0f} intended (all directions)")
+    for s in r["streams"]:
+        f = s.get("fragments")
+        if f:
+            sent = f"sent as {f['per_frame']} fragments each, " if f["tx_fragments"] else "sent whole, "
+            lines.append(f"fragments {s['direction']} IPv{s['ip_version']}: {sent}{f['rx_fragments']:,} received "
+                         f"({f['rx_fragments_per_s']:,.0f}/s), {f['reassembled_frames']:,} frames whole, "
+                         f"{f['incomplete_frames']:,} incomplete")
     cpu = [f"{x['name']} {_pct(x['busy_ratio'])} of a CPU" for x in r["dut"]["routers"]]
     if cpu and any(x["busy_ratio"] is not None for x in r["dut"]["routers"]):
         lines.append("DUT CPU while traffic flowed: " + ", ".join(cpu))
