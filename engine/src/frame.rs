@@ -14,10 +14,10 @@
 //! but the last carries the most data a fragment of that MTU can hold, a
 //! multiple of 8 bytes, as Linux does.
 
-use crate::spec::StreamPlan;
+use crate::spec::{Protocol, StreamPlan};
 use crate::wire::ethernet::{self, Mac};
 use crate::wire::signature::{self, Signature};
-use crate::wire::{checksum, ext, ipv4, ipv6, udp, FCS_LEN};
+use crate::wire::{checksum, echo, ext, ipv4, ipv6, udp, FCS_LEN};
 use std::net::IpAddr;
 use std::ops::Range;
 
@@ -63,6 +63,9 @@ pub struct Template {
     ipv4_acc: Option<u64>,
     /// Wire frames when fragmented at the source; empty when sent whole.
     pieces: Vec<Piece>,
+    /// An ICMP Echo Request rather than UDP: the Sequence Number is
+    /// stamped too, and a zero checksum is sent as computed.
+    echo: bool,
 }
 
 impl Template {
@@ -71,11 +74,13 @@ impl Template {
         let len = stream.frame_size - FCS_LEN;
         let mut b = vec![0u8; len];
         let l3 = ethernet::HEADER_LEN;
+        let echo = stream.protocol == Protocol::IcmpEcho;
+        let (proto4, proto6) = if echo { (ipv4::PROTO_ICMP, ipv6::NH_ICMPV6) } else { (ipv4::PROTO_UDP, ipv6::NH_UDP) };
         let (udp_off, ipv4_acc) = match (stream.src_ip, stream.dst_ip) {
             (IpAddr::V4(s), IpAddr::V4(d)) => {
                 ethernet::emit(&mut b, dst_mac, src_mac, ethernet::ETHERTYPE_IPV4);
                 let l4 = l3 + ipv4::HEADER_LEN;
-                ipv4::emit(&mut b[l3..], s, d, ipv4::PROTO_UDP, len - l4, 0);
+                ipv4::emit(&mut b[l3..], s, d, proto4, len - l4, 0);
                 b[l3 + ipv4::CHECKSUM.start..l3 + ipv4::CHECKSUM.end].fill(0);
                 (l4, Some(checksum::sum(0, &b[l3..l4])))
             }
@@ -83,22 +88,28 @@ impl Template {
                 ethernet::emit(&mut b, dst_mac, src_mac, ethernet::ETHERTYPE_IPV6);
                 let exts = l3 + ipv6::HEADER_LEN;
                 let l4 = exts + stream.ext_headers.iter().map(ext::ExtHeader::len).sum::<usize>();
-                let first = ext::emit_chain(&stream.ext_headers, &mut b[exts..l4], ipv6::NH_UDP);
+                let first = ext::emit_chain(&stream.ext_headers, &mut b[exts..l4], proto6);
                 ipv6::emit(&mut b[l3..], s, d, first, len - exts, ipv6::DEFAULT_HOP_LIMIT);
                 (l4, None)
             }
             _ => unreachable!("spec validation keeps both addresses in one family"),
         };
         let udp_len = len - udp_off;
-        udp::emit(&mut b[udp_off..], stream.src_port, stream.dst_port, udp_len);
+        if echo {
+            echo::emit_request(&mut b[udp_off..], stream.ip_version(), stream.index);
+        } else {
+            udp::emit(&mut b[udp_off..], stream.src_port, stream.dst_port, udp_len);
+        }
         let sig_off = udp_off + udp::HEADER_LEN;
         signature::pad(&mut b[sig_off + signature::LEN..]);
         let pseudo = match (stream.src_ip, stream.dst_ip) {
+            // ICMPv4's checksum has no pseudo-header (RFC 792).
+            (IpAddr::V4(_), IpAddr::V4(_)) if echo => 0,
             (IpAddr::V4(s), IpAddr::V4(d)) => ipv4::pseudo_header_sum(s, d, ipv4::PROTO_UDP, udp_len),
             (IpAddr::V6(s), IpAddr::V6(d)) => {
-                // The checksum covers the final destination (RFC 8200 §8.1).
+                // The checksum covers the final destination (RFC 8200 §8.1; RFC 4443 §2.3).
                 let last = stream.ext_headers.iter().find_map(ext::ExtHeader::final_destination).unwrap_or(d);
-                ipv6::pseudo_header_sum(s, last, ipv6::NH_UDP, udp_len)
+                ipv6::pseudo_header_sum(s, last, proto6, udp_len)
             }
             _ => unreachable!(),
         };
@@ -119,7 +130,7 @@ impl Template {
                 }
             }
         }
-        Template { bytes: b, stream: stream.index, udp_off, sig_off, udp_acc, ipv4_acc, pieces }
+        Template { bytes: b, stream: stream.index, udp_off, sig_off, udp_acc, ipv4_acc, pieces, echo }
     }
 
     /// Length of the whole datagram's frame (frame size without FCS).
@@ -196,8 +207,15 @@ impl Template {
         let so = self.sig_off;
         signature::emit(&mut f[so..so + signature::LEN], sig);
         let acc = checksum::sum(self.udp_acc, &f[so..so + signature::LEN]);
-        let c = checksum::udp_finish(acc);
-        f[self.udp_off + udp::CHECKSUM.start..self.udp_off + udp::CHECKSUM.end].copy_from_slice(&c.to_be_bytes());
+        let c = if self.echo {
+            let seq16 = seq as u16;
+            f[self.udp_off + echo::SEQ.start..self.udp_off + echo::SEQ.end].copy_from_slice(&seq16.to_be_bytes());
+            checksum::finish(acc + u64::from(seq16))
+        } else {
+            checksum::udp_finish(acc)
+        };
+        let at = if self.echo { echo::CHECKSUM } else { udp::CHECKSUM };
+        f[self.udp_off + at.start..self.udp_off + at.end].copy_from_slice(&c.to_be_bytes());
         if let Some(ip_acc) = self.ipv4_acc {
             let l3 = ethernet::HEADER_LEN;
             let ident = ident as u16;
@@ -233,6 +251,7 @@ mod tests {
             frames: 10,
             ext_headers: vec![],
             fragment_mtu: None,
+            protocol: crate::spec::Protocol::Udp,
         }
     }
 

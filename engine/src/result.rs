@@ -140,6 +140,9 @@ pub struct StreamResult {
     pub dst_ip: String,
     pub src_port: u16,
     pub dst_port: u16,
+    /// `udp`, or `icmp_echo`: Echo Requests whose replies are counted at
+    /// the sending port; latency is then the round trip.
+    pub protocol: crate::spec::Protocol,
     pub frame_size: usize,
     pub share: u64,
     /// This stream's part of its port's intended rate [frames/s].

@@ -9,7 +9,7 @@ use crate::ring::{Ring, RingStats, RxFrame};
 use crate::sock;
 use crate::stats::StreamCounters;
 use crate::wire::ethernet::{self, Mac};
-use crate::wire::{arp, icmpv6, ipv4, ipv6, signature, udp};
+use crate::wire::{arp, echo, icmpv6, ipv4, ipv6, signature, udp};
 use serde::Serialize;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 use std::os::unix::io::RawFd;
@@ -44,6 +44,15 @@ pub struct PortRxCounters {
     pub fragment_frames: u64,
     /// Fragments that repeated or overlapped one already held: ignored.
     pub duplicate_fragments: u64,
+    /// ICMP Echo Requests to the port's own address (answered, below).
+    pub echo_requests: u64,
+    /// Echo Replies the engine sent to them (the far end of an
+    /// `icmp_echo` stream through the DUT, or anyone pinging a port).
+    pub echo_replies_sent: u64,
+    /// Longest a request waited in the engine before its reply left
+    /// (receive ring block and thread wake-up) [ns]; taken out of the
+    /// round trip of v6bench requests (below).
+    pub echo_hold_max_ns: u64,
     /// Fragmented datagrams given up incomplete, of a stream or of none
     /// known (their first fragment missing).
     pub incomplete_datagrams: u64,
@@ -91,6 +100,8 @@ pub struct RxPort {
 pub struct StreamKey {
     pub rx_port: usize,
     pub ip_version: u8,
+    /// An ICMP echo stream: its frames come back as Echo Replies.
+    pub echo: bool,
 }
 
 /// Classification and counting state of the receiver.
@@ -181,8 +192,8 @@ impl RxState {
         let l3_len = f.len.saturating_sub(off);
         let handled = match ethertype {
             ethernet::ETHERTYPE_ARP => self.on_arp(pi, l3, learned),
-            ethernet::ETHERTYPE_IPV4 => self.on_ipv4(pi, l3, l3_len, f.rx_ns, from_ns),
-            ethernet::ETHERTYPE_IPV6 => self.on_ipv6(pi, l3, l3_len, eth_src, f.rx_ns, from_ns, learned),
+            ethernet::ETHERTYPE_IPV4 => self.on_ipv4(pi, &f, l3_len, from_ns),
+            ethernet::ETHERTYPE_IPV6 => self.on_ipv6(pi, &f, l3_len, eth_src, from_ns, learned),
             _ => false,
         };
         if !handled {
@@ -206,7 +217,8 @@ impl RxState {
         true
     }
 
-    fn on_ipv4(&mut self, pi: usize, l3: &[u8], l3_len: usize, rx_ns: u64, from_ns: u64) -> bool {
+    fn on_ipv4(&mut self, pi: usize, f: &RxFrame<'_>, l3_len: usize, from_ns: u64) -> bool {
+        let (l3, rx_ns) = (&f.data[ethernet::HEADER_LEN..], f.rx_ns);
         let Some(h) = ipv4::parse(l3) else { return false };
         if l3_len < h.total_len {
             return false; // truncated: never a test frame
@@ -220,18 +232,25 @@ impl RxState {
                 true
             }
             ipv4::PROTO_UDP => self.on_udp(pi, 4, l4, rx_ns, from_ns),
-            ipv4::PROTO_ICMP => {
-                if l4.first().is_some_and(|&t| is_icmpv4_error(t)) {
-                    self.ports[pi].counters.icmp_error_frames += 1;
+            ipv4::PROTO_ICMP if h.is_fragment() => false,
+            ipv4::PROTO_ICMP => match l4.first() {
+                Some(&echo::V4_REPLY) => self.on_echo_reply(pi, 4, l4, rx_ns, from_ns),
+                Some(&echo::V4_REQUEST) if Some(h.dst) == self.ports[pi].ipv4 => self.on_echo_request(pi, f, ethernet::HEADER_LEN + h.header_len),
+                Some(&t) => {
+                    if is_icmpv4_error(t) {
+                        self.ports[pi].counters.icmp_error_frames += 1;
+                    }
+                    false
                 }
-                false
-            }
+                None => false,
+            },
             _ => false,
         }
     }
 
     #[allow(clippy::too_many_arguments)]
-    fn on_ipv6(&mut self, pi: usize, l3: &[u8], l3_len: usize, eth_src: Mac, rx_ns: u64, from_ns: u64, learned: &Learned) -> bool {
+    fn on_ipv6(&mut self, pi: usize, f: &RxFrame<'_>, l3_len: usize, eth_src: Mac, from_ns: u64, learned: &Learned) -> bool {
+        let (l3, rx_ns) = (&f.data[ethernet::HEADER_LEN..], f.rx_ns);
         let Some(h) = ipv6::parse(l3) else { return false };
         if l3_len < h.total_len {
             return false;
@@ -250,7 +269,13 @@ impl RxState {
             ipv6::NH_UDP => self.on_udp(pi, 6, l4, rx_ns, from_ns),
             ipv6::NH_ICMPV6 => {
                 let Some(&t) = l4.first() else { return false };
-                if t == icmpv6::TYPE_NS || t == icmpv6::TYPE_NA {
+                if h.is_fragment() {
+                    false
+                } else if t == echo::V6_REPLY {
+                    self.on_echo_reply(pi, 6, l4, rx_ns, from_ns)
+                } else if t == echo::V6_REQUEST && Some(h.dst) == self.ports[pi].ipv6 && h.ext_headers == 0 {
+                    self.on_echo_request(pi, f, ethernet::HEADER_LEN + h.upper_offset)
+                } else if t == icmpv6::TYPE_NS || t == icmpv6::TYPE_NA {
                     self.on_nd(pi, &h, l4, eth_src, learned)
                 } else if (130..=143).contains(&t) {
                     // MLD (RFC 2710, 3810) and router discovery/redirect (RFC 4861).
@@ -293,9 +318,14 @@ impl RxState {
         if udp::ports(seg).is_none() {
             return FirstPart::Other;
         }
-        let Some(sig) = signature::parse(&seg[udp::HEADER_LEN..]) else { return FirstPart::Other };
+        self.classify_data(pi, ip_version, false, &seg[udp::HEADER_LEN..], from_ns)
+    }
+
+    /// What the data behind a UDP or ICMP echo header carries.
+    fn classify_data(&self, pi: usize, ip_version: u8, echo: bool, data: &[u8], from_ns: u64) -> FirstPart {
+        let Some(sig) = signature::parse(data) else { return FirstPart::Other };
         let si = usize::from(sig.stream);
-        let valid = self.keys.get(si).is_some_and(|k| k.rx_port == pi && k.ip_version == ip_version) && self.streams[si].accepts(sig.seq) && sig.tx_ns >= from_ns;
+        let valid = self.keys.get(si).is_some_and(|k| k.rx_port == pi && k.ip_version == ip_version && k.echo == echo) && self.streams[si].accepts(sig.seq) && sig.tx_ns >= from_ns;
         if valid { FirstPart::Test { stream: si, seq: sig.seq, tx_ns: sig.tx_ns } } else { FirstPart::BadSignature }
     }
 
@@ -314,6 +344,54 @@ impl RxState {
             }
             FirstPart::Other => false,
         }
+    }
+
+    /// An Echo Reply: a test frame of an `icmp_echo` stream come back.
+    fn on_echo_reply(&mut self, pi: usize, ip_version: u8, msg: &[u8], rx_ns: u64, from_ns: u64) -> bool {
+        let Some(data) = msg.get(echo::HEADER_LEN..) else { return false };
+        let part = self.classify_data(pi, ip_version, true, data, from_ns);
+        self.count(pi, part, rx_ns)
+    }
+
+    /// An Echo Request to the port's own address (at upper-layer offset
+    /// `l4` of the frame): answered with an Echo Reply carrying its data
+    /// back. A request longer than the ring copied is answered only if it
+    /// is a v6bench test frame, whose padding is known (`signature::pad`):
+    /// the data are rebuilt, and the copied part must match them.
+    ///
+    /// A v6bench request's reply carries its transmit timestamp moved later
+    /// by the time the request waited here (from the kernel's receive
+    /// timestamp to the reply's hand-over), so the sender's round trip is
+    /// the network's both ways, without the responder's own delay (up to
+    /// the ring's block timeout, `ring.rs`).
+    fn on_echo_request(&mut self, pi: usize, f: &RxFrame<'_>, l4: usize) -> bool {
+        self.ports[pi].counters.echo_requests += 1;
+        let mut reply = f.data.to_vec();
+        if f.data.len() < f.len {
+            let sig_end = l4 + echo::HEADER_LEN + signature::LEN;
+            if f.data.len() < sig_end || signature::parse(&f.data[l4 + echo::HEADER_LEN..]).is_none() {
+                return true;
+            }
+            reply.resize(f.len, 0);
+            signature::pad(&mut reply[sig_end..]);
+            if reply[..f.data.len()] != *f.data {
+                return true;
+            }
+        }
+        let sig_at = l4 + echo::HEADER_LEN;
+        if let Some(mut sig) = reply.get(sig_at..).and_then(signature::parse) {
+            let hold = crate::clock::realtime_ns().saturating_sub(f.rx_ns);
+            sig.tx_ns = sig.tx_ns.saturating_add(hold);
+            signature::emit(&mut reply[sig_at..sig_at + signature::LEN], sig);
+            let c = &mut self.ports[pi].counters;
+            c.echo_hold_max_ns = c.echo_hold_max_ns.max(hold);
+        }
+        echo::reply_in_place(&mut reply, l4, self.ports[pi].mac);
+        let p = &mut self.ports[pi];
+        if p.tx_fd >= 0 && sock::send(p.tx_fd, &reply).is_ok() {
+            p.counters.echo_replies_sent += 1;
+        }
+        true
     }
 
     fn on_udp(&mut self, pi: usize, ip_version: u8, seg: &[u8], rx_ns: u64, from_ns: u64) -> bool {
@@ -370,6 +448,7 @@ mod tests {
             frames: 100,
             ext_headers: vec![],
             fragment_mtu: None,
+            protocol: crate::spec::Protocol::Udp,
         };
         let streams = [mk(0, "198.18.0.2", "198.19.0.2", 64), mk(1, "2001:2::2", "2001:2:0:1::2", 200)];
         let templates = streams.iter().map(|s| Template::new(s, Mac([2, 0, 0, 0, 0, 1]), ME)).collect();
@@ -384,7 +463,7 @@ mod tests {
                 counters: PortRxCounters::default(),
                 ring_stats: RingStats::default(),
             }],
-            streams.iter().map(|s| StreamKey { rx_port: 0, ip_version: s.ip_version() }).collect(),
+            streams.iter().map(|s| StreamKey { rx_port: 0, ip_version: s.ip_version(), echo: false }).collect(),
             streams.iter().map(|s| StreamCounters::new(s.frames)).collect(),
         );
         (st, templates)
@@ -484,6 +563,7 @@ mod tests {
                 frames: 100,
                 ext_headers: vec![],
                 fragment_mtu: Some(mtu),
+                protocol: crate::spec::Protocol::Udp,
             };
             let t = Template::new(&plan, Mac([2, 0, 0, 0, 0, 1]), ME);
             assert_eq!(t.wire_frames(), pieces);
@@ -507,6 +587,59 @@ mod tests {
         for (si, pieces) in [(0, 4), (1, 2)] {
             let c = &st.streams[si];
             assert_eq!((c.rx_frames, c.incomplete_frames, c.rx_fragments), (1, 1, 2 * pieces as u64 - 1));
+        }
+    }
+
+    #[test]
+    fn echo_requests_to_the_port_are_answered_and_replies_count_for_their_stream() {
+        for (v, src, dst) in [(4u8, "198.18.0.2", "198.19.0.2"), (6, "2001:2::2", "2001:2:0:1::2")] {
+            let (mut st, _) = state();
+            let si = if v == 4 { 0 } else { 1 };
+            st.keys[si].echo = true;
+            let plan = StreamPlan {
+                index: si as u16,
+                name: "e".into(),
+                tx_port: 0,
+                rx_port: 0,
+                src_ip: src.parse().unwrap(),
+                dst_ip: dst.parse().unwrap(),
+                src_port: 0,
+                dst_port: 0,
+                frame_size: 1000,
+                share: 1,
+                frames: 100,
+                ext_headers: vec![],
+                fragment_mtu: None,
+                protocol: crate::spec::Protocol::IcmpEcho,
+            };
+            let t = Template::new(&plan, Mac([2, 0, 0, 0, 0, 1]), ME);
+            let mut buf = vec![0u8; 1000];
+            let n = t.write(&mut buf, 7, 1_500, 7);
+            let l4 = 14 + if v == 4 { 20 } else { 40 };
+            // The request, copied only in part (a 512-byte ring slot): still answered.
+            let learned: Learned = Mutex::new(vec![(None, None)]);
+            st.handle(0, RxFrame { data: &buf[..512], len: n, rx_ns: 2_000 }, 1_000, &learned);
+            assert_eq!(st.ports[0].counters.echo_requests, 1);
+            assert_eq!(st.ports[0].counters.foreign_frames, 0);
+            // Its reply: valid checksums, and it counts for the stream.
+            let mut reply = buf[..n].to_vec();
+            echo::reply_in_place(&mut reply, l4, Mac([2, 0, 0, 0, 0, 9]));
+            assert_eq!(reply[l4], if v == 4 { echo::V4_REPLY } else { echo::V6_REPLY });
+            if v == 4 {
+                assert_eq!(crate::wire::checksum::checksum(&reply[14..34]), 0);
+                assert_eq!(crate::wire::checksum::checksum(&reply[34..]), 0);
+            } else {
+                let s: [u8; 16] = reply[22..38].try_into().unwrap();
+                let d: [u8; 16] = reply[38..54].try_into().unwrap();
+                let pseudo = ipv6::pseudo_header_sum(s.into(), d.into(), ipv6::NH_ICMPV6, n - l4);
+                assert_eq!(crate::wire::checksum::finish(crate::wire::checksum::sum(pseudo, &reply[l4..])), 0);
+            }
+            feed(&mut st, &reply);
+            assert_eq!(st.streams[si].rx_frames, 1, "IPv{v}");
+            // A UDP stream's signature in an Echo Reply does not count.
+            st.keys[si].echo = false;
+            feed(&mut st, &reply);
+            assert_eq!(st.ports[0].counters.bad_signature_frames, 1);
         }
     }
 }

@@ -178,6 +178,20 @@ pub struct StreamSpec {
     /// is sent as fragments (IPv4: 68..=9198, RFC 791; IPv6: 1280..=9198,
     /// RFC 8200 §5). The stream's rate and counts stay in datagrams.
     pub fragment_mtu: Option<usize>,
+    /// What the frames carry: UDP test frames, or ICMP Echo Requests whose
+    /// replies return to the sending port (`rx_port` = `tx_port`).
+    #[serde(default)]
+    pub protocol: Protocol,
+}
+
+/// A stream's upper-layer protocol.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Protocol {
+    #[default]
+    Udp,
+    /// ICMPv4/ICMPv6 Echo Request (`wire::echo`); the Echo Replies are counted.
+    IcmpEcho,
 }
 
 fn default_share() -> u64 {
@@ -272,6 +286,7 @@ pub struct StreamPlan {
     pub ext_headers: Vec<ExtHeader>,
     /// Source fragmentation MTU, if the spec gave one.
     pub fragment_mtu: Option<usize>,
+    pub protocol: Protocol,
 }
 
 impl StreamPlan {
@@ -493,6 +508,17 @@ impl TrialSpec {
                     return Err(format!("{f}.fragment_mtu: a stream with ipv6_ext_headers is not fragmented at the source"));
                 }
             }
+            if s.protocol == Protocol::IcmpEcho {
+                if s.rx_port != s.tx_port {
+                    return Err(format!("{f}.rx_port: the Echo Replies of an icmp_echo stream come back to its tx_port {:?}", s.tx_port));
+                }
+                if s.dst_ip.is_none() {
+                    return Err(format!("{f}.dst_ip: an icmp_echo stream needs the address to ping"));
+                }
+                if s.src_port.is_some() || s.dst_port.is_some() || !s.ipv6_ext_headers.is_empty() || s.fragment_mtu.is_some() {
+                    return Err(format!("{f}: src_port, dst_port, ipv6_ext_headers and fragment_mtu are for udp streams"));
+                }
+            }
             // An SRH sends the frame to its active segment.
             let srh_dst = s.ipv6_ext_headers.iter().find_map(|h| match h {
                 ExtHeader::Srh { segments, segments_left } => Some(IpAddr::V6(segments[usize::from(*segments_left)])),
@@ -549,6 +575,7 @@ impl TrialSpec {
                 frames: 0,
                 ext_headers: s.ipv6_ext_headers.clone(),
                 fragment_mtu: s.fragment_mtu,
+                protocol: s.protocol,
             });
             let pieces = streams.last().map_or(1, |t: &StreamPlan| t.wire_frame_sizes().len());
             if pieces > crate::frame::MAX_FRAGMENTS {

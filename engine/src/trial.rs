@@ -90,7 +90,7 @@ pub fn run(plan: &Plan, stop: &AtomicBool) -> Result<TrialResult, String> {
                     ring_stats: Default::default(),
                 })
                 .collect(),
-            plan.streams.iter().map(|s| StreamKey { rx_port: s.rx_port, ip_version: s.ip_version() }).collect(),
+            plan.streams.iter().map(|s| StreamKey { rx_port: s.rx_port, ip_version: s.ip_version(), echo: s.protocol == crate::spec::Protocol::IcmpEcho }).collect(),
             plan.streams.iter().map(|s| StreamCounters::new(s.frames)).collect(),
         ),
     };
@@ -269,6 +269,7 @@ fn assemble(plan: &Plan, open: &[OpenPort], hops: &learn::NextHops, reports: &[(
             dst_ip: s.dst_ip.to_string(),
             src_port: s.src_port,
             dst_port: s.dst_port,
+            protocol: s.protocol,
             frame_size: s.frame_size,
             share: s.share,
             intended_fps: t.pace.mean_fps(t.frames) * t.schedule.shares[k] as f64 / share_sum as f64,

@@ -105,6 +105,10 @@ def parser() -> argparse.ArgumentParser:
                     help="per direction: 20000fps, 20kpps, 50%% (of line, L1), 30Mbps (L1), 30Mbps:l2 [10%%]")
     tr.add_argument("--duration", type=float, default=10.0, help="traffic seconds [10]")
     tr.add_argument("--bidirectional", action="store_true", help="the same rate each way (RFC 2544 §14)")
+    tr.add_argument("--icmp-echo", choices=("dut", "far"), default=None,
+                    help="send ICMP Echo Requests instead of UDP test frames, at the rate, size and mix given: "
+                         "to R1's own address (dut) or through the DUT to t2, which answers (far); "
+                         "replies are counted at t1, latency is the round trip")
     tr.add_argument("--ext-headers", choices=EXT_PRESETS, default=None,
                     help="IPv6 extension headers in every IPv6 frame, frame size kept (docs/methods.md) [none]")
     tr.add_argument("--json", action="store_true", help="print the result as JSON")
@@ -207,7 +211,7 @@ def _run(args: argparse.Namespace) -> int:
         return 0
     if args.command == "trial":
         req = trial_request.make_request(args.mix, args.frame_size, args.rate, args.duration, args.bidirectional,
-                                         args.ext_headers)
+                                         args.ext_headers, args.icmp_echo)
         link = parse_link_speed(args.link_speed) if args.link_speed else None
         if args.topology:
             parse_topology(args.topology)  # bad input before any privileged work

@@ -210,3 +210,36 @@ def test_source_fragments_match_scapys_fragmenter_and_reassemble(tmp_path, ip_ve
     path = LabPath.build("a", 1e9, parse(f"t1-r1={mtu},r1-t2=9198") if mtu >= 1280 else parse(f"all=9198,t1-r1={mtu}"))
     assert path.source_mtu(ip_version, frame_size) == (mtu if ip_version == 4 else min(mtu, 9198))
     assert path.wire_frames(ip_version, frame_size)[0] == [len(f) + 4 for f in mine]
+
+
+@pytest.mark.parametrize("ip_version,frame_size", [(4, 64), (4, 1500), (6, 84), (6, 1500)])
+def test_icmp_echo_requests_are_byte_exact(tmp_path, ip_version, frame_size):
+    """An ``icmp_echo`` stream (``--icmp-echo``): ICMPv4 type 8 / ICMPv6 type
+    128 with Identifier = stream index, Sequence Number = sequence mod 2^16
+    and the signature as the first data bytes, as scapy builds them."""
+    from scapy.layers.inet import ICMP
+    from scapy.layers.inet6 import ICMPv6EchoRequest
+
+    s = spec(ip_version, frame_size)
+    s["streams"][0].update(protocol="icmp_echo", rx_port="a", dst_ip="198.18.0.1" if ip_version == 4 else "2001:2::1")
+    pcap = tmp_path / "e.pcap"
+    engine.write_frames(s, pcap, count=2, timestamp_ns=TS0)
+    for seq, p in enumerate(rdpcap(str(pcap))):
+        ts = TS0 + seq * (1_000_000_000 // RATE_FPS)
+        sig = struct.pack("!HH", 0x7636, 0) + seq.to_bytes(6, "big") + ts.to_bytes(8, "big")
+        l3 = 20 if ip_version == 4 else 40
+        pad = bytes(0x55 if i % 2 == 0 else 0xAA for i in range(frame_size - 4 - 14 - l3 - 8 - len(sig)))
+        if ip_version == 4:
+            want = Ether(src=SRC_MAC, dst=DST_MAC) / IP(src="198.18.0.2", dst="198.18.0.1", id=seq, flags=0, ttl=64) \
+                / ICMP(type=8, id=0, seq=seq) / Raw(sig + pad)
+        else:
+            want = Ether(src=SRC_MAC, dst=DST_MAC) / IPv6(src="2001:2::2", dst="2001:2::1", hlim=64) \
+                / ICMPv6EchoRequest(id=0, seq=seq) / Raw(sig + pad)
+        assert bytes(p) == bytes(want)
+
+
+def test_icmp_echo_streams_need_their_replies_at_the_sender():
+    s = spec(4, 128)
+    s["streams"][0].update(protocol="icmp_echo", dst_ip="198.18.0.1")
+    with pytest.raises(engine.EngineError, match="rx_port: the Echo Replies of an icmp_echo stream come back"):
+        engine.write_frames(s, "/dev/null", count=1, timestamp_ns=TS0)

@@ -7,6 +7,7 @@
 
 pub mod arp;
 pub mod checksum;
+pub mod echo;
 pub mod ethernet;
 pub mod ext;
 pub mod icmpv6;

@@ -21,6 +21,8 @@ from .path import LabPath
 MIN_FRAME = {4: 64, 6: 84}
 MAX_FRAME = 9216
 MAX_DURATION_S = 86400.0
+#: Where ``--icmp-echo`` sends its Echo Requests.
+ICMP_ECHO_TARGETS = {"dut": "R1's own address on t1's link", "far": "t2, through the DUT; the engine answers"}
 
 
 @dataclass(frozen=True)
@@ -67,8 +69,19 @@ class TrialRequest:
     drain_s: float = 2.0
     #: An IPv6 extension header preset (:mod:`v6bench.trial.ext_headers`) for every IPv6 frame.
     ext_headers: str | None = None
+    #: ICMP echo instead of UDP test frames: Echo Requests from t1 to R1's
+    #: own address (``dut``) or through the DUT to t2 (``far``), which the
+    #: engine answers; the replies are counted at t1 (seed 000 Fig. 12, seed 003).
+    icmp_echo: str | None = None
 
     def __post_init__(self) -> None:
+        if self.icmp_echo is not None:
+            if self.icmp_echo not in ICMP_ECHO_TARGETS:
+                raise UsageError(f"--icmp-echo: {self.icmp_echo!r} is not one of {', '.join(ICMP_ECHO_TARGETS)}")
+            if self.bidirectional:
+                raise UsageError("--icmp-echo: echo traffic is already two-way (requests out, replies back); drop --bidirectional")
+            if self.ext_headers:
+                raise UsageError("--icmp-echo: not with --ext-headers")
         if self.ext_headers is not None:
             why = ext_headers.problem(ext_headers.check(self.ext_headers), self.mix, self.frame_size, MIN_FRAME[6])
             if why:
@@ -99,6 +112,8 @@ class TrialRequest:
             why = path.problem(v, self.frame_size)
             if why:
                 raise UsageError(f"--mix {self.mix}: {why}")
+        if self.icmp_echo and any(path.source_mtu(v, self.frame_size) for v in versions):
+            raise UsageError(f"--icmp-echo: {self.frame_size}-byte frames do not fit the path MTU; echo frames are sent whole")
         if self.ext_headers and 6 in versions and path.source_mtu(6, self.frame_size) is not None:
             raise UsageError(f"--ext-headers: {self.frame_size}-byte IPv6 frames exceed the path MTU "
                              f"{min(path.mtus())} and would be fragmented; frames with extension headers are sent whole")
@@ -120,6 +135,6 @@ class TrialRequest:
 
 
 def make_request(mix: str, frame_size: int, rate: str, duration_s: float, bidirectional: bool,
-                 ext_headers: str | None = None) -> TrialRequest:
+                 ext_headers: str | None = None, icmp_echo: str | None = None) -> TrialRequest:
     return TrialRequest(parse_mix(mix), int(frame_size), parse_rate(rate), float(duration_s), bidirectional,
-                        ext_headers=ext_headers)
+                        ext_headers=ext_headers, icmp_echo=icmp_echo)

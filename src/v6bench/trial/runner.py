@@ -41,7 +41,8 @@ def _stream_summary(s: dict) -> dict:
     return {
         "name": s["name"],
         "ip_version": s["ip_version"],
-        "direction": f"{s['tx_port']}->{s['rx_port']}",
+        "direction": f"{s['tx_port']}->{s['rx_port']}" if s.get("protocol", "udp") == "udp" else f"{s['tx_port']}->{s['dst_ip']}->{s['rx_port']}",
+        "protocol": s.get("protocol", "udp"),
         "frame_size": s["frame_size"],
         "intended_fps": s["intended_fps"],
         "tx_frames": s["tx_frames"],
@@ -95,6 +96,8 @@ def summarize(lab: LabState, request: TrialRequest, fps: float, eng: dict, dut: 
         "rate": request.rate.text,
         "rate_per_direction_fps": fps,
         "bidirectional": request.bidirectional,
+        "ext_headers": request.ext_headers,
+        "icmp_echo": request.icmp_echo,
         "duration_s": request.duration_s,
         "intended_fps": totals["intended_fps"],
         "offered_fps": totals["offered_fps"],

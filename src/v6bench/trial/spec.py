@@ -11,6 +11,7 @@ sender's link, IPv6 to the path MTU).
 from __future__ import annotations
 
 from ..engine import SPEC_VERSION
+from ..errors import UsageError
 from ..lab.state import LabState
 from . import ext_headers
 from .path import LabPath
@@ -50,6 +51,8 @@ def engine_spec(lab: LabState, request: TrialRequest, fps: float, path: LabPath 
         mtu = path.source_mtu(s["ip_version"], request.frame_size, reverse=s["tx_port"] == "t2")
         if mtu is not None:
             s["fragment_mtu"] = mtu
+    if request.icmp_echo:
+        _icmp_echo(lab, request.icmp_echo, streams)
     if request.ext_headers:
         for s in streams:
             if s["ip_version"] == 6:
@@ -62,6 +65,22 @@ def engine_spec(lab: LabState, request: TrialRequest, fps: float, path: LabPath 
         "ports": ports,
         "streams": streams,
     }
+
+
+def _icmp_echo(lab: LabState, target: str, streams: list[dict]) -> None:
+    """Turns t1's streams into ICMP echo streams to ``target`` (``dut``: t1's
+    gateway, R1; ``far``: t2's port); their replies come back to t1."""
+    if target == "dut" and lab.topology == "p2p":
+        raise UsageError("--icmp-echo dut: topology p2p has no router; use far, or topology a or b")
+    (tx,) = lab.node("t1")["interfaces"]
+    (far,) = lab.node("t2")["interfaces"]
+    for s in streams:
+        v = s["ip_version"]
+        if target == "dut":
+            dst = tx[f"gateway_ipv{v}"]
+        else:
+            dst = far[f"ipv{v}"].split("/")[0]
+        s.update(protocol="icmp_echo", rx_port="t1", dst_ip=dst, name=f"icmp{v}-t1-{target}")
 
 
 def _ext_headers(lab: LabState, preset: str, src: str, dst: str) -> list[dict]:

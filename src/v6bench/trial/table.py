@@ -24,7 +24,8 @@ def render(r: dict) -> str:
         + (" (temporary lab)" if lab["temporary"] else ""),
         f"trial: mix {r['mix']} (IPv4/IPv6), {r['frame_size']}-byte frames, {r['rate']} = "
         f"{r['rate_per_direction_fps']:,.0f} frames/s per direction, {r['duration_s']:g} s, "
-        + ("bidirectional" if r["bidirectional"] else "unidirectional"),
+        + ("bidirectional" if r["bidirectional"] else "unidirectional")
+        + (f", ICMP echo to {r['icmp_echo']} (latency is the round trip)" if r.get("icmp_echo") else ""),
         "",
     ]
     header = ("direction", "IP", "tx frames", "rx frames", "lost", "loss", "reord", "dup",
