@@ -31,6 +31,7 @@ from .lab.site import Site
 from .lab.topology import parse_topology
 from .rates import parse_link_speed
 from .trial import request as trial_request
+from .trial.request import ICMP_ECHO_TARGETS
 from .trial import runner, table
 
 
@@ -45,6 +46,13 @@ def _mtu(text: str) -> Mtus:
         return parse_mtu(text)
     except UsageError as e:
         raise argparse.ArgumentTypeError(str(e).removeprefix("--mtu: ")) from None
+
+
+def _icmp_echo_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--icmp-echo", choices=ICMP_ECHO_TARGETS, default=None,
+                   help="send ICMP Echo Requests instead of UDP test frames, at the rate, size and mix given: "
+                        "to R1's own address (dut) or through the DUT to t2, which answers (far); "
+                        "replies are counted at t1, latency is the round trip")
 
 
 def _lab_options(p: argparse.ArgumentParser, defaults: bool) -> None:
@@ -105,10 +113,7 @@ def parser() -> argparse.ArgumentParser:
                     help="per direction: 20000fps, 20kpps, 50%% (of line, L1), 30Mbps (L1), 30Mbps:l2 [10%%]")
     tr.add_argument("--duration", type=float, default=10.0, help="traffic seconds [10]")
     tr.add_argument("--bidirectional", action="store_true", help="the same rate each way (RFC 2544 §14)")
-    tr.add_argument("--icmp-echo", choices=("dut", "far"), default=None,
-                    help="send ICMP Echo Requests instead of UDP test frames, at the rate, size and mix given: "
-                         "to R1's own address (dut) or through the DUT to t2, which answers (far); "
-                         "replies are counted at t1, latency is the round trip")
+    _icmp_echo_option(tr)
     tr.add_argument("--ext-headers", choices=EXT_PRESETS, default=None,
                     help="IPv6 extension headers in every IPv6 frame, frame size kept (docs/methods.md) [none]")
     tr.add_argument("--json", action="store_true", help="print the result as JSON")
@@ -135,6 +140,7 @@ def parser() -> argparse.ArgumentParser:
     te.add_argument("--drain", type=float, default=2.0, help="seconds to wait for late frames after each trial [2]")
     te.add_argument("--ext-headers", choices=EXT_PRESETS, default=None,
                     help="IPv6 extension headers in every IPv6 frame, frame size kept (docs/methods.md) [none]")
+    _icmp_echo_option(te)
     te.add_argument("--json", action="store_true", help="print the results as JSON")
     _db_option(te)
     _lab_options(te, defaults=False)
@@ -292,6 +298,8 @@ def _test_campaign(args: argparse.Namespace) -> campaign_spec.Campaign:
                   "directions": ["bi" if args.bidirectional else "uni"], "drain_s": args.drain}
     if args.ext_headers:
         test["ext_headers"] = args.ext_headers
+    if args.icmp_echo:
+        test["icmp_echo"] = args.icmp_echo
     search: dict = {}
     for option, key, value in (("--trial-duration", "trial_duration_s", args.trial_duration), ("--search", "search", args.search),
                                ("--resolution", "resolution", args.resolution),

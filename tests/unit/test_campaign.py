@@ -164,7 +164,7 @@ def test_a_test_with_extension_headers_searches_its_own_throughput(tmp_path):
     text = GOOD.replace('mixes = ["100/0", "0/100"]', 'mixes = ["0/100"]').replace("frame_sizes = [128, 1518]", "frame_sizes = [1280]")
     text = text.replace("frame_sizes = [128]\n", 'ext_headers = "chain"\n')
     c = spec.parse_campaign(text, "t.toml")
-    assert [t.ext_headers for t in c.tests] == [None, "chain"]
+    assert [t.traffic.ext_headers for t in c.tests] == [None, "chain"]
     store, made, make = _run(tmp_path, c)
     run_id = store.start_run(c.name, "test", {"kernel": "x"}, None, c.path, c.sha256, c.text)
     runner.run(c, store, run_id, make, lambda s: None)
@@ -172,7 +172,18 @@ def test_a_test_with_extension_headers_searches_its_own_throughput(tmp_path):
     assert rec["params"]["ext_headers"] == "chain"
     assert rec["result"]["throughput_from"] == "searched for this test"
     assert store.test_result(run_id, "throughput", "0/100", 1280, False)["ndr_fps"] > 0
-    assert store.test_result(run_id, "throughput", "0/100", 1280, False, "chain") is None
+    assert store.test_result(run_id, "throughput", "0/100", 1280, False, {"ext_headers": "chain"}) is None
+
+
+def test_icmp_echo_is_a_test_key_checked_against_directions_and_topology():
+    text = GOOD.replace("frame_sizes = [128]\n", 'icmp_echo = "far"\n')
+    c = spec.parse_campaign(text, "t.toml")
+    assert [t.traffic.icmp_echo for t in c.tests] == [None, "far"]
+    assert c.tests[1].traffic.describe() == " +echo-far"
+    with pytest.raises(UsageError, match="icmp_echo: 'near' is not one of dut, far"):
+        spec.parse_campaign(GOOD.replace("frame_sizes = [128]\n", 'icmp_echo = "near"\n'), "t.toml")
+    with pytest.raises(UsageError, match="echo traffic is already two-way"):
+        spec.parse_campaign(GOOD.replace("frame_sizes = [128]\n", 'icmp_echo = "dut"\ndirections = ["bi"]\n'), "t.toml")
 
 
 def test_the_default_matrix_is_valid_for_its_default_mixes():

@@ -113,11 +113,11 @@ def run(c: Campaign, store: Store, run_id: int, make_tester: Callable[[Point], T
         replay = store.trials(old) if old else []
         test_id = store.start_test(run_id, p.key, p.test.kind, str(p.mix), p.frame_size, p.bidirectional, p.repetition,
                                    {"params": p.test.params.__dict__, "throughput_search": p.test.throughput_search.__dict__,
-                                    "drain_s": p.test.matrix.drain_s, "ext_headers": p.test.ext_headers})
+                                    "drain_s": p.test.matrix.drain_s, **p.test.traffic.to_json()})
         started = time.monotonic()
         try:
             rec = Recorder(make_tester(p), store, test_id, replay)
-            known = store.test_result(run_id, "throughput", str(p.mix), p.frame_size, p.bidirectional, p.test.ext_headers)
+            known = store.test_result(run_id, "throughput", str(p.mix), p.frame_size, p.bidirectional, p.test.traffic.to_json())
             point = registry.Point(p.frame_size, c.lab.link_speed_bps, known["ndr_fps"] if known else None)
             result = registry.run(registry.kind(p.test.kind), rec, p.test.params, point, p.test.throughput_search)
         except KeyboardInterrupt:

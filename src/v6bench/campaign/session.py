@@ -64,7 +64,7 @@ def run(site: Site, c: Campaign, store: Store, resume: bool, command: str,
             if "tester" in holder:  # a reset may have changed the lab's state
                 holder["lab"] = holder["tester"].lab
             holder["tester"] = LabMeasurer(site, holder["lab"], p.mix, p.frame_size, p.bidirectional,
-                                           p.test.matrix.drain_s, st[1] if st else None, p.test.ext_headers)
+                                           p.test.matrix.drain_s, st[1] if st else None, p.test.traffic)
             return holder["tester"]
 
         try:

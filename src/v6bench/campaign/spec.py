@@ -12,6 +12,7 @@ name = "quick"
              # is the kind's own for latency, back-to-back, recovery, reset);
              # [test.throughput_search] for kinds that start from throughput;
              # ext_headers = "chain" etc.: IPv6 extension headers (trial/ext_headers.py)
+             # icmp_echo = "dut" | "far": ICMP Echo Requests instead of UDP frames
 ```
 
 Every error is one :class:`UsageError` naming the field:
@@ -33,6 +34,7 @@ from ..methods import registry, throughput
 from ..params import parse
 from ..rates import parse_link_speed
 from ..trial import ext_headers
+from ..trial.request import ICMP_ECHO_TARGETS, Traffic
 from ..trial.path import LabPath
 from ..lab.mtu import Mtus
 from ..lab.mtu import parse as parse_mtu
@@ -67,8 +69,8 @@ class TestSpec:
     params: Any
     matrix: Matrix
     throughput_search: throughput.Params
-    #: IPv6 extension header preset in every IPv6 frame (trial/ext_headers.py); None = none.
-    ext_headers: str | None = None
+    #: Extension headers or ICMP echo instead of plain UDP frames (trial/request.py).
+    traffic: Traffic = Traffic()
 
 
 @dataclass(frozen=True)
@@ -237,11 +239,12 @@ def _campaign(d: dict, text: str, path: str) -> Campaign:
                     why = lab_path.problem(v, fs)
                     if why:
                         raise UsageError(f"{where}mixes: {mix}: {why}")
-        ext = _ext_headers(t.get("ext_headers"), mx, where)
-        rest = {key: v for key, v in t.items() if key not in matrix_keys + ("kind", "throughput_search", "ext_headers")}
+        traffic = Traffic(_ext_headers(t.get("ext_headers"), mx, where), _icmp_echo(t.get("icmp_echo"), mx, lab, where))
+        rest = {key: v for key, v in t.items()
+                if key not in matrix_keys + ("kind", "throughput_search", "ext_headers", "icmp_echo")}
         params = parse(k.params, rest, where.rstrip("."))
         ts = parse(throughput.Params, _table(t, "throughput_search", where), where + "throughput_search")
-        tests.append(TestSpec(i, k.name, params, mx, ts, ext))
+        tests.append(TestSpec(i, k.name, params, mx, ts, traffic))
     return Campaign(cname, path, text, hashlib.sha256(text.encode()).hexdigest(), lab, dut, when, st_sizes, tuple(tests))
 
 
@@ -256,6 +259,19 @@ def _ext_headers(v: Any, mx: Matrix, where: str) -> str | None:
             why = ext_headers.problem(v, mix, fs, MIN_FRAME[6])
             if why:
                 raise UsageError(f"{where}ext_headers: {why}")
+    return v
+
+
+def _icmp_echo(v: Any, mx: Matrix, lab: LabSpec, where: str) -> str | None:
+    """A test's ``icmp_echo`` target, checked against its directions and lab."""
+    if v is None:
+        return None
+    if v not in ICMP_ECHO_TARGETS:
+        raise UsageError(f"{where}icmp_echo: {v!r} is not one of {', '.join(ICMP_ECHO_TARGETS)}")
+    if "bi" in mx.directions:
+        raise UsageError(f"{where}icmp_echo: echo traffic is already two-way; set directions = [\"uni\"]")
+    if v == "dut" and lab.topology == "p2p":
+        raise UsageError(f"{where}icmp_echo: topology p2p has no router; use \"far\"")
     return v
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import time
 
+from ..trial.request import Traffic
 from .text import align
 
 
@@ -48,9 +49,9 @@ def _mbps(x: float | None) -> str:
 
 
 def _mix(t: dict) -> str:
-    """The mix, with the IPv6 extension header preset if the test had one."""
-    ext = (t.get("params") or {}).get("ext_headers")
-    return f"{t['mix']} +{ext}" if ext else t["mix"]
+    """The mix, with the extension header preset or echo target if the test had one."""
+    p = t.get("params") or {}
+    return t["mix"] + Traffic(p.get("ext_headers"), p.get("icmp_echo")).describe()
 
 
 def throughput_table(tests: list[dict]) -> list[str]:

@@ -201,14 +201,16 @@ class Store:
         return out
 
     def test_result(self, run_id: int, kind: str, mix: str, frame_size: int, bidirectional: bool,
-                    ext_headers: str | None = None) -> dict | None:
+                    traffic: dict | None = None) -> dict | None:
         """The latest finished result of such a test in the run, with the
-        same IPv6 extension headers (``params.ext_headers``, None = none)."""
+        same traffic (``params.ext_headers``, ``params.icmp_echo``; a
+        missing key is None, as is a missing ``traffic``)."""
         rows = self.db.execute(
             "SELECT result_json, params_json FROM tests WHERE run_id=? AND kind=? AND mix=? AND frame_size=? AND bidirectional=?"
             " AND status='done' ORDER BY id DESC", (run_id, kind, mix, frame_size, int(bidirectional))).fetchall()
         for result, params in rows:
-            if json.loads(params).get("ext_headers") == ext_headers:
+            stored = json.loads(params)
+            if all(stored.get(k) == v for k, v in (traffic or {"ext_headers": None}).items()):
                 return json.loads(result)
         return None
 

@@ -16,7 +16,7 @@ from ..methods.measurer import Measurement
 from ..rates import Rate
 from . import runner
 from .path import LabPath
-from .request import Mix, TrialRequest
+from .request import Mix, Traffic, TrialRequest
 
 #: Share of the tester's self-tested capacity above which a trial is the tester's.
 SELFTEST_MARGIN = 0.9
@@ -24,12 +24,12 @@ SELFTEST_MARGIN = 0.9
 
 class LabMeasurer:
     """``selftest``: the latest self-test result (``capacity`` per frame size), or None;
-    ``ext_headers``: an IPv6 extension header preset for every IPv6 frame."""
+    ``traffic``: extension headers or ICMP echo instead of plain UDP frames."""
 
     def __init__(self, site: Site, lab: LabState, mix: Mix, frame_size: int, bidirectional: bool = False,
-                 drain_s: float = 2.0, selftest: dict | None = None, ext_headers: str | None = None) -> None:
+                 drain_s: float = 2.0, selftest: dict | None = None, traffic: Traffic = Traffic()) -> None:
         self.site, self.lab, self.mix, self.frame_size = site, lab, mix, frame_size
-        self.ext_headers = ext_headers
+        self.traffic = traffic
         self.bidirectional, self.drain_s, self.selftest = bidirectional, drain_s, selftest
         # The path's highest rate: fragments and a tunnel's overhead lower it (trial/path.py).
         self.line_fps = LabPath.of(lab).line_fps(frame_size, mix.ipv4_pct, bidirectional)
@@ -48,7 +48,7 @@ class LabMeasurer:
 
     def _trial(self, duration_s: float, load_fps: float, adjust=None, during=None) -> Measurement:
         req = TrialRequest(self.mix, self.frame_size, Rate(load_fps, "fps", f"{load_fps:.0f}fps"), duration_s,
-                           self.bidirectional, self.drain_s, self.ext_headers)
+                           self.bidirectional, self.drain_s, self.traffic.ext_headers, self.traffic.icmp_echo)
         r = runner.run(self.lab, req, self.site.engine_pid_file, adjust, during)
         cap = self._capacity_fps()
         offered = r["intended_fps"]

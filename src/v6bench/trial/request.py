@@ -134,6 +134,24 @@ class TrialRequest:
         return path.link_speed_bps / (8 * (self.frame_size + 20))
 
 
+@dataclass(frozen=True)
+class Traffic:
+    """What a test's frames are besides mix and size: an IPv6 extension
+    header preset, or ICMP echo to a target (``--ext-headers``,
+    ``--icmp-echo``; campaign test keys of the same names). Stored with
+    each test (``params_json``); a test reuses only a throughput measured
+    with the same traffic."""
+
+    ext_headers: str | None = None
+    icmp_echo: str | None = None
+
+    def to_json(self) -> dict:
+        return {"ext_headers": self.ext_headers, "icmp_echo": self.icmp_echo}
+
+    def describe(self) -> str:
+        return "".join(f" +{x}" for x in (self.ext_headers, self.icmp_echo and f"echo-{self.icmp_echo}") if x)
+
+
 def make_request(mix: str, frame_size: int, rate: str, duration_s: float, bidirectional: bool,
                  ext_headers: str | None = None, icmp_echo: str | None = None) -> TrialRequest:
     return TrialRequest(parse_mix(mix), int(frame_size), parse_rate(rate), float(duration_s), bidirectional,
