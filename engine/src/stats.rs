@@ -279,10 +279,15 @@ impl StreamCounters {
 
     /// First and last sequence number below `sent` that never arrived.
     pub fn lost_range(&self, sent: u64) -> Option<(u64, u64)> {
-        let missing = |seq: u64| self.seen[(seq / 64) as usize] & (1u64 << (seq % 64)) == 0;
         let sent = sent.min(self.planned);
-        let first = (0..sent).find(|&q| missing(q))?;
-        let last = (first..sent).rev().find(|&q| missing(q))?;
+        let words = sent.div_ceil(64) as usize;
+        // The missing frames of word w below `sent`, as set bits.
+        let missing = |w: usize| {
+            let valid = if (w as u64 + 1) * 64 <= sent { u64::MAX } else { (1u64 << (sent % 64)) - 1 };
+            !self.seen[w] & valid
+        };
+        let first = (0..words).find_map(|w| Some(missing(w)).filter(|&m| m != 0).map(|m| w as u64 * 64 + u64::from(m.trailing_zeros())))?;
+        let last = (0..words).rev().find_map(|w| Some(missing(w)).filter(|&m| m != 0).map(|m| w as u64 * 64 + 63 - u64::from(m.leading_zeros())))?;
         Some((first, last))
     }
 
@@ -325,6 +330,28 @@ mod tests {
         assert_eq!(c.lost_range(200), Some((3, 130)));
         assert_eq!(c.lost_range(100), Some((3, 70)));
         assert_eq!(c.lost_range(3), None);
+    }
+
+    #[test]
+    fn lost_range_word_wise_agrees_with_a_bit_by_bit_scan() {
+        let mut x = 0x2545_f491_4f6c_dd1d_u64; // xorshift: a fixed pseudo-random pattern
+        for planned in [1u64, 63, 64, 65, 128, 129, 1000] {
+            let mut c = StreamCounters::new(planned);
+            for seq in 0..planned {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                if x % 5 != 0 || seq == 0 {
+                    c.record(seq, 0, 1);
+                }
+            }
+            for sent in [0, 1, planned / 2, planned.saturating_sub(1), planned, planned + 10] {
+                let s = sent.min(planned);
+                let first = (0..s).find(|&q| !c.has(q));
+                let last = (0..s).rev().find(|&q| !c.has(q));
+                assert_eq!(c.lost_range(sent), first.zip(last), "planned {planned}, sent {sent}");
+            }
+        }
     }
 
     #[test]

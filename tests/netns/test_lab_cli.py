@@ -86,8 +86,9 @@ def test_inline_arrangement_counts_exactly():
     (["--rate", "101%"], "above line rate"),
     (["--rate", "900kfps", "--frame-size", "128"], "above line rate"),
     (["--link-speed", "2G"], "--link-speed"),
-    (["--frame-size", "2000"], "MTU"),
-    (["--mtu", "100"], "--mtu: 100 is outside"),  # a lab that cannot be built
+    (["--frame-size", "2000", "--icmp-echo", "far"], "do not fit the path MTU"),  # larger UDP frames are fragmented
+    (["--mtu", "100"], "all=100 leaves no link for IPv6"),
+    (["--mtu", "r1-r2=500"], "this topology has no link r1-r2; its links are r1-t2, t1-r1"),  # a lab that cannot be built
 ])
 def test_bad_trial_input_is_one_line_exit_2_and_leaves_nothing(args, text):
     one_line_error(v6bench("trial", "--duration", "1", *args), text)

@@ -51,3 +51,15 @@ def test_search_is_bounded_and_deterministic():
     assert len(res.trials) == 7 and res.throughput_fps == 0 and res.best is None
     b1, b2 = SimulatedDut(400_000, noise=0.05, seed=7), SimulatedDut(400_000, noise=0.05, seed=7)
     assert search(b1, 1.0, 1e6).throughput_fps == search(b2, 1.0, 1e6).throughput_fps
+
+
+def test_a_dut_that_loses_everything_stops_at_the_lowest_load():
+    """Loads giving fewer than 10 frames a trial are not tried: the search
+    ends with throughput 0 rather than ask for a trial of (almost) no frame."""
+    dut = SimulatedDut(0)
+    res = search(dut, 1.0, 40_000, max_trials=40)
+    assert res.throughput_fps == 0 and res.failed_fps == min(dut.loads)
+    assert 10 <= min(dut.loads) < 20 and len(res.trials) == 12
+    short = SimulatedDut(0)
+    search(short, 0.01, 100_000, max_trials=40)
+    assert min(short.loads) * 0.01 >= 10

@@ -57,7 +57,7 @@ from dataclasses import asdict, dataclass
 
 from ..errors import LabError
 from ..params import check
-from . import nsctl
+from . import nsctl, tunnel
 from .topology import Topology
 
 TABLE = "v6bench"
@@ -88,6 +88,14 @@ class DutConfig:
         check(self.acl_at in ACL_AT, "acl_at", f"{self.acl_at!r} is not in, out or both")
         check(not self.acl_udp_only or self.acl > 0, "acl_udp_only", "needs an ACL (acl = 1 or 25)")
         check(self.tunnel in ("", "4in6", "6in4"), "tunnel", f"{self.tunnel!r} is not 4in6 or 6in4")
+        # Linux encapsulates IPv4 into SRv6 at R1's route lookup (a seg6
+        # lightweight tunnel redirects the input), so the IPv4 frames never
+        # reach the IPv4 forward and postrouting hooks where the ACL and
+        # the NAT run; the IPv6 ACL would see the outer header instead.
+        check(not (self.tunnel == "4in6" and self.acl), "acl",
+              "not with the 4in6 tunnel: R1 encapsulates IPv4 before its forward hook, where the ACL runs")
+        check(not (self.tunnel == "4in6" and self.nat44), "nat44",
+              "not with the 4in6 tunnel: R1 encapsulates IPv4 before the NAT hook")
 
     def to_json(self) -> dict:
         return asdict(self)
@@ -172,9 +180,12 @@ def ruleset(cfg: DutConfig, topo: Topology, router: str) -> str | None:
         (t2,) = topo.node("t2").interfaces
         dst = {"v4": t2.ipv4.split("/")[0], "v6": t2.ipv6.split("/")[0]}
         chains = _acl_chain("v4", cfg, dst["v4"]) + _acl_chain("v6", cfg, dst["v6"])
-        for where, match in (("in", f'iifname "{into}"'), ("out", f'oifname "{out}"')):
+        # With 6in4, IPv6 leaves R1 by the VXLAN device (lab/tunnel.py).
+        out6 = tunnel.VXLAN_DEV if cfg.tunnel == "6in4" else out
+        for where, m4, m6 in (("in", f'iifname "{into}"', f'iifname "{into}"'),
+                              ("out", f'oifname "{out}"', f'oifname "{out6}"')):
             if cfg.acl_at in (where, "both"):
-                rules += [f"{match} meta nfproto ipv4 jump acl_v4", f"{match} meta nfproto ipv6 jump acl_v6"]
+                rules += [f"{m4} meta nfproto ipv4 jump acl_v4", f"{m6} meta nfproto ipv6 jump acl_v6"]
     if cfg.limit_fps:
         burst = burst_frames(cfg.limit_fps)
         rules += [f'iifname "{i.name}" limit rate over {cfg.limit_fps}/second burst {burst} packets drop' for i in node.interfaces]

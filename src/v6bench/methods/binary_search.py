@@ -49,11 +49,24 @@ class Memo:
         return self.seen[key]
 
 
+#: The lowest load tried: ``max_fps`` × this, and at least
+#: :data:`MIN_FRAMES_PER_TRIAL` frames per trial (methods/mlr.py uses the
+#: same floor). A DUT that fails even there has a throughput of 0.
+MIN_LOAD_RATIO = 1e-6
+MIN_FRAMES_PER_TRIAL = 10
+
+
+def min_load_fps(max_fps: float, duration_s: float) -> float:
+    """The lowest load a search tries [frames/s]."""
+    return max(max_fps * MIN_LOAD_RATIO, MIN_FRAMES_PER_TRIAL / duration_s)
+
+
 def search(measurer: Measurer, duration_s: float, max_fps: float, resolution: float = 0.02,
            loss_ratio_goal: float = 0.0, max_trials: int = 20) -> SearchResult:
     """Binary search in (0, ``max_fps``]: first ``max_fps`` itself, then halving
     the interval between the highest pass and the lowest failure until it is
-    narrower than ``resolution`` × the upper end, or ``max_trials`` ran."""
+    narrower than ``resolution`` × the upper end, ``max_trials`` ran, or the
+    next load would be below :func:`min_load_fps`."""
     if not max_fps > 0 or not 0 < resolution < 1 or max_trials < 1:
         raise ValueError("max_fps > 0, 0 < resolution < 1 and max_trials ≥ 1 are required")
     trials: list[Measurement] = []
@@ -77,4 +90,6 @@ def search(measurer: Measurer, duration_s: float, max_fps: float, resolution: fl
         if hi - lo <= resolution * hi:
             break
         load = (lo + hi) / 2
+        if load < min_load_fps(max_fps, duration_s):
+            break
     return SearchResult(lo, failed, limited, tuple(trials), best)

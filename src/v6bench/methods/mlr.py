@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from MLRsearch import Config, MultipleLossRatioSearch, SearchGoal
 from MLRsearch.trial_measurement import AbstractMeasurer, MeasurementResult
 
+from .binary_search import min_load_fps
 from .measurer import Measurement, Measurer
 
 
@@ -64,7 +65,7 @@ def search(measurer: Measurer, max_fps: float, loss_ratios: tuple[float, ...], f
     config = Config()
     config.goals = goals
     config.max_load = max_fps
-    config.min_load = min_fps or max_fps / 1000.0
+    config.min_load = min_fps or min(min_load_fps(max_fps, initial), max_fps / 2)
     config.search_duration_max = search_duration_max_s
     config.warmup_duration = None
     adapter = _Adapter(measurer)
