@@ -25,6 +25,7 @@ from typing import Callable
 
 from . import engine
 from .lab import control
+from .lab.mtu import Mtus
 from .lab.site import Site
 from .methods import binary_search
 from .rates import line_rate_fps
@@ -41,7 +42,7 @@ LATENCY_TRIALS = 5
 def run(site: Site, frame_sizes: tuple[int, ...], arrangement: str | None, progress: Callable[[str], None]) -> dict:
     started = time.time()
     capacity = {}
-    with control.for_trial(site, "p2p", LINK_BPS, max(1500, max(frame_sizes) - 18), arrangement) as lab:
+    with control.for_trial(site, "p2p", LINK_BPS, Mtus(max(1500, max(frame_sizes) - 18)), arrangement) as lab:
         for size in frame_sizes:
             t = LabMeasurer(site, lab, Mix(100, 0), size, drain_s=0.5)
             r = binary_search.search(t, TRIAL_S, line_rate_fps(LINK_BPS, size), RESOLUTION, max_trials=14)
