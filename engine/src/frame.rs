@@ -114,21 +114,14 @@ impl Template {
             _ => unreachable!(),
         };
         let udp_acc = checksum::sum(pseudo, &b[udp_off..]);
-        let ip_header = if stream.src_ip.is_ipv4() { ipv4::HEADER_LEN } else { ipv6::HEADER_LEN };
-        let data_len = len - l3 - ip_header;
-        let mut pieces = Vec::new();
-        if let Some(mtu) = stream.fragment_mtu {
-            let ranges = fragment_ranges(stream.ip_version(), data_len, mtu);
-            if ranges.len() > 1 {
-                let head = l3 + ip_header + if stream.src_ip.is_ipv4() { 0 } else { ipv6::FRAGMENT_HEADER_LEN };
-                let mut at = 0;
-                let last = ranges.len() - 1;
-                for (k, data) in ranges.into_iter().enumerate() {
-                    let n = head + data.len();
-                    pieces.push(Piece { out: at..at + n, data, more: k < last });
-                    at += n;
-                }
-            }
+        let (head, ranges) = stream.fragments();
+        let mut pieces = Vec::with_capacity(ranges.len());
+        let mut at = 0;
+        let last = ranges.len().saturating_sub(1);
+        for (k, data) in ranges.into_iter().enumerate() {
+            let n = head + data.len();
+            pieces.push(Piece { out: at..at + n, data, more: k < last });
+            at += n;
         }
         Template { bytes: b, stream: stream.index, udp_off, sig_off, udp_acc, ipv4_acc, pieces, echo }
     }
@@ -229,30 +222,9 @@ impl Template {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::spec::{DEFAULT_DST_PORT, DEFAULT_SRC_PORT};
-
     fn stream(v4: bool, size: usize) -> StreamPlan {
-        let (s, d): (IpAddr, IpAddr) = if v4 {
-            ("198.18.0.2".parse().unwrap(), "198.19.0.2".parse().unwrap())
-        } else {
-            ("2001:2::2".parse().unwrap(), "2001:2:0:1::2".parse().unwrap())
-        };
-        StreamPlan {
-            index: 3,
-            name: "s".into(),
-            tx_port: 0,
-            rx_port: 1,
-            src_ip: s,
-            dst_ip: d,
-            src_port: DEFAULT_SRC_PORT,
-            dst_port: DEFAULT_DST_PORT,
-            frame_size: size,
-            share: 1,
-            frames: 10,
-            ext_headers: vec![],
-            fragment_mtu: None,
-            protocol: crate::spec::Protocol::Udp,
-        }
+        let (s, d) = if v4 { ("198.18.0.2", "198.19.0.2") } else { ("2001:2::2", "2001:2:0:1::2") };
+        StreamPlan::for_test(3, s, d, size)
     }
 
     fn verify(f: &[u8], v4: bool) {

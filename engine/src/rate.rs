@@ -4,33 +4,41 @@
 //! (RFC 1242 §3.5). On the wire each frame also occupies 20 bytes of
 //! preamble, start delimiter and inter-frame gap, so at layer 1
 //! `fps = bps / (8 × (size + 20))` (RFC 5180 App. A.1); at layer 2 the
-//! 20 bytes are not counted.
+//! 20 bytes are not counted. A test frame fragmented at the source puts
+//! several wire frames on the link, each with its 20 bytes: the functions
+//! take a test frame's bytes at the layer ([`l1_bytes`]).
 
 use crate::wire::L1_OVERHEAD;
 
-/// Frames/s that fill `l1_bps` of layer-1 bit rate with `frame_size`-byte frames.
-pub fn fps_from_l1_bps(l1_bps: f64, frame_size: f64) -> f64 {
-    l1_bps / (8.0 * (frame_size + L1_OVERHEAD as f64))
+/// Layer-1 bytes of `frames` wire frames that hold `l2_bytes` in all
+/// (each with its own preamble, delimiter and gap).
+pub fn l1_bytes(l2_bytes: f64, frames: f64) -> f64 {
+    l2_bytes + L1_OVERHEAD as f64 * frames
 }
 
-/// Frames/s that carry `l2_bps` of layer-2 bit rate (frames incl. FCS).
-pub fn fps_from_l2_bps(l2_bps: f64, frame_size: f64) -> f64 {
-    l2_bps / (8.0 * frame_size)
+/// Frames/s that fill `l1_bps` of layer-1 bit rate, `l1_bytes` per frame.
+pub fn fps_from_l1_bps(l1_bps: f64, l1_bytes: f64) -> f64 {
+    l1_bps / (8.0 * l1_bytes)
 }
 
-/// Layer-1 bit rate of `fps` frames/s.
-pub fn l1_bps(fps: f64, frame_size: f64) -> f64 {
-    fps * 8.0 * (frame_size + L1_OVERHEAD as f64)
+/// Frames/s that carry `l2_bps` of layer-2 bit rate, `l2_bytes` per frame.
+pub fn fps_from_l2_bps(l2_bps: f64, l2_bytes: f64) -> f64 {
+    l2_bps / (8.0 * l2_bytes)
 }
 
-/// Layer-2 bit rate of `fps` frames/s.
-pub fn l2_bps(fps: f64, frame_size: f64) -> f64 {
-    fps * 8.0 * frame_size
+/// Layer-1 bit rate of `fps` frames/s of `l1_bytes` each.
+pub fn l1_bps(fps: f64, l1_bytes: f64) -> f64 {
+    fps * 8.0 * l1_bytes
+}
+
+/// Layer-2 bit rate of `fps` frames/s of `l2_bytes` each.
+pub fn l2_bps(fps: f64, l2_bytes: f64) -> f64 {
+    fps * 8.0 * l2_bytes
 }
 
 /// Frames/s at `percent` % of a nominal line rate of `line_rate_bps` (layer 1).
-pub fn fps_from_percent(percent: f64, line_rate_bps: f64, frame_size: f64) -> f64 {
-    fps_from_l1_bps(line_rate_bps * percent / 100.0, frame_size)
+pub fn fps_from_percent(percent: f64, line_rate_bps: f64, l1_bytes: f64) -> f64 {
+    fps_from_l1_bps(line_rate_bps * percent / 100.0, l1_bytes)
 }
 
 #[cfg(test)]
@@ -40,18 +48,18 @@ mod tests {
     #[test]
     fn rfc5180_line_rates() {
         // Reference figures: 10 Gb/s is 14,880,952 fps at 64 B and 812,743 at 1518 B.
-        assert_eq!(fps_from_l1_bps(10e9, 64.0).floor(), 14_880_952.0);
-        assert_eq!(fps_from_l1_bps(10e9, 1518.0).floor(), 812_743.0);
-        assert_eq!(fps_from_percent(100.0, 1e9, 64.0).floor(), 1_488_095.0);
-        assert_eq!(fps_from_percent(50.0, 100e6, 1518.0).floor(), 4_063.0);
+        assert_eq!(fps_from_l1_bps(10e9, l1_bytes(64.0, 1.0)).floor(), 14_880_952.0);
+        assert_eq!(fps_from_l1_bps(10e9, l1_bytes(1518.0, 1.0)).floor(), 812_743.0);
+        assert_eq!(fps_from_percent(100.0, 1e9, l1_bytes(64.0, 1.0)).floor(), 1_488_095.0);
+        assert_eq!(fps_from_percent(50.0, 100e6, l1_bytes(1518.0, 1.0)).floor(), 4_063.0);
     }
 
     #[test]
     fn l1_and_l2_are_inverse() {
         let fps = 81_274.0;
-        assert!((fps_from_l1_bps(l1_bps(fps, 1518.0), 1518.0) - fps).abs() < 1e-6);
+        assert!((fps_from_l1_bps(l1_bps(fps, 1538.0), 1538.0) - fps).abs() < 1e-6);
         assert!((fps_from_l2_bps(l2_bps(fps, 128.0), 128.0) - fps).abs() < 1e-6);
         assert_eq!(l2_bps(1000.0, 64.0), 512_000.0);
-        assert_eq!(l1_bps(1000.0, 64.0), 672_000.0);
+        assert_eq!(l1_bps(1000.0, l1_bytes(64.0, 1.0)), 672_000.0);
     }
 }

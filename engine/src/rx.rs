@@ -269,9 +269,7 @@ impl RxState {
             ipv6::NH_UDP => self.on_udp(pi, 6, l4, rx_ns, from_ns),
             ipv6::NH_ICMPV6 => {
                 let Some(&t) = l4.first() else { return false };
-                if h.is_fragment() {
-                    false
-                } else if t == echo::V6_REPLY {
+                if t == echo::V6_REPLY {
                     self.on_echo_reply(pi, 6, l4, rx_ns, from_ns)
                 } else if t == echo::V6_REQUEST && Some(h.dst) == self.ports[pi].ipv6 && h.ext_headers == 0 {
                     self.on_echo_request(pi, f, ethernet::HEADER_LEN + h.upper_offset)
@@ -429,28 +427,11 @@ mod tests {
     use super::*;
     use crate::frame::Template;
     use crate::spec::StreamPlan;
-    use std::net::IpAddr;
 
     const ME: Mac = Mac([0x02, 0x76, 0x36, 0, 0, 2]);
 
     fn state() -> (RxState, Vec<Template>) {
-        let mk = |index: u16, src: &str, dst: &str, size| StreamPlan {
-            index,
-            name: format!("s{index}"),
-            tx_port: 0,
-            rx_port: 0,
-            src_ip: src.parse::<IpAddr>().unwrap(),
-            dst_ip: dst.parse::<IpAddr>().unwrap(),
-            src_port: 49184,
-            dst_port: 7,
-            frame_size: size,
-            share: 1,
-            frames: 100,
-            ext_headers: vec![],
-            fragment_mtu: None,
-            protocol: crate::spec::Protocol::Udp,
-        };
-        let streams = [mk(0, "198.18.0.2", "198.19.0.2", 64), mk(1, "2001:2::2", "2001:2:0:1::2", 200)];
+        let streams = [StreamPlan::for_test(0, "198.18.0.2", "198.19.0.2", 64), StreamPlan::for_test(1, "2001:2::2", "2001:2:0:1::2", 200)];
         let templates = streams.iter().map(|s| Template::new(s, Mac([2, 0, 0, 0, 0, 1]), ME)).collect();
         let st = RxState::new(
             vec![RxPort {
@@ -549,22 +530,7 @@ mod tests {
     fn fragmented_frames_count_once_whole_and_lost_when_incomplete() {
         let (mut st, _) = state();
         for (si, src, dst, mtu, pieces) in [(0u16, "198.18.0.2", "198.19.0.2", 500, 4), (1, "2001:2::2", "2001:2:0:1::2", 1280, 2)] {
-            let plan = StreamPlan {
-                index: si,
-                name: "f".into(),
-                tx_port: 0,
-                rx_port: 0,
-                src_ip: src.parse().unwrap(),
-                dst_ip: dst.parse().unwrap(),
-                src_port: 49184,
-                dst_port: 7,
-                frame_size: 1518,
-                share: 1,
-                frames: 100,
-                ext_headers: vec![],
-                fragment_mtu: Some(mtu),
-                protocol: crate::spec::Protocol::Udp,
-            };
+            let plan = StreamPlan { fragment_mtu: Some(mtu), ..StreamPlan::for_test(si, src, dst, 1518) };
             let t = Template::new(&plan, Mac([2, 0, 0, 0, 0, 1]), ME);
             assert_eq!(t.wire_frames(), pieces);
             let (mut slot, mut scratch) = (vec![0u8; t.wire_len()], vec![0u8; 1518]);
@@ -596,22 +562,7 @@ mod tests {
             let (mut st, _) = state();
             let si = if v == 4 { 0 } else { 1 };
             st.keys[si].echo = true;
-            let plan = StreamPlan {
-                index: si as u16,
-                name: "e".into(),
-                tx_port: 0,
-                rx_port: 0,
-                src_ip: src.parse().unwrap(),
-                dst_ip: dst.parse().unwrap(),
-                src_port: 0,
-                dst_port: 0,
-                frame_size: 1000,
-                share: 1,
-                frames: 100,
-                ext_headers: vec![],
-                fragment_mtu: None,
-                protocol: crate::spec::Protocol::IcmpEcho,
-            };
+            let plan = StreamPlan { protocol: crate::spec::Protocol::IcmpEcho, ..StreamPlan::for_test(si as u16, src, dst, 1000) };
             let t = Template::new(&plan, Mac([2, 0, 0, 0, 0, 1]), ME);
             let mut buf = vec![0u8; 1000];
             let n = t.write(&mut buf, 7, 1_500, 7);

@@ -294,18 +294,51 @@ impl StreamPlan {
         if self.src_ip.is_ipv4() { 4 } else { 6 }
     }
 
+    /// How a test frame is cut at the source (`fragment_mtu`): the bytes
+    /// before each fragment's data (Ethernet, IP and for IPv6 the Fragment
+    /// header; FCS not counted) and the data range of each fragment within
+    /// the part behind the IP header. Empty when it is sent whole.
+    pub fn fragments(&self) -> (usize, Vec<std::ops::Range<usize>>) {
+        let Some(mtu) = self.fragment_mtu else { return (0, vec![]) };
+        let v = self.ip_version();
+        let (ip, frag) = if v == 4 { (ipv4::HEADER_LEN, 0) } else { (ipv6::HEADER_LEN, ipv6::FRAGMENT_HEADER_LEN) };
+        let eth = crate::wire::ethernet::HEADER_LEN;
+        let ranges = crate::frame::fragment_ranges(v, self.frame_size - FCS_LEN - eth - ip, mtu);
+        if ranges.len() == 1 { (0, vec![]) } else { (eth + ip + frag, ranges) }
+    }
+
     /// Sizes [bytes incl. FCS] of the wire frames one test frame is sent
     /// as: the frame itself, or its fragments.
     pub fn wire_frame_sizes(&self) -> Vec<usize> {
-        let Some(mtu) = self.fragment_mtu else { return vec![self.frame_size] };
-        let v = self.ip_version();
-        let (ip, frag) = if v == 4 { (ipv4::HEADER_LEN, 0) } else { (ipv6::HEADER_LEN, ipv6::FRAGMENT_HEADER_LEN) };
-        let outer = crate::wire::ethernet::HEADER_LEN + FCS_LEN;
-        let ranges = crate::frame::fragment_ranges(v, self.frame_size - outer - ip, mtu);
-        if ranges.len() == 1 {
+        let (head, ranges) = self.fragments();
+        if ranges.is_empty() {
             return vec![self.frame_size];
         }
-        ranges.iter().map(|r| outer + ip + frag + r.len()).collect()
+        ranges.iter().map(|r| head + r.len() + FCS_LEN).collect()
+    }
+}
+
+#[cfg(test)]
+impl StreamPlan {
+    /// A UDP stream for unit tests: port 0 to port 0, RFC 2544 UDP ports,
+    /// 100 frames of `frame_size` bytes.
+    pub fn for_test(index: u16, src: &str, dst: &str, frame_size: usize) -> StreamPlan {
+        StreamPlan {
+            index,
+            name: format!("s{index}"),
+            tx_port: 0,
+            rx_port: 0,
+            src_ip: src.parse().expect("a test address"),
+            dst_ip: dst.parse().expect("a test address"),
+            src_port: DEFAULT_SRC_PORT,
+            dst_port: DEFAULT_DST_PORT,
+            frame_size,
+            share: 1,
+            frames: 100,
+            ext_headers: vec![],
+            fragment_mtu: None,
+            protocol: Protocol::Udp,
+        }
     }
 }
 
@@ -354,8 +387,7 @@ impl RateSpec {
     /// frame size unless fragmented at the source). Bit rates count every
     /// wire frame with its own 20-byte layer-1 overhead.
     pub fn to_fps(&self, field: &str, wire_bytes: f64, wire_frames: f64) -> Result<f64, String> {
-        // The frame size that has the same layer-1 length as one test frame.
-        let l1_equivalent = wire_bytes + crate::wire::L1_OVERHEAD as f64 * (wire_frames - 1.0);
+        let l1_bytes = rate::l1_bytes(wire_bytes, wire_frames);
         let given = [self.fps.is_some(), self.l1_bps.is_some(), self.l2_bps.is_some(), self.percent_of_line.is_some()];
         if given.iter().filter(|&&g| g).count() != 1 {
             return Err(format!("{field}: give exactly one of fps, l1_bps, l2_bps, percent_of_line"));
@@ -366,7 +398,7 @@ impl RateSpec {
         let fps = if let Some(f) = self.fps {
             positive(&format!("{field}.fps"), f)?
         } else if let Some(b) = self.l1_bps {
-            rate::fps_from_l1_bps(positive(&format!("{field}.l1_bps"), b)?, l1_equivalent)
+            rate::fps_from_l1_bps(positive(&format!("{field}.l1_bps"), b)?, l1_bytes)
         } else if let Some(b) = self.l2_bps {
             rate::fps_from_l2_bps(positive(&format!("{field}.l2_bps"), b)?, wire_bytes)
         } else {
@@ -375,7 +407,7 @@ impl RateSpec {
                 return Err(format!("{field}.percent_of_line: {p} % is above line rate"));
             }
             let line = self.line_rate_bps.ok_or_else(|| format!("{field}: percent_of_line needs line_rate_bps"))?;
-            rate::fps_from_percent(p, positive(&format!("{field}.line_rate_bps"), line)?, l1_equivalent)
+            rate::fps_from_percent(p, positive(&format!("{field}.line_rate_bps"), line)?, l1_bytes)
         };
         if fps > MAX_RATE_FPS {
             return Err(format!("{field}: {fps:.0} frames/s is above the engine's limit of {MAX_RATE_FPS:.0}"));

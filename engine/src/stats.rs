@@ -341,7 +341,7 @@ mod tests {
                 x ^= x << 13;
                 x ^= x >> 7;
                 x ^= x << 17;
-                if x % 5 != 0 || seq == 0 {
+                if !x.is_multiple_of(5) || seq == 0 {
                     c.record(seq, 0, 1);
                 }
             }

@@ -212,7 +212,7 @@ fn assemble(plan: &Plan, open: &[OpenPort], hops: &learn::NextHops, reports: &[(
                 offered_fps: r.offered_fps,
                 mean_frame_size: t.mean_frame_size,
                 mean_wire_frames: t.mean_wire_frames,
-                offered_l1_bps: rate::l1_bps(r.offered_fps * t.mean_wire_frames, t.mean_wire_bytes / t.mean_wire_frames),
+                offered_l1_bps: rate::l1_bps(r.offered_fps, rate::l1_bytes(t.mean_wire_bytes, t.mean_wire_frames)),
                 offered_l2_bps: rate::l2_bps(r.offered_fps, t.mean_wire_bytes),
                 planned_frames: t.frames,
                 tx_frames: r.tx_frames,

@@ -221,9 +221,14 @@ def acl_counters(netns: str) -> dict[str, dict[str, int]]:
     return out
 
 
+def _per_router(nodes: list[dict], argv: list[str]) -> dict[str, str]:
+    """The output of ``argv`` in every router's namespace, by router."""
+    return {n["name"]: nsctl.command(n["netns"], argv) for n in nodes if n["role"] == "dut"}
+
+
 def rulesets(nodes: list[dict]) -> dict[str, str]:
     """``nft list ruleset`` of every router, as it is now."""
-    return {n["name"]: nsctl.command(n["netns"], ["nft", "list", "ruleset"]) for n in nodes if n["role"] == "dut"}
+    return _per_router(nodes, ["nft", "list", "ruleset"])
 
 
 #: What else configures a router's datapath, recorded verbatim with every
@@ -239,5 +244,8 @@ DATAPATH_COMMANDS = {
 
 def datapaths(nodes: list[dict]) -> dict[str, dict[str, str]]:
     """Per router, the output of each of :data:`DATAPATH_COMMANDS`, as it is now."""
-    return {n["name"]: {k: nsctl.command(n["netns"], argv) for k, argv in DATAPATH_COMMANDS.items()}
-            for n in nodes if n["role"] == "dut"}
+    out: dict[str, dict[str, str]] = {}
+    for key, argv in DATAPATH_COMMANDS.items():
+        for router, text in _per_router(nodes, argv).items():
+            out.setdefault(router, {})[key] = text
+    return out

@@ -10,7 +10,7 @@ import re
 from dataclasses import dataclass
 
 from ..errors import UsageError
-from ..rates import Rate, format_link_speed, parse_rate
+from ..rates import Rate, format_link_speed, line_rate_fps, parse_rate
 from ..lab import tunnel
 from . import ext_headers
 from .path import LabPath
@@ -124,14 +124,12 @@ class TrialRequest:
             raise UsageError(
                 f"--rate: {self.rate.text} is {fps:,.0f} frames/s, above line rate for {self.frame_size}-byte frames "
                 f"on {format_link_speed(path.link_speed_bps)} links ({line:,.0f} frames/s"
-                + (", fragments and tunnel included)" if line < self._plain_line_fps(path) * (1 - 1e-9) else ")")
+                + (", fragments and tunnel included)" if line < line_rate_fps(path.link_speed_bps, self.frame_size) * (1 - 1e-9)
+                   else ")")
             )
         if fps * self.duration_s < 1:
             raise UsageError(f"--rate/--duration: {fps:g} frames/s for {self.duration_s:g} s sends no frame")
         return fps
-
-    def _plain_line_fps(self, path: LabPath) -> float:
-        return path.link_speed_bps / (8 * (self.frame_size + 20))
 
 
 @dataclass(frozen=True)
