@@ -5,6 +5,8 @@
 //!   check  [--spec FILE|-]              validate a spec and print the plan
 //!   frames --spec FILE --out PCAP [--count N] [--timestamp-ns T]
 //!                                       write the frames a spec would send
+//!   rr     [--spec FILE|-] [--pretty]   UDP request/response between two
+//!                                       namespaces' own stacks (src/rr.rs)
 //!   version                             print engine and format versions
 //!
 //! Exit status: 0 success; 2 bad input (usage or spec); 1 the trial could
@@ -22,6 +24,7 @@ mod rate;
 mod reassembly;
 mod result;
 mod ring;
+mod rr;
 mod rx;
 mod sock;
 mod spec;
@@ -55,7 +58,7 @@ struct Args {
     pretty: bool,
 }
 
-const USAGE: &str = "usage: v6bench-engine run [--spec FILE|-] [--pretty] | check [--spec FILE|-] | frames --spec FILE --out PCAP [--count N] [--timestamp-ns T] | version";
+const USAGE: &str = "usage: v6bench-engine run [--spec FILE|-] [--pretty] | rr [--spec FILE|-] [--pretty] | check [--spec FILE|-] | frames --spec FILE --out PCAP [--count N] [--timestamp-ns T] | version";
 
 fn parse_args() -> Result<Args, Failure> {
     let mut it = std::env::args().skip(1);
@@ -76,15 +79,19 @@ fn parse_args() -> Result<Args, Failure> {
     Ok(a)
 }
 
-fn read_spec(path: Option<&str>) -> Result<spec::Plan, Failure> {
-    let text = match path {
+fn read_text(path: Option<&str>) -> Result<String, Failure> {
+    Ok(match path {
         None | Some("-") => {
             let mut s = String::new();
             std::io::stdin().read_to_string(&mut s).map_err(|e| bad_input(format!("cannot read the spec from stdin: {e}")))?;
             s
         }
         Some(p) => std::fs::read_to_string(p).map_err(|e| bad_input(format!("cannot read spec file {p}: {e}")))?,
-    };
+    })
+}
+
+fn read_spec(path: Option<&str>) -> Result<spec::Plan, Failure> {
+    let text = read_text(path)?;
     spec::TrialSpec::from_json(&text).and_then(|s| s.validate()).map_err(bad_input)
 }
 
@@ -94,17 +101,29 @@ fn print_json<T: serde::Serialize>(v: &T, pretty: bool) -> Result<(), Failure> {
     writeln!(out, "{text}").map_err(|e| Failure(1, format!("cannot write result: {e}")))
 }
 
-fn cmd_run(a: &Args) -> Result<i32, Failure> {
-    let plan = read_spec(a.spec.as_deref())?;
+fn catch_signals() {
     // SAFETY: the handler only stores to an atomic, which is async-signal-safe.
     unsafe {
         libc::signal(libc::SIGINT, on_signal as *const () as libc::sighandler_t);
         libc::signal(libc::SIGTERM, on_signal as *const () as libc::sighandler_t);
     }
+}
+
+fn cmd_run(a: &Args) -> Result<i32, Failure> {
+    let plan = read_spec(a.spec.as_deref())?;
+    catch_signals();
     let res = trial::run(&plan, &STOP).map_err(|e| Failure(1, e))?;
     let interrupted = res.status == "interrupted";
     print_json(&res, a.pretty)?;
     Ok(if interrupted { 130 } else { 0 })
+}
+
+fn cmd_rr(a: &Args) -> Result<i32, Failure> {
+    let spec = rr::RrSpec::from_json(&read_text(a.spec.as_deref())?).and_then(rr::RrSpec::validate).map_err(bad_input)?;
+    catch_signals();
+    let res = rr::run(&spec, &STOP).map_err(|e| Failure(1, e))?;
+    print_json(&res, a.pretty)?;
+    Ok(if STOP.load(Ordering::SeqCst) { 130 } else { 0 })
 }
 
 #[derive(serde::Serialize)]
@@ -188,6 +207,7 @@ fn cmd_version() -> Result<i32, Failure> {
 fn main() {
     let outcome = parse_args().and_then(|a| match a.cmd.as_str() {
         "run" => cmd_run(&a),
+        "rr" => cmd_rr(&a),
         "check" => cmd_check(&a),
         "frames" => cmd_frames(&a),
         "version" | "--version" => cmd_version(),

@@ -125,6 +125,8 @@ pub struct PortTx {
     pub send_retries: u64,
     pub sendmmsg_calls: u64,
     pub max_lag_ns: u64,
+    /// How late the first frame went after the trial's common start [ns].
+    pub first_lag_ns: u64,
     pub max_backlog_frames: u64,
     pub cpu: Option<usize>,
 }

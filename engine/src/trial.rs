@@ -222,6 +222,7 @@ fn assemble(plan: &Plan, open: &[OpenPort], hops: &learn::NextHops, reports: &[(
                 send_retries: r.send_retries,
                 sendmmsg_calls: r.sendmmsg_calls,
                 max_lag_ns: r.max_lag_ns,
+                first_lag_ns: r.first_lag_ns,
                 max_backlog_frames: r.max_backlog_frames,
                 cpu: t.cpu,
             }

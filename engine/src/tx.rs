@@ -85,6 +85,9 @@ pub struct TxReport {
     pub sendmmsg_calls: u64,
     /// Largest delay of a frame behind its due time [ns].
     pub max_lag_ns: u64,
+    /// How late the port's first frame went, after the common start t0 [ns]:
+    /// ports of one trial start within the largest of these (RFC 2889 §5.1.3).
+    pub first_lag_ns: u64,
     /// Most frames that were due but not yet sent at one moment: the
     /// longest back-to-back burst the sender had to send to catch up.
     pub max_backlog_frames: u64,
@@ -153,6 +156,9 @@ pub fn run(job: TxJob, t0: u64, deadline: u64, stop: &AtomicBool) -> TxReport {
             continue;
         }
         rep.max_lag_ns = rep.max_lag_ns.max(now - next_due);
+        if rep.sendmmsg_calls == 0 {
+            rep.first_lag_ns = now - next_due;
+        }
         let due_by_now = pace.due_by(now - t0).min(job.frames);
         rep.max_backlog_frames = rep.max_backlog_frames.max(due_by_now - sent);
         let k = ((due_by_now - sent) as usize).clamp(1, per_call);

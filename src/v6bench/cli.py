@@ -31,6 +31,7 @@ from .lab.site import Site
 from .lab.topology import parse_topology
 from .rates import parse_link_speed
 from .trial import request as trial_request
+from .trial.mesh import PATTERNS as MESH_PATTERNS
 from .trial.request import ICMP_ECHO_TARGETS
 from .trial import runner, table
 
@@ -116,6 +117,9 @@ def parser() -> argparse.ArgumentParser:
     _icmp_echo_option(tr)
     tr.add_argument("--ext-headers", choices=EXT_PRESETS, default=None,
                     help="IPv6 extension headers in every IPv6 frame, frame size kept (docs/methods.md) [none]")
+    tr.add_argument("--mesh", choices=list(MESH_PATTERNS), default=None,
+                    help="mesh traffic among the testers of a mesh:N topology, --rate per sending port: "
+                         + "; ".join(f"{k}: {v}" for k, v in MESH_PATTERNS.items()))
     tr.add_argument("--json", action="store_true", help="print the result as JSON")
     _lab_options(tr, defaults=False)
 
@@ -128,12 +132,16 @@ def parser() -> argparse.ArgumentParser:
     te.add_argument("kind", choices=list(registry.KINDS), help="; ".join(f"{k}: {v.summary}" for k, v in registry.KINDS.items()))
     te.add_argument("--mix", default="100/0,0/100", help="comma-separated IPv4/IPv6 mixes [100/0,0/100]")
     te.add_argument("--frame-size", default="128", help="comma-separated frame sizes, bytes incl. FCS [128]")
-    te.add_argument("--trial-duration", type=float, default=None, help="seconds per trial [60 for throughput and loss, 120 latency]")
+    te.add_argument("--trial-duration", "--duration", dest="trial_duration", type=float, default=None,
+                    help="seconds per trial [60 for throughput and loss, 120 latency, 30 mesh]")
     te.add_argument("--search", choices=("binary", "mlr"), default=None, help="throughput search [binary]")
     te.add_argument("--resolution", type=float, default=None, help="relative resolution of searches [0.01]")
     te.add_argument("--pdr-loss-ratio", type=float, default=None, help="loss ratio goal of the PDR [0.005]")
     te.add_argument("--loads", default=None, help="latency: loads such as throughput,50%%,10kpps; loss: percentages 10,50,95")
     te.add_argument("--kinds", default=None, help="reset: soft,hard [both]")
+    te.add_argument("--pattern", choices=list(MESH_PATTERNS), default=None, help="mesh: full or partial [partial]")
+    te.add_argument("--rate", default=None, help="mesh: comma-separated loads per sending port, e.g. 10%%,50%%,20kpps "
+                                                 "[10%%,25%%,50%%,75%%,100%%]")
     te.add_argument("--bidirectional", action="store_true", help="the same rate each way (RFC 2544 §14)")
     te.add_argument("--repeat", type=int, default=None,
                     help="repetitions (inside the test for latency, back-to-back, recovery, reset; of the test otherwise)")
@@ -217,7 +225,7 @@ def _run(args: argparse.Namespace) -> int:
         return 0
     if args.command == "trial":
         req = trial_request.make_request(args.mix, args.frame_size, args.rate, args.duration, args.bidirectional,
-                                         args.ext_headers, args.icmp_echo)
+                                         args.ext_headers, args.icmp_echo, args.mesh)
         link = parse_link_speed(args.link_speed) if args.link_speed else None
         if args.topology:
             parse_topology(args.topology)  # bad input before any privileged work
@@ -324,6 +332,12 @@ def _test_campaign(args: argparse.Namespace) -> campaign_spec.Campaign:
                 raise UsageError("--loads: loss takes percentages of line rate, e.g. 10,50,95") from None
         else:
             raise UsageError(f"--loads: does not apply to {args.kind}")
+    for option, key, value in (("--pattern", "pattern", args.pattern), ("--rate", "loads", args.rate)):
+        if value is None:
+            continue
+        if args.kind != "mesh":
+            raise UsageError(f"{option}: only mesh takes it")
+        test[key] = _list(value, option) if key == "loads" else value
     if args.kinds is not None:
         if args.kind != "reset":
             raise UsageError("--kinds: only reset has kinds")

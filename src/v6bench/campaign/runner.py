@@ -85,6 +85,10 @@ class Recorder:
         return self._call("step", {"duration_s": duration_s, "load_fps": load_fps, "after_s": after_s, "then_fps": then_fps},
                           lambda: self.tester.step(duration_s, load_fps, after_s, then_fps))
 
+    def mesh(self, pattern: str, duration_s: float, load_fps: float) -> Measurement:
+        return self._call("mesh", {"pattern": pattern, "duration_s": duration_s, "load_fps": load_fps},
+                          lambda: self.tester.mesh(pattern, duration_s, load_fps))
+
     def reset(self, duration_s: float, load_fps: float, at_s: float, kind: str) -> Measurement:
         return self._call("reset", {"duration_s": duration_s, "load_fps": load_fps, "at_s": at_s, "kind": kind},
                           lambda: self.tester.reset(duration_s, load_fps, at_s, kind))

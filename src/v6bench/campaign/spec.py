@@ -13,6 +13,8 @@ name = "quick"
              # [test.throughput_search] for kinds that start from throughput;
              # ext_headers = "chain" etc.: IPv6 extension headers (trial/ext_headers.py)
              # icmp_echo = "dut" | "far": ICMP Echo Requests instead of UDP frames
+             # kind = "mesh" (lab.topology = "mesh:N"): pattern = "full" | "partial",
+             # loads = ["10%", "50%"] per sending port, trial_duration_s
 ```
 
 Every error is one :class:`UsageError` naming the field:
@@ -239,6 +241,11 @@ def _campaign(d: dict, text: str, path: str) -> Campaign:
                     why = lab_path.problem(v, fs)
                     if why:
                         raise UsageError(f"{where}mixes: {mix}: {why}")
+        if k.name == "mesh":
+            if not lab.topology.startswith("mesh:"):
+                raise UsageError(f"{where}kind: mesh needs lab.topology = \"mesh:N\" (N tester ports on one router), not {lab.topology!r}")
+            if "bi" in mx.directions:
+                raise UsageError(f"{where}directions: the mesh pattern sets the directions; use [\"uni\"]")
         traffic = Traffic(_ext_headers(t.get("ext_headers"), mx, where), _icmp_echo(t.get("icmp_echo"), mx, lab, where))
         rest = {key: v for key, v in t.items()
                 if key not in matrix_keys + ("kind", "throughput_search", "ext_headers", "icmp_echo")}

@@ -9,6 +9,9 @@ seed 004 Figure 1 and its back-to-back baseline):
 ``a``      t1 ── r1 ── t2        (one router, seed 000 Topology A)
 ``b``      t1 ── r1 ── r2 ── t2  (two routers, seed 000 Topology B)
 ``chain:N``  t1 ── r1 ── … ── rN ── t2, 1 ≤ N ≤ 5 (seed 004 Fig. 1 for N=1)
+``mesh:N``   N tester ports t1 … tN on one router r1, 4 ≤ N ≤ 8
+             (seed 004 Fig. 4; RFC 2889 §5.1 mesh traffic); t1 ── r1 ── t2
+             is topology ``a``, so two-port tests run on it unchanged
 =========  =====================================================
 
 Interface names are ``<node>-<peer>`` (``t1-r1`` in t1, ``r1-t1`` in r1),
@@ -22,7 +25,9 @@ Addressing (RFC 2544 App. C, RFC 5180 §5.2; /24 and /64 subnets):
   e.g. r1–r2 is 198.18.11.0/24 and 2001:2:0:11::/64;
 - a router's address on a tester link is .1 / ::1 and the tester's .2 / ::2;
   on a router–router link the lower router is .1 / ::1, the higher .2 / ::2;
-- ``p2p``: one link 198.18.0.0/24, 2001:2::/64, t1 at .2 / ::2 and t2 at .3 / ::3.
+- ``p2p``: one link 198.18.0.0/24, 2001:2::/64, t1 at .2 / ::2 and t2 at .3 / ::3;
+- ``mesh:N``: tester tK (K ≥ 3) on 198.18.(30+K).0/24 and 2001:2:0:(30+K)::/64
+  (t3: 198.18.33.0/24, 2001:2:0:33::/64), router .1, tester .2.
 
 Tester addresses belong to the packet engine, never to the tester's kernel.
 """
@@ -35,6 +40,7 @@ from dataclasses import dataclass
 from ..errors import UsageError
 
 MAX_CHAIN = 5
+MESH_PORTS = (4, 8)
 
 
 @dataclass(frozen=True)
@@ -54,6 +60,11 @@ class Subnet:
 #: The subnet at t1's side, at t2's side, and of the link rJ–rJ+1.
 LEFT = Subnet(ipaddress.ip_network("198.18.0.0/24"), ipaddress.ip_network("2001:2::/64"))
 RIGHT = Subnet(ipaddress.ip_network("198.19.0.0/24"), ipaddress.ip_network("2001:2:0:1::/64"))
+
+
+def mesh_tester(k: int) -> Subnet:
+    """The subnet of mesh tester ``tK``, K ≥ 3 (t1 and t2 keep LEFT and RIGHT)."""
+    return Subnet(ipaddress.ip_network(f"198.18.{30 + k}.0/24"), ipaddress.ip_network(f"2001:2:0:{30 + k}::/64"))
 
 
 def inter_router(j: int) -> Subnet:
@@ -130,6 +141,24 @@ class Topology:
                     out.append((i, self.node(i.peer_node).interface(i.peer_name)))
         return out
 
+    def path(self, src: str = "t1", dst: str = "t2") -> list[str]:
+        """The nodes a frame from tester ``src`` to tester ``dst`` crosses,
+        both included (every topology here is a tree)."""
+        def walk(node: str, came: str | None) -> list[str] | None:
+            if node == dst:
+                return [node]
+            for i in self.node(node).interfaces:
+                if i.peer_node != came and (self.node(i.peer_node).role == "dut" or i.peer_node == dst):
+                    rest = walk(i.peer_node, node)
+                    if rest:
+                        return [node, *rest]
+            return None
+
+        found = walk(src, None)
+        if found is None:
+            raise KeyError(f"no path {src} -> {dst}")
+        return found
+
     def gateway(self, tester: str) -> tuple[str, str]:
         """The next hop (IPv4, IPv6, no prefix length) of a tester port: its
         router, or on ``p2p`` the other tester itself."""
@@ -178,8 +207,23 @@ def _chain(name: str, routers: int) -> Topology:
     return Topology(name, tuple(nodes))
 
 
+def _mesh(ports: int) -> Topology:
+    """Topology ``a`` plus testers t3 … tN, each on its own link to r1."""
+    a = _chain(f"mesh:{ports}", 1)
+    t1, r1, t2 = a.nodes
+    extra, r1_ifaces = [], list(r1.interfaces)
+    for k in range(3, ports + 1):
+        v4t, v6t = mesh_tester(k).host(2)
+        v4r, v6r = mesh_tester(k).host(1)
+        name = f"t{k}"
+        extra.append(Node(name, "tester", (Interface(f"{name}-r1", name, "r1", f"r1-{name}", v4t, v6t),)))
+        r1_ifaces.append(Interface(f"r1-{name}", "r1", name, f"{name}-r1", v4r, v6r))
+    return Topology(a.name, (t1, Node("r1", "dut", tuple(r1_ifaces), r1.routes), t2, *extra))
+
+
 def parse_topology(text: str) -> Topology:
-    """``p2p``, ``a``, ``b`` or ``chain:N`` (1 ≤ N ≤ 5) → the graph."""
+    """``p2p``, ``a``, ``b``, ``chain:N`` (1 ≤ N ≤ 5) or ``mesh:N``
+    (4 ≤ N ≤ 8) → the graph."""
     key = text.strip().lower()
     if key == "p2p":
         return _chain("p2p", 0)
@@ -192,4 +236,11 @@ def parse_topology(text: str) -> Topology:
         if not n_text.isdigit() or not 1 <= int(n_text) <= MAX_CHAIN:
             raise UsageError(f"--topology: {text!r}: chain:N needs 1 ≤ N ≤ {MAX_CHAIN}")
         return _chain(f"chain:{int(n_text)}", int(n_text))
-    raise UsageError(f"--topology: unknown topology {text!r}; use p2p, a, b or chain:N (1 ≤ N ≤ {MAX_CHAIN})")
+    if key.startswith("mesh:"):
+        n_text = key.split(":", 1)[1]
+        low, high = MESH_PORTS
+        if not n_text.isdigit() or not low <= int(n_text) <= high:
+            raise UsageError(f"--topology: {text!r}: mesh:N needs {low} ≤ N ≤ {high} tester ports")
+        return _mesh(int(n_text))
+    raise UsageError(f"--topology: unknown topology {text!r}; use p2p, a, b, chain:N (1 ≤ N ≤ {MAX_CHAIN}) "
+                     f"or mesh:N ({MESH_PORTS[0]} ≤ N ≤ {MESH_PORTS[1]})")

@@ -16,7 +16,7 @@ from typing import Any, Callable
 
 from ..errors import UsageError
 from ..rates import parse_rate
-from . import back_to_back, latency, loss, recovery, reset, throughput
+from . import back_to_back, latency, loss, mesh, recovery, reset, throughput
 from .measurer import Tester
 
 
@@ -60,6 +60,8 @@ KINDS: dict[str, Kind] = {k.name: k for k in (
     Kind("recovery", recovery.Params, lambda p: True, lambda t, p, pt, ndr: recovery.run(t, p, ndr),
          "system recovery (RFC 2544 §26.5)"),
     Kind("reset", reset.Params, lambda p: True, lambda t, p, pt, ndr: reset.run(t, p, ndr), "reset (RFC 2544 §26.6)"),
+    Kind("mesh", mesh.Params, lambda p: False, lambda t, p, pt, ndr: mesh.run(t, p, pt.frame_size, pt.link_speed_bps),
+         "loss per flow under full or partial mesh traffic (RFC 2889 §5.1; topology mesh:N)"),
 )}
 
 

@@ -25,6 +25,9 @@ def headline(kind: str, result: dict) -> str:
         return f"{result.get('average_frames', 0):,.0f} frames average" if "average_frames" in result else result.get("reason", "")
     if kind == "recovery":
         return ", ".join(f"IPv{v} {s['mean_s']:.3f} s" for v, s in result["recovery"].items() if s["mean_s"] is not None) or "-"
+    if kind == "mesh":
+        return f"{result['pattern']} mesh: " + ", ".join(
+            f"{r['load']} {r['loss_ratio']:.2%} lost" + (" (tester-limited)" if r["tester_limited"] else "") for r in result["loads"])
     if kind == "reset":
         return "; ".join(f"{k}: " + ", ".join(f"IPv{v} {s['mean_s']:.3f} s" for v, s in r["reset_time"].items() if s["mean_s"] is not None)
                          for k, r in result["kinds"].items())

@@ -46,9 +46,9 @@ class LabMeasurer:
         size = min(larger, key=lambda s: caps[s]) if larger else max(caps)
         return caps[size], size
 
-    def _trial(self, duration_s: float, load_fps: float, adjust=None, during=None) -> Measurement:
+    def _trial(self, duration_s: float, load_fps: float, adjust=None, during=None, mesh: str | None = None) -> Measurement:
         req = TrialRequest(self.mix, self.frame_size, Rate(load_fps, "fps", f"{load_fps:.0f}fps"), duration_s,
-                           self.bidirectional, self.drain_s, self.traffic.ext_headers, self.traffic.icmp_echo)
+                           self.bidirectional, self.drain_s, self.traffic.ext_headers, self.traffic.icmp_echo, mesh)
         r = runner.run(self.lab, req, self.site.engine_pid_file, adjust, during)
         cap = self._capacity_fps()
         offered = r["intended_fps"]
@@ -79,6 +79,9 @@ class LabMeasurer:
                 if "tx_rate" in p:
                     p["rate_step"] = {"after_s": after_s, "fps": then_fps}
         return self._trial(duration_s, load_fps, adjust)
+
+    def mesh(self, pattern: str, duration_s: float, load_fps: float) -> Measurement:
+        return self._trial(duration_s, load_fps, mesh=pattern)
 
     def reset(self, duration_s: float, load_fps: float, at_s: float, kind: str) -> Measurement:
         def action() -> dict:

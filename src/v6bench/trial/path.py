@@ -44,8 +44,8 @@ def fragment_data(data_bytes: int, header_bytes: int, mtu: int) -> list[int]:
 
 @dataclass(frozen=True)
 class LabPath:
-    """The links from t1 to t2, as (name, MTU) in order; t2 to t1 crosses
-    them in reverse. ``tunnel``: the tunnel on the R1–R2 link, if any."""
+    """The links from t1 to t2 (or another pair of testers), as (name, MTU)
+    in order; the way back crosses them in reverse. ``tunnel``: the tunnel on the R1–R2 link, if any."""
 
     link_speed_bps: float
     links: tuple[tuple[str, int], ...]
@@ -57,8 +57,10 @@ class LabPath:
         return cls.build(lab.topology, lab.link_speed_bps, lab.mtu, lab.dut_config.tunnel)
 
     @classmethod
-    def build(cls, topology: str, link_speed_bps: float, mtu: Mtus, tunnel: str | None = None) -> LabPath:
-        names = [n.name for n in parse_topology(topology).nodes]
+    def build(cls, topology: str, link_speed_bps: float, mtu: Mtus, tunnel: str | None = None,
+              src: str = "t1", dst: str = "t2") -> LabPath:
+        """The path from tester ``src`` to ``dst`` (t1 to t2 by default)."""
+        names = parse_topology(topology).path(src, dst)
         pairs = list(zip(names, names[1:]))
         return cls(link_speed_bps, tuple((link_name(a, b), mtu.of(a, b)) for a, b in pairs), tunnel or None)
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from ..errors import UsageError
 from ..rates import Rate, format_link_speed, line_rate_fps, parse_rate
 from ..lab import tunnel
-from . import ext_headers
+from . import ext_headers, mesh as mesh_traffic
 from .path import LabPath
 
 #: Smallest frames (bytes incl. FCS, RFC 1242 §3.5) that hold the headers
@@ -73,8 +73,16 @@ class TrialRequest:
     #: own address (``dut``) or through the DUT to t2 (``far``), which the
     #: engine answers; the replies are counted at t1 (seed 000 Fig. 12, seed 003).
     icmp_echo: str | None = None
+    #: Mesh traffic among a ``mesh:N`` lab's testers instead of t1 → t2:
+    #: ``full`` or ``partial`` (:mod:`v6bench.trial.mesh`); the rate is per sending port.
+    mesh: str | None = None
 
     def __post_init__(self) -> None:
+        if self.mesh is not None:
+            if self.mesh not in mesh_traffic.PATTERNS:
+                raise UsageError(f"--mesh: {self.mesh!r} is not one of {', '.join(mesh_traffic.PATTERNS)}")
+            if self.bidirectional or self.icmp_echo or self.ext_headers:
+                raise UsageError("--mesh: the pattern sets the directions; not with --bidirectional, --icmp-echo or --ext-headers")
         if self.icmp_echo is not None:
             if self.icmp_echo not in ICMP_ECHO_TARGETS:
                 raise UsageError(f"--icmp-echo: {self.icmp_echo!r} is not one of {', '.join(ICMP_ECHO_TARGETS)}")
@@ -151,6 +159,6 @@ class Traffic:
 
 
 def make_request(mix: str, frame_size: int, rate: str, duration_s: float, bidirectional: bool,
-                 ext_headers: str | None = None, icmp_echo: str | None = None) -> TrialRequest:
+                 ext_headers: str | None = None, icmp_echo: str | None = None, mesh: str | None = None) -> TrialRequest:
     return TrialRequest(parse_mix(mix), int(frame_size), parse_rate(rate), float(duration_s), bidirectional,
-                        ext_headers=ext_headers, icmp_echo=icmp_echo)
+                        ext_headers=ext_headers, icmp_echo=icmp_echo, mesh=mesh)

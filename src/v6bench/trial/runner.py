@@ -28,6 +28,7 @@ from typing import Callable
 from .. import engine
 from ..lab import observe
 from ..lab.state import LabState
+from . import mesh
 from .path import LabPath
 from .request import TrialRequest
 from .spec import engine_spec
@@ -86,6 +87,10 @@ def dut_cpu_pct(dut: dict) -> dict[str, float | None]:
 def summarize(lab: LabState, request: TrialRequest, fps: float, eng: dict, dut: dict,
               reset_router: str | None = None) -> dict:
     reasons = list(eng["tester_limited_reasons"]) + _lab_reasons(lab, eng, dut, reset_router)
+    spread_s = None
+    if request.mesh:
+        spread_s, why = mesh.start_spread(eng, request.duration_s)
+        reasons += [why] if why else []
     totals = eng["totals"]
     return {
         "result_kind": "v6bench-trial",
@@ -98,6 +103,8 @@ def summarize(lab: LabState, request: TrialRequest, fps: float, eng: dict, dut: 
         "bidirectional": request.bidirectional,
         "ext_headers": request.ext_headers,
         "icmp_echo": request.icmp_echo,
+        "mesh": request.mesh,
+        "mesh_start_spread_s": spread_s,
         "duration_s": request.duration_s,
         "intended_fps": totals["intended_fps"],
         "offered_fps": totals["offered_fps"],

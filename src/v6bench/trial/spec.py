@@ -13,7 +13,7 @@ from __future__ import annotations
 from ..engine import SPEC_VERSION
 from ..errors import UsageError
 from ..lab.state import LabState
-from . import ext_headers
+from . import ext_headers, mesh
 from .path import LabPath
 from .request import TrialRequest
 
@@ -26,17 +26,14 @@ def engine_spec(lab: LabState, request: TrialRequest, fps: float, path: LabPath 
     """The spec; ``fps`` is the validated rate per direction. A stream
     whose frames the path does not carry whole is fragmented at the source
     (``fragment_mtu``, :mod:`v6bench.trial.path`)."""
+    if request.mesh:
+        return _mesh_spec(lab, request, fps)
     path = path or LabPath.of(lab)
     plan = lab.cpu_plan
     senders = [src for src, _ in directions(request)]
     ports = []
     for tester in ("t1", "t2"):
-        node = lab.node(tester)
-        (iface,) = node["interfaces"]
-        port = {
-            "name": tester, "interface": iface["name"], "netns": node["netns"], "ipv4": iface["ipv4"],
-            "ipv6": iface["ipv6"], "gateway_ipv4": iface["gateway_ipv4"], "gateway_ipv6": iface["gateway_ipv6"],
-        }
+        port = _port(lab, tester)
         if tester in senders:
             port["tx_rate"] = {"fps": fps}
             port["tx_cpu"] = plan.tester_tx[senders.index(tester) % len(plan.tester_tx)]
@@ -65,6 +62,41 @@ def engine_spec(lab: LabState, request: TrialRequest, fps: float, path: LabPath 
         "ports": ports,
         "streams": streams,
     }
+
+
+def _port(lab: LabState, tester: str) -> dict:
+    node = lab.node(tester)
+    (iface,) = node["interfaces"]
+    return {"name": tester, "interface": iface["name"], "netns": node["netns"], "ipv4": iface["ipv4"],
+            "ipv6": iface["ipv6"], "gateway_ipv4": iface["gateway_ipv4"], "gateway_ipv6": iface["gateway_ipv6"]}
+
+
+def _mesh_spec(lab: LabState, request: TrialRequest, fps: float) -> dict:
+    """Every tester port; each sender at ``fps`` to its destinations in
+    round-robin order (:mod:`v6bench.trial.mesh`). Frames are sent whole:
+    a mesh whose links would fragment them is refused."""
+    flows = mesh.flows(lab.topology, request.mesh)
+    for src, dst in flows:
+        p = LabPath.build(lab.topology, lab.link_speed_bps, lab.mtu, None, src, dst)
+        for v, _ in request.mix.versions:
+            why = p.problem(v, request.frame_size)
+            if why or p.source_mtu(v, request.frame_size) is not None:
+                raise UsageError(f"--mesh: {src} -> {dst}: " + (why or f"{request.frame_size}-byte IPv{v} frames exceed the "
+                                 f"path MTU {min(p.mtus())}; mesh frames are sent whole"))
+    plan = lab.cpu_plan
+    senders = mesh.senders(lab.topology, request.mesh)
+    ports = []
+    for tester in mesh.testers(lab.topology):
+        port = _port(lab, tester)
+        if tester in senders:
+            port["tx_rate"] = {"fps": fps}
+            port["tx_cpu"] = plan.tester_tx[senders.index(tester) % len(plan.tester_tx)]
+        ports.append(port)
+    streams = [{"name": f"ipv{v}-{src}-{dst}", "tx_port": src, "rx_port": dst, "ip_version": v,
+                "frame_size": request.frame_size, "share": share}
+               for src, dst in flows for v, share in request.mix.versions]
+    return {"spec_version": SPEC_VERSION, "duration_s": request.duration_s, "drain_s": request.drain_s,
+            "rx_cpu": plan.tester_rx, "ports": ports, "streams": streams}
 
 
 def _icmp_echo(lab: LabState, target: str, streams: list[dict]) -> None:

@@ -23,8 +23,10 @@ def render(r: dict) -> str:
         f"DUT {','.join(map(str, plan['dut']))}); tester and DUT share this machine"
         + (" (temporary lab)" if lab["temporary"] else ""),
         f"trial: mix {r['mix']} (IPv4/IPv6), {r['frame_size']}-byte frames, {r['rate']} = "
-        f"{r['rate_per_direction_fps']:,.0f} frames/s per direction, {r['duration_s']:g} s, "
-        + ("bidirectional" if r["bidirectional"] else "unidirectional")
+        f"{r['rate_per_direction_fps']:,.0f} frames/s per " + ("sending port" if r.get("mesh") else "direction")
+        + f", {r['duration_s']:g} s, "
+        + (f"{r['mesh']} mesh (senders started within {r['mesh_start_spread_s'] * 1e3:.2f} ms)" if r.get("mesh")
+           else "bidirectional" if r["bidirectional"] else "unidirectional")
         + (f", ICMP echo to {r['icmp_echo']} (latency is the round trip)" if r.get("icmp_echo") else ""),
         "",
     ]
