@@ -8,7 +8,7 @@ VENV    := .venv
 PY      := $(VENV)/bin/python
 ENGINE  := engine/target/release/v6bench-engine
 STAMPS  := .make
-APT_PKGS := iproute2 ethtool nftables netsniff-ng tshark procps python3 python3-venv build-essential
+APT_PKGS := iproute2 ethtool nftables netsniff-ng tshark iperf3 procps python3 python3-venv build-essential
 # The engine needs Rust 1.88 or newer: a new enough cargo on PATH (rustup's
 # in ~/.cargo/bin counts) is used, otherwise Debian 12's cargo-web (Rust 1.96,
 # bookworm-security) is installed and used.
@@ -25,7 +25,8 @@ all: setup
 setup: $(STAMPS)/apt $(ENGINE) $(STAMPS)/venv
 	@ln -sfn $(CURDIR)/$(VENV)/bin/v6bench /usr/local/bin/v6bench  # v6bench on PATH
 
-$(STAMPS)/apt:
+# Re-checked whenever this Makefile (and so the package list) changes.
+$(STAMPS)/apt: Makefile
 	@mkdir -p $(STAMPS)
 	@if [ "$$(id -u)" != 0 ]; then echo "make: run as root (apt packages, network namespaces)" >&2; exit 1; fi
 	@missing=""; for p in $(APT_PKGS); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \

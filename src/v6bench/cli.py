@@ -29,7 +29,7 @@ from .store.db import DEFAULT_PATH, Store
 from .lab.cpus import ARRANGEMENTS
 from .lab.site import Site
 from .lab.topology import parse_topology
-from .rates import parse_link_speed
+from .rates import format_link_speed, parse_link_speed
 from .trial import request as trial_request
 from .trial.mesh import PATTERNS as MESH_PATTERNS
 from .trial.request import ICMP_ECHO_TARGETS
@@ -131,7 +131,7 @@ def parser() -> argparse.ArgumentParser:
     te = sub.add_parser("test", help="run one RFC test over mixes and frame sizes, recorded in the results database")
     te.add_argument("kind", choices=list(registry.KINDS), help="; ".join(f"{k}: {v.summary}" for k, v in registry.KINDS.items()))
     te.add_argument("--mix", default="100/0,0/100", help="comma-separated IPv4/IPv6 mixes [100/0,0/100]")
-    te.add_argument("--frame-size", default="128", help="comma-separated frame sizes, bytes incl. FCS [128]")
+    te.add_argument("--frame-size", default=None, help="comma-separated frame sizes, bytes incl. FCS [128]")
     te.add_argument("--trial-duration", "--duration", dest="trial_duration", type=float, default=None,
                     help="seconds per trial [60 for throughput and loss, 120 latency, 30 mesh]")
     te.add_argument("--search", choices=("binary", "mlr"), default=None, help="throughput search [binary]")
@@ -139,6 +139,12 @@ def parser() -> argparse.ArgumentParser:
     te.add_argument("--pdr-loss-ratio", type=float, default=None, help="loss ratio goal of the PDR [0.005]")
     te.add_argument("--loads", default=None, help="latency: loads such as throughput,50%%,10kpps; loss: percentages 10,50,95")
     te.add_argument("--kinds", default=None, help="reset: soft,hard [both]")
+    te.add_argument("--protocol", default=None, help="stack-throughput: tcp,udp [both]")
+    te.add_argument("--message-size", default=None,
+                    help="stack-throughput: comma-separated bytes per write or datagram [64,256,1024,1408,16384,65507]")
+    te.add_argument("--payload-size", default=None,
+                    help="rr-latency: comma-separated IP payload bytes (UDP header and data), 'mtu' for the largest "
+                         "the path carries whole [8,16,32,64,128,256,512,1024,mtu]")
     te.add_argument("--pattern", choices=list(MESH_PATTERNS), default=None, help="mesh: full or partial [partial]")
     te.add_argument("--rate", default=None, help="mesh: comma-separated loads per sending port, e.g. 10%%,50%%,20kpps "
                                                  "[10%%,25%%,50%%,75%%,100%%]")
@@ -301,8 +307,10 @@ def _sizes(text: str, what: str) -> list[int]:
 def _test_campaign(args: argparse.Namespace) -> campaign_spec.Campaign:
     """``v6bench test KIND`` as a one-test campaign (checked like a file)."""
     k = registry.kind(args.kind)
+    if isinstance(k, registry.HostKind):
+        return _as_campaign(args, _host_test(args))
     fields = set(k.params.__dataclass_fields__)
-    test: dict = {"kind": args.kind, "mixes": _list(args.mix, "--mix"), "frame_sizes": _sizes(args.frame_size, "--frame-size"),
+    test: dict = {"kind": args.kind, "mixes": _list(args.mix, "--mix"), "frame_sizes": _sizes(args.frame_size or "128", "--frame-size"),
                   "directions": ["bi" if args.bidirectional else "uni"], "drain_s": args.drain}
     if args.ext_headers:
         test["ext_headers"] = args.ext_headers
@@ -342,12 +350,57 @@ def _test_campaign(args: argparse.Namespace) -> campaign_spec.Campaign:
         if args.kind != "reset":
             raise UsageError("--kinds: only reset has kinds")
         test["kinds"] = _list(args.kinds, "--kinds")
+    for option in ("--protocol", "--message-size", "--payload-size"):
+        if getattr(args, option[2:].replace("-", "_")) is not None:
+            raise UsageError(f"{option}: only the host-stack tests (stack-throughput, rr-latency) take it")
     if search and args.kind != "throughput":
         test["throughput_search"] = search
-    lab: dict = {"topology": args.topology or "a", "link_speed": args.link_speed or "1G", "mtu": (args.mtu or Mtus()).to_json()}
+    return _as_campaign(args, test)
+
+
+def _host_test(args: argparse.Namespace) -> dict:
+    """The [[test]] of ``v6bench test stack-throughput`` or ``rr-latency``."""
+    test: dict = {"kind": args.kind, "mixes": _list(args.mix, "--mix")}
+    given = {"--frame-size": args.frame_size, "--bidirectional": args.bidirectional, "--loads": args.loads,
+             "--search": args.search, "--resolution": args.resolution, "--pdr-loss-ratio": args.pdr_loss_ratio,
+             "--kinds": args.kinds, "--pattern": args.pattern, "--rate": args.rate, "--ext-headers": args.ext_headers,
+             "--icmp-echo": args.icmp_echo}
+    for option, value in given.items():
+        if value:
+            raise UsageError(f"{option}: does not apply to {args.kind}, which uses the hosts' own stacks")
+    if args.trial_duration is not None:
+        test["duration_s"] = args.trial_duration
+    if args.repeat is not None:
+        test["repeat"] = args.repeat
+    if args.kind == "stack-throughput":
+        if args.payload_size is not None:
+            raise UsageError("--payload-size: rr-latency's; stack-throughput takes --message-size")
+        if args.protocol is not None:
+            test["protocols"] = _list(args.protocol, "--protocol")
+        if args.message_size is not None:
+            test["message_sizes"] = _sizes(args.message_size, "--message-size")
+    else:
+        if args.protocol is not None or args.message_size is not None:
+            raise UsageError("--protocol/--message-size: stack-throughput's; rr-latency takes --payload-size")
+        if args.payload_size is not None:
+            items = _list(args.payload_size, "--payload-size")
+            sizes = [x for x in items if x != "mtu"]
+            test["mtu_payload"] = "mtu" in items
+            test["payload_sizes"] = _sizes(",".join(sizes), "--payload-size") if sizes else []
+    return test
+
+
+def _as_campaign(args: argparse.Namespace, test: dict) -> campaign_spec.Campaign:
+    """The one-test campaign. Lab options not given are the lab's that is
+    up, if one is (as ``trial`` does), else the defaults."""
+    current, _ = control.status(Site.from_env())
+    lab: dict = {"topology": args.topology or (current.topology if current else "a"),
+                 "link_speed": args.link_speed or (format_link_speed(current.link_speed_bps) if current else "1G"),
+                 "mtu": (args.mtu or (current.mtu if current else Mtus())).to_json()}
     if args.cpu_arrangement:
         lab["cpu_arrangement"] = args.cpu_arrangement
-    d = {"name": f"test {args.kind}", "lab": lab, "dut": (_dut(args) or DutConfig()).to_json(),
+    dut = _dut(args) or (current.dut_config if current else DutConfig())
+    d = {"name": f"test {args.kind}", "lab": lab, "dut": dut.to_json(),
          "selftest": {"when": "never"}, "test": [test]}
     return campaign_spec.from_dict(d, json.dumps(d, sort_keys=True), "v6bench test")
 

@@ -83,7 +83,16 @@ def kill_recorded(pid_file: Path) -> int | None:
     return killed
 
 
-def run_trial(spec: dict, timeout_s: float | None = None, pid_file: Path | None = None) -> dict:
+def run_rr(spec: dict, pid_file: Path | None = None) -> dict:
+    """Runs ``v6bench-engine rr`` (UDP request/response between two
+    namespaces' own stacks, ``engine/src/rr.rs``) and returns its result.
+    The engine stops the exchanges itself at ``duration_s`` after at most
+    3 s of warm-up; the time-out here is a safety net above that."""
+    timeout_s = float(spec["duration_s"]) + 3 + 2 * float(spec.get("timeout_ms", 100)) / 1000 + 15
+    return run_trial(spec, timeout_s, pid_file, command="rr")
+
+
+def run_trial(spec: dict, timeout_s: float | None = None, pid_file: Path | None = None, command: str = "run") -> dict:
     """Runs one trial and returns the parsed result.
 
     The engine bounds every trial itself; ``timeout_s`` is a safety net that
@@ -106,7 +115,7 @@ def run_trial(spec: dict, timeout_s: float | None = None, pid_file: Path | None 
             + 15
         )
     proc = subprocess.Popen(
-        [str(binary()), "run"],
+        [str(binary()), command],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,

@@ -78,7 +78,21 @@ def test_p2p_testers_share_one_subnet():
     assert t.gateway("t2") == ("198.18.0.2", "2001:2::2")
 
 
-@pytest.mark.parametrize("bad", ["c", "chain:0", "chain:6", "chain:x", "", "mesh:4"])
+@pytest.mark.parametrize("bad", ["c", "chain:0", "chain:6", "chain:x", "", "mesh:3", "mesh:9", "mesh:x"])
 def test_unknown_topologies_are_refused(bad):
     with pytest.raises(UsageError, match="--topology"):
         parse_topology(bad)
+
+
+def test_mesh_puts_n_testers_on_one_router_with_topology_a_inside():
+    t = parse_topology("mesh:5")
+    assert [n.name for n in t.testers] == ["t1", "t2", "t3", "t4", "t5"]
+    assert [n.name for n in t.routers] == ["r1"]
+    assert t.path() == ["t1", "r1", "t2"] and t.path("t5", "t3") == ["t5", "r1", "t3"]
+    a = parse_topology("a")
+    assert t.node("t1").interfaces == a.node("t1").interfaces and t.node("t2").interfaces == a.node("t2").interfaces
+    (t3,) = t.node("t3").interfaces
+    assert (t3.name, t3.ipv4, t3.ipv6) == ("t3-r1", "198.18.33.2/24", "2001:2:0:33::2/64")
+    assert t.gateway("t5") == ("198.18.35.1", "2001:2:0:35::1")
+    assert len(t.links()) == 5 and t.node("r1").routes == ()  # every tester link is connected to r1
+    assert parse_topology("b").path() == ["t1", "r1", "r2", "t2"] and parse_topology("p2p").path() == ["t1", "t2"]

@@ -18,7 +18,7 @@ from typing import Callable
 
 from ..methods import registry
 from ..report.results import headline
-from ..methods.measurer import Measurement, Tester
+from ..methods.measurer import HostTester, Measurement, Tester
 from ..store.db import Store
 from ..trial.request import Mix
 from .spec import Campaign, TestSpec
@@ -26,27 +26,43 @@ from .spec import Campaign, TestSpec
 
 @dataclass(frozen=True)
 class Point:
+    """One stored test. Host-stack kinds have no frames (``frame_size``
+    0) and a ``variant`` instead: their protocol and message or payload size."""
+
     test: TestSpec
     mix: Mix
     frame_size: int
     bidirectional: bool
     repetition: int
+    variant: tuple[tuple[str, object], ...] = ()
 
     @property
     def key(self) -> str:
         d = "bi" if self.bidirectional else "uni"
-        return f"{self.test.index}:{self.test.kind}:{self.mix}:{self.frame_size}:{d}:{self.repetition}"
+        var = "".join(f":{k}={v}" for k, v in self.variant)
+        return f"{self.test.index}:{self.test.kind}:{self.mix}:{self.frame_size}:{d}:{self.repetition}{var}"
 
     def describe(self) -> str:
-        d = "bidirectional" if self.bidirectional else "unidirectional"
         rep = f" #{self.repetition}" if self.test.matrix.repeat > 1 else ""
+        if self.variant:
+            version = 4 if self.mix.ipv4_pct else 6
+            return f"{self.test.kind} IPv{version} " + " ".join(f"{v}" for _, v in self.variant) + rep
+        d = "bidirectional" if self.bidirectional else "unidirectional"
         return f"{self.test.kind} {self.mix} {self.frame_size} B {d}{rep}"
 
 
 def expand(c: Campaign) -> list[Point]:
-    return [Point(t, mix, fs, d == "bi", rep)
-            for t in c.tests for d in t.matrix.directions for mix in t.matrix.mixes
-            for fs in t.matrix.frame_sizes for rep in range(1, t.matrix.repeat + 1)]
+    out = []
+    for t in c.tests:
+        k = registry.kind(t.kind)
+        reps = range(1, t.matrix.repeat + 1)
+        if isinstance(k, registry.HostKind):
+            out += [Point(t, mix, 0, False, rep, tuple(v.items()))
+                    for mix in t.matrix.mixes for v in k.variants(t.params) for rep in reps]
+        else:
+            out += [Point(t, mix, fs, d == "bi", rep)
+                    for d in t.matrix.directions for mix in t.matrix.mixes for fs in t.matrix.frame_sizes for rep in reps]
+    return out
 
 
 class Recorder:
@@ -98,7 +114,7 @@ def _eta(seconds: float) -> str:
     return f"{seconds / 60:.0f} min" if seconds >= 90 else f"{seconds:.0f} s"
 
 
-def run(c: Campaign, store: Store, run_id: int, make_tester: Callable[[Point], Tester],
+def run(c: Campaign, store: Store, run_id: int, make_tester: Callable[[Point], Tester | HostTester],
         progress: Callable[[str], None]) -> dict:
     """Runs every point not done yet in ``run_id``; returns counts. The caller
     marks the run finished, interrupted or failed."""
@@ -117,13 +133,18 @@ def run(c: Campaign, store: Store, run_id: int, make_tester: Callable[[Point], T
         replay = store.trials(old) if old else []
         test_id = store.start_test(run_id, p.key, p.test.kind, str(p.mix), p.frame_size, p.bidirectional, p.repetition,
                                    {"params": p.test.params.__dict__, "throughput_search": p.test.throughput_search.__dict__,
-                                    "drain_s": p.test.matrix.drain_s, **p.test.traffic.to_json()})
+                                    "drain_s": p.test.matrix.drain_s, **p.test.traffic.to_json(), "variant": dict(p.variant)})
         started = time.monotonic()
+        k = registry.kind(p.test.kind)
+        rec = None
         try:
-            rec = Recorder(make_tester(p), store, test_id, replay)
-            known = store.test_result(run_id, "throughput", str(p.mix), p.frame_size, p.bidirectional, p.test.traffic.to_json())
-            point = registry.Point(p.frame_size, c.lab.link_speed_bps, known["ndr_fps"] if known else None)
-            result = registry.run(registry.kind(p.test.kind), rec, p.test.params, point, p.test.throughput_search)
+            if isinstance(k, registry.HostKind):
+                result = k.procedure(make_tester(p), p.test.params, 4 if p.mix.ipv4_pct else 6, dict(p.variant))
+            else:
+                rec = Recorder(make_tester(p), store, test_id, replay)
+                known = store.test_result(run_id, "throughput", str(p.mix), p.frame_size, p.bidirectional, p.test.traffic.to_json())
+                point = registry.Point(p.frame_size, c.lab.link_speed_bps, known["ndr_fps"] if known else None)
+                result = registry.run(k, rec, p.test.params, point, p.test.throughput_search)
         except KeyboardInterrupt:
             store.finish_test(test_id, "interrupted")
             raise
@@ -132,6 +153,7 @@ def run(c: Campaign, store: Store, run_id: int, make_tester: Callable[[Point], T
             raise
         store.finish_test(test_id, "done", result)
         spent.append(time.monotonic() - started)
-        replayed = f", {rec.replayed} trials replayed" if rec.replayed else ""
-        progress(f"    {headline(p.test.kind, result)} ({rec.seq} trials, {spent[-1]:.0f} s{replayed})")
+        replayed = f", {rec.replayed} trials replayed" if rec and rec.replayed else ""
+        trials = f"{rec.seq} trials, " if rec else ""
+        progress(f"    {headline(p.test.kind, result)} ({trials}{spent[-1]:.0f} s{replayed})")
     return {"tests": len(points), "ran": len(todo)}

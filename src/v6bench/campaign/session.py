@@ -16,6 +16,8 @@ from ..lab import dut as dut_rules
 from ..lab.site import Site
 from ..lab.state import LabState
 from ..store.db import Store
+from ..host import iperf
+from ..host.measurer import HostMeasurer
 from ..trial.measurer import LabMeasurer
 from . import runner
 from .spec import Campaign
@@ -28,11 +30,19 @@ def environment(lab: LabState) -> dict:
         **selftest.machine(),
         "v6bench": __version__,
         "shared_machine": True,
+        "tools": {"iperf3": _iperf3_version()},
         "lab": {"topology": lab.topology, "link_speed_bps": lab.link_speed_bps, "mtu": lab.mtu.to_json(), "temporary": lab.temporary,
                 "cpu_plan": lab.cpu_plan.to_json(), "sysctls": lab.sysctls, "nodes": list(lab.nodes)},
         "dut": {"config": lab.dut or {}, "rulesets": dut_rules.rulesets(list(lab.nodes)),
                 "datapaths": dut_rules.datapaths(list(lab.nodes)), "description": control.describe(lab)},
     }
+
+
+def _iperf3_version() -> str | None:
+    try:
+        return iperf.version()
+    except Exception:  # not installed: host-stack tests will say so when they run
+        return None
 
 
 def ensure_selftest(site: Site, store: Store, c: Campaign, progress: Callable[[str], None]) -> tuple[int, dict] | None:
@@ -60,9 +70,11 @@ def run(site: Site, c: Campaign, store: Store, resume: bool, command: str,
         progress(f"run {run_id}: {c.name} on {control.describe(lab)} → {store.path}")
         holder = {"lab": lab}
 
-        def make_tester(p: runner.Point) -> LabMeasurer:
+        def make_tester(p: runner.Point) -> LabMeasurer | HostMeasurer:
             if "tester" in holder:  # a reset may have changed the lab's state
                 holder["lab"] = holder["tester"].lab
+            if p.variant:
+                return HostMeasurer(site, holder["lab"])
             holder["tester"] = LabMeasurer(site, holder["lab"], p.mix, p.frame_size, p.bidirectional,
                                            p.test.matrix.drain_s, st[1] if st else None, p.test.traffic)
             return holder["tester"]

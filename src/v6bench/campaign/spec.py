@@ -15,6 +15,9 @@ name = "quick"
              # icmp_echo = "dut" | "far": ICMP Echo Requests instead of UDP frames
              # kind = "mesh" (lab.topology = "mesh:N"): pattern = "full" | "partial",
              # loads = ["10%", "50%"] per sending port, trial_duration_s
+             # kind = "stack-throughput": protocols, message_sizes, duration_s (iperf3)
+             # kind = "rr-latency": payload_sizes, mtu_payload, duration_s
+             # (host-stack kinds: mixes "100/0" / "0/100" pick the family; no frame_sizes)
 ```
 
 Every error is one :class:`UsageError` naming the field:
@@ -232,6 +235,9 @@ def _campaign(d: dict, text: str, path: str) -> Campaign:
         own_repeat = "repeat" in k.params.__dataclass_fields__
         matrix_keys = tuple(key for key in MATRIX_KEYS if not (own_repeat and key == "repeat"))
         mx = _matrix({key: t[key] for key in matrix_keys if key in t}, base, where)
+        if isinstance(k, registry.HostKind):
+            tests.append(_host_test(i, k, t, mx, lab_path, where))
+            continue
         for fs in mx.frame_sizes:
             for mix in mx.mixes:
                 smallest = max(MIN_FRAME[v] for v, _ in mix.versions)
@@ -253,6 +259,25 @@ def _campaign(d: dict, text: str, path: str) -> Campaign:
         ts = parse(throughput.Params, _table(t, "throughput_search", where), where + "throughput_search")
         tests.append(TestSpec(i, k.name, params, mx, ts, traffic))
     return Campaign(cname, path, text, hashlib.sha256(text.encode()).hexdigest(), lab, dut, when, st_sizes, tuple(tests))
+
+
+def _host_test(i: int, k: registry.HostKind, t: dict, mx: Matrix, lab_path: LabPath, where: str) -> TestSpec:
+    """A host-stack test: one family per mix, no frames, one direction."""
+    for key in ("frame_sizes", "ext_headers", "icmp_echo", "throughput_search"):
+        if key in t:
+            raise UsageError(f"{where}{key}: {k.name} sends no test frames (it uses the hosts' own stacks)")
+    for j, mix in enumerate(mx.mixes):
+        if str(mix) not in ("100/0", "0/100"):
+            raise UsageError(f"{where}mixes[{j}]: {mix}: {k.name} measures one family at a time; use \"100/0\" and \"0/100\"")
+        v = 4 if mix.ipv4_pct else 6
+        why = lab_path.problem(v, 0)
+        if why:
+            raise UsageError(f"{where}mixes[{j}]: {mix}: {why}")
+    if "bi" in mx.directions:
+        raise UsageError(f"{where}directions: {k.name} runs from t1 to t2; use [\"uni\"]")
+    rest = {key: v for key, v in t.items() if key not in MATRIX_KEYS + ("kind",)}
+    params = parse(k.params, rest, where.rstrip("."))
+    return TestSpec(i, k.name, params, Matrix(mx.mixes, (), ("uni",), mx.repeat, mx.drain_s), throughput.Params())
 
 
 def _ext_headers(v: Any, mx: Matrix, where: str) -> str | None:

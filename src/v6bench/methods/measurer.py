@@ -84,3 +84,20 @@ class Tester(Measurer, Protocol):
         ``at_s`` into the traffic (RFC 2544 §26.6); ``extra`` holds the
         reset's timing."""
         ...
+
+
+class HostTester(Protocol):
+    """The tester hosts' own stacks (the host-stack tests, seed 001 and
+    004): no test frames, no mix; one IP version per call."""
+
+    def stream(self, version: int, protocol: str, message_bytes: int, duration_s: float) -> dict:
+        """One iperf3 run from t1's stack to t2's; the summary of :func:`v6bench.host.iperf.summarize`."""
+        ...
+
+    def rr(self, version: int, payload_bytes: int, duration_s: float) -> dict:
+        """UDP request/response t1 ↔ t2 over the lab's path and over a direct baseline link."""
+        ...
+
+    def mtu_payload(self, version: int) -> int:
+        """The largest IP payload the path carries whole (MTU − IP header)."""
+        ...

@@ -16,8 +16,8 @@ from typing import Any, Callable
 
 from ..errors import UsageError
 from ..rates import parse_rate
-from . import back_to_back, latency, loss, mesh, recovery, reset, throughput
-from .measurer import Tester
+from . import back_to_back, latency, loss, mesh, recovery, reset, rr_latency, stack_throughput, throughput
+from .measurer import HostTester, Tester
 
 
 @dataclass(frozen=True)
@@ -49,7 +49,20 @@ def _latency(t: Tester, p: latency.Params, pt: Point, ndr: float | None) -> dict
     return latency.run(t, p, loads)
 
 
-KINDS: dict[str, Kind] = {k.name: k for k in (
+@dataclass(frozen=True)
+class HostKind:
+    """A test of the tester hosts' own stacks (no test frames): one IP
+    version at a time (the mixes 100/0 and 0/100), one stored test per
+    variant (protocol, message or payload size) and repetition."""
+
+    name: str
+    params: type
+    variants: Callable[[Any], list[dict]]
+    procedure: Callable[[HostTester, Any, int, dict], dict]
+    summary: str
+
+
+KINDS: dict[str, Kind | HostKind] = {k.name: k for k in (
     Kind("throughput", throughput.Params, lambda p: False,
          lambda t, p, pt, ndr: throughput.run(t, p, pt.frame_size), "NDR and PDR (RFC 2544 §26.1, MLRsearch)"),
     Kind("loss", loss.Params, lambda p: False, lambda t, p, pt, ndr: loss.run(t, p), "frame loss rate (RFC 2544 §26.3)"),
@@ -62,10 +75,14 @@ KINDS: dict[str, Kind] = {k.name: k for k in (
     Kind("reset", reset.Params, lambda p: True, lambda t, p, pt, ndr: reset.run(t, p, ndr), "reset (RFC 2544 §26.6)"),
     Kind("mesh", mesh.Params, lambda p: False, lambda t, p, pt, ndr: mesh.run(t, p, pt.frame_size, pt.link_speed_bps),
          "loss per flow under full or partial mesh traffic (RFC 2889 §5.1; topology mesh:N)"),
+    HostKind("stack-throughput", stack_throughput.Params, stack_throughput.variants, stack_throughput.run,
+             "TCP/UDP throughput between the tester hosts' stacks by message size, iperf3 (seed 001)"),
+    HostKind("rr-latency", rr_latency.Params, rr_latency.variants, rr_latency.run,
+             "router latency by UDP request/response, minus a back-to-back baseline (seed 004)"),
 )}
 
 
-def kind(name: str) -> Kind:
+def kind(name: str) -> Kind | HostKind:
     if name not in KINDS:
         raise UsageError(f"kind: {name!r} is not a test (known: {', '.join(KINDS)})")
     return KINDS[name]

@@ -25,6 +25,17 @@ def headline(kind: str, result: dict) -> str:
         return f"{result.get('average_frames', 0):,.0f} frames average" if "average_frames" in result else result.get("reason", "")
     if kind == "recovery":
         return ", ".join(f"IPv{v} {s['mean_s']:.3f} s" for v, s in result["recovery"].items() if s["mean_s"] is not None) or "-"
+    if kind == "stack-throughput":
+        extra = (f", {result['loss_ratio']:.2%} of datagrams lost" if result["protocol"] == "udp"
+                 else f", {result.get('retransmits') or 0:,} retransmits")
+        return (f"{result['protocol'].upper()} {result['message_bytes']:,} B messages: {result['received_bps'] / 1e6:,.1f} Mb/s "
+                f"received{extra}; CPU client {_pct(result['client_cpu_pct'])}, server {_pct(result['server_cpu_pct'])}")
+    if kind == "rr-latency":
+        base = result["baseline"]["one_way_mean_ns"]
+        if "routed" not in result:
+            return f"{result['payload_bytes']:,} B payload: one-way {_us(base)} µs back to back (p2p: no router)"
+        return (f"{result['payload_bytes']:,} B payload: one-way {_us(result['routed']['one_way_mean_ns'])} µs routed, "
+                f"{_us(base)} µs back to back: router {_us(result['router_latency_ns'])} µs")
     if kind == "mesh":
         return f"{result['pattern']} mesh: " + ", ".join(
             f"{r['load']} {r['loss_ratio']:.2%} lost" + (" (tester-limited)" if r["tester_limited"] else "") for r in result["loads"])
@@ -32,6 +43,14 @@ def headline(kind: str, result: dict) -> str:
         return "; ".join(f"{k}: " + ", ".join(f"IPv{v} {s['mean_s']:.3f} s" for v, s in r["reset_time"].items() if s["mean_s"] is not None)
                          for k, r in result["kinds"].items())
     return "done"
+
+
+def _us(ns: float | None) -> str:
+    return "-" if ns is None else f"{ns / 1e3:,.1f}"
+
+
+def _pct(x: float | None) -> str:
+    return "-" if x is None else f"{x:.0f} %"
 
 
 def _when(t: float | None) -> str:
@@ -79,7 +98,8 @@ def tests_table(tests: list[dict]) -> str:
         rows = [["test", "mix", "size B", "dir", "status", "result"]]
         for t in others:
             head = headline(t["kind"], t["result"]) if t["result"] else (t.get("error") or "")
-            rows.append([t["kind"], _mix(t), str(t["frame_size"]), "bi" if t["bidirectional"] else "uni", t["status"], head])
+            rows.append([t["kind"], _mix(t), str(t["frame_size"]) if t["frame_size"] else "-",
+                         "bi" if t["bidirectional"] else "uni", t["status"], head])
         lines += align(rows, left_columns=6)
     return "\n".join(lines)
 
