@@ -106,3 +106,18 @@ def test_iperf_summary_keeps_received_throughput_cpu_and_tcp_retransmits():
                                                                      "lost_packets": 10, "lost_percent": 1.0, "jitter_ms": 0.01}}}
     u = iperf.summarize(udp, "udp", 1024, 4, pair)
     assert u["datagrams_lost"] == 10 and u["loss_ratio"] == pytest.approx(0.01) and "retransmits" not in u
+
+
+@pytest.mark.parametrize("path", sorted(str(p) for p in (__import__("pathlib").Path(__file__).parents[2] / "campaigns").glob("*.toml")))
+def test_every_shipped_campaign_parses_and_expands(path):
+    from v6bench.campaign.spec import load
+    assert runner.expand(load(path))
+
+
+def test_seed_004_campaign_has_its_mesh_and_latency_parts():
+    from pathlib import Path
+    from v6bench.campaign.spec import load
+    c = load(str(Path(__file__).parents[2] / "campaigns" / "gamess-forwarding.toml"))
+    kinds = [(t.kind, getattr(t.params, "pattern", None)) for t in c.tests]
+    assert ("mesh", "partial") in kinds and ("mesh", "full") in kinds and ("rr-latency", None) in kinds
+    assert c.lab.topology == "mesh:4" and c.dut.shape
