@@ -10,7 +10,7 @@ import subprocess
 
 import pytest
 
-from cli_site import PREFIX, RUN_DIR, clean_site, remove_run_dir, v6bench  # noqa: F401
+from cli_site import PREFIX, clean_site, remove_run_dir, v6bench  # noqa: F401
 
 pytestmark = [pytest.mark.netns, pytest.mark.usefixtures("clean_site", "remove_run_dir")]
 

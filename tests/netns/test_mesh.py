@@ -11,7 +11,7 @@ import json
 
 import pytest
 
-from cli_site import PREFIX, RUN_DIR, clean_site, remove_run_dir, v6bench  # noqa: F401
+from cli_site import clean_site, remove_run_dir, v6bench  # noqa: F401
 
 pytestmark = [pytest.mark.netns, pytest.mark.usefixtures("clean_site", "remove_run_dir")]
 

@@ -4,10 +4,12 @@ keeps it."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from v6bench.campaign import runner
-from v6bench.campaign.spec import parse_campaign
+from v6bench.campaign.spec import load, parse_campaign
 from v6bench.errors import UsageError
 from v6bench.host import iperf
 from v6bench.host.kernel import Host, Pair
@@ -108,16 +110,16 @@ def test_iperf_summary_keeps_received_throughput_cpu_and_tcp_retransmits():
     assert u["datagrams_lost"] == 10 and u["loss_ratio"] == pytest.approx(0.01) and "retransmits" not in u
 
 
-@pytest.mark.parametrize("path", sorted(str(p) for p in (__import__("pathlib").Path(__file__).parents[2] / "campaigns").glob("*.toml")))
+CAMPAIGNS = Path(__file__).parents[2] / "campaigns"
+
+
+@pytest.mark.parametrize("path", sorted(str(p) for p in CAMPAIGNS.glob("*.toml")))
 def test_every_shipped_campaign_parses_and_expands(path):
-    from v6bench.campaign.spec import load
     assert runner.expand(load(path))
 
 
 def test_seed_004_campaign_has_its_mesh_and_latency_parts():
-    from pathlib import Path
-    from v6bench.campaign.spec import load
-    c = load(str(Path(__file__).parents[2] / "campaigns" / "gamess-forwarding.toml"))
+    c = load(str(CAMPAIGNS / "gamess-forwarding.toml"))
     kinds = [(t.kind, getattr(t.params, "pattern", None)) for t in c.tests]
     assert ("mesh", "partial") in kinds and ("mesh", "full") in kinds and ("rr-latency", None) in kinds
     assert c.lab.topology == "mesh:4" and c.dut.shape

@@ -33,31 +33,38 @@ MAX_TCP_MESSAGE = 1 << 20
 SERVER_START_S = 0.3
 
 
-def version() -> str:
-    """``iperf 3.12`` (first line of ``iperf3 --version``)."""
+def _exe() -> str:
     exe = shutil.which("iperf3")
     if not exe:
         raise LabError("iperf3 is not installed: run `make setup` (Debian package iperf3)")
-    out = subprocess.run([exe, "--version"], capture_output=True, text=True, timeout=10).stdout
+    return exe
+
+
+def version() -> str:
+    """``iperf 3.12`` (first line of ``iperf3 --version``)."""
+    out = subprocess.run([_exe(), "--version"], capture_output=True, text=True, timeout=10).stdout
     return out.splitlines()[0].strip() if out else "iperf3 (version unknown)"
 
 
-def check_message(protocol: str, message_bytes: int) -> None:
-    if protocol not in PROTOCOLS:
-        raise UsageError(f"protocol: {protocol!r} is not one of {', '.join(PROTOCOLS)}")
-    top = MAX_UDP_MESSAGE if protocol == "udp" else MAX_TCP_MESSAGE
+def message_problem(protocols: tuple[str, ...], message_bytes: int) -> str | None:
+    """Why ``message_bytes`` cannot be a message of every one of
+    ``protocols``, or None."""
+    udp = "udp" in protocols
+    top = MAX_UDP_MESSAGE if udp else MAX_TCP_MESSAGE
     if not 1 <= message_bytes <= top:
-        raise UsageError(f"message size: {message_bytes} bytes is outside 1..{top:,} for {protocol.upper()}"
-                         + (" (the largest UDP datagram over IPv4)" if protocol == "udp" else ""))
+        return f"{message_bytes} bytes is outside 1..{top:,}" + (" (the largest UDP datagram over IPv4)" if udp else "")
+    return None
 
 
 def run(pair: Pair, version_ip: int, protocol: str, message_bytes: int, duration_s: float,
         client_cpu: int, server_cpu: int) -> dict:
     """One iperf3 run from ``pair.client`` to ``pair.server``; returns the summary."""
-    check_message(protocol, message_bytes)
-    exe = shutil.which("iperf3")
-    if not exe:
-        raise LabError("iperf3 is not installed: run `make setup` (Debian package iperf3)")
+    if protocol not in PROTOCOLS:
+        raise UsageError(f"protocol: {protocol!r} is not one of {', '.join(PROTOCOLS)}")
+    why = message_problem((protocol,), message_bytes)
+    if why:
+        raise UsageError(f"message size: {why}")
+    exe = _exe()
     server_addr, client_addr = pair.server.address(version_ip), pair.client.address(version_ip)
     server = subprocess.Popen(["ip", "netns", "exec", pair.server.netns, exe, "-s", "-1", "-J", "-B", server_addr,
                                "-p", str(PORT), "-A", str(server_cpu)],

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from .. import engine
 from ..errors import UsageError
-from ..lab.mtu import IPV6_MIN
 from ..lab.site import Site
 from ..lab.state import LabState
 from ..trial.path import IP_HEADER, LabPath
@@ -28,6 +27,7 @@ class HostMeasurer:
         self.path = LabPath.of(lab)
 
     def _check_family(self, version: int) -> None:
+        """Refuses IPv6 on a path with a link below 1280 bytes (LabPath.problem)."""
         why = self.path.problem(version, 0)
         if why:
             raise UsageError(f"IPv{version}: {why}")
@@ -57,8 +57,6 @@ class HostMeasurer:
         if payload_bytes > top:
             raise UsageError(f"payload size: {payload_bytes} bytes of IPv{version} payload exceed the path's MTU "
                              f"({top} bytes at most); request/response datagrams are sent whole")
-        if version == 6 and min(self.path.mtus()) < IPV6_MIN:
-            raise UsageError("IPv6: a link of this lab is below 1280 bytes")
         routed = self.lab.topology != "p2p"
         with kernel_stacks(self.site, self.lab, baseline=routed) as pairs:
             through = self._rr(pairs["routed"], version, payload_bytes, duration_s)

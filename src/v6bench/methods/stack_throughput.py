@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from ..params import check
-from ..host.iperf import MAX_TCP_MESSAGE, MAX_UDP_MESSAGE, PROTOCOLS
+from ..host.iperf import PROTOCOLS, message_problem
 from .measurer import HostTester
 
 #: Seed 001 Fig. 1–4: 64 B to 64 KB; 1408 is the largest its Fig. 2 and 4 show
@@ -33,9 +33,8 @@ class Params:
             check(p in PROTOCOLS, "protocols", f"{p!r} is not one of {', '.join(PROTOCOLS)}")
         check(bool(self.message_sizes), "message_sizes", "give at least one size")
         for m in self.message_sizes:
-            top = MAX_UDP_MESSAGE if "udp" in self.protocols else MAX_TCP_MESSAGE
-            check(1 <= m <= top, "message_sizes", f"{m} bytes is outside 1..{top:,}"
-                  + (" (the largest UDP datagram over IPv4)" if "udp" in self.protocols else ""))
+            why = message_problem(self.protocols, m)
+            check(why is None, "message_sizes", why or "")
         check(1 <= self.duration_s <= 3600, "duration_s", f"{self.duration_s:g} s is outside 1..3600")
 
 
