@@ -186,6 +186,12 @@ def parser() -> argparse.ArgumentParser:
     rex.add_argument("--out", default="-", help="file to write [stdout]")
     _db_option(rex)
 
+    rp = sub.add_parser("report", help="write a run's report: one offline HTML file, SVG/PNG figures, CSV tables")
+    rp.add_argument("run", nargs="?", type=int, help="run id [latest]")
+    rp.add_argument("--out", default=None, help="directory to write into [results/reports/run-N beside the database]")
+    rp.add_argument("--no-figure-files", action="store_true", help="skip the SVG/PNG files (the HTML report has every chart)")
+    _db_option(rp)
+
     sub.add_parser("version", help="print the versions of v6bench and its engine")
     return p
 
@@ -258,6 +264,8 @@ def _run(args: argparse.Namespace) -> int:
             sid = store.add_selftest(result["environment"], result)
         print(json.dumps({"selftest_id": sid, **result}, indent=1) if args.json else f"self-test {sid} stored in {args.db}")
         return 0
+    if args.command == "report":
+        return _report(args)
     if args.command == "results":
         with Store(args.db) as store:
             if args.results_command == "list":
@@ -403,6 +411,25 @@ def _as_campaign(args: argparse.Namespace, test: dict) -> campaign_spec.Campaign
     d = {"name": f"test {args.kind}", "lab": lab, "dut": dut.to_json(),
          "selftest": {"when": "never"}, "test": [test]}
     return campaign_spec.from_dict(d, json.dumps(d, sort_keys=True), "v6bench test")
+
+
+def _report(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from .report import build  # matplotlib: loaded only for reports
+
+    if not Path(args.db).exists():
+        raise UsageError(f"--db: {args.db} does not exist (run a campaign first: v6bench run campaigns/quick.toml)")
+    with Store(args.db) as store:
+        run_id = args.run if args.run is not None else store.latest_run_id()
+        if run_id is None:
+            raise UsageError(f"RUN: {args.db} holds no run yet")
+        store.run(run_id)  # exists?
+        out = Path(args.out) if args.out else build.default_dir(store, run_id)
+        written = build.write(store, run_id, out, figures=not args.no_figure_files)
+    print(f"report of run {run_id}: {written['html']} ({written['figures']} figures, {written['tables']} tables; "
+          f"files in {out}/figures and {out}/tables)")
+    return 0
 
 
 def _print_run(store: Store, run_id: int, as_json: bool) -> int:

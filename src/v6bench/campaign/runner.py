@@ -35,33 +35,41 @@ class Point:
     bidirectional: bool
     repetition: int
     variant: tuple[tuple[str, object], ...] = ()
+    #: The campaign scenario ("" for a campaign without [[scenario]]).
+    scenario: str = ""
 
     @property
     def key(self) -> str:
         d = "bi" if self.bidirectional else "uni"
         var = "".join(f":{k}={v}" for k, v in self.variant)
-        return f"{self.test.index}:{self.test.kind}:{self.mix}:{self.frame_size}:{d}:{self.repetition}{var}"
+        where = f"{self.scenario}/" if self.scenario else ""
+        return f"{where}{self.test.index}:{self.test.kind}:{self.mix}:{self.frame_size}:{d}:{self.repetition}{var}"
 
     def describe(self) -> str:
         rep = f" #{self.repetition}" if self.test.matrix.repeat > 1 else ""
+        where = f"[{self.scenario}] " if self.scenario else ""
         if self.variant:
             version = 4 if self.mix.ipv4_pct else 6
-            return f"{self.test.kind} IPv{version} " + " ".join(f"{v}" for _, v in self.variant) + rep
+            return f"{where}{self.test.kind} IPv{version} " + " ".join(f"{v}" for _, v in self.variant) + rep
         d = "bidirectional" if self.bidirectional else "unidirectional"
-        return f"{self.test.kind} {self.mix} {self.frame_size} B {d}{rep}"
+        return f"{where}{self.test.kind} {self.mix} {self.frame_size} B {d}{rep}"
 
 
 def expand(c: Campaign) -> list[Point]:
+    """Every point, scenario by scenario, in file order within each."""
     out = []
-    for t in c.tests:
-        k = registry.kind(t.kind)
-        reps = range(1, t.matrix.repeat + 1)
-        if isinstance(k, registry.HostKind):
-            out += [Point(t, mix, 0, False, rep, tuple(v.items()))
-                    for mix in t.matrix.mixes for v in k.variants(t.params) for rep in reps]
-        else:
-            out += [Point(t, mix, fs, d == "bi", rep)
-                    for d in t.matrix.directions for mix in t.matrix.mixes for fs in t.matrix.frame_sizes for rep in reps]
+    for sc in c.scenarios:
+        for t in c.tests:
+            if t.index not in sc.tests:
+                continue
+            k = registry.kind(t.kind)
+            reps = range(1, t.matrix.repeat + 1)
+            if isinstance(k, registry.HostKind):
+                out += [Point(t, mix, 0, False, rep, tuple(v.items()), sc.name)
+                        for mix in t.matrix.mixes for v in k.variants(t.params) for rep in reps]
+            else:
+                out += [Point(t, mix, fs, d == "bi", rep, (), sc.name)
+                        for d in t.matrix.directions for mix in t.matrix.mixes for fs in t.matrix.frame_sizes for rep in reps]
     return out
 
 
@@ -115,25 +123,29 @@ def _eta(seconds: float) -> str:
 
 
 def run(c: Campaign, store: Store, run_id: int, make_tester: Callable[[Point], Tester | HostTester],
-        progress: Callable[[str], None]) -> dict:
-    """Runs every point not done yet in ``run_id``; returns counts. The caller
-    marks the run finished, interrupted or failed."""
+        progress: Callable[[str], None], scenario: str = "") -> dict:
+    """Runs every point of ``scenario`` not done yet in ``run_id``; returns
+    counts. The caller brings up the scenario's lab and marks the run
+    finished, interrupted or failed."""
     points = expand(c)
     done = store.done_points(run_id)
-    todo = [p for p in points if p.key not in done]
-    if done:
-        progress(f"resuming run {run_id}: {len(points) - len(todo)} of {len(points)} tests already done")
+    todo = [p for p in points if p.key not in done and p.scenario == scenario]
+    if done and scenario == c.scenarios[0].name:
+        progress(f"resuming run {run_id}: {len(done & {p.key for p in points})} of {len(points)} tests already done")
+    sc = next(x for x in c.scenarios if x.name == scenario)
     spent: list[float] = []
     for n, p in enumerate(todo, start=1):
-        position = len(points) - len(todo) + n
+        position = points.index(p) + 1
         bar = "#" * round(20 * (position - 1) / len(points))
-        eta = f" · ETA {_eta(sum(spent) / len(spent) * (len(todo) - n + 1))}" if spent else ""
+        left = sum(1 for q in points[position - 1:] if q.key not in done)
+        eta = f" · ETA {_eta(sum(spent) / len(spent) * left)}" if spent else ""
         progress(f"[{bar:<20}] {position}/{len(points)} {p.describe()}{eta}")
         old = store.unfinished_attempt(run_id, p.key)
         replay = store.trials(old) if old else []
         test_id = store.start_test(run_id, p.key, p.test.kind, str(p.mix), p.frame_size, p.bidirectional, p.repetition,
                                    {"params": p.test.params.__dict__, "throughput_search": p.test.throughput_search.__dict__,
-                                    "drain_s": p.test.matrix.drain_s, **p.test.traffic.to_json(), "variant": dict(p.variant)})
+                                    "drain_s": p.test.matrix.drain_s, **p.test.traffic.to_json(), "variant": dict(p.variant),
+                                    **({"scenario": p.scenario} if p.scenario else {})})
         started = time.monotonic()
         k = registry.kind(p.test.kind)
         rec = None
@@ -142,8 +154,9 @@ def run(c: Campaign, store: Store, run_id: int, make_tester: Callable[[Point], T
                 result = k.procedure(make_tester(p), p.test.params, 4 if p.mix.ipv4_pct else 6, dict(p.variant))
             else:
                 rec = Recorder(make_tester(p), store, test_id, replay)
-                known = store.test_result(run_id, "throughput", str(p.mix), p.frame_size, p.bidirectional, p.test.traffic.to_json())
-                point = registry.Point(p.frame_size, c.lab.link_speed_bps, known["ndr_fps"] if known else None)
+                known = store.test_result(run_id, "throughput", str(p.mix), p.frame_size, p.bidirectional,
+                                          {**p.test.traffic.to_json(), "scenario": p.scenario or None})
+                point = registry.Point(p.frame_size, sc.lab.link_speed_bps, known["ndr_fps"] if known else None)
                 result = registry.run(k, rec, p.test.params, point, p.test.throughput_search)
         except KeyboardInterrupt:
             store.finish_test(test_id, "interrupted")

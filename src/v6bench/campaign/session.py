@@ -61,31 +61,56 @@ def run(site: Site, c: Campaign, store: Store, resume: bool, command: str,
     if resume and run_id is None:
         raise UsageError(f"--resume: no unfinished run of {c.name} (this exact file) in {store.path}; run it without --resume")
     st = ensure_selftest(site, store, c, progress)
-    with control.for_trial(site, c.lab.topology, c.lab.link_speed_bps, c.lab.mtu, c.lab.cpu_arrangement, c.dut) as lab:
-        env = environment(lab)
-        if run_id is None:
-            run_id = store.start_run(c.name, command, env, st[0] if st else None, c.path, c.sha256, c.text)
-        else:
-            store.resume_run(run_id, env, st[0] if st else None)
-        progress(f"run {run_id}: {c.name} on {control.describe(lab)} → {store.path}")
-        holder = {"lab": lab}
-
-        def make_tester(p: runner.Point) -> LabMeasurer | HostMeasurer:
-            if "tester" in holder:  # a reset may have changed the lab's state
-                holder["lab"] = holder["tester"].lab
-            if p.variant:
-                return HostMeasurer(site, holder["lab"])
-            holder["tester"] = LabMeasurer(site, holder["lab"], p.mix, p.frame_size, p.bidirectional,
-                                           p.test.matrix.drain_s, st[1] if st else None, p.test.traffic)
-            return holder["tester"]
-
-        try:
-            runner.run(c, store, run_id, make_tester, progress)
-        except KeyboardInterrupt:
+    resumed = False
+    try:
+        for sc in c.scenarios:
+            if run_id is not None and not _pending(c, store, run_id, sc.name):
+                continue  # finished before this session: no lab needed
+            with control.for_trial(site, sc.lab.topology, sc.lab.link_speed_bps, sc.lab.mtu, sc.lab.cpu_arrangement,
+                                   sc.dut) as lab:
+                here = environment(lab)
+                if run_id is None:
+                    env = {**here, "scenarios": {sc.name: here}} if sc.name else here
+                    run_id = store.start_run(c.name, command, env, st[0] if st else None, c.path, c.sha256, c.text)
+                    resumed = True
+                elif not resumed:
+                    store.resume_run(run_id, here, st[0] if st else None)
+                    resumed = True
+                if sc.name:  # each scenario's lab and DUT beside the first's
+                    env = store.run(run_id)["environment"]
+                    env.setdefault("scenarios", {})[sc.name] = here
+                    store.set_environment(run_id, env)
+                where = f" scenario {sc.name}:" if sc.name else ""
+                progress(f"run {run_id}:{where} {c.name} on {control.describe(lab)} → {store.path}")
+                _run_scenario(site, c, store, run_id, lab, st, progress, sc.name)
+    except KeyboardInterrupt:
+        if run_id is not None:
             store.finish_run(run_id, "interrupted")
-            raise
-        except Exception as e:
+        raise
+    except Exception as e:
+        if run_id is not None:
             store.finish_run(run_id, "failed", f"{type(e).__name__}: {e}")
-            raise
-        store.finish_run(run_id, "finished")
+        raise
+    store.finish_run(run_id, "finished")
     return run_id
+
+
+def _pending(c: Campaign, store: Store, run_id: int, scenario: str) -> bool:
+    done = store.done_points(run_id)
+    return any(p.key not in done for p in runner.expand(c) if p.scenario == scenario)
+
+
+def _run_scenario(site: Site, c: Campaign, store: Store, run_id: int, lab: LabState, st: tuple[int, dict] | None,
+                  progress: Callable[[str], None], scenario: str) -> None:
+    holder = {"lab": lab}
+
+    def make_tester(p: runner.Point) -> LabMeasurer | HostMeasurer:
+        if "tester" in holder:  # a reset may have changed the lab's state
+            holder["lab"] = holder["tester"].lab
+        if p.variant:
+            return HostMeasurer(site, holder["lab"])
+        holder["tester"] = LabMeasurer(site, holder["lab"], p.mix, p.frame_size, p.bidirectional,
+                                       p.test.matrix.drain_s, st[1] if st else None, p.test.traffic)
+        return holder["tester"]
+
+    runner.run(c, store, run_id, make_tester, progress, scenario)

@@ -18,6 +18,9 @@ name = "quick"
              # kind = "stack-throughput": protocols, message_sizes, duration_s (iperf3)
              # kind = "rr-latency": payload_sizes, mtu_payload, duration_s
              # (host-stack kinds: mixes "100/0" / "0/100" pick the family; no frame_sizes)
+             # scenarios = ["name", …]: only in these scenarios (default: all)
+[[scenario]] # name; [scenario.lab] and [scenario.dut] keys override [lab] and [dut]:
+             # the run builds each scenario's lab in turn and runs its tests there
 ```
 
 Every error is one :class:`UsageError` naming the field:
@@ -79,6 +82,17 @@ class TestSpec:
 
 
 @dataclass(frozen=True)
+class Scenario:
+    """One lab and DUT configuration of a campaign and the tests (by index)
+    that run on it. A campaign without ``[[scenario]]`` has one, named ""."""
+
+    name: str
+    lab: LabSpec
+    dut: DutConfig
+    tests: tuple[int, ...]
+
+
+@dataclass(frozen=True)
 class Campaign:
     name: str
     path: str
@@ -89,6 +103,7 @@ class Campaign:
     selftest_when: str
     selftest_frame_sizes: tuple[int, ...]
     tests: tuple[TestSpec, ...] = field(default=())
+    scenarios: tuple[Scenario, ...] = field(default=())
 
 
 def _table(d: dict, key: str, where: str) -> dict:
@@ -180,35 +195,75 @@ def from_dict(d: dict, text: str, path: str) -> Campaign:
         raise UsageError(f"{Path(path).name}: {e}") from None
 
 
-def _campaign(d: dict, text: str, path: str) -> Campaign:
-    _only(d, ("name", "description", "lab", "dut", "selftest", "matrix", "test"), "")
-    cname = d.get("name", Path(path).stem)
-    if not isinstance(cname, str) or not cname:
-        raise UsageError("name: expected a non-empty string")
-    lab_d = _table(d, "lab", "")
-    _only(lab_d, ("topology", "link_speed", "mtu", "cpu_arrangement"), "lab.")
+def _lab(lab_d: dict, where: str) -> LabSpec:
+    _only(lab_d, ("topology", "link_speed", "mtu", "cpu_arrangement"), where)
     topo = lab_d.get("topology", "a")
     try:
         parse_topology(str(topo))
         speed = parse_link_speed(str(lab_d.get("link_speed", "1G")))
     except UsageError as e:
-        raise UsageError(f"lab.{'topology' if 'topolog' in str(e) else 'link_speed'}: {str(e).split(': ', 1)[-1]}") from None
+        raise UsageError(f"{where}{'topology' if 'topolog' in str(e) else 'link_speed'}: {str(e).split(': ', 1)[-1]}") from None
     mtu_v = lab_d.get("mtu", 1500)
     if not isinstance(mtu_v, (int, str)) or isinstance(mtu_v, bool):
-        raise UsageError(f"lab.mtu: expected bytes or \"LINK=BYTES,…\", got {mtu_v!r}")
+        raise UsageError(f"{where}mtu: expected bytes or \"LINK=BYTES,…\", got {mtu_v!r}")
     try:
         mtu = parse_mtu(mtu_v)
         mtu.check([(a.node, b.node) for a, b in parse_topology(str(topo)).links()])
     except UsageError as e:
-        raise UsageError(f"lab.mtu: {str(e).removeprefix('--mtu: ')}") from None
+        raise UsageError(f"{where}mtu: {str(e).removeprefix('--mtu: ')}") from None
     arr = lab_d.get("cpu_arrangement")
     if arr not in (None, "split", "inline"):
-        raise UsageError(f"lab.cpu_arrangement: {arr!r} is not split or inline")
-    lab = LabSpec(str(topo), speed, mtu, arr)
-    dut = parse(DutConfig, _table(d, "dut", ""), "dut")
-    lab_path = LabPath.build(lab.topology, speed, mtu, dut.tunnel)
+        raise UsageError(f"{where}cpu_arrangement: {arr!r} is not split or inline")
+    return LabSpec(str(topo), speed, mtu, arr)
+
+
+def _dut(dut_d: dict, lab: LabSpec, where: str) -> DutConfig:
+    dut = parse(DutConfig, dut_d, where.rstrip("."))
     if dut.tunnel and lab.topology != "b":
-        raise UsageError(f"dut.tunnel: {dut.tunnel} runs between R1 and R2: it needs lab.topology = \"b\", not {lab.topology!r}")
+        raise UsageError(f"{where}tunnel: {dut.tunnel} runs between R1 and R2: it needs lab.topology = \"b\", not {lab.topology!r}")
+    return dut
+
+
+SCENARIO_NAME_CHARS = set("abcdefghijklmnopqrstuvwxyz0123456789-")
+
+
+def _scenarios(d: dict, lab_d: dict, dut_d: dict, n_tests: int, selected: dict[int, list]) -> tuple[Scenario, ...]:
+    """The ``[[scenario]]`` tables, each lab and DUT merged over the top-level ones."""
+    raw = d.get("scenario")
+    if raw is None:
+        for i, names in selected.items():
+            raise UsageError(f"test[{i}].scenarios: the campaign has no [[scenario]] tables")
+        lab = _lab(lab_d, "lab.")
+        return (Scenario("", lab, _dut(dut_d, lab, "dut."), tuple(range(n_tests))),)
+    if not isinstance(raw, list) or not raw:
+        raise UsageError("scenario: expected [[scenario]] tables")
+    out: list[Scenario] = []
+    for j, sc in enumerate(raw):
+        where = f"scenario[{j}]."
+        _only(sc, ("name", "description", "lab", "dut"), where)
+        name = sc.get("name")
+        if not isinstance(name, str) or not name or not set(name) <= SCENARIO_NAME_CHARS:
+            raise UsageError(f"{where}name: expected a name of a-z, 0-9 and -, got {name!r}")
+        if name in (x.name for x in out):
+            raise UsageError(f"{where}name: {name!r} is used twice")
+        lab = _lab({**lab_d, **_table(sc, "lab", where)}, where + "lab.")
+        dut = _dut({**dut_d, **_table(sc, "dut", where)}, lab, where + "dut.")
+        out.append(Scenario(name, lab, dut, ()))
+    names = [x.name for x in out]
+    for i, sel in selected.items():
+        for k, n in enumerate(sel):
+            if n not in names:
+                raise UsageError(f"test[{i}].scenarios[{k}]: {n!r} is not a scenario (known: {', '.join(names)})")
+    return tuple(Scenario(x.name, x.lab, x.dut, tuple(i for i in range(n_tests) if i not in selected or x.name in selected[i]))
+                 for x in out)
+
+
+def _campaign(d: dict, text: str, path: str) -> Campaign:
+    _only(d, ("name", "description", "lab", "dut", "selftest", "matrix", "test", "scenario"), "")
+    cname = d.get("name", Path(path).stem)
+    if not isinstance(cname, str) or not cname:
+        raise UsageError("name: expected a non-empty string")
+    lab_d, dut_d = _table(d, "lab", ""), _table(d, "dut", "")
     st = _table(d, "selftest", "")
     _only(st, ("when", "frame_sizes"), "selftest.")
     when = st.get("when", "if-missing")
@@ -221,6 +276,8 @@ def _campaign(d: dict, text: str, path: str) -> Campaign:
     tests_d = d.get("test", [])
     if not isinstance(tests_d, list) or not tests_d:
         raise UsageError("test: a campaign needs at least one [[test]]")
+    selected = {i: _list(t["scenarios"], f"test[{i}].scenarios") for i, t in enumerate(tests_d) if "scenarios" in t}
+    scenarios = _scenarios(d, lab_d, dut_d, len(tests_d), selected)
     tests = []
     for i, t in enumerate(tests_d):
         where = f"test[{i}]."
@@ -235,33 +292,56 @@ def _campaign(d: dict, text: str, path: str) -> Campaign:
         own_repeat = "repeat" in k.params.__dataclass_fields__
         matrix_keys = tuple(key for key in MATRIX_KEYS if not (own_repeat and key == "repeat"))
         mx = _matrix({key: t[key] for key in matrix_keys if key in t}, base, where)
+        t = {key: v for key, v in t.items() if key != "scenarios"}
         if isinstance(k, registry.HostKind):
-            tests.append(_host_test(i, k, t, mx, lab_path, where))
-            continue
-        for fs in mx.frame_sizes:
-            for mix in mx.mixes:
-                smallest = max(MIN_FRAME[v] for v, _ in mix.versions)
-                if fs < smallest:
-                    raise UsageError(f"{where}frame_sizes: {fs} bytes cannot carry IPv6 (mix {mix}); the smallest is {smallest}")
-                for v, _ in mix.versions:
-                    why = lab_path.problem(v, fs)
-                    if why:
-                        raise UsageError(f"{where}mixes: {mix}: {why}")
-        if k.name == "mesh":
-            if not lab.topology.startswith("mesh:"):
-                raise UsageError(f"{where}kind: mesh needs lab.topology = \"mesh:N\" (N tester ports on one router), not {lab.topology!r}")
-            if "bi" in mx.directions:
+            spec = _host_test(i, k, t, mx, where)
+        else:
+            for fs in mx.frame_sizes:
+                for mix in mx.mixes:
+                    smallest = max(MIN_FRAME[v] for v, _ in mix.versions)
+                    if fs < smallest:
+                        raise UsageError(f"{where}frame_sizes: {fs} bytes cannot carry IPv6 (mix {mix}); the smallest is {smallest}")
+            if k.name == "mesh" and "bi" in mx.directions:
                 raise UsageError(f"{where}directions: the mesh pattern sets the directions; use [\"uni\"]")
-        traffic = Traffic(_ext_headers(t.get("ext_headers"), mx, where), _icmp_echo(t.get("icmp_echo"), mx, lab, where))
-        rest = {key: v for key, v in t.items()
-                if key not in matrix_keys + ("kind", "throughput_search", "ext_headers", "icmp_echo")}
-        params = parse(k.params, rest, where.rstrip("."))
-        ts = parse(throughput.Params, _table(t, "throughput_search", where), where + "throughput_search")
-        tests.append(TestSpec(i, k.name, params, mx, ts, traffic))
-    return Campaign(cname, path, text, hashlib.sha256(text.encode()).hexdigest(), lab, dut, when, st_sizes, tuple(tests))
+            traffic = Traffic(_ext_headers(t.get("ext_headers"), mx, where), _icmp_echo(t.get("icmp_echo"), mx, where))
+            rest = {key: v for key, v in t.items()
+                    if key not in matrix_keys + ("kind", "throughput_search", "ext_headers", "icmp_echo")}
+            params = parse(k.params, rest, where.rstrip("."))
+            ts = parse(throughput.Params, _table(t, "throughput_search", where), where + "throughput_search")
+            spec = TestSpec(i, k.name, params, mx, ts, traffic)
+        for sc in scenarios:
+            if i in sc.tests:
+                _check_on_lab(spec, sc, f"scenario {sc.name}: {where}" if sc.name else where)
+        tests.append(spec)
+    first = scenarios[0]
+    return Campaign(cname, path, text, hashlib.sha256(text.encode()).hexdigest(), first.lab, first.dut, when, st_sizes,
+                    tuple(tests), scenarios)
 
 
-def _host_test(i: int, k: registry.HostKind, t: dict, mx: Matrix, lab_path: LabPath, where: str) -> TestSpec:
+def _check_on_lab(t: TestSpec, sc: Scenario, where: str) -> None:
+    """What a test needs of the lab it runs on: a path that carries its
+    frames, a mesh topology for mesh, a router for echo to the DUT."""
+    lab = sc.lab
+    lab_path = LabPath.build(lab.topology, lab.link_speed_bps, lab.mtu, sc.dut.tunnel)
+    if isinstance(registry.kind(t.kind), registry.HostKind):
+        for j, mix in enumerate(t.matrix.mixes):
+            why = lab_path.problem(4 if mix.ipv4_pct else 6, 0)
+            if why:
+                raise UsageError(f"{where}mixes[{j}]: {mix}: {why}")
+        return
+    for fs in t.matrix.frame_sizes:
+        for mix in t.matrix.mixes:
+            for v, _ in mix.versions:
+                why = lab_path.problem(v, fs)
+                if why:
+                    raise UsageError(f"{where}mixes: {mix}: {why}")
+    if t.kind == "mesh" and not lab.topology.startswith("mesh:"):
+        raise UsageError(f"{where}kind: mesh needs lab.topology = \"mesh:N\" (N tester ports on one router), not {lab.topology!r}")
+    if t.traffic.icmp_echo == "dut" and lab.topology == "p2p":
+        raise UsageError(f"{where}icmp_echo: topology p2p has no router; use \"far\"")
+
+
+def _host_test(i: int, k: registry.HostKind, t: dict, mx: Matrix, where: str) -> TestSpec:
     """A host-stack test: one family per mix, no frames, one direction."""
     for key in ("frame_sizes", "ext_headers", "icmp_echo", "throughput_search"):
         if key in t:
@@ -269,10 +349,6 @@ def _host_test(i: int, k: registry.HostKind, t: dict, mx: Matrix, lab_path: LabP
     for j, mix in enumerate(mx.mixes):
         if str(mix) not in ("100/0", "0/100"):
             raise UsageError(f"{where}mixes[{j}]: {mix}: {k.name} measures one family at a time; use \"100/0\" and \"0/100\"")
-        v = 4 if mix.ipv4_pct else 6
-        why = lab_path.problem(v, 0)
-        if why:
-            raise UsageError(f"{where}mixes[{j}]: {mix}: {why}")
     if "bi" in mx.directions:
         raise UsageError(f"{where}directions: {k.name} runs from t1 to t2; use [\"uni\"]")
     rest = {key: v for key, v in t.items() if key not in MATRIX_KEYS + ("kind",)}
@@ -294,16 +370,15 @@ def _ext_headers(v: Any, mx: Matrix, where: str) -> str | None:
     return v
 
 
-def _icmp_echo(v: Any, mx: Matrix, lab: LabSpec, where: str) -> str | None:
-    """A test's ``icmp_echo`` target, checked against its directions and lab."""
+def _icmp_echo(v: Any, mx: Matrix, where: str) -> str | None:
+    """A test's ``icmp_echo`` target, checked against its directions (the
+    lab in :func:`_check_on_lab`)."""
     if v is None:
         return None
     if v not in ICMP_ECHO_TARGETS:
         raise UsageError(f"{where}icmp_echo: {v!r} is not one of {', '.join(ICMP_ECHO_TARGETS)}")
     if "bi" in mx.directions:
         raise UsageError(f"{where}icmp_echo: echo traffic is already two-way; set directions = [\"uni\"]")
-    if v == "dut" and lab.topology == "p2p":
-        raise UsageError(f"{where}icmp_echo: topology p2p has no router; use \"far\"")
     return v
 
 

@@ -148,6 +148,10 @@ class Store:
                      " error=NULL WHERE id=?", (_dumps(env), selftest_id, run_id))
         self._update("UPDATE tests SET status='interrupted' WHERE run_id=? AND status='running'", (run_id,))
 
+    def set_environment(self, run_id: int, environment: dict) -> None:
+        """Replaces the run's environment (a campaign with scenarios adds each scenario's as its lab comes up)."""
+        self._update("UPDATE runs SET environment_json=? WHERE id=?", (_dumps(environment), run_id))
+
     def finish_run(self, run_id: int, status: str, error: str | None = None) -> None:
         self._update("UPDATE runs SET status=?, finished_at_unix_s=?, error=? WHERE id=?", (status, time.time(), error, run_id))
 

@@ -59,6 +59,7 @@ def engine_spec(lab: LabState, request: TrialRequest, fps: float, path: LabPath 
         "duration_s": request.duration_s,
         "drain_s": request.drain_s,
         "rx_cpu": plan.tester_rx,
+        "export_histograms": True,  # per-frame delay distributions for the report (seed 003 Fig. 3-4)
         "ports": ports,
         "streams": streams,
     }

@@ -1,0 +1,120 @@
+"""One run's stored results, read once for a report: the run with its
+environment, every finished test with its parameters, result and trials.
+
+Only finished tests (``done``) count; failed and interrupted attempts are
+counted in :attr:`RunData.unfinished` so the report can say so.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+from ..rates import line_rate_fps
+from ..store.db import Store
+from ..trial.request import Traffic
+
+
+@dataclass(frozen=True)
+class TestData:
+    """One finished test. ``trials`` are the store's rows (with ``result``,
+    the full trial result, when the test kind records trials)."""
+
+    id: int
+    kind: str
+    mix: str
+    frame_size: int
+    bidirectional: bool
+    repetition: int
+    params: dict
+    result: dict
+    trials: tuple[dict, ...]
+    #: The lab's link speed [b/s] when the test ran (its scenario's).
+    link_speed_bps: float | None = None
+    #: The scenario's place in the run (views keep the campaign's order).
+    scenario_index: int = 0
+
+    @property
+    def line_fps(self) -> float | None:
+        """Line rate [frames/s per direction] at the frame size (RFC 2544 §26.1's maximum)."""
+        if not self.link_speed_bps or not self.frame_size:
+            return None
+        return line_rate_fps(self.link_speed_bps, self.frame_size)
+
+    @property
+    def scenario(self) -> str:
+        """The campaign scenario the test ran in ("" for a one-lab campaign)."""
+        return self.params.get("scenario") or ""
+
+    @property
+    def traffic(self) -> str:
+        """" + hbh", " echo to dut", … or "" for plain UDP test frames."""
+        return Traffic(self.params.get("ext_headers"), self.params.get("icmp_echo")).describe()
+
+    @property
+    def direction(self) -> str:
+        return "bi" if self.bidirectional else "uni"
+
+    @property
+    def family(self) -> int | None:
+        """The IP version of a one-family mix (100/0 → 4, 0/100 → 6), else None."""
+        return {"100/0": 4, "0/100": 6}.get(self.mix)
+
+    def label(self, mix: bool = True, size: bool = False) -> str:
+        """The test's coordinates in words, for legends and table cells."""
+        parts = [self.scenario] if self.scenario else []
+        if mix:
+            parts.append(self.mix + self.traffic)
+        elif self.traffic:
+            parts.append(self.traffic.strip())
+        if size:
+            parts.append(f"{self.frame_size} B")
+        if self.bidirectional:
+            parts.append("bi")
+        return " ".join(parts)
+
+
+@dataclass(frozen=True)
+class RunData:
+    run: dict
+    selftest: dict | None
+    tests: tuple[TestData, ...]
+    unfinished: int
+
+    @property
+    def campaign_toml(self) -> str | None:
+        return self.run.get("campaign_toml")
+
+    def of(self, *kinds: str) -> list[TestData]:
+        return [t for t in self.tests if t.kind in kinds]
+
+    @property
+    def scenarios(self) -> list[str]:
+        return list(dict.fromkeys(t.scenario for t in self.tests))
+
+
+def load(store: Store, run_id: int) -> RunData:
+    run = store.run(run_id)
+    selftest = None
+    if run.get("selftest_id"):
+        row = store.db.execute("SELECT result_json FROM selftests WHERE id=?", (run["selftest_id"],)).fetchone()
+        selftest = json.loads(row[0]) if row else None
+    tests, unfinished = [], 0
+    env = run["environment"]
+    order: dict[str, int] = {}
+    for t in store.tests(run_id):
+        scenario = t["params"].get("scenario") or ""
+        order.setdefault(scenario, len(order))
+        if t["status"] != "done" or t["result"] is None:
+            unfinished += 1
+            continue
+        tests.append(TestData(t["id"], t["kind"], t["mix"], t["frame_size"], bool(t["bidirectional"]), t["repetition"],
+                              t["params"], t["result"], tuple(store.trials(t["id"])),
+                              scenario_environment(env, scenario).get("lab", {}).get("link_speed_bps"), order[scenario]))
+    return RunData(run, selftest, tuple(tests), unfinished)
+
+
+def scenario_environment(env: dict, scenario: str | None) -> dict:
+    """The environment a scenario's tests ran in (a campaign with
+    ``[[scenario]]`` tables keeps one per scenario under ``scenarios``)."""
+    return (env.get("scenarios") or {}).get(scenario or "", env)

@@ -1,0 +1,71 @@
+"""What produced the results (DEVELOPERS.md: every result carries its
+configuration): the run, the machine and tools, the lab, the DUT's
+configuration with its rule sets and sysctls, and the tester's self-test."""
+
+from __future__ import annotations
+
+import json
+import time
+
+from ..data import RunData
+from ..model import Section, Table
+
+
+def _when(t: float | None) -> str:
+    return time.strftime("%Y-%m-%d %H:%M:%S %Z", time.localtime(t)) if t else "-"
+
+
+def _lab_rows(env: dict) -> list[tuple]:
+    lab = env.get("lab", {})
+    dut = env.get("dut", {})
+    plan = lab.get("cpu_plan") or {}
+    rows = [("topology", lab.get("topology")), ("link speed [b/s]", lab.get("link_speed_bps")), ("MTU", json.dumps(lab.get("mtu"))),
+            ("CPU arrangement", plan.get("arrangement")),
+            ("tester CPUs (send / receive)", f"{plan.get('tester_tx')} / {plan.get('tester_rx')}"),
+            ("DUT CPUs", str(plan.get("dut"))),
+            ("tester and DUT share CPUs", "yes" if plan.get("shared") else "no"),
+            ("DUT", dut.get("description")), ("DUT configuration", json.dumps(dut.get("config"), sort_keys=True))]
+    for node, ruleset in (dut.get("rulesets") or {}).items():
+        rows.append((f"{node} nftables ruleset", ruleset or "(none)"))
+    for node, sysctls in (lab.get("sysctls") or {}).items():
+        rows.append((f"{node} sysctls", "\n".join(f"{k} = {v}" for k, v in sysctls.items())))
+    for node, dp in (dut.get("datapaths") or {}).items():
+        rows.append((f"{node} datapath", dp if isinstance(dp, str) else json.dumps(dp, indent=1, sort_keys=True)))
+    return rows
+
+
+def environment(data: RunData) -> Section:
+    run = data.run
+    env = run["environment"]
+    eng = env.get("engine") or {}
+    tools = env.get("tools") or {}
+    rows = [("run", f"{run['id']}: {run['name']} ({run['status']})"), ("command", run["command"]),
+            ("campaign file", f"{run.get('campaign_path') or '-'} (sha256 {run.get('campaign_sha256') or '-'})"),
+            ("started", _when(run["started_at_unix_s"])), ("finished", _when(run.get("finished_at_unix_s"))),
+            ("tests finished", len(data.tests)), ("tests failed or interrupted", data.unfinished),
+            ("kernel", env.get("kernel")), ("machine", f"{env.get('machine')}, {env.get('cpus')} CPUs ({env.get('cpu_model')})"),
+            ("tester and DUT on one machine", "yes" if env.get("shared_machine", True) else "no"),
+            ("v6bench", env.get("v6bench")), ("engine", eng.get("engine_version")), ("python", env.get("python")),
+            ("iperf3", tools.get("iperf3") or "-")]
+    if run.get("error"):
+        rows.append(("error", run["error"]))
+    if env.get("resumed"):
+        rows.append(("resumed", ", ".join(e.get("kernel", "?") for e in env["resumed"]) + " (kernel of each resumed session)"))
+    blocks = [Table("run", "Run, machine and tools", ("item", "value"), tuple(rows))]
+    scenarios = env.get("scenarios") or {"": env}
+    for name, senv in scenarios.items():
+        title = f"Lab and DUT configuration: scenario {name}" if name else "Lab and DUT configuration"
+        blocks.append(Table("lab" + (f"-{name}" if name else ""), title, ("item", "value"), tuple(_lab_rows(senv))))
+    st = data.selftest
+    if st:
+        st_rows = [(fs, c.get("capacity_fps"), "yes" if c.get("capacity_is_link_rate") else "no", c.get("latency_floor_ns"))
+                   for fs, c in (st.get("capacity") or {}).items()]
+        blocks.append(Table("selftest", f"Tester self-test ({st.get('topology')}, {_when(st.get('created_at_unix_s'))})",
+                            ("frame size [B]", "tester capacity [fps]", "capacity is the link rate", "latency floor [ns]"),
+                            tuple(st_rows), "The tester's own capacity and latency floor, back to back without a DUT."))
+    if data.campaign_toml:
+        blocks.append(Table("campaign", "Campaign file", ("campaign",), ((data.campaign_toml,),)))
+    return Section("environment", "Environment and DUT configuration",
+                   "The configuration that produced every result in this report. The tester and the DUT share this "
+                   "machine; their CPUs are kept apart where the machine allows (tester and DUT share CPUs: see below).",
+                   tuple(blocks))

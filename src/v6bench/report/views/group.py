@@ -1,0 +1,61 @@
+"""Grouping stored tests and trials into the series and samples views draw.
+
+A *sample* is one value per repetition (one test, or one trial for kinds
+that repeat trials inside a test); views never mix trials the tester
+limited into a DUT's figures (``tester_limited``, DEVELOPERS.md).
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections import defaultdict
+from typing import Callable, Hashable, Iterable, TypeVar
+
+from ..data import TestData
+
+T = TypeVar("T")
+FAMILY_OF_MIX = {"100/0": 4, "0/100": 6}
+
+
+def by(items: Iterable[T], key: Callable[[T], Hashable]) -> dict:
+    """Items grouped by ``key``, groups and items in first-seen order."""
+    out: dict = defaultdict(list)
+    for it in items:
+        out[key(it)].append(it)
+    return dict(out)
+
+
+def mean(xs: list[float]) -> float | None:
+    return statistics.fmean(xs) if xs else None
+
+
+def families(trial: dict) -> dict[int, list[dict]]:
+    """A trial's stream summaries by IP version."""
+    out: dict[int, list[dict]] = defaultdict(list)
+    for s in trial["streams"]:
+        out[s["ip_version"]].append(s)
+    return dict(out)
+
+
+def family_latency_mean_ns(streams: list[dict]) -> float | None:
+    """Frame-weighted mean latency of streams (one family of one trial)."""
+    lat = [s["latency_ns"] for s in streams if s.get("latency_ns") and s["latency_ns"]["count"]]
+    n = sum(x["count"] for x in lat)
+    return sum(x["mean"] * x["count"] for x in lat) / n if n else None
+
+
+def measured(t: TestData) -> list[dict]:
+    """The test's traffic trials the tester did not limit."""
+    return [x for x in t.trials if not x["tester_limited"] and x["call"] in ("measure", "mesh", "step", "reset")]
+
+
+def dut_cpu_pct(trial: dict) -> dict[str, float]:
+    """Each router's forwarding CPU [% of one CPU] in the trial, where measured."""
+    r = trial.get("result") or {}
+    return {k: v for k, v in (r.get("dut_cpu") or {}).items() if v is not None}
+
+
+def load_pct(t: TestData, trial: dict) -> float | None:
+    """A trial's intended load in % of line rate (per direction)."""
+    fps = trial["call_args"].get("load_fps")
+    return 100 * fps / t.line_fps if fps is not None and t.line_fps else None

@@ -1,0 +1,176 @@
+"""Latency against frame size per mix and load (RFC 2544 §26.2, RFC 8219
+§7.2; seed 002's "Average Latency at the N % Line Rate"), and delay
+histograms per network type (seed 003 Fig. 3–4, Tables 1–3).
+
+The histograms are the engine's per-frame latency histograms (HdrHistogram,
+:mod:`..hdr`) of every trial at that load, merged over repetitions: every
+frame counted, not a sample. Their statistics table is seed 003's Table 1
+(min, max, average, mode, standard deviation) with skewness and kurtosis,
+and its Table 3 (increase of the mean over the first network type, here
+with a 95 % confidence interval over the trials' means).
+"""
+
+from __future__ import annotations
+
+import math
+
+from .. import hdr
+from ..data import RunData, TestData
+from ..model import Figure, Section, Series, Table
+from ..stats import DESCRIPTION_COLUMNS, compare, describe_histogram
+from .group import by, family_latency_mean_ns, families, mean
+from .throughput import _mix_key
+
+HIST_BINS = 60
+
+
+def _load_trials(t: TestData, row: dict) -> list[dict]:
+    """The test's trials at one of its loads, the tester not limiting."""
+    fps = row["load_fps"]
+    return [x for x in t.trials if x["call"] == "measure" and not x["tester_limited"] and fps
+            and abs(x["call_args"]["load_fps"] - fps) <= 1e-6 * fps]
+
+
+def _key(t: TestData) -> tuple:
+    return (t.scenario_index, t.scenario, _mix_key(t.mix), t.traffic, t.direction)
+
+
+def latency(data: RunData) -> Section | None:
+    tests = sorted(data.of("latency"), key=lambda t: (_key(t), t.frame_size))
+    if not tests:
+        return None
+    blocks: list = []
+    rows = []
+    loads = list(dict.fromkeys(row["load"] for t in tests for row in t.result["loads"]))
+    for load in loads:
+        series = []
+        for _, ts in by(tests, _key).items():
+            versions = sorted({int(v) for t in ts for row in t.result["loads"] if row["load"] == load for v in row["families"]})
+            for v in versions:
+                pts = by([(t.frame_size, row["families"][str(v)]) for t in ts for row in t.result["loads"]
+                          if row["load"] == load and str(v) in row["families"] and row["families"][str(v)]["typical_ns"]],
+                         lambda p: p[0])
+                x = tuple(sorted(pts))
+                if x:
+                    name = f"{ts[0].label()} IPv{v}" if len(versions) > 1 or ts[0].mix not in ("100/0", "0/100") else ts[0].label()
+                    series.append(Series(name, x, tuple(mean([f["typical_ns"] / 1e3 for _, f in pts[fs]]) for fs in x)))
+        if series:
+            blocks.append(Figure(f"latency-{_slug(load)}", f"Latency against frame size at load {load}", "frame size [B]",
+                                 "typical latency (median) [µs]", tuple(series),
+                                 note="RFC 8219 typical latency: median over repetitions of each trial's median."))
+    for t in tests:
+        for row in t.result["loads"]:
+            for v, f in row["families"].items():
+                ipdv = f.get("ipdv_ns") or {}
+                rows.append((t.scenario, t.mix + t.traffic, t.direction, t.frame_size, row["load"], f"IPv{v}", f["repetitions"],
+                             _us(f["mean_ns"]), _us(f["typical_ns"]), _us(f["worst_case_ns"]), _us(f["min_ns"]), _us(f["max_ns"]),
+                             _us(f["pdv_p999_ns"]), _us(ipdv.get("median")), row.get("tester_limited_trials", 0)))
+    blocks.append(Table("latency", "Latency and delay variation per point",
+                        ("scenario", "mix", "dir", "frame size [B]", "load", "family", "repetitions", "mean [µs]",
+                         "typical (median) [µs]", "worst case (p99.9) [µs]", "min [µs]", "max [µs]", "PDV p99.9 [µs]",
+                         "IPDV median [µs]", "tester-limited trials"), tuple(rows),
+                        "RFC 2544 mean, RFC 8219 typical and worst case, RFC 5481 PDV and IPDV."))
+    return Section("latency", "Latency against frame size",
+                   "Every frame timestamped by the engine; per load and family over the repetitions.", tuple(blocks))
+
+
+def _us(ns: float | None) -> float | None:
+    return None if ns is None else ns / 1e3
+
+
+def _slug(text: str) -> str:
+    return "".join(c if c.isalnum() else "-" for c in text).strip("-").lower()
+
+
+def delay_histograms(data: RunData) -> Section | None:
+    """One histogram figure per frame size and load; a series per network
+    type (scenario) and family."""
+    tests = sorted(data.of("latency"), key=_key)
+    blocks = []
+    stat_rows, cmp_rows = [], []
+    groups = by(tests, lambda t: (t.traffic, t.direction, t.frame_size))
+    for (traffic, d, fs), ts in groups.items():
+        for load in dict.fromkeys(row["load"] for t in ts for row in t.result["loads"]):
+            hists: dict[str, list] = {}
+            means: dict[str, list[float]] = {}
+            for t in ts:
+                for row in t.result["loads"]:
+                    if row["load"] != load:
+                        continue
+                    for trial in _load_trials(t, row):
+                        for v, streams in families(trial).items():
+                            name = " ".join(x for x in (t.scenario, t.mix if t.mix not in ("100/0", "0/100") else "", f"IPv{v}") if x)
+                            h = _trial_hist(trial, v)
+                            if h:
+                                hists.setdefault(name, []).append(h)
+                            m = family_latency_mean_ns(streams)
+                            if m is not None:
+                                means.setdefault(name, []).append(m / 1e3)
+            if not hists:
+                continue
+            merged = {k: [(v / 1e3, c) for v, c in hdr.merge(h)] for k, h in hists.items()}
+            lo, hi, width = _bins(merged)
+            where = " ".join(x for x in (f"{fs} B", traffic.strip(), "bi" if d == "bi" else "", f"load {load}") if x)
+            series = []
+            for k, buckets in merged.items():
+                total = sum(c for _, c in buckets)
+                counts = [0] * HIST_BINS
+                for v, c in buckets:
+                    counts[min(HIST_BINS - 1, max(0, int((v - lo) / width)))] += c
+                series.append(Series(k, tuple(lo + (i + 0.5) * width for i in range(HIST_BINS)),
+                                     tuple(100 * c / total for c in counts), "hist"))
+                stat_rows.append((where, k) + describe_histogram(buckets, width).row())
+            ident = _slug(f"delay-{where}")
+            blocks.append(Figure(ident, f"Delay histogram, {where}", "one-way delay [µs]", "frames [%]", tuple(series),
+                                 note=f"Bins of {width:.3g} µs from {lo:.4g} µs; frames outside the range count in the first "
+                                      "or last bin. Every frame of every repetition."))
+            ref = next(iter(means), None)
+            for k, ms in means.items():
+                if ref is not None and k != ref:
+                    c = compare(means[ref], ms, higher="slower")
+                    cmp_rows.append((where, k, ref, c.diff_pct, c.ci_low_pct, c.ci_high_pct, c.welch_p,
+                                     c.verdict.replace("IPv6", k)))
+    if not blocks:
+        return None
+    blocks.append(Table("delay-statistics", "Delay statistics per network type (µs)",
+                        ("point", "network type") + tuple(f"{c} [µs]" if c in ("min", "max", "mean", "mode", "stddev") else c
+                                                          for c in DESCRIPTION_COLUMNS), tuple(stat_rows),
+                        "Over every frame (n = frames). Mode: centre of the fullest histogram bin. Seed 003 Table 1."))
+    if cmp_rows:
+        blocks.append(Table("delay-increase", "Mean delay against the first network type",
+                            ("point", "network type", "against", "increase [%]", "95 % CI low [%]", "95 % CI high [%]",
+                             "Welch p", "verdict"), tuple(cmp_rows),
+                            "Over the trials' mean delays (one per repetition); seed 003 Table 3."))
+    return Section("delay", "Delay histograms per network type",
+                   "The distribution of every frame's delay, per scenario and family, as in seed 003 Fig. 3–4.", tuple(blocks))
+
+
+def _trial_hist(trial: dict, version: int) -> list[tuple[int, int]] | None:
+    eng = ((trial.get("result") or {}).get("engine") or {}).get("streams") or []
+    hs = [hdr.decode(s["latency_histogram"]) for s in eng if s["ip_version"] == version and s.get("latency_histogram")]
+    return hdr.merge(hs) if hs else None
+
+
+def _bins(merged: dict[str, list[tuple[float, int]]]) -> tuple[float, float, float]:
+    """A common range (0.5th to 99th percentile over all series: the far
+    tail would squeeze the body into a few bins) and bin width."""
+    qs = []
+    for buckets in merged.values():
+        total = sum(c for _, c in buckets)
+        acc = 0
+        lo = hi = None
+        for v, c in buckets:
+            acc += c
+            if lo is None and acc >= 0.005 * total:
+                lo = v
+            if hi is None and acc >= 0.99 * total:
+                hi = v
+        qs.append((lo, hi))
+    lo = min(q[0] for q in qs)
+    hi = max(q[1] for q in qs)
+    if hi <= lo:
+        hi = lo + 1.0
+    width = (hi - lo) / (HIST_BINS - 1)
+    mag = 10 ** math.floor(math.log10(width))
+    width = math.ceil(width / mag) * mag
+    return math.floor(lo / mag) * mag, hi, width
