@@ -9,6 +9,8 @@ PY      := $(VENV)/bin/python
 ENGINE  := engine/target/release/v6bench-engine
 STAMPS  := .make
 APT_PKGS := iproute2 ethtool nftables netsniff-ng tshark iperf3 procps python3 python3-venv build-essential
+# Only the tests need a browser (the report opens in headless Chromium).
+TEST_APT_PKGS := chromium
 # The engine needs Rust 1.88 or newer: a new enough cargo on PATH (rustup's
 # in ~/.cargo/bin counts) is used, otherwise Debian 12's cargo-web (Rust 1.96,
 # bookworm-security) is installed and used.
@@ -39,6 +41,14 @@ $(STAMPS)/apt: Makefile
 	fi
 	@touch $@
 
+$(STAMPS)/apt-test: Makefile $(STAMPS)/apt
+	@missing=""; for p in $(TEST_APT_PKGS); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then \
+	  echo "installing for the tests:$$missing"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \
+	fi
+	@touch $@
+
 $(ENGINE): $(shell find engine/src -name '*.rs') engine/Cargo.toml engine/Cargo.lock
 	@$(PICK_CARGO) echo "building the engine with $$($$c --version)"; cd engine && $$c build --release --locked
 	@touch $@
@@ -53,16 +63,18 @@ $(STAMPS)/venv: pyproject.toml
 engine: $(ENGINE)
 
 # A first IPv4-vs-IPv6 measurement on the emulated lab (README).
-# `v6bench run` prints the run's tables at the end; `v6bench results show` shows them again.
+# `v6bench run` prints the run's tables at the end; `v6bench report` writes
+# the run's report (HTML, figures, CSV) and prints where it is.
 demo: setup
 	$(VENV)/bin/v6bench run campaigns/quick.toml
+	$(VENV)/bin/v6bench report
 
 # Every test: engine unit tests, then Python unit and netns (root) tiers.
-test: setup
+test: setup $(STAMPS)/apt-test
 	@$(PICK_CARGO) cd engine && $$c test --release --locked
 	$(VENV)/bin/pytest -q tests
 
-test-unit: setup
+test-unit: setup $(STAMPS)/apt-test
 	@$(PICK_CARGO) cd engine && $$c test --release --locked
 	$(VENV)/bin/pytest -q -m "not netns" tests
 

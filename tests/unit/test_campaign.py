@@ -190,3 +190,66 @@ def test_the_default_matrix_is_valid_for_its_default_mixes():
     c = spec.parse_campaign('name = "t"\n[[test]]\nkind = "throughput"\n', "t.toml")
     assert c.tests[0].matrix.frame_sizes == (84, 128, 256, 512, 1024, 1280, 1518)
     assert [str(m) for m in c.tests[0].matrix.mixes] == ["100/0", "0/100"]
+
+
+SCENARIOS = GOOD + """
+[[scenario]]
+name = "plain"
+[[scenario]]
+name = "nat"
+dut = { nat44 = true }
+[[scenario]]
+name = "small-mtu"
+lab = { topology = "b", mtu = "r1-r2=1000" }
+"""
+
+
+def test_scenarios_merge_over_lab_and_dut_and_expand_with_their_names():
+    text = SCENARIOS.replace('kind = "recovery"', 'kind = "recovery"\nscenarios = ["nat"]').replace(
+        'mixes = ["100/0", "0/100"]', 'mixes = ["100/0"]')
+    c = spec.parse_campaign(text, "s.toml")
+    assert [s.name for s in c.scenarios] == ["plain", "nat", "small-mtu"]
+    nat, small = c.scenarios[1], c.scenarios[2]
+    assert nat.dut.nat44 and nat.lab.link_speed_bps == 100e6 and nat.lab.topology == "a"
+    assert small.lab.topology == "b" and not small.dut.nat44 and small.lab.mtu.of("r1", "r2") == 1000
+    assert [s.tests for s in c.scenarios] == [(0,), (0, 1), (0,)]
+    keys = [p.key for p in runner.expand(c)]
+    assert keys[0] == "plain/0:throughput:100/0:128:uni:1" and "nat/1:recovery:100/0:128:uni:1" in keys
+    assert sum(k.startswith("small-mtu/") for k in keys) == 2
+    assert c.lab == c.scenarios[0].lab  # the first scenario's lab is the campaign's
+
+
+@pytest.mark.parametrize("edit, message", [
+    (lambda t: t.replace('name = "nat"', 'name = "plain"'), r"scenario\[1\]\.name: 'plain' is used twice"),
+    (lambda t: t.replace('name = "nat"', 'name = "NAT!"'), r"scenario\[1\]\.name: expected a name of a-z"),
+    (lambda t: t.replace('kind = "recovery"', 'kind = "recovery"\nscenarios = ["nope"]'),
+     r"test\[1\]\.scenarios\[0\]: 'nope' is not a scenario \(known: plain, nat, small-mtu\)"),
+    (lambda t: t.replace('dut = { nat44 = true }', 'dut = { tunnel = "6in4" }'),
+     r"scenario\[1\]\.dut\.tunnel: 6in4 runs between R1 and R2: it needs lab.topology"),
+    (lambda t: t.replace('mtu = "r1-r2=1000"', 'mtu = "r1-r2=1000", speed = 1'), r"scenario\[2\]\.lab\.speed: unknown key"),
+    # IPv6 cannot cross the 1000-B link: the test is checked against the scenario's lab.
+    (lambda t: t, r"scenario small-mtu: test\[0\]\.mixes: 0/100: .*1280"),
+])
+def test_bad_scenarios_name_the_field(edit, message):
+    with pytest.raises(UsageError, match=message):
+        spec.parse_campaign(edit(SCENARIOS), "s.toml")
+
+
+def test_scenarios_on_a_campaign_without_them_is_an_error():
+    with pytest.raises(UsageError, match=r"test\[1\]\.scenarios: the campaign has no \[\[scenario\]\] tables"):
+        spec.parse_campaign(GOOD.replace('kind = "recovery"', 'kind = "recovery"\nscenarios = ["x"]'), "t.toml")
+
+
+def test_a_run_over_scenarios_reuses_each_scenario_own_throughput(tmp_path):
+    c = spec.parse_campaign(SCENARIOS.replace('mixes = ["100/0", "0/100"]', 'mixes = ["100/0"]'), "s.toml")
+    store, made, make = _run(tmp_path, c)
+    run_id = store.start_run(c.name, "test", {"kernel": "x"}, None, c.path, c.sha256, c.text)
+    for s in c.scenarios:
+        runner.run(c, store, run_id, make, lambda line: None, s.name)
+    tests = store.tests(run_id)
+    assert [t["params"].get("scenario") for t in tests if t["kind"] == "throughput"] == ["plain", "plain", "nat", "nat",
+                                                                                           "small-mtu", "small-mtu"]
+    rec = [t for t in tests if t["kind"] == "recovery"]
+    assert len(rec) == 3 and all(t["result"]["throughput_from"] == "measured earlier in this run" for t in rec)
+    assert store.test_result(run_id, "throughput", "100/0", 128, False, {"ext_headers": None, "scenario": "nat"})
+    assert store.test_result(run_id, "throughput", "100/0", 128, False, {"ext_headers": None, "scenario": "other"}) is None

@@ -51,8 +51,9 @@ def write(store: Store, run_id: int, out: Path, figures: bool = True) -> dict:
     run = d.run
     title = f"v6bench report: run {run['id']}, {run['name']}"
     env = run["environment"]
-    subtitle = (f"{run['status']}; {len(d.tests)} tests; {(env.get('dut') or {}).get('description') or 'scenarios: ' + ', '.join(env.get('scenarios', {}))}; "
-                f"kernel {env.get('kernel')}; engine {(env.get('engine') or {}).get('engine_version')}")
+    where = ("scenarios " + ", ".join(env["scenarios"])) if env.get("scenarios") else (env.get("dut") or {}).get("description", "?")
+    subtitle = (f"{run['status']}; {len(d.tests)} tests; {where}; kernel {env.get('kernel')}; "
+                f"engine {(env.get('engine') or {}).get('engine_version')}; tester and DUT on one machine")
     page = out / "report.html"
     page.write_text(html.page(title, subtitle, secs))
     return {"html": page, "figures": n_fig, "tables": n_tab, "sections": [s.id for s in secs]}

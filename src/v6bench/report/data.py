@@ -7,7 +7,6 @@ counted in :attr:`RunData.unfinished` so the report can say so.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 
 from ..rates import line_rate_fps
@@ -88,17 +87,10 @@ class RunData:
     def of(self, *kinds: str) -> list[TestData]:
         return [t for t in self.tests if t.kind in kinds]
 
-    @property
-    def scenarios(self) -> list[str]:
-        return list(dict.fromkeys(t.scenario for t in self.tests))
-
 
 def load(store: Store, run_id: int) -> RunData:
     run = store.run(run_id)
-    selftest = None
-    if run.get("selftest_id"):
-        row = store.db.execute("SELECT result_json FROM selftests WHERE id=?", (run["selftest_id"],)).fetchone()
-        selftest = json.loads(row[0]) if row else None
+    selftest = store.selftest(run.get("selftest_id"))
     tests, unfinished = [], 0
     env = run["environment"]
     order: dict[str, int] = {}

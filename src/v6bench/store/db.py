@@ -127,6 +127,11 @@ class Store:
         return self._insert("INSERT INTO selftests (created_at_unix_s, environment_json, result_json) VALUES (?, ?, ?)",
                             (time.time(), _dumps(environment), _dumps(result)))
 
+    def selftest(self, selftest_id: int | None) -> dict | None:
+        """A stored self-test's result (None for no id or an unknown one)."""
+        row = self.db.execute("SELECT result_json FROM selftests WHERE id=?", (selftest_id,)).fetchone() if selftest_id else None
+        return json.loads(row[0]) if row else None
+
     def latest_selftest(self) -> tuple[int, dict] | None:
         row = self.db.execute("SELECT id, result_json FROM selftests ORDER BY id DESC LIMIT 1").fetchone()
         return (row["id"], json.loads(row["result_json"])) if row else None

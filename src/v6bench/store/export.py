@@ -45,10 +45,7 @@ def rows(store: Store, run_id: int) -> list[dict]:
 
 def as_json(store: Store, run_id: int) -> dict:
     run = store.run(run_id)
-    selftest = None
-    if run.get("selftest_id"):
-        row = store.db.execute("SELECT result_json FROM selftests WHERE id=?", (run["selftest_id"],)).fetchone()
-        selftest = json.loads(row[0]) if row else None
+    selftest = store.selftest(run.get("selftest_id"))
     tests = store.tests(run_id)
     for t in tests:
         t["trials"] = store.trials(t["id"])
@@ -74,3 +71,38 @@ def export(store: Store, run_id: int, fmt: str, out) -> None:
         pq.write_table(table, out)
     else:
         raise ValueError(fmt)
+
+
+def restore(store: Store, data: dict) -> int:
+    """Loads a ``json`` export (:func:`as_json`) into ``store`` as a new run,
+    every test and trial as exported; returns the new run id. The run's
+    self-test comes along as a new self-test."""
+    if data.get("results_format") != "v6bench-run" or data.get("schema_version") != 1:
+        raise ValueError("not a v6bench-run export of schema version 1")
+    run = data["run"]
+    selftest_id = None
+    if data.get("selftest"):
+        st = data["selftest"]
+        selftest_id = store.add_selftest(st.get("environment", {}), st)
+    run_id = store.start_run(run["name"], run["command"], run["environment"], selftest_id, run.get("campaign_path"),
+                             run.get("campaign_sha256"), run.get("campaign_toml"))
+    with store.db:
+        store.db.execute("UPDATE runs SET status=?, started_at_unix_s=?, finished_at_unix_s=?, error=? WHERE id=?",
+                         (run["status"], run["started_at_unix_s"], run.get("finished_at_unix_s"), run.get("error"), run_id))
+        for t in data["tests"]:
+            test_id = store.db.execute(
+                "INSERT INTO tests (run_id, point_key, kind, mix, frame_size, bidirectional, repetition, params_json, status,"
+                " started_at_unix_s, finished_at_unix_s, result_json, error) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (run_id, t["point_key"], t["kind"], t["mix"], t["frame_size"], t["bidirectional"], t["repetition"],
+                 json.dumps(t["params"]), t["status"], t["started_at_unix_s"], t.get("finished_at_unix_s"),
+                 json.dumps(t["result"]) if t.get("result") is not None else None, t.get("error"))).lastrowid
+            for x in t.get("trials", []):
+                store.db.execute(
+                    "INSERT INTO trials (test_id, seq, call, call_args_json, recorded_at_unix_s, duration_s, intended_fps,"
+                    " offered_fps, tx_frames, rx_frames, lost_frames, loss_ratio, tester_limited, streams_json, extra_json,"
+                    " result_json) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    (test_id, x["seq"], x["call"], json.dumps(x["call_args"]), x["recorded_at_unix_s"], x["duration_s"],
+                     x["intended_fps"], x["offered_fps"], x["tx_frames"], x["rx_frames"], x["lost_frames"], x["loss_ratio"],
+                     x["tester_limited"], json.dumps(x["streams"]), json.dumps(x["extra"] or {}),
+                     json.dumps(x["result"]) if x.get("result") is not None else None))
+    return run_id

@@ -53,6 +53,16 @@
     return function (v) { return a + (v - lo) / (hi - lo || 1) * (b - a); };
   }
 
+  // A histogram bin's edges from its centre and its neighbours' (geometric on a log axis).
+  function binEdges(xs, k, log) {
+    function mid(a, b) { return log ? Math.sqrt(a * b) : (a + b) / 2; }
+    function mirror(c, m) { return log ? c * c / m : 2 * c - m; }
+    if (xs.length < 2) return log ? [xs[k] / 1.1, xs[k] * 1.1] : [xs[k] - 0.5, xs[k] + 0.5];
+    var lo = k > 0 ? mid(xs[k - 1], xs[k]) : mirror(xs[k], mid(xs[k], xs[k + 1]));
+    var hi = k < xs.length - 1 ? mid(xs[k], xs[k + 1]) : mirror(xs[k], mid(xs[k - 1], xs[k]));
+    return [lo, hi];
+  }
+
   function extent(values, log) {
     var vs = values.filter(function (v) { return v !== null && isFinite(v) && (!log || v > 0); });
     if (!vs.length) return null;
@@ -117,8 +127,8 @@
         var y = s.y[k];
         if (y === null || (ylog && y <= 0) || (xlog && x <= 0)) { pen = false; return; }
         if (s.style === "hist") {
-          var half = s.x.length > 1 ? (s.x[1] - s.x[0]) / 2 : 0.5;
-          d += (pen ? "L" : "M") + sx(x - half) + " " + sy(y) + "L" + sx(x + half) + " " + sy(y);
+          var e = binEdges(s.x, k, xlog);
+          d += (pen ? "L" : "M") + sx(e[0]) + " " + sy(y) + "L" + sx(e[1]) + " " + sy(y);
         } else {
           d += (pen ? "L" : "M") + sx(x) + " " + sy(y);
         }

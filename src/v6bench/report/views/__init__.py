@@ -16,6 +16,7 @@ VIEWS: dict[str, Callable[[RunData], Section | None]] = {
     "relative": throughput.relative,
     "load": load.load_views,
     "cpu": load.cpu_at_throughput,
+    "cpu-rate": load.cpu_by_rate,
     "latency": latency.latency,
     "delay": latency.delay_histograms,
     "reset": events.reset,

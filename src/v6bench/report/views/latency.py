@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 from .. import hdr
 from ..data import RunData, TestData
 from ..model import Figure, Section, Series, Table
@@ -109,21 +111,23 @@ def delay_histograms(data: RunData) -> Section | None:
             if not hists:
                 continue
             merged = {k: [(v / 1e3, c) for v, c in hdr.merge(h)] for k, h in hists.items()}
-            lo, hi, width = _bins(merged)
+            edges = _log_edges(merged)
             where = " ".join(x for x in (f"{fs} B", traffic.strip(), "bi" if d == "bi" else "", f"load {load}") if x)
             series = []
             for k, buckets in merged.items():
                 total = sum(c for _, c in buckets)
-                counts = [0] * HIST_BINS
-                for v, c in buckets:
-                    counts[min(HIST_BINS - 1, max(0, int((v - lo) / width)))] += c
-                series.append(Series(k, tuple(lo + (i + 0.5) * width for i in range(HIST_BINS)),
-                                     tuple(100 * c / total for c in counts), "hist"))
-                stat_rows.append((where, k) + describe_histogram(buckets, width).row())
+                counts = np.zeros(HIST_BINS)
+                idx = np.clip(np.searchsorted(edges, [v for v, _ in buckets], side="right") - 1, 0, HIST_BINS - 1)
+                np.add.at(counts, idx, [c for _, c in buckets])
+                series.append(Series(k, tuple(float(math.sqrt(a * b)) for a, b in zip(edges[:-1], edges[1:])),
+                                     tuple(float(100 * c / total) for c in counts), "hist"))
+                stat_rows.append((where, k) + describe_histogram(buckets, _mode_bin(buckets)).row())
             ident = _slug(f"delay-{where}")
             blocks.append(Figure(ident, f"Delay histogram, {where}", "one-way delay [µs]", "frames [%]", tuple(series),
-                                 note=f"Bins of {width:.3g} µs from {lo:.4g} µs; frames outside the range count in the first "
-                                      "or last bin. Every frame of every repetition."))
+                                 x_log=True,
+                                 note=f"{HIST_BINS} logarithmic bins from {edges[0]:.4g} to {edges[-1]:.4g} µs (0.1th to 99.9th "
+                                      "percentile over all series); frames outside count in the first or last bin. Every "
+                                      "frame of every repetition."))
             ref = next(iter(means), None)
             for k, ms in means.items():
                 if ref is not None and k != ref:
@@ -151,26 +155,28 @@ def _trial_hist(trial: dict, version: int) -> list[tuple[int, int]] | None:
     return hdr.merge(hs) if hs else None
 
 
-def _bins(merged: dict[str, list[tuple[float, int]]]) -> tuple[float, float, float]:
-    """A common range (0.5th to 99th percentile over all series: the far
-    tail would squeeze the body into a few bins) and bin width."""
-    qs = []
-    for buckets in merged.values():
-        total = sum(c for _, c in buckets)
-        acc = 0
-        lo = hi = None
-        for v, c in buckets:
-            acc += c
-            if lo is None and acc >= 0.005 * total:
-                lo = v
-            if hi is None and acc >= 0.99 * total:
-                hi = v
-        qs.append((lo, hi))
-    lo = min(q[0] for q in qs)
-    hi = max(q[1] for q in qs)
-    if hi <= lo:
-        hi = lo + 1.0
-    width = (hi - lo) / (HIST_BINS - 1)
-    mag = 10 ** math.floor(math.log10(width))
-    width = math.ceil(width / mag) * mag
-    return math.floor(lo / mag) * mag, hi, width
+def _quantile(buckets: list[tuple[float, int]], q: float) -> float:
+    total = sum(c for _, c in buckets)
+    acc = 0
+    for v, c in buckets:
+        acc += c
+        if acc >= q * total:
+            return v
+    return buckets[-1][0]
+
+
+def _log_edges(merged: dict[str, list[tuple[float, int]]]) -> np.ndarray:
+    """Logarithmic bin edges from the lowest 0.1th to the highest 99.9th
+    percentile of the series: delays on a shared machine have a long tail
+    that linear bins would squeeze the body of the distribution against."""
+    lo = max(min(_quantile(b, 0.001) for b in merged.values()), 1e-3)
+    hi = max(max(_quantile(b, 0.999) for b in merged.values()), lo * 1.01)
+    return np.geomspace(lo, hi, HIST_BINS + 1)
+
+
+def _mode_bin(buckets: list[tuple[float, int]]) -> float:
+    """The width the mode is taken at: a fifth of the interquartile range,
+    rounded to 1, 2 or 5 × 10^k µs (at least 0.1 µs)."""
+    w = max((_quantile(buckets, 0.75) - _quantile(buckets, 0.25)) / 5, 0.1)
+    mag = 10 ** math.floor(math.log10(w))
+    return min((m * mag for m in (1, 2, 5, 10) if m * mag >= w), default=10 * mag)

@@ -134,3 +134,25 @@ def cpu_at_throughput(data: RunData) -> Section | None:
                    "The DUT's forwarding CPU in the loss-free trial at the NDR load of each throughput search.",
                    (Figure("cpu-at-throughput", "DUT CPU at the throughput against frame size", "frame size [B]",
                            "DUT forwarding CPU [% of one CPU, all routers]", tuple(series)),))
+
+
+def cpu_by_rate(data: RunData) -> Section | None:
+    """Seed 000 Fig. 12, 15, 17: the DUT's CPU against the offered rate in
+    frames/s, from the latency tests' fixed-rate trials (ICMP echo,
+    extension headers, fragmentation: one line per test point)."""
+    series = []
+    for _, ts in by(sorted(data.of("latency"), key=lambda t: (t.scenario_index, _series_key(t), t.frame_size)),
+                    lambda t: (t.scenario_index, _series_key(t), t.frame_size)).items():
+        pts = by(sorted(((x["intended_fps"], x) for t in ts for x in t.trials
+                         if x["call"] == "measure" and not x["tester_limited"] and dut_cpu_pct(x)), key=lambda p: p[0]),
+                 lambda p: round(p[0], 3))
+        if pts:
+            x = tuple(pts)
+            series.append(Series(ts[0].label(size=True), x, tuple(mean([sum(dut_cpu_pct(tr).values()) for _, tr in pts[r]])
+                                                                  for r in x)))
+    if not series:
+        return None
+    return Section("cpu-rate", "DUT CPU against offered rate",
+                   "The DUT's forwarding CPU in the latency tests' trials, against their offered rate (frames/s per direction).",
+                   (Figure("cpu-vs-rate", "DUT CPU against offered rate", "offered rate [frames/s]",
+                           "DUT forwarding CPU [% of one CPU, all routers]", tuple(series), x_log=True),))

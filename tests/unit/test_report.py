@@ -1,0 +1,209 @@
+"""`v6bench report` from committed, measured fixture results
+(tests/fixtures/report-run.json.gz, from report-fixture.toml): every view
+renders, every figure and table is written, the statistics and the
+histogram decoder agree with independent references."""
+
+from __future__ import annotations
+
+import csv
+import gzip
+import json
+import xml.etree.ElementTree as ET
+from html.parser import HTMLParser
+from pathlib import Path
+
+import numpy as np
+import pytest
+from scipy import stats as sps
+
+from v6bench.cli import main
+from v6bench.report import build, data, hdr, stats
+from v6bench.report.views import VIEWS, sections
+from v6bench.store.db import Store
+from v6bench.store.export import restore
+
+FIXTURE = Path(__file__).parent.parent / "fixtures" / "report-run.json.gz"
+EVERY_VIEW = set(VIEWS)
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory) -> tuple[Store, int]:
+    s = Store(tmp_path_factory.mktemp("report") / "fixture.db")
+    run_id = restore(s, json.loads(gzip.decompress(FIXTURE.read_bytes())))
+    return s, run_id
+
+
+@pytest.fixture(scope="module")
+def written(store, tmp_path_factory) -> tuple[Path, dict]:
+    s, run_id = store
+    out = tmp_path_factory.mktemp("out")
+    return out, build.write(s, run_id, out)
+
+
+def test_the_fixture_has_every_test_kind(store):
+    s, run_id = store
+    kinds = {t.kind for t in data.load(s, run_id).tests}
+    assert kinds == {"throughput", "loss", "latency", "back-to-back", "recovery", "reset", "rr-latency", "stack-throughput", "mesh"}
+
+
+def test_every_view_renders_with_data(store):
+    s, run_id = store
+    secs = sections(data.load(s, run_id))
+    assert {x.id for x in secs} == EVERY_VIEW
+    for sec in secs:
+        assert sec.blocks, sec.id
+        for f in sec.figures:
+            assert f.series, f.id
+            assert any(y is not None for se in f.series for y in se.y), f.id
+            assert "[" in f.x_label and "[" in f.y_label or f.x_categories, f"{f.id}: axis labels carry units"
+        for t in sec.tables:
+            assert t.rows, t.id
+
+
+def test_throughput_view_has_the_line_rate_and_seed_002_relative_table(store):
+    s, run_id = store
+    d = data.load(s, run_id)
+    thr = VIEWS["throughput"](d)
+    fig = thr.figures[0]
+    ref = [se for se in fig.series if se.style == "reference"]
+    assert ref and "line rate at 1G" in ref[0].name
+    # 1 Gb/s at 128 B: 10^9 / 8 / (128 + 20) frames/s (RFC 2544 §26.1)
+    assert dict(zip(ref[0].x, ref[0].y))[128] == pytest.approx(1e9 / 8 / 148)
+    rel = VIEWS["relative"](d).tables[0]
+    assert rel.columns[0] == "frame size [B]"
+    assert any("50% IPv4 / 50% IPv6" in c for c in rel.columns) and any("0% IPv4 / 100% IPv6" in c for c in rel.columns)
+    ndr = {(t.mix, t.frame_size): [] for t in d.of("throughput")}
+    for t in d.of("throughput"):
+        ndr[(t.mix, t.frame_size)].append(t.result["ndr_fps"])
+    row = next(r for r in rel.rows if r[0] == 128)
+    col = next(i for i, c in enumerate(rel.columns) if "0% IPv4 / 100% IPv6" in c)
+    assert row[col] == pytest.approx(100 * np.mean(ndr[("0/100", 128)]) / np.mean(ndr[("100/0", 128)]))
+
+
+def test_delay_view_orders_network_types_as_run_and_counts_every_frame(store):
+    s, run_id = store
+    d = data.load(s, run_id)
+    sec = VIEWS["delay"](d)
+    table = next(t for t in sec.tables if t.id == "delay-statistics")
+    names = [r[1] for r in table.rows if r[0].startswith("128 B") and "1%" in r[0]]
+    assert names[:2] == ["plain IPv4", "plain IPv6"] and "nat IPv4" in names
+    frames = sum(s["latency_ns"]["count"] for t in d.of("latency") if t.scenario == "nat" and t.frame_size == 128
+                 for x in t.trials if not x["tester_limited"] for s in x["streams"])
+    nat = next(r for r in table.rows if r[1] == "nat IPv4" and r[0].startswith("128 B"))
+    assert nat[2] == frames
+
+
+def test_histograms_decode_to_the_engine_own_counts_and_percentiles(store):
+    s, run_id = store
+    d = data.load(s, run_id)
+    checked = 0
+    for t in d.of("latency"):
+        for x in t.trials:
+            for es in x["result"]["engine"]["streams"]:
+                if not es.get("latency_histogram"):
+                    continue
+                h = hdr.decode(es["latency_histogram"])
+                lat = es["latency_ns"]
+                assert sum(c for _, c in h) == lat["count"]
+                assert h[0][0] == pytest.approx(lat["min"], rel=1e-3)
+                assert h[-1][0] == pytest.approx(lat["max"], rel=1e-3)
+                acc, p50 = 0, None
+                for v, c in h:
+                    acc += c
+                    if acc >= lat["count"] / 2:
+                        p50 = v
+                        break
+                assert p50 == pytest.approx(lat["p50"], rel=2e-3)
+                checked += 1
+    assert checked >= 10
+
+
+def test_files_figures_tables_and_csv(written):
+    out, info = written
+    figs = sorted((out / "figures").glob("*.svg"))
+    assert len(figs) == info["figures"] and info["figures"] >= 15
+    for svg in figs:
+        ET.parse(svg)  # well-formed
+        assert svg.with_suffix(".png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+        assert svg.with_suffix(".csv").exists()
+    tables = sorted((out / "tables").glob("*.csv"))
+    assert len(tables) == info["tables"]
+    with (out / "tables" / "ipv4-vs-ipv6.csv").open() as f:
+        rows = list(csv.reader(f))
+    assert rows[0][:2] == ["metric", "point"] and "Welch p" in rows[0] and "95 % CI low %" in rows[0]
+    assert any(r[0] == "throughput NDR [fps]" for r in rows[1:])
+
+
+class _Refs(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.refs: list[str] = []
+        self.tags: set[str] = set()
+
+    def handle_starttag(self, tag, attrs):
+        self.tags.add(tag)
+        self.refs += [v or "" for k, v in attrs if k in ("src", "href", "action", "poster", "srcset", "data")]
+
+
+def test_html_references_nothing_outside_itself(written):
+    out, info = written
+    text = info["html"].read_text()
+    p = _Refs()
+    p.feed(text)
+    assert all(r.startswith("#") for r in p.refs), [r for r in p.refs if not r.startswith("#")]
+    assert not p.tags & {"link", "img", "iframe", "object", "embed"}
+    assert "@import" not in text and "url(" not in text
+    # The one absolute URL is the SVG namespace name, which is never fetched.
+    assert {u for u in __import__("re").findall(r"https?://[^\s\"')]+", text)} <= {"http://www.w3.org/2000/svg"}
+
+
+def test_cli_report_writes_the_latest_run_and_says_where(store, tmp_path, capsys):
+    s, run_id = store
+    assert main(["report", "--db", str(s.path), "--out", str(tmp_path / "r"), "--no-figure-files"]) == 0
+    said = capsys.readouterr().out
+    assert f"report of run {run_id}: {tmp_path / 'r' / 'report.html'}" in said
+    assert (tmp_path / "r" / "report.html").exists() and not list((tmp_path / "r" / "figures").glob("*.png"))
+    assert main(["report", "--db", str(tmp_path / "missing.db")]) == 2
+    assert not (tmp_path / "missing.db").exists()
+
+
+# Statistics against published or independent references.
+
+# Welch's t-test, Wikipedia "Welch's t-test", example 1: t = -2.46, ν ≈ 24.9, p = 0.021.
+A1 = [27.5, 21.0, 19.0, 23.6, 17.0, 17.9, 16.9, 20.1, 21.9, 22.6, 23.1, 19.6, 19.0, 21.7, 21.4]
+A2 = [27.1, 22.0, 20.8, 23.4, 23.4, 23.5, 25.8, 22.0, 24.8, 20.2, 21.9, 22.1, 22.9, 20.5, 24.4]
+
+
+def test_welch_comparison_matches_the_published_example():
+    c = stats.compare(A1, A2)
+    assert c.welch_p == pytest.approx(0.021, abs=0.001)
+    assert c.diff_pct == pytest.approx(100 * (np.mean(A2) - np.mean(A1)) / np.mean(A1))
+    assert c.ci_low_pct > 0 and "significant" in c.verdict and "higher" in c.verdict
+
+
+def test_overlapping_samples_are_within_noise_and_single_values_are_not_tested():
+    assert stats.compare([10.0, 11.0, 9.0], [10.5, 9.5, 10.2]).verdict.startswith("within noise")
+    assert "not tested" in stats.compare([100.0], [90.0]).verdict
+    assert stats.compare([100.0], [99.0], resolution_pct=2.0).verdict.startswith("within noise: inside the search's 2 %")
+    assert stats.compare([5.0, 5.0], [5.0, 5.0]).verdict.startswith("no difference")
+    assert "slower" in stats.compare([1.0, 1.1, 0.9], [2.0, 2.1, 1.9], higher="slower").verdict
+
+
+def test_anova_matches_the_textbook_example():
+    # Wikipedia "One-way analysis of variance", example: F = 9.3, p ≈ 0.002.
+    a = stats.anova({"a1": [6, 8, 4, 5, 3, 4], "a2": [8, 12, 9, 11, 6, 8], "a3": [13, 9, 11, 8, 7, 12]})
+    assert a.f == pytest.approx(9.3, abs=0.05) and a.p == pytest.approx(0.002, abs=0.0005)
+    assert "differ significantly" in a.verdict
+    assert "not tested" in stats.anova({"soft": [1.0], "hard": [2.0]}).verdict
+
+
+def test_descriptive_statistics_and_histogram_moments():
+    xs = [1.0, 2.0, 2.0, 3.0, 10.0]
+    d = stats.describe(xs)
+    assert (d.n, d.min, d.max, d.mode) == (5, 1.0, 10.0, 2.0)
+    assert d.stddev == pytest.approx(np.std(xs, ddof=1))
+    assert d.skewness == pytest.approx(sps.skew(xs)) and d.kurtosis == pytest.approx(sps.kurtosis(xs))
+    assert stats.describe([1.0, 2.0]).skewness is None
+    h = stats.describe_histogram([(1.0, 1), (2.0, 2), (3.0, 1), (10.0, 1)], mode_bin=1.0)
+    assert (h.n, h.mean, h.mode) == (5, pytest.approx(np.mean(xs)), 2.5)
+    assert h.skewness == pytest.approx(sps.skew(xs))
