@@ -31,7 +31,7 @@ def cell(v) -> tuple[str, str]:
     if isinstance(v, bool):
         return ("yes" if v else "no"), ""
     if isinstance(v, int):
-        return f"{v:,}", "num"
+        return (f"{v:,}" if abs(v) >= 10_000 else str(v)), "num"
     if isinstance(v, float):
         a = abs(v)
         if a >= 1e4:

@@ -71,9 +71,11 @@ def _mbps(x: float | None) -> str:
 
 
 def _mix(t: dict) -> str:
-    """The mix, with the extension header preset or echo target if the test had one."""
+    """The mix, with the extension header preset or echo target if the test
+    had one, after the test's scenario if the campaign had scenarios."""
     p = t.get("params") or {}
-    return t["mix"] + Traffic(p.get("ext_headers"), p.get("icmp_echo")).describe()
+    where = f"[{p['scenario']}] " if p.get("scenario") else ""
+    return where + t["mix"] + Traffic(p.get("ext_headers"), p.get("icmp_echo")).describe()
 
 
 def throughput_table(tests: list[dict]) -> list[str]:
@@ -106,9 +108,11 @@ def tests_table(tests: list[dict]) -> str:
 
 def run_text(run: dict, tests: list[dict]) -> str:
     env = run["environment"]
+    labs = "; ".join(f"{k}: {e.get('dut', {}).get('description', '?')}" for k, e in env["scenarios"].items()) \
+        if env.get("scenarios") else env.get("dut", {}).get("description", "?")
     head = [f"run {run['id']}: {run['name']} ({run['status']}), {_when(run['started_at_unix_s'])} – {_when(run['finished_at_unix_s'])}",
             f"  command: {run['command']}",
-            f"  lab: {env.get('dut', {}).get('description', '?')}; kernel {env.get('kernel')}; {env.get('cpus')} CPUs "
+            f"  lab: {labs}; kernel {env.get('kernel')}; {env.get('cpus')} CPUs "
             f"({env.get('cpu_model')}); tester and DUT share this machine",
             f"  engine {env.get('engine', {}).get('engine_version')}; self-test {run.get('selftest_id') or 'none'}"]
     if run.get("error"):

@@ -252,6 +252,7 @@ class Store:
     def run_trials(self, run_id: int) -> list[sqlite3.Row]:
         return self.db.execute(
             "SELECT t.run_id, t.id AS test_id, t.kind, t.mix, t.frame_size, t.bidirectional, t.repetition, t.status AS test_status,"
+            " t.params_json,"
             " x.seq, x.call, x.call_args_json, x.recorded_at_unix_s, x.duration_s, x.intended_fps, x.offered_fps, x.tx_frames,"
             " x.rx_frames, x.lost_frames, x.loss_ratio, x.tester_limited, x.streams_json"
             " FROM trials x JOIN tests t ON x.test_id=t.id WHERE t.run_id=? ORDER BY t.id, x.seq", (run_id,)).fetchall()

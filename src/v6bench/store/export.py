@@ -20,7 +20,7 @@ FORMATS = ("csv", "json", "parquet")
 COLUMNS = ("run_id", "test_id", "kind", "mix", "frame_size", "bidirectional", "repetition", "test_status", "seq", "call",
            "recorded_at_unix_s", "duration_s", "intended_fps", "offered_fps", "tx_frames", "rx_frames", "lost_frames",
            "loss_ratio", "tester_limited", "ip_version", "family_tx_frames", "family_rx_frames", "latency_p50_ns",
-           "latency_p999_ns", "latency_mean_ns", "pdv_p999_ns")
+           "latency_p999_ns", "latency_mean_ns", "pdv_p999_ns", "scenario")
 
 
 def rows(store: Store, run_id: int) -> list[dict]:
@@ -39,7 +39,8 @@ def rows(store: Store, run_id: int) -> list[dict]:
                         "latency_p50_ns": max((x["p50"] for x in lat), default=None),
                         "latency_p999_ns": max((x["p999"] for x in lat), default=None),
                         "latency_mean_ns": max((x["mean"] for x in lat), default=None),
-                        "pdv_p999_ns": max((x["p999"] for x in pdv), default=None)})
+                        "pdv_p999_ns": max((x["p999"] for x in pdv), default=None),
+                        "scenario": json.loads(r["params_json"]).get("scenario")})
     return out
 
 

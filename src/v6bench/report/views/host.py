@@ -76,12 +76,12 @@ def mesh(data: RunData) -> Section | None:
     for key, ts in by(tests, lambda t: (t.scenario, t.result["pattern"], t.mix, t.frame_size)).items():
         versions = sorted({int(v) for t in ts for row in t.result["loads"] for v in row["families"]})
         for v in versions:
-            pts = by([(row["load"], row) for t in ts for row in t.result["loads"]
-                      if not row["tester_limited"] and str(v) in row["families"]], lambda p: p[0])
+            pts = by(sorted(((100 * row["load_per_port_fps"] / t.line_fps, row) for t in ts for row in t.result["loads"]
+                             if t.line_fps and not row["tester_limited"] and str(v) in row["families"]), key=lambda p: p[0]),
+                     lambda p: round(p[0], 3))
             x = tuple(pts)
-            series.append(Series(f"{key[1]} mesh {ts[0].label(size=True)} IPv{v}", tuple(float(s.rstrip("%")) for s in x) if all(
-                s.endswith("%") for s in x) else tuple(range(len(x))),
-                tuple(mean([100 * r["families"][str(v)]["loss_ratio"] for _, r in pts[load]]) for load in x)))
+            series.append(Series(f"{key[1]} mesh {ts[0].label(size=True)} IPv{v}", x,
+                                 tuple(mean([100 * r["families"][str(v)]["loss_ratio"] for _, r in pts[load]]) for load in x)))
         for t in ts:
             for row in t.result["loads"]:
                 rows.append((t.scenario, t.result["pattern"], t.mix, t.frame_size, row["load"], row["load_per_port_fps"],
