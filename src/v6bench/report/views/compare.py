@@ -66,7 +66,9 @@ def _host(data: RunData, out: Samples) -> None:
     for t in data.of("rr-latency"):
         r = t.result
         if "router_latency_ns" in r:
-            key = ("router latency [µs]", " ".join(x for x in (t.scenario, f"{r['payload_bytes']} B payload") if x), "slower")
+            size = t.params.get("variant", {}).get("payload_bytes", r["payload_bytes"])  # "mtu": 1480 B IPv4, 1460 B IPv6
+            payload = "MTU payload (1480 B IPv4, 1460 B IPv6)" if size == "mtu" else f"{size} B payload"
+            key = ("router latency [µs]", " ".join(x for x in (t.scenario, payload) if x), "slower")
             _add(out, key, t.family, r["router_latency_ns"] / 1e3)
 
 
