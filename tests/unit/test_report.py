@@ -216,3 +216,17 @@ def test_descriptive_statistics_and_histogram_moments():
     h = stats.describe_histogram([(1.0, 1), (2.0, 2), (3.0, 1), (10.0, 1)], mode_bin=1.0)
     assert (h.n, h.mean, h.mode) == (5, pytest.approx(np.mean(xs)), 2.5)
     assert h.skewness == pytest.approx(sps.skew(xs))
+
+
+def test_tests_with_nothing_to_measure_are_shown_as_such_not_drawn(store):
+    s, run_id = store
+    d = data.load(s, run_id)
+    # A latency and a reset test that found no throughput to start from (registry.run's answer).
+    blank = {"throughput_fps": 0.0, "applicable": False, "reason": "no load passed without loss: there is no throughput to start from"}
+    extra = tuple(data.TestData(10_000 + i, kind, "100/0", 128, False, 1, {"params": {}}, blank, ())
+                  for i, kind in enumerate(("latency", "reset", "back-to-back", "recovery")))
+    d2 = data.RunData(d.run, d.selftest, d.tests + extra, d.unfinished)
+    secs = {x.id: x for x in sections(d2)}
+    assert set(secs) == EVERY_VIEW
+    b2b = next(t for t in secs["bursts"].tables if t.id == "back-to-back")
+    assert sum("no load passed without loss" in str(r[2]) for r in b2b.rows) == 1

@@ -84,8 +84,11 @@ class RunData:
     def campaign_toml(self) -> str | None:
         return self.run.get("campaign_toml")
 
-    def of(self, *kinds: str) -> list[TestData]:
-        return [t for t in self.tests if t.kind in kinds]
+    def of(self, *kinds: str, applicable_only: bool = True) -> list[TestData]:
+        """The tests of these kinds; without those that found nothing to
+        measure (``applicable: false``: no throughput to start from, …)
+        unless ``applicable_only`` is False."""
+        return [t for t in self.tests if t.kind in kinds and (not applicable_only or t.result.get("applicable") is not False)]
 
 
 def load(store: Store, run_id: int) -> RunData:

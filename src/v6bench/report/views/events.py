@@ -46,7 +46,7 @@ def reset(data: RunData) -> Section | None:
 
 def bursts_and_recovery(data: RunData) -> Section | None:
     rows = []
-    for t in data.of("back-to-back"):
+    for t in data.of("back-to-back", applicable_only=False):
         r = t.result
         if r.get("applicable") is False or "average_frames" not in r:
             rows.append(("back-to-back", t.label(size=True), r.get("reason", "not applicable"), None, None, None))
@@ -54,7 +54,7 @@ def bursts_and_recovery(data: RunData) -> Section | None:
         rows.append(("back-to-back", t.label(size=True), "tester-limited" if r.get("tester_limited") else "",
                      r["average_frames"], r.get("implied_buffer_time_s"), r.get("corrected_buffer_time_s")))
     rec_rows = []
-    for t in data.of("recovery"):
+    for t in data.of("recovery", applicable_only=False):
         r = t.result
         if r.get("applicable") is False:
             rec_rows.append((t.label(size=True), r.get("reason", "not applicable"), None, None, None))

@@ -14,7 +14,6 @@ from typing import Callable, Hashable, Iterable, TypeVar
 from ..data import TestData
 
 T = TypeVar("T")
-FAMILY_OF_MIX = {"100/0": 4, "0/100": 6}
 
 
 def by(items: Iterable[T], key: Callable[[T], Hashable]) -> dict:
@@ -42,11 +41,6 @@ def family_latency_mean_ns(streams: list[dict]) -> float | None:
     lat = [s["latency_ns"] for s in streams if s.get("latency_ns") and s["latency_ns"]["count"]]
     n = sum(x["count"] for x in lat)
     return sum(x["mean"] * x["count"] for x in lat) / n if n else None
-
-
-def measured(t: TestData) -> list[dict]:
-    """The test's traffic trials the tester did not limit."""
-    return [x for x in t.trials if not x["tester_limited"] and x["call"] in ("measure", "mesh", "step", "reset")]
 
 
 def dut_cpu_pct(trial: dict) -> dict[str, float]:
