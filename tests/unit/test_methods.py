@@ -163,3 +163,22 @@ def test_params_name_the_field():
         parse(reset.Params, {"kinds": ["warm"]}, "t")
     with pytest.raises(UsageError, match="kind: 'jitter' is not a test"):
         registry.kind("jitter")
+
+
+def test_latency_repetitions_count_trials_not_streams():
+    """A bidirectional trial has two streams of each family: still one repetition."""
+    from v6bench.methods.measurer import Measurement
+
+    class TwoWay:
+        line_fps = 1e5
+
+        def measure(self, duration_s, load_fps):
+            lat = {"count": 100, "min": 1000, "mean": 2000.0, "stddev": 1.0, "p50": 2000, "p99": 3000, "p999": 4000,
+                   "max": 5000}
+            streams = tuple({"ip_version": v, "latency_ns": lat, "pdv_ns": {"p999": 3000}, "ipdv_ns": None}
+                            for v in (4, 6) for _ in ("t1->t2", "t2->t1"))
+            return Measurement(duration_s, load_fps, 2 * load_fps, 400, 400, False, None, streams)
+
+    r = latency.run(TwoWay(), latency.Params(trial_duration_s=1, repeat=3), [("10%", 10_000)])
+    fam = r["loads"][0]["families"]
+    assert fam["4"]["repetitions"] == 3 and fam["4"]["streams"] == 6 and fam["6"]["repetitions"] == 3

@@ -11,6 +11,10 @@ repetitions that were not tester-limited:
 - PDV (RFC 5481 §4.2): ``pdv_p999_ns`` = D99.9 − Dmin, median over repetitions;
 - IPDV (RFC 5481 §4.1): min, median and max over repetitions of each
   trial's min, median and max.
+
+The summaries are over stream summaries: a bidirectional trial has one
+stream of a family each way. ``repetitions`` counts the trials with a
+measured latency, ``streams`` the stream summaries.
 """
 
 from __future__ import annotations
@@ -65,6 +69,7 @@ def run(tester: Tester, p: Params, loads_fps: list[tuple[str, float]]) -> dict:
     rows = []
     for label, fps in loads_fps:
         by_family: dict[int, list[dict]] = {}
+        trials: dict[int, int] = {}
         limited = 0
         for _ in range(p.repeat):
             m = tester.measure(p.trial_duration_s, fps)
@@ -73,5 +78,10 @@ def run(tester: Tester, p: Params, loads_fps: list[tuple[str, float]]) -> dict:
                 continue
             for v, ss in m.families().items():
                 by_family.setdefault(v, []).extend(ss)
-        rows.append({"load": label, "load_fps": fps, "tester_limited_trials": limited, "families": summarize(by_family)})
+                trials[v] = trials.get(v, 0) + any(s.get("latency_ns") for s in ss)
+        families = summarize(by_family)
+        for v, f in families.items():
+            f["streams"] = f["repetitions"]
+            f["repetitions"] = trials.get(int(v), 0)
+        rows.append({"load": label, "load_fps": fps, "tester_limited_trials": limited, "families": families})
     return {"loads": rows}
