@@ -133,9 +133,10 @@ def run(c: Campaign, store: Store, run_id: int, make_tester: Callable[[Point], T
     if done and scenario == c.scenarios[0].name:
         progress(f"resuming run {run_id}: {len(done & {p.key for p in points})} of {len(points)} tests already done")
     sc = next(x for x in c.scenarios if x.name == scenario)
+    position_of = {p.key: n for n, p in enumerate(points, start=1)}
     spent: list[float] = []
     for n, p in enumerate(todo, start=1):
-        position = points.index(p) + 1
+        position = position_of[p.key]
         bar = "#" * round(20 * (position - 1) / len(points))
         left = sum(1 for q in points[position - 1:] if q.key not in done)
         eta = f" · ETA {_eta(sum(spent) / len(spent) * left)}" if spent else ""
