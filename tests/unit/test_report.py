@@ -230,3 +230,13 @@ def test_tests_with_nothing_to_measure_are_shown_as_such_not_drawn(store):
     assert set(secs) == EVERY_VIEW
     b2b = next(t for t in secs["bursts"].tables if t.id == "back-to-back")
     assert sum("no load passed without loss" in str(r[2]) for r in b2b.rows) == 1
+
+
+def test_the_statistics_open_with_a_summary_of_every_comparison(store):
+    s, run_id = store
+    sec = VIEWS["statistics"](data.load(s, run_id))
+    summary, table = sec.tables[0], sec.tables[1]
+    assert summary.id == "summary" and table.id == "ipv4-vs-ipv6"
+    assert sum(r[1] for r in summary.rows) == len(table.rows)
+    significant = [r for r in table.rows if "significant" in r[-1] and "no significant" not in r[-1]]
+    assert dict((r[0], r[1]) for r in summary.rows).get("IPv6 differs, significantly", 0) == len(significant)

@@ -86,7 +86,7 @@ def samples(data: RunData) -> tuple[Samples, dict]:
 
 def comparisons(data: RunData) -> Section | None:
     out, resolution = samples(data)
-    rows, desc = [], []
+    rows, desc, compared = [], [], []
     for key, fam in out.items():
         metric, point, higher = key
         for v in sorted(fam):
@@ -94,10 +94,12 @@ def comparisons(data: RunData) -> Section | None:
         if 4 in fam and 6 in fam:
             c = compare(fam[4], fam[6], resolution.get(key), higher)
             rows.append((metric, point) + c.row())
+            compared.append((metric, point, c))
     if not desc:
         return None
     blocks = []
     if rows:
+        blocks.append(_summary(compared))
         blocks.append(Table("ipv4-vs-ipv6", "IPv4 against IPv6", ("metric", "point") + COMPARISON_COLUMNS, tuple(rows),
                             "IPv6 − IPv4 in % of the IPv4 mean; 95 % confidence interval of the difference of means (Welch); "
                             "two-sided Welch t-test and Mann–Whitney U over repetitions. An interval that contains 0 is "
@@ -109,3 +111,24 @@ def comparisons(data: RunData) -> Section | None:
     return Section("statistics", "IPv4 against IPv6: is the difference real?",
                    "Each comparison as a difference in percent with its 95 % confidence interval and significance tests.",
                    tuple(blocks))
+
+
+#: How a verdict is counted in the summary (:func:`..stats.compare`'s wording).
+OUTCOMES = (("significant", "IPv6 differs, significantly"), ("within noise", "within noise"),
+            ("not tested", "not tested: one repetition a side"), ("every repetition equal", "every repetition equal"))
+
+
+def _outcome(verdict: str) -> str:
+    return next((name for key, name in OUTCOMES if key in verdict and "no significant" not in verdict), "other")
+
+
+def _summary(compared: list) -> Table:
+    """The answer first: how many comparisons show a real difference, and which."""
+    rows = []
+    for _, name in OUTCOMES:
+        hits = [(m, p, c) for m, p, c in compared if _outcome(c.verdict) == name]
+        if hits:
+            listed = "; ".join(f"{m.split(' [')[0]} {p}: {c.diff_pct:+.1f} %" for m, p, c in hits[:12])
+            rows.append((name, len(hits), listed + (f"; … {len(hits) - 12} more" if len(hits) > 12 else "")))
+    return Table("summary", "Summary", ("outcome", "comparisons", "which (IPv6 − IPv4)"), tuple(rows),
+                 "Every IPv4/IPv6 comparison of the run by its verdict (details in the next table).")
