@@ -24,3 +24,19 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if "netns" in item.keywords:
             item.add_marker(skip)
+
+
+@pytest.fixture(scope="session")
+def report_fixture(tmp_path_factory):
+    """The committed, measured run behind the report tests
+    (tests/fixtures/report-run.json.gz) in a database of its own: (store, run id)."""
+    import gzip
+    import json
+    from pathlib import Path
+
+    from v6bench.store.db import Store
+    from v6bench.store.export import restore
+
+    store = Store(tmp_path_factory.mktemp("report-fixture") / "fixture.db")
+    export = Path(__file__).parent / "fixtures" / "report-run.json.gz"
+    return store, restore(store, json.loads(gzip.decompress(export.read_bytes())))

@@ -424,7 +424,6 @@ def _report(args: argparse.Namespace) -> int:
         run_id = args.run if args.run is not None else store.latest_run_id()
         if run_id is None:
             raise UsageError(f"RUN: {args.db} holds no run yet")
-        store.run(run_id)  # exists?
         out = Path(args.out) if args.out else build.default_dir(store, run_id)
         written = build.write(store, run_id, out, figures=not args.no_figure_files)
     print(f"report of run {run_id}: {written['html']} ({written['figures']} figures, {written['tables']} tables; "

@@ -6,8 +6,6 @@ histogram decoder agree with independent references."""
 from __future__ import annotations
 
 import csv
-import gzip
-import json
 import xml.etree.ElementTree as ET
 from html.parser import HTMLParser
 from pathlib import Path
@@ -20,17 +18,13 @@ from v6bench.cli import main
 from v6bench.report import build, data, hdr, stats
 from v6bench.report.views import VIEWS, sections
 from v6bench.store.db import Store
-from v6bench.store.export import restore
 
-FIXTURE = Path(__file__).parent.parent / "fixtures" / "report-run.json.gz"
 EVERY_VIEW = set(VIEWS)
 
 
 @pytest.fixture(scope="module")
-def store(tmp_path_factory) -> tuple[Store, int]:
-    s = Store(tmp_path_factory.mktemp("report") / "fixture.db")
-    run_id = restore(s, json.loads(gzip.decompress(FIXTURE.read_bytes())))
-    return s, run_id
+def store(report_fixture) -> tuple[Store, int]:
+    return report_fixture
 
 
 @pytest.fixture(scope="module")

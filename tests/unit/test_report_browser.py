@@ -9,7 +9,6 @@ A broken copy of the page shows that both checks can fail.
 
 from __future__ import annotations
 
-import gzip
 import json
 import re
 import shutil
@@ -19,10 +18,7 @@ from pathlib import Path
 import pytest
 
 from v6bench.report import build
-from v6bench.store.db import Store
-from v6bench.store.export import restore
 
-FIXTURE = Path(__file__).parent.parent / "fixtures" / "report-run.json.gz"
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",
          "--disable-component-update", "--disable-sync", "--disable-default-apps", "--no-pings",
          "--host-resolver-rules=MAP * ~NOTFOUND",  # nothing leaves the machine, whatever is asked for
@@ -48,11 +44,9 @@ def open_page(page: Path, tmp: Path) -> tuple[str, list[str]]:
 
 
 @pytest.fixture(scope="module")
-def report(tmp_path_factory) -> Path:
-    tmp = tmp_path_factory.mktemp("browser")
-    s = Store(tmp / "fixture.db")
-    run_id = restore(s, json.loads(gzip.decompress(FIXTURE.read_bytes())))
-    return build.write(s, run_id, tmp / "out", figures=False)["html"]
+def report(report_fixture, tmp_path_factory) -> Path:
+    s, run_id = report_fixture
+    return build.write(s, run_id, tmp_path_factory.mktemp("browser") / "out", figures=False)["html"]
 
 
 def _errors(dom: str) -> str:

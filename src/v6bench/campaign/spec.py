@@ -278,6 +278,7 @@ def _campaign(d: dict, text: str, path: str) -> Campaign:
         raise UsageError("test: a campaign needs at least one [[test]]")
     selected = {i: _list(t["scenarios"], f"test[{i}].scenarios") for i, t in enumerate(tests_d) if "scenarios" in t}
     scenarios = _scenarios(d, lab_d, dut_d, len(tests_d), selected)
+    paths = {sc.name: LabPath.build(sc.lab.topology, sc.lab.link_speed_bps, sc.lab.mtu, sc.dut.tunnel) for sc in scenarios}
     tests = []
     for i, t in enumerate(tests_d):
         where = f"test[{i}]."
@@ -311,18 +312,17 @@ def _campaign(d: dict, text: str, path: str) -> Campaign:
             spec = TestSpec(i, k.name, params, mx, ts, traffic)
         for sc in scenarios:
             if i in sc.tests:
-                _check_on_lab(spec, sc, f"scenario {sc.name}: {where}" if sc.name else where)
+                _check_on_lab(spec, sc.lab, paths[sc.name], f"scenario {sc.name}: {where}" if sc.name else where)
         tests.append(spec)
     first = scenarios[0]
     return Campaign(cname, path, text, hashlib.sha256(text.encode()).hexdigest(), first.lab, first.dut, when, st_sizes,
                     tuple(tests), scenarios)
 
 
-def _check_on_lab(t: TestSpec, sc: Scenario, where: str) -> None:
-    """What a test needs of the lab it runs on: a path that carries its
-    frames, a mesh topology for mesh, a router for echo to the DUT."""
-    lab = sc.lab
-    lab_path = LabPath.build(lab.topology, lab.link_speed_bps, lab.mtu, sc.dut.tunnel)
+def _check_on_lab(t: TestSpec, lab: LabSpec, lab_path: LabPath, where: str) -> None:
+    """What a test needs of the lab it runs on (``lab_path``: its path from
+    t1 to t2): a path that carries its frames, a mesh topology for mesh, a
+    router for echo to the DUT."""
     if isinstance(registry.kind(t.kind), registry.HostKind):
         for j, mix in enumerate(t.matrix.mixes):
             why = lab_path.problem(4 if mix.ipv4_pct else 6, 0)

@@ -100,11 +100,17 @@ class Comparison:
     welch_p: float | None
     mann_whitney_p: float | None
     verdict: str
+    #: The verdict's kind, one of OUTCOMES (the summary counts by it).
+    outcome: str = "other"
 
     def row(self) -> tuple:
         return (self.n_a, self.mean_a, self.n_b, self.mean_b, self.diff_pct, self.ci_low_pct, self.ci_high_pct,
                 self.welch_p, self.mann_whitney_p, self.verdict)
 
+
+#: A comparison's outcome: significant, within noise, untested (one
+#: repetition a side), equal (no spread to test), other (not comparable).
+OUTCOMES = ("significant", "noise", "untested", "equal", "other")
 
 COMPARISON_COLUMNS = ("n IPv4", "mean IPv4", "n IPv6", "mean IPv6", "IPv6 − IPv4 %", "95 % CI low %", "95 % CI high %",
                       "Welch p", "Mann–Whitney p", "verdict")
@@ -127,21 +133,21 @@ def compare(a: list[float], b: list[float], resolution_pct: float | None = None,
     if na < 2 or nb < 2:
         if resolution_pct is not None and abs(diff) <= resolution_pct:
             return Comparison(na, nb, ma, mb, diff, None, None, None, None,
-                              f"within noise: inside the search's {resolution_pct:g} % resolution")
-        return Comparison(na, nb, ma, mb, diff, None, None, None, None, f"{word}; not tested (one repetition)")
+                              f"within noise: inside the search's {resolution_pct:g} % resolution", "noise")
+        return Comparison(na, nb, ma, mb, diff, None, None, None, None, f"{word}; not tested (one repetition)", "untested")
     va, vb = float(np.var(a, ddof=1)), float(np.var(b, ddof=1))
     if va == 0 and vb == 0:
         verdict = "no difference (every repetition equal)" if diff == 0 else f"{word} (every repetition equal, no spread to test)"
-        return Comparison(na, nb, ma, mb, diff, diff, diff, None, None, verdict)
+        return Comparison(na, nb, ma, mb, diff, diff, diff, None, None, verdict, "equal")
     t = sps.ttest_ind(b, a, equal_var=False)
     ci = t.confidence_interval(1 - ALPHA)
     mw = sps.mannwhitneyu(b, a, alternative="two-sided")
     lo, hi = 100 * ci.low / ma, 100 * ci.high / ma
     if lo <= 0 <= hi:
-        verdict = f"within noise (Welch p = {t.pvalue:.2g})"
+        verdict, outcome = f"within noise (Welch p = {t.pvalue:.2g})", "noise"
     else:
-        verdict = f"{word}, significant (Welch p = {t.pvalue:.2g})"
-    return Comparison(na, nb, ma, mb, diff, lo, hi, float(t.pvalue), float(mw.pvalue), verdict)
+        verdict, outcome = f"{word}, significant (Welch p = {t.pvalue:.2g})", "significant"
+    return Comparison(na, nb, ma, mb, diff, lo, hi, float(t.pvalue), float(mw.pvalue), verdict, outcome)
 
 
 @dataclass(frozen=True)

@@ -86,6 +86,22 @@ def _dumps(x) -> str:
     return json.dumps(x, separators=(",", ":"), default=str)
 
 
+#: The columns a test and a trial are written with; ``X_json`` columns take
+#: the object under ``X`` (None stays NULL).
+TEST_COLUMNS = ("run_id", "point_key", "kind", "mix", "frame_size", "bidirectional", "repetition", "params_json", "status",
+                "started_at_unix_s", "finished_at_unix_s", "result_json", "error")
+TRIAL_COLUMNS = ("test_id", "seq", "call", "call_args_json", "recorded_at_unix_s", "duration_s", "intended_fps", "offered_fps",
+                 "tx_frames", "rx_frames", "lost_frames", "loss_ratio", "tester_limited", "streams_json", "extra_json",
+                 "result_json")
+
+
+def _cell(row: dict, column: str):
+    if column.endswith("_json"):
+        obj = row.get(column.removesuffix("_json"))
+        return None if obj is None else _dumps(obj)
+    return row.get(column)
+
+
 class Store:
     """One open database. All writes commit before returning."""
 
@@ -117,6 +133,18 @@ class Store:
     def _insert(self, sql: str, args: tuple) -> int:
         with self.db:
             return int(self.db.execute(sql, args).lastrowid)
+
+    def _insert_row(self, table: str, columns: tuple[str, ...], row: dict) -> int:
+        return self._insert(f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})",
+                            tuple(_cell(row, c) for c in columns))
+
+    def insert_test(self, row: dict) -> int:
+        """A test row as given (:data:`TEST_COLUMNS`; ``params``, ``result`` as objects)."""
+        return self._insert_row("tests", TEST_COLUMNS, row)
+
+    def insert_trial(self, row: dict) -> int:
+        """A trial row as given (:data:`TRIAL_COLUMNS`; ``call_args``, ``streams``, ``extra``, ``result`` as objects)."""
+        return self._insert_row("trials", TRIAL_COLUMNS, row)
 
     def _update(self, sql: str, args: tuple) -> None:
         with self.db:
@@ -188,10 +216,9 @@ class Store:
     # Tests.
     def start_test(self, run_id: int, point_key: str, kind: str, mix: str, frame_size: int, bidirectional: bool,
                    repetition: int, params: dict) -> int:
-        return self._insert(
-            "INSERT INTO tests (run_id, point_key, kind, mix, frame_size, bidirectional, repetition, params_json, status,"
-            " started_at_unix_s) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'running', ?)",
-            (run_id, point_key, kind, mix, frame_size, int(bidirectional), repetition, _dumps(params), time.time()))
+        return self.insert_test({"run_id": run_id, "point_key": point_key, "kind": kind, "mix": mix, "frame_size": frame_size,
+                                 "bidirectional": int(bidirectional), "repetition": repetition, "params": params,
+                                 "status": "running", "started_at_unix_s": time.time()})
 
     def finish_test(self, test_id: int, status: str, result: dict | None = None, error: str | None = None) -> None:
         self._update("UPDATE tests SET status=?, finished_at_unix_s=?, result_json=?, error=? WHERE id=?",
@@ -231,13 +258,12 @@ class Store:
     # Trials.
     def add_trial(self, test_id: int, seq: int, call: str, call_args: dict, m) -> int:
         """Records one :class:`~v6bench.methods.measurer.Measurement` of ``test_id``."""
-        return self._insert(
-            "INSERT INTO trials (test_id, seq, call, call_args_json, recorded_at_unix_s, duration_s, intended_fps, offered_fps,"
-            " tx_frames, rx_frames, lost_frames, loss_ratio, tester_limited, streams_json, extra_json, result_json)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (test_id, seq, call, _dumps(call_args), time.time(), m.duration_s, m.intended_load_fps, m.offered_load_fps,
-             m.tx_frames, m.rx_frames, m.lost_frames, m.loss_ratio, int(m.tester_limited), _dumps(list(m.streams)),
-             _dumps(m.extra), _dumps(m.detail) if m.detail is not None else None))
+        return self.insert_trial({"test_id": test_id, "seq": seq, "call": call, "call_args": call_args,
+                                  "recorded_at_unix_s": time.time(), "duration_s": m.duration_s,
+                                  "intended_fps": m.intended_load_fps, "offered_fps": m.offered_load_fps,
+                                  "tx_frames": m.tx_frames, "rx_frames": m.rx_frames, "lost_frames": m.lost_frames,
+                                  "loss_ratio": m.loss_ratio, "tester_limited": int(m.tester_limited),
+                                  "streams": list(m.streams), "extra": m.extra, "result": m.detail})
 
     def trials(self, test_id: int) -> list[dict]:
         out = []

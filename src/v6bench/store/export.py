@@ -90,20 +90,8 @@ def restore(store: Store, data: dict) -> int:
     with store.db:
         store.db.execute("UPDATE runs SET status=?, started_at_unix_s=?, finished_at_unix_s=?, error=? WHERE id=?",
                          (run["status"], run["started_at_unix_s"], run.get("finished_at_unix_s"), run.get("error"), run_id))
-        for t in data["tests"]:
-            test_id = store.db.execute(
-                "INSERT INTO tests (run_id, point_key, kind, mix, frame_size, bidirectional, repetition, params_json, status,"
-                " started_at_unix_s, finished_at_unix_s, result_json, error) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (run_id, t["point_key"], t["kind"], t["mix"], t["frame_size"], t["bidirectional"], t["repetition"],
-                 json.dumps(t["params"]), t["status"], t["started_at_unix_s"], t.get("finished_at_unix_s"),
-                 json.dumps(t["result"]) if t.get("result") is not None else None, t.get("error"))).lastrowid
-            for x in t.get("trials", []):
-                store.db.execute(
-                    "INSERT INTO trials (test_id, seq, call, call_args_json, recorded_at_unix_s, duration_s, intended_fps,"
-                    " offered_fps, tx_frames, rx_frames, lost_frames, loss_ratio, tester_limited, streams_json, extra_json,"
-                    " result_json) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                    (test_id, x["seq"], x["call"], json.dumps(x["call_args"]), x["recorded_at_unix_s"], x["duration_s"],
-                     x["intended_fps"], x["offered_fps"], x["tx_frames"], x["rx_frames"], x["lost_frames"], x["loss_ratio"],
-                     x["tester_limited"], json.dumps(x["streams"]), json.dumps(x["extra"] or {}),
-                     json.dumps(x["result"]) if x.get("result") is not None else None))
+    for t in data["tests"]:
+        test_id = store.insert_test({**t, "run_id": run_id})
+        for x in t.get("trials", []):
+            store.insert_trial({**x, "test_id": test_id, "extra": x["extra"] or {}})
     return run_id

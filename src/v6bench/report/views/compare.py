@@ -113,20 +113,16 @@ def comparisons(data: RunData) -> Section | None:
                    tuple(blocks))
 
 
-#: How a verdict is counted in the summary (:func:`..stats.compare`'s wording).
-OUTCOMES = (("significant", "IPv6 differs, significantly"), ("within noise", "within noise"),
-            ("not tested", "not tested: one repetition a side"), ("every repetition equal", "every repetition equal"))
-
-
-def _outcome(verdict: str) -> str:
-    return next((name for key, name in OUTCOMES if key in verdict and "no significant" not in verdict), "other")
+#: The summary's words for each outcome (:data:`..stats.OUTCOMES`), in its order.
+OUTCOME_NAMES = {"significant": "IPv6 differs, significantly", "noise": "within noise",
+                 "untested": "not tested: one repetition a side", "equal": "every repetition equal"}
 
 
 def _summary(compared: list) -> Table:
     """The answer first: how many comparisons show a real difference, and which."""
     rows = []
-    for _, name in OUTCOMES:
-        hits = [(m, p, c) for m, p, c in compared if _outcome(c.verdict) == name]
+    for outcome, name in OUTCOME_NAMES.items():
+        hits = [(m, p, c) for m, p, c in compared if c.outcome == outcome]
         if hits:
             listed = "; ".join(f"{m.split(' [')[0]} {p}: {c.diff_pct:+.1f} %" for m, p, c in hits[:12])
             rows.append((name, len(hits), listed + (f"; … {len(hits) - 12} more" if len(hits) > 12 else "")))

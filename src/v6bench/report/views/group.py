@@ -24,6 +24,26 @@ def by(items: Iterable[T], key: Callable[[T], Hashable]) -> dict:
     return dict(out)
 
 
+#: Mixes in the order the seeds tabulate them; others after, by name.
+MIX_ORDER = ("100/0", "90/10", "50/50", "10/90", "0/100")
+
+
+def mix_key(mix: str) -> tuple:
+    return (MIX_ORDER.index(mix) if mix in MIX_ORDER else len(MIX_ORDER), mix)
+
+
+def series_key(t: TestData) -> tuple:
+    """What one line of a chart is: scenario (in run order), mix, traffic, direction."""
+    return (t.scenario_index, t.scenario, mix_key(t.mix), t.traffic, t.direction)
+
+
+def measured(t: TestData, load_fps: float | None = None) -> list[dict]:
+    """The test's fixed-rate trials (``measure`` calls) the tester did not
+    limit; with ``load_fps``, only those at that load (to 1 ppm)."""
+    return [x for x in t.trials if x["call"] == "measure" and not x["tester_limited"]
+            and (load_fps is None or abs(x["call_args"]["load_fps"] - load_fps) <= 1e-6 * load_fps)]
+
+
 def mean(xs: list[float]) -> float | None:
     return statistics.fmean(xs) if xs else None
 

@@ -21,25 +21,18 @@ from .. import hdr
 from ..data import RunData, TestData
 from ..model import Figure, Section, Series, Table
 from ..stats import DESCRIPTION_COLUMNS, compare, describe_histogram
-from .group import by, family_latency_mean_ns, families, mean
-from .throughput import _mix_key
+from .group import by, families, family_latency_mean_ns, mean, measured, series_key
 
 HIST_BINS = 60
 
 
 def _load_trials(t: TestData, row: dict) -> list[dict]:
     """The test's trials at one of its loads, the tester not limiting."""
-    fps = row["load_fps"]
-    return [x for x in t.trials if x["call"] == "measure" and not x["tester_limited"] and fps
-            and abs(x["call_args"]["load_fps"] - fps) <= 1e-6 * fps]
-
-
-def _key(t: TestData) -> tuple:
-    return (t.scenario_index, t.scenario, _mix_key(t.mix), t.traffic, t.direction)
+    return measured(t, row["load_fps"]) if row["load_fps"] else []
 
 
 def latency(data: RunData) -> Section | None:
-    tests = sorted(data.of("latency"), key=lambda t: (_key(t), t.frame_size))
+    tests = sorted(data.of("latency"), key=lambda t: (series_key(t), t.frame_size))
     if not tests:
         return None
     blocks: list = []
@@ -47,7 +40,7 @@ def latency(data: RunData) -> Section | None:
     loads = list(dict.fromkeys(row["load"] for t in tests for row in t.result["loads"]))
     for load in loads:
         series = []
-        for _, ts in by(tests, _key).items():
+        for _, ts in by(tests, series_key).items():
             versions = sorted({int(v) for t in ts for row in t.result["loads"] if row["load"] == load for v in row["families"]})
             for v in versions:
                 pts = by([(t.frame_size, row["families"][str(v)]) for t in ts for row in t.result["loads"]
@@ -88,7 +81,7 @@ def _slug(text: str) -> str:
 def delay_histograms(data: RunData) -> Section | None:
     """One histogram figure per frame size and load; a series per network
     type (scenario) and family."""
-    tests = sorted(data.of("latency"), key=_key)
+    tests = sorted(data.of("latency"), key=series_key)
     blocks = []
     stat_rows, cmp_rows = [], []
     groups = by(tests, lambda t: (t.traffic, t.direction, t.frame_size))

@@ -14,16 +14,15 @@ from __future__ import annotations
 
 from ..data import RunData, TestData
 from ..model import Figure, Section, Series, Table
-from .group import by, dut_cpu_pct, load_pct, mean
-from .throughput import _series_key
+from .group import by, dut_cpu_pct, load_pct, mean, measured, series_key
 
 
 def _points(t: TestData) -> list[tuple[float, dict]]:
     """(load % of line, trial) for a loss test's trials the tester did not limit."""
     out = []
-    for x in t.trials:
+    for x in measured(t):
         pct = load_pct(t, x)
-        if x["call"] == "measure" and not x["tester_limited"] and pct is not None:
+        if pct is not None:
             out.append((round(pct, 3), x))
     return out
 
@@ -45,11 +44,11 @@ def _ipd_us(trial: dict, version: int) -> float | None:
 
 
 def load_views(data: RunData) -> Section | None:
-    tests = sorted(data.of("loss"), key=lambda t: (_series_key(t), t.frame_size))
+    tests = sorted(data.of("loss"), key=lambda t: (series_key(t), t.frame_size))
     if not tests:
         return None
     routers = _routers(tests)
-    groups = by(tests, lambda t: (_series_key(t), t.frame_size))
+    groups = by(tests, lambda t: (series_key(t), t.frame_size))
     loss_s, cpu_s, ipd_s, rows = [], [], [], []
     for _, ts in groups.items():
         label = ts[0].label(size=True)
@@ -96,7 +95,7 @@ def load_views(data: RunData) -> Section | None:
 def _cpu_by_size(tests: list[TestData], routers: list[str]) -> Figure | None:
     """Seed 000 Fig. 7: CPU against frame size, one line per mix and load."""
     series = []
-    for key, ts in by(tests, lambda t: (_series_key(t))).items():
+    for key, ts in by(tests, lambda t: (series_key(t))).items():
         pts = by(sorted(((pct, t.frame_size, tr) for t in ts for pct, tr in _points(t)), key=lambda p: (p[0], p[1])),
                  lambda p: p[0])
         for pct, ps in pts.items():
@@ -116,14 +115,13 @@ def cpu_at_throughput(data: RunData) -> Section | None:
     """Seed 000 Fig. 5 and 9: CPU at the highest loss-free load, per frame size."""
     tests = data.of("throughput")
     series = []
-    for _, ts in by(sorted(tests, key=_series_key), _series_key).items():
+    for _, ts in by(sorted(tests, key=series_key), series_key).items():
         sizes = by(sorted(ts, key=lambda t: t.frame_size), lambda t: t.frame_size)
         y = []
         for fs, g in sizes.items():
             cpus = []
             for t in g:
-                at = [x for x in t.trials if x["call"] == "measure" and not x["tester_limited"] and x["lost_frames"] == 0
-                      and abs(x["call_args"]["load_fps"] - t.result["ndr_fps"]) <= 1e-6 * t.result["ndr_fps"]]
+                at = [x for x in measured(t, t.result["ndr_fps"]) if x["lost_frames"] == 0]
                 cpus += [sum(dut_cpu_pct(x).values()) for x in at if dut_cpu_pct(x)]
             y.append(mean(cpus))
         if any(v is not None for v in y):
@@ -141,10 +139,9 @@ def cpu_by_rate(data: RunData) -> Section | None:
     frames/s, from the latency tests' fixed-rate trials (ICMP echo,
     extension headers, fragmentation: one line per test point)."""
     series = []
-    for _, ts in by(sorted(data.of("latency"), key=lambda t: (t.scenario_index, _series_key(t), t.frame_size)),
-                    lambda t: (t.scenario_index, _series_key(t), t.frame_size)).items():
-        pts = by(sorted(((x["intended_fps"], x) for t in ts for x in t.trials
-                         if x["call"] == "measure" and not x["tester_limited"] and dut_cpu_pct(x)), key=lambda p: p[0]),
+    for _, ts in by(sorted(data.of("latency"), key=lambda t: (series_key(t), t.frame_size)),
+                    lambda t: (series_key(t), t.frame_size)).items():
+        pts = by(sorted(((x["intended_fps"], x) for t in ts for x in measured(t) if dut_cpu_pct(x)), key=lambda p: p[0]),
                  lambda p: round(p[0], 3))
         if pts:
             x = tuple(pts)

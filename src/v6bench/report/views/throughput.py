@@ -7,20 +7,9 @@ the 100/0 NDR at that size)."""
 from __future__ import annotations
 
 from ...rates import format_link_speed, line_rate_fps
-from ..data import RunData, TestData
+from ..data import RunData
 from ..model import Figure, Section, Series, Table
-from .group import by, mean
-
-MIX_ORDER = ("100/0", "90/10", "50/50", "10/90", "0/100")
-
-
-def _mix_key(mix: str) -> tuple:
-    return (MIX_ORDER.index(mix) if mix in MIX_ORDER else len(MIX_ORDER), mix)
-
-
-def _series_key(t: TestData) -> tuple:
-    return (t.scenario_index, t.scenario, _mix_key(t.mix), t.traffic, t.direction)
-
+from .group import by, mean, mix_key, series_key
 
 def _sizes(lo: int, hi: int, n: int = 48) -> tuple[int, ...]:
     """Frame sizes to draw the line-rate curve through (it is not linear in the size)."""
@@ -31,7 +20,7 @@ def throughput(data: RunData) -> Section | None:
     tests = data.of("throughput")
     if not tests:
         return None
-    groups = by(sorted(tests, key=_series_key), _series_key)
+    groups = by(sorted(tests, key=series_key), series_key)
     fps_series, bps_series, rows = [], [], []
     for _, ts in groups.items():
         sizes = by(sorted(ts, key=lambda t: t.frame_size), lambda t: t.frame_size)
@@ -74,7 +63,7 @@ def relative(data: RunData) -> Section | None:
         ndr = {(t.mix, t.frame_size): [] for t in ts}
         for t in ts:
             ndr[(t.mix, t.frame_size)].append(t.result["ndr_fps"])
-        mixes = sorted({m for m, _ in ndr if m != "100/0"}, key=_mix_key)
+        mixes = sorted({m for m, _ in ndr if m != "100/0"}, key=mix_key)
         sizes = sorted({fs for m, fs in ndr if m == "100/0"})
         if not mixes or not sizes:
             continue
