@@ -1,29 +1,34 @@
 """The statistics of a report: descriptive statistics of a sample or of a
-delay histogram, IPv4 against IPv6 comparisons, and one-way ANOVA.
+delay histogram, two-series comparisons with their verdicts, and one-way
+ANOVA.
 
 - :func:`describe`: n, min, max, mean, mode, standard deviation (n − 1),
   skewness and excess kurtosis (seed 003 Table 1; seed 000 §4 checks
   normality by |skewness|, |kurtosis| ≤ 2 before its ANOVA).
-- :func:`compare`: the difference B − A (IPv6 − IPv4) in percent of A's
-  mean, its 95 % confidence interval (Welch's, over repetitions; the
-  interval is of the difference of means, divided by A's mean, so A's own
-  uncertainty is not propagated into the divisor), Welch's t-test and the
-  Mann–Whitney U test (two-sided), and a verdict in words. A difference
-  whose interval contains 0 is "within noise"; with one repetition a side
-  there is no test, and the verdict says so (or, for a search, whether the
-  difference is within its resolution).
+- :func:`compare`: B against A over repetitions, the unit being one value
+  per repetition (a search's NDR, a trial's median latency). The effect is
+  in % of A's centre, with a 95 % interval suited to the data: the
+  difference of means with Welch's interval and t-test for roughly
+  symmetric values (throughput), the Hodges–Lehmann shift with the
+  interval from inverting the Mann–Whitney U test for skewed ones
+  (latency). Below :data:`MIN_REPETITIONS` a side: "not enough
+  repetitions", never a verdict.
+- :func:`decide`: the verdicts of every comparison a report states
+  together, Holm-corrected (statsmodels); "no difference detected" states
+  the smallest difference the samples could have shown (t-test power,
+  statsmodels).
 - :func:`anova`: one-way ANOVA across groups (seed 000 Table 8, reset kinds).
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 from scipy import stats as sps
-
-ALPHA = 0.05
+from statsmodels.stats.multitest import multipletests
+from statsmodels.stats.power import TTestIndPower
 
 
 @dataclass(frozen=True)
@@ -90,64 +95,200 @@ def describe_histogram(buckets: list[tuple[float, int]], mode_bin: float) -> Des
 
 @dataclass(frozen=True)
 class Comparison:
+    """B against A (IPv6 against IPv4, or a network type against the
+    first). ``estimator``: "mean" (difference of means, Welch interval and
+    t-test) or "location" (Hodges–Lehmann shift, its distribution-free
+    interval and the Mann–Whitney U test), chosen by the data's kind.
+    ``diff_pct``, the interval and ``mde_pct`` are in % of A's centre (its
+    mean, or its median for "location"). ``p`` is the test's own p-value;
+    ``p_adjusted`` and the verdict come from :func:`decide` over every
+    comparison a report states."""
+
     n_a: int
     n_b: int
-    mean_a: float | None
-    mean_b: float | None
-    diff_pct: float | None
-    ci_low_pct: float | None
-    ci_high_pct: float | None
-    welch_p: float | None
-    mann_whitney_p: float | None
-    verdict: str
+    center_a: float | None
+    center_b: float | None
+    estimator: str
+    diff_pct: float | None = None
+    ci_low_pct: float | None = None
+    ci_high_pct: float | None = None
+    p: float | None = None
+    #: The smallest difference [% of A] this comparison could have detected (power :data:`POWER`, α :data:`ALPHA`).
+    mde_pct: float | None = None
+    #: Values left out because the tester limited them (counted, never compared).
+    excluded: int = 0
+    higher: str = "higher"
+    #: What B is called in the verdict ("IPv6", a network type).
+    name_b: str = "IPv6"
+    resolution_pct: float | None = None
+    p_adjusted: float | None = None
+    verdict: str = ""
     #: The verdict's kind, one of OUTCOMES (the summary counts by it).
     outcome: str = "other"
 
+    @property
+    def test(self) -> str:
+        return "Welch t" if self.estimator == "mean" else "Mann–Whitney U"
+
     def row(self) -> tuple:
-        return (self.n_a, self.mean_a, self.n_b, self.mean_b, self.diff_pct, self.ci_low_pct, self.ci_high_pct,
-                self.welch_p, self.mann_whitney_p, self.verdict)
+        return (self.n_a, self.center_a, self.n_b, self.center_b, self.excluded, self.estimator_name, self.diff_pct,
+                self.ci_low_pct, self.ci_high_pct, self.test, self.p, self.p_adjusted, self.mde_pct, self.verdict)
+
+    @property
+    def estimator_name(self) -> str:
+        return "difference of means" if self.estimator == "mean" else "Hodges–Lehmann shift"
 
 
-#: A comparison's outcome: significant, within noise, untested (one
-#: repetition a side), equal (no spread to test), other (not comparable).
-OUTCOMES = ("significant", "noise", "untested", "equal", "other")
+#: A comparison's outcome: differs (significant after the multiple-comparison
+#: correction), none (no difference detected, with the smallest detectable
+#: one), few (fewer than MIN_REPETITIONS a side), other (not comparable).
+OUTCOMES = ("differs", "none", "few", "other")
 
-COMPARISON_COLUMNS = ("n IPv4", "mean IPv4", "n IPv6", "mean IPv6", "IPv6 − IPv4 %", "95 % CI low %", "95 % CI high %",
-                      "Welch p", "Mann–Whitney p", "verdict")
+#: The report's columns for :meth:`Comparison.row`.
+COMPARISON_COLUMNS = ("n A", "centre A", "n B", "centre B", "tester-limited, left out", "effect", "B − A %",
+                      "95 % CI low %", "95 % CI high %", "test", "p", "p (Holm)", "detectable ± %", "verdict")
+
+#: The family-wise error rate of a report's verdicts, and the power at which
+#: the smallest detectable difference is stated.
+ALPHA = 0.05
+POWER = 0.8
+#: Fewer repetitions a side than this give "not enough repetitions", never a
+#: verdict: with 5 a side the Mann–Whitney test can reach p = 0.008 (complete
+#: separation), below α even after a Holm correction over a few comparisons;
+#: with 3 it cannot go below 0.1.
+MIN_REPETITIONS = 5
+#: The multiple-comparison correction (statsmodels' name, and the report's).
+CORRECTION = ("holm", "Holm")
 
 
-def compare(a: list[float], b: list[float], resolution_pct: float | None = None, higher: str = "higher") -> Comparison:
-    """B against A (IPv6 against IPv4). ``resolution_pct``: the measuring
-    procedure's own resolution (a search's), within which a difference of
-    single measurements is not a difference. ``higher`` names what a
-    larger value means in the verdict ("higher", "slower", …)."""
-    na, nb = len(a), len(b)
-    if not na or not nb:
-        return Comparison(na, nb, None, None, None, None, None, None, None, "not measured for both")
-    ma, mb = float(np.mean(a)), float(np.mean(b))
-    if ma == 0:
-        return Comparison(na, nb, ma, mb, None, None, None, None, None, "IPv4 mean is 0: no percentage")
-    diff = 100 * (mb - ma) / ma
-    lower = "lower" if higher == "higher" else {"slower": "faster", "more": "less"}.get(higher, f"not {higher}")
-    word = f"IPv6 {abs(diff):.1f} % {higher if diff > 0 else lower}"
-    if na < 2 or nb < 2:
-        if resolution_pct is not None and abs(diff) <= resolution_pct:
-            return Comparison(na, nb, ma, mb, diff, None, None, None, None,
-                              f"within noise: inside the search's {resolution_pct:g} % resolution", "noise")
-        return Comparison(na, nb, ma, mb, diff, None, None, None, None, f"{word}; not tested (one repetition)", "untested")
-    va, vb = float(np.var(a, ddof=1)), float(np.var(b, ddof=1))
-    if va == 0 and vb == 0:
-        verdict = "no difference (every repetition equal)" if diff == 0 else f"{word} (every repetition equal, no spread to test)"
-        return Comparison(na, nb, ma, mb, diff, diff, diff, None, None, verdict, "equal")
+def _welch(a: np.ndarray, b: np.ndarray) -> tuple[float, float, float]:
+    """Difference of means' 95 % interval (Welch) and the two-sided p."""
     t = sps.ttest_ind(b, a, equal_var=False)
     ci = t.confidence_interval(1 - ALPHA)
-    mw = sps.mannwhitneyu(b, a, alternative="two-sided")
-    lo, hi = 100 * ci.low / ma, 100 * ci.high / ma
-    if lo <= 0 <= hi:
-        verdict, outcome = f"within noise (Welch p = {t.pvalue:.2g})", "noise"
-    else:
-        verdict, outcome = f"{word}, significant (Welch p = {t.pvalue:.2g})", "significant"
-    return Comparison(na, nb, ma, mb, diff, lo, hi, float(t.pvalue), float(mw.pvalue), verdict, outcome)
+    return float(ci.low), float(ci.high), float(t.pvalue)
+
+
+def hodges_lehmann(a: list[float], b: list[float]) -> tuple[float, float, float, float]:
+    """The Hodges–Lehmann estimate of the shift B − A (the median of all
+    pairwise differences), its 1 − α interval by inverting the two-sided
+    Mann–Whitney U test (scipy's; exact for small samples without ties),
+    and that test's p-value at shift 0. The interval is the set of shifts d
+    for which B − d is not distinguishable from A: its ends are pairwise
+    differences, as in Hollander & Wolfe §4.3 and R's ``wilcox.test``."""
+    x, y = np.asarray(a, float), np.asarray(b, float)
+    diffs = np.unique(y[:, None] - x[None, :])
+    est = float(np.median(y[:, None] - x[None, :]))
+
+    def accepted(shift: float) -> bool:
+        return sps.mannwhitneyu(y - shift, x, alternative="two-sided").pvalue >= ALPHA
+
+    # Between consecutive differences the statistic is constant; mids[i] lies between diffs[i-1] and diffs[i].
+    mids = np.concatenate(([diffs[0] - 1], (diffs[:-1] + diffs[1:]) / 2, [diffs[-1] + 1]))
+    centre = int(np.searchsorted(mids, est))
+    lo_i, hi_i = _first(lambda i: accepted(mids[i]), 0, centre), _last(lambda i: accepted(mids[i]), centre - 1, len(mids) - 1)
+    lo = float(diffs[lo_i - 1]) if lo_i > 0 else -math.inf
+    hi = float(diffs[hi_i]) if hi_i < len(diffs) else math.inf
+    return est, lo, hi, float(sps.mannwhitneyu(y, x, alternative="two-sided").pvalue)
+
+
+def _first(ok, lo: int, hi: int) -> int:
+    """The first i in [lo, hi] with ok(i), for ok false then true (hi if none)."""
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if ok(mid):
+            hi = mid
+        else:
+            lo = mid + 1
+    return lo
+
+
+def _last(ok, lo: int, hi: int) -> int:
+    """The last i in [lo, hi] with ok(i), for ok true then false (lo if none)."""
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if ok(mid):
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
+
+
+def _mde(a: np.ndarray, b: np.ndarray, estimator: str) -> float | None:
+    """The smallest difference of centres the samples' sizes and spread
+    could detect at :data:`POWER` and :data:`ALPHA` (two-sided t-test power,
+    statsmodels; for Mann–Whitney the t-test's divided by the square root of
+    its asymptotic relative efficiency at the normal, 3/π)."""
+    sd = math.sqrt(((len(a) - 1) * np.var(a, ddof=1) + (len(b) - 1) * np.var(b, ddof=1)) / (len(a) + len(b) - 2))
+    if sd == 0:
+        return 0.0
+    d = TTestIndPower().solve_power(effect_size=None, nobs1=len(a), alpha=ALPHA, power=POWER, ratio=len(b) / len(a))
+    mde = float(d) * sd
+    return mde if estimator == "mean" else mde / math.sqrt(3 / math.pi)
+
+
+def compare(a: list[float], b: list[float], estimator: str = "mean", higher: str = "higher",
+            resolution_pct: float | None = None, excluded: int = 0, name_b: str = "IPv6") -> Comparison:
+    """B against A, before the correction (:func:`decide` gives the verdict).
+    ``estimator``: "mean" for roughly symmetric values (throughput of
+    repeated searches), "location" for skewed ones (per-trial median
+    latency). ``resolution_pct``: the measuring procedure's resolution (a
+    search's), within which no difference is claimed. ``higher`` names what
+    a larger value means ("higher", "slower", …)."""
+    if estimator not in ("mean", "location"):
+        raise ValueError(f"estimator {estimator!r}")
+    na, nb = len(a), len(b)
+    base = Comparison(na, nb, None, None, estimator, higher=higher, resolution_pct=resolution_pct, excluded=excluded,
+                      name_b=name_b)
+    if not na or not nb:
+        return replace(base, verdict="not measured for both")
+    x, y = np.asarray(a, float), np.asarray(b, float)
+    centre = np.mean if estimator == "mean" else np.median
+    ca, cb = float(centre(x)), float(centre(y))
+    base = replace(base, center_a=ca, center_b=cb)
+    if ca == 0:
+        return replace(base, verdict="A's centre is 0: no percentage")
+    if na < MIN_REPETITIONS or nb < MIN_REPETITIONS:
+        diff = 100 * (cb - ca) / ca
+        return replace(base, diff_pct=diff, outcome="few",
+                       verdict=f"not enough repetitions ({na} and {nb}; a verdict needs {MIN_REPETITIONS} a side)")
+    if np.var(x) == 0 and np.var(y) == 0 and ca == cb:
+        return replace(base, diff_pct=0.0, ci_low_pct=0.0, ci_high_pct=0.0, p=1.0, mde_pct=0.0)
+    if estimator == "mean" and (np.var(x) > 0 or np.var(y) > 0):
+        lo, hi, p = _welch(x, y)
+        effect = cb - ca
+    else:  # skewed data, or no spread at all (Welch undefined): rank-based
+        effect, lo, hi, p = hodges_lehmann(a, b)
+    pct = 100 / abs(ca)
+    return replace(base, diff_pct=effect * pct, ci_low_pct=lo * pct, ci_high_pct=hi * pct, p=p,
+                   mde_pct=_mde(x, y, estimator) * pct)
+
+
+def decide(comparisons: list[Comparison]) -> list[Comparison]:
+    """Every comparison a report states, corrected together (Holm's
+    step-down, statsmodels, family-wise error rate :data:`ALPHA`), with its
+    verdict: "differs" only with enough repetitions, an adjusted p below α
+    and a difference beyond the procedure's resolution; otherwise "no
+    difference detected" with the smallest difference that could have been."""
+    tested = [i for i, c in enumerate(comparisons) if c.p is not None]
+    adjusted = dict(zip(tested, multipletests([comparisons[i].p for i in tested], alpha=ALPHA, method=CORRECTION[0])[1])) \
+        if tested else {}
+    out = []
+    for i, c in enumerate(comparisons):
+        if c.p is None:
+            out.append(c if c.verdict else replace(c, verdict="not comparable"))
+            continue
+        q = float(adjusted[i])
+        lower = "lower" if c.higher == "higher" else {"slower": "faster", "more": "less"}.get(c.higher, f"not {c.higher}")
+        word = f"{abs(c.diff_pct):.1f} % {c.higher if c.diff_pct > 0 else lower}"
+        seen = f"could have detected ±{c.mde_pct:.3g} %" if c.mde_pct is not None else ""
+        if q >= ALPHA:
+            verdict, outcome = f"no difference detected ({CORRECTION[1]} p = {q:.2g}; {seen})", "none"
+        elif c.resolution_pct is not None and abs(c.diff_pct) <= c.resolution_pct:
+            verdict, outcome = f"no difference beyond the search's {c.resolution_pct:g} % resolution ({CORRECTION[1]} p = {q:.2g})", "none"
+        else:
+            verdict, outcome = f"{c.name_b} {word}, differs ({CORRECTION[1]} p = {q:.2g})", "differs"
+        out.append(replace(c, p_adjusted=q, verdict=verdict, outcome=outcome))
+    return out
 
 
 @dataclass(frozen=True)

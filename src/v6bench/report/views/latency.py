@@ -18,17 +18,15 @@ import math
 import numpy as np
 
 from .. import hdr
-from ..data import RunData, TestData
+from ..data import RunData
 from ..model import Figure, Section, Series, Table
-from ..stats import DESCRIPTION_COLUMNS, compare, describe_histogram
-from .group import by, families, family_latency_mean_ns, mean, measured, series_key
+from .. import samples, verdicts
+from ..samples import delay_where, load_trials, network_type
+from ..stats import COMPARISON_COLUMNS, DESCRIPTION_COLUMNS, describe_histogram
+from .compare import HOW_TO_READ
+from .group import by, families, mean, series_key
 
 HIST_BINS = 60
-
-
-def _load_trials(t: TestData, row: dict) -> list[dict]:
-    """The test's trials at one of its loads, the tester not limiting."""
-    return measured(t, row["load_fps"]) if row["load_fps"] else []
 
 
 def latency(data: RunData) -> Section | None:
@@ -83,34 +81,25 @@ def delay_histograms(data: RunData) -> Section | None:
     type (scenario) and family."""
     tests = sorted(data.of("latency"), key=series_key)
     blocks = []
-    stat_rows, cmp_rows = [], []
+    stat_rows = []
     groups = by(tests, lambda t: (t.traffic, t.direction, t.frame_size))
     for (traffic, d, fs), ts in groups.items():
         for load in dict.fromkeys(row["load"] for t in ts for row in t.result["loads"]):
             hists: dict[str, list] = {}
-            means: dict[str, list[float]] = {}
-            medians: dict[str, list[float]] = {}
             for t in ts:
                 for row in t.result["loads"]:
                     if row["load"] != load:
                         continue
-                    for trial in _load_trials(t, row):
-                        for v, streams in families(trial).items():
-                            name = " ".join(x for x in (t.scenario, t.mix if t.mix not in ("100/0", "0/100") else "", f"IPv{v}") if x)
+                    for trial in load_trials(t, row):
+                        for v in families(trial):
                             h = _trial_hist(trial, v)
                             if h:
-                                hists.setdefault(name, []).append(h)
-                            m = family_latency_mean_ns(streams)
-                            if m is not None:
-                                means.setdefault(name, []).append(m / 1e3)
-                            p50 = mean([s["latency_ns"]["p50"] for s in streams if s.get("latency_ns")])
-                            if p50 is not None:
-                                medians.setdefault(name, []).append(p50 / 1e3)
+                                hists.setdefault(network_type(t, v), []).append(h)
             if not hists:
                 continue
             merged = {k: [(v / 1e3, c) for v, c in hdr.merge(h)] for k, h in hists.items()}
             edges = _log_edges(merged)
-            where = " ".join(x for x in (f"{fs} B", traffic.strip(), "bi" if d == "bi" else "", f"load {load}") if x)
+            where = delay_where(traffic, d, fs, load)
             series = []
             for k, buckets in merged.items():
                 total = sum(c for _, c in buckets)
@@ -126,25 +115,19 @@ def delay_histograms(data: RunData) -> Section | None:
                                  note=f"{HIST_BINS} logarithmic bins from {edges[0]:.4g} to {edges[-1]:.4g} µs (0.1th to 99.9th "
                                       "percentile over all series); frames outside count in the first or last bin. Every "
                                       "frame of every repetition."))
-            for statistic, samples in (("mean", means), ("median", medians)):
-                ref = next(iter(samples), None)
-                for k, ms in samples.items():
-                    if ref is not None and k != ref:
-                        c = compare(samples[ref], ms, higher="slower")
-                        cmp_rows.append((where, statistic, k, ref, c.mean_a, c.mean_b, c.diff_pct, c.ci_low_pct, c.ci_high_pct,
-                                         c.welch_p, c.mann_whitney_p, c.verdict.replace("IPv6", k)))
     if not blocks:
         return None
     blocks.append(Table("delay-statistics", "Delay statistics per network type (µs)",
                         ("point", "network type") + tuple(f"{c} [µs]" if c in ("min", "max", "mean", "mode", "stddev") else c
                                                           for c in DESCRIPTION_COLUMNS), tuple(stat_rows),
                         "Over every frame (n = frames). Mode: centre of the fullest histogram bin. Seed 003 Table 1."))
+    decided = verdicts.of(data)
+    cmp_rows = [(p.point, p.name_b, p.name_a) + c.row() for p in samples.network_types(data) for _, c in [decided[p.key]]]
     if cmp_rows:
         blocks.append(Table("delay-increase", "Delay against the first network type",
-                            ("point", "statistic", "network type", "against", "reference [µs]", "this [µs]", "increase [%]",
-                             "95 % CI low [%]", "95 % CI high [%]", "Welch p", "Mann–Whitney p", "verdict"), tuple(cmp_rows),
-                            "Over the trials' mean delays and, less sensitive to the machine's scheduling stalls, their "
-                            "median delays (one value per repetition each); seed 003 Table 3 compares means."))
+                            ("point", "network type (B)", "against (A)") + COMPARISON_COLUMNS, tuple(cmp_rows),
+                            "Per-trial median delays, one value per repetition (seed 003 Table 3 compares means; on a "
+                            "shared machine the means are dominated by scheduling stalls). " + HOW_TO_READ))
     return Section("delay", "Delay histograms per network type",
                    "The distribution of every frame's delay, per scenario and family, as in seed 003 Fig. 3–4.", tuple(blocks))
 

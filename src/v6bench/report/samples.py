@@ -1,0 +1,175 @@
+"""What a report compares: two series of one value per repetition each,
+with what a value is (and so which estimator suits it) and how many values
+the tester limited and were left out.
+
+- IPv4 against IPv6 (:func:`families`): a throughput test's NDR and PDR
+  (one value per repeated search; a search capped by the tester is a lower
+  bound and left out), a latency trial's median delay per family (the
+  trial is the unit; means are dominated by a shared machine's
+  scheduling stalls and are described, not compared), a reset's reset
+  time, a host-stack run's result. IPv4 is the 100/0 mix's value and IPv6
+  the 0/100 mix's at the same point; in a mixed stream (50/50, …) the two
+  families of the same trials.
+- Network types against the first (:func:`network_types`, seed 003 Table
+  3): per-trial median delay of each scenario and family at the same
+  frame size, traffic and load.
+
+Tester-limited values never enter a sample (DEVELOPERS.md); they are
+counted in ``excluded``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .data import RunData, TestData
+from .views.group import by, measured, series_key
+from .views.group import families as trial_families
+
+
+@dataclass
+class Pair:
+    """Two series to compare: ``a`` the reference, ``b`` against it.
+    ``estimator``: "mean" (roughly symmetric values) or "location"
+    (skewed ones); ``higher``: what a larger value means."""
+
+    metric: str
+    point: str
+    higher: str
+    estimator: str
+    name_a: str = "IPv4"
+    name_b: str = "IPv6"
+    resolution_pct: float | None = None
+    values: dict[str, list[float]] = field(default_factory=dict)
+    excluded: int = 0
+
+    def add(self, name: str, value: float | None) -> None:
+        if value is not None:
+            self.values.setdefault(name, []).append(value)
+
+    @property
+    def key(self) -> tuple[str, str, str]:
+        return (self.metric, self.point, self.name_b)
+
+
+def _pair(pairs: dict, metric: str, point: str, higher: str, estimator: str, **kw) -> Pair:
+    key = (metric, point)
+    if key not in pairs:
+        pairs[key] = Pair(metric, point, higher, estimator, **kw)
+    return pairs[key]
+
+
+def _mixes(t: TestData) -> str:
+    """Which mixes are compared: the pure mixes with each other, a mixed one within itself."""
+    return "100/0 vs 0/100" if t.family else t.mix
+
+
+def trial_median_ns(streams: list[dict]) -> float | None:
+    """A trial's median delay for one family: its streams' medians, averaged
+    (a bidirectional trial has one stream each way)."""
+    p50 = [s["latency_ns"]["p50"] for s in streams if s.get("latency_ns")]
+    return sum(p50) / len(p50) if p50 else None
+
+
+def network_type(t: TestData, version: int) -> str:
+    """A series of the delay histograms: scenario, mixed mix if any, family."""
+    return " ".join(x for x in (t.scenario, t.mix if t.mix not in ("100/0", "0/100") else "", f"IPv{version}") if x)
+
+
+def load_trials(t: TestData, row: dict) -> list[dict]:
+    """A latency test's trials at one of its loads, the tester not limiting."""
+    return measured(t, row["load_fps"]) if row["load_fps"] else []
+
+
+def _throughput(data: RunData, pairs: dict) -> None:
+    for t in data.of("throughput"):
+        if not t.family:
+            continue
+        where = t.label(mix=False, size=True) or f"{t.frame_size} B"
+        for goal in ("ndr", "pdr"):
+            p = _pair(pairs, f"throughput {goal.upper()} [fps]", where, "higher", "mean",
+                      resolution_pct=100 * t.params["params"].get("resolution", 0))
+            r = t.result.get(goal) or {}
+            if r.get("is_lower_bound"):
+                p.excluded += 1
+            else:
+                p.add(f"IPv{t.family}", r.get("fps"))
+
+
+def _latency(data: RunData, pairs: dict) -> None:
+    for t in data.of("latency"):
+        for row in t.result["loads"]:
+            point = f"{t.label(mix=False, size=True)} at {row['load']} ({_mixes(t)})".strip()
+            p = _pair(pairs, "median latency [µs]", point, "slower", "location")
+            p.excluded += row.get("tester_limited_trials", 0)
+            for trial in load_trials(t, row):
+                for v, streams in trial_families(trial).items():
+                    if t.family in (None, v):
+                        m = trial_median_ns(streams)
+                        p.add(f"IPv{v}", None if m is None else m / 1e3)
+
+
+def _reset(data: RunData, pairs: dict) -> None:
+    for t in data.of("reset"):
+        for kind, r in t.result.get("kinds", {}).items():
+            p = _pair(pairs, "reset time [s]", f"{kind} reset {t.label(mix=False, size=True)} ({_mixes(t)})".strip(),
+                      "slower", "location")
+            for rep in r["repetitions"]:
+                if rep.get("tester_limited"):
+                    p.excluded += 1
+                    continue
+                for v, f in rep.get("families", {}).items():
+                    p.add(f"IPv{v}", f.get("reset_time_s"))
+
+
+def _host(data: RunData, pairs: dict) -> None:
+    for t in data.of("stack-throughput"):
+        r = t.result
+        point = " ".join(x for x in (t.scenario, r["protocol"].upper(), f"{r['message_bytes']} B") if x)
+        _pair(pairs, "stack throughput [Mb/s]", point, "higher", "mean").add(f"IPv{t.family}", r["received_bps"] / 1e6)
+    for t in data.of("rr-latency"):
+        r = t.result
+        if "router_latency_ns" in r:
+            size = t.params.get("variant", {}).get("payload_bytes", r["payload_bytes"])  # "mtu": 1480 B IPv4, 1460 B IPv6
+            payload = "MTU payload (1480 B IPv4, 1460 B IPv6)" if size == "mtu" else f"{size} B payload"
+            point = " ".join(x for x in (t.scenario, payload) if x)
+            _pair(pairs, "router latency [µs]", point, "slower", "location").add(f"IPv{t.family}", r["router_latency_ns"] / 1e3)
+
+
+def families(data: RunData) -> list[Pair]:
+    """IPv4 against IPv6 wherever the run measured both, in view order."""
+    pairs: dict = {}
+    _throughput(data, pairs)
+    _latency(data, pairs)
+    _reset(data, pairs)
+    _host(data, pairs)
+    return list(pairs.values())
+
+
+def delay_where(traffic: str, direction: str, frame_size: int, load: str) -> str:
+    """A delay histogram's point in words."""
+    return " ".join(x for x in (f"{frame_size} B", traffic.strip(), "bi" if direction == "bi" else "", f"load {load}") if x)
+
+
+def network_types(data: RunData) -> list[Pair]:
+    """Every network type (scenario and family) against the first at the
+    same frame size, traffic, direction and load (seed 003 Table 3), when a
+    run has more than one."""
+    out = []
+    tests = sorted(data.of("latency"), key=series_key)
+    for (traffic, d, fs), ts in by(tests, lambda t: (t.traffic, t.direction, t.frame_size)).items():
+        for load in dict.fromkeys(row["load"] for t in ts for row in t.result["loads"]):
+            medians: dict[str, list[float]] = {}
+            for t in ts:
+                for row in (r for r in t.result["loads"] if r["load"] == load):
+                    for trial in load_trials(t, row):
+                        for v, streams in trial_families(trial).items():
+                            m = trial_median_ns(streams)
+                            if m is not None:
+                                medians.setdefault(network_type(t, v), []).append(m / 1e3)
+            names = list(medians)
+            for name in names[1:]:
+                p = Pair("median delay [µs]", delay_where(traffic, d, fs, load), "slower", "location", names[0], name)
+                p.values = {names[0]: medians[names[0]], name: medians[name]}
+                out.append(p)
+    return out
