@@ -83,6 +83,13 @@ def _lab_options(p: argparse.ArgumentParser, defaults: bool) -> None:
                    help="shape every router interface to the link speed (L1), so converging traffic congests")
 
 
+def _selftest_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--selftest", choices=selftest.WHEN, default="if-stale",
+                   help="measure the tester first (its capacity and latency floor, stored in --db): when the stored "
+                        "self-test is missing or stale (other kernel, engine, CPU arrangement, MTU), always, or never "
+                        "[if-stale]")
+
+
 def _db_option(p: argparse.ArgumentParser) -> None:
     p.add_argument("--db", default=str(DEFAULT_PATH), help=f"results database [{DEFAULT_PATH}]")
 
@@ -121,6 +128,8 @@ def parser() -> argparse.ArgumentParser:
                     help="mesh traffic among the testers of a mesh:N topology, --rate per sending port: "
                          + "; ".join(f"{k}: {v}" for k, v in MESH_PATTERNS.items()))
     tr.add_argument("--json", action="store_true", help="print the result as JSON")
+    _selftest_option(tr)
+    _db_option(tr)
     _lab_options(tr, defaults=False)
 
     de = sub.add_parser("demo", help="IPv4 against IPv6 on the emulated lab: throughput and latency")
@@ -156,6 +165,7 @@ def parser() -> argparse.ArgumentParser:
                     help="IPv6 extension headers in every IPv6 frame, frame size kept (docs/methods.md) [none]")
     _icmp_echo_option(te)
     te.add_argument("--json", action="store_true", help="print the results as JSON")
+    _selftest_option(te)
     _db_option(te)
     _lab_options(te, defaults=False)
 
@@ -241,8 +251,11 @@ def _run(args: argparse.Namespace) -> int:
         link = parse_link_speed(args.link_speed) if args.link_speed else None
         if args.topology:
             parse_topology(args.topology)  # bad input before any privileged work
+        with Store(args.db) as store:
+            st = selftest.ensure(site, store, args.selftest, (req.frame_size,), (req.frame_size,),
+                                 (args.mtu or Mtus()).largest, args.cpu_arrangement, _say)
         with control.for_trial(site, args.topology, link, args.mtu, args.cpu_arrangement, _dut(args)) as lab:
-            result = runner.run(lab, req, site.engine_pid_file)
+            result = runner.run(lab, req, site.engine_pid_file, selftest=st[1] if st else None)
         print(json.dumps(result, indent=1) if args.json else table.render(result))
         return 0
     if args.command == "demo":
@@ -259,7 +272,7 @@ def _run(args: argparse.Namespace) -> int:
             return _print_run(store, run_id, args.json)
     if args.command == "selftest":
         sizes = campaign_spec.frame_sizes(_sizes(args.frame_size, "--frame-size"), "--frame-size")
-        result = selftest.run(site, sizes, args.cpu_arrangement, lambda line: print(line, file=sys.stderr, flush=True))
+        result = selftest.run(site, sizes, args.cpu_arrangement, _say)
         with Store(args.db) as store:
             sid = store.add_selftest(result["environment"], result)
         print(json.dumps({"selftest_id": sid, **result}, indent=1) if args.json else f"self-test {sid} stored in {args.db}")
@@ -286,6 +299,10 @@ def _run(args: argparse.Namespace) -> int:
                 print(f"run {run_id} written to {args.out} ({args.format})", file=sys.stderr)
             return 0
     raise AssertionError(args.command)
+
+
+def _say(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
 
 
 def _dut(args: argparse.Namespace) -> DutConfig | None:
@@ -408,8 +425,11 @@ def _as_campaign(args: argparse.Namespace, test: dict) -> campaign_spec.Campaign
     if args.cpu_arrangement:
         lab["cpu_arrangement"] = args.cpu_arrangement
     dut = _dut(args) or (current.dut_config if current else DutConfig())
-    d = {"name": f"test {args.kind}", "lab": lab, "dut": dut.to_json(),
-         "selftest": {"when": "never"}, "test": [test]}
+    # The tester is checked against its self-test at the test's frame sizes (measured first if missing or
+    # stale); the host-stack tests send no test frames.
+    sizes = test.get("frame_sizes")
+    check = {"when": args.selftest, "frame_sizes": sizes} if sizes else {"when": "never"}
+    d = {"name": f"test {args.kind}", "lab": lab, "dut": dut.to_json(), "selftest": check, "test": [test]}
     return campaign_spec.from_dict(d, json.dumps(d, sort_keys=True), "v6bench test")
 
 

@@ -12,11 +12,14 @@ standard deviation (seed 003 calibrated its capture host so: 6 µs).
 
 The result is stored in the results database; every run records the
 latest one, and a trial above 90 % of the capacity at its frame size is
-``tester_limited`` (:mod:`v6bench.trial.measurer`).
+``tester_limited`` (:mod:`v6bench.trial.measurer`). :func:`stale` says
+why a stored self-test no longer describes this tester: another kernel,
+engine build, CPU arrangement, or frames larger than its link carried.
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
 import platform
 import statistics
@@ -24,7 +27,7 @@ import time
 from typing import Callable
 
 from . import engine
-from .lab import control
+from .lab import control, cpus
 from .lab.mtu import Mtus
 from .lab.site import Site
 from .methods import binary_search
@@ -39,10 +42,14 @@ LOW_LOAD_FPS = 10_000.0
 LATENCY_TRIALS = 5
 
 
-def run(site: Site, frame_sizes: tuple[int, ...], arrangement: str | None, progress: Callable[[str], None]) -> dict:
+def run(site: Site, frame_sizes: tuple[int, ...], arrangement: str | None, progress: Callable[[str], None],
+        mtu: int = 1500) -> dict:
+    """Measures the tester at ``frame_sizes`` on a p2p link of at least
+    ``mtu`` bytes (and at least the largest frame's)."""
     started = time.time()
     capacity = {}
-    with control.for_trial(site, "p2p", LINK_BPS, Mtus(max(1500, max(frame_sizes) - 18)), arrangement) as lab:
+    mtu = max(mtu, p2p_mtu(frame_sizes))
+    with control.for_trial(site, "p2p", LINK_BPS, Mtus(mtu), arrangement) as lab:
         for size in frame_sizes:
             t = LabMeasurer(site, lab, Mix(100, 0), size, drain_s=0.5)
             r = binary_search.search(t, TRIAL_S, line_rate_fps(LINK_BPS, size), RESOLUTION, max_trials=14)
@@ -68,8 +75,77 @@ def run(site: Site, frame_sizes: tuple[int, ...], arrangement: str | None, progr
                      f"{(c['latency_floor_ns'] or 0) / 1e3:.1f} µs ± {(c['latency_stddev_ns'] or 0) / 1e3:.1f} µs")
         plan = lab.cpu_plan.to_json()
     return {"kind": "v6bench-selftest", "version": 1, "created_at_unix_s": started, "topology": "p2p",
-            "cpu_plan": plan, "trial_duration_s": TRIAL_S, "resolution": RESOLUTION, "mix": "100/0",
+            "cpu_plan": plan, "mtu": mtu, "trial_duration_s": TRIAL_S, "resolution": RESOLUTION, "mix": "100/0",
             "capacity": capacity, "environment": machine()}
+
+
+#: When a command measures the tester before it runs trials.
+WHEN = ("if-stale", "always", "never")
+
+
+def ensure(site: Site, store, when: str, selftest_sizes: tuple[int, ...], frame_sizes: tuple[int, ...], mtu: int,
+           arrangement: str | None, progress: Callable[[str], None]) -> tuple[int, dict] | None:
+    """The self-test that trials of ``frame_sizes`` on links of up to ``mtu``
+    bytes will be checked against, as ``(id, result)`` from ``store``
+    (:class:`~v6bench.store.db.Store`): the stored one, unless ``when`` is
+    ``if-stale`` (the default) and it is missing or :func:`stale`, or
+    ``always``; then a new one is measured at ``selftest_sizes`` (and the
+    largest frame size, if larger), stored, and said on ``progress``.
+    ``never``: the stored one as it is, or None."""
+    latest = store.latest_selftest()
+    if when == "never":
+        return latest
+    sizes = frame_sizes or selftest_sizes
+    if when == "if-stale":
+        why = stale(latest[1] if latest else None, cpus.plan(arrangement).to_json(), sizes, mtu)
+        if why is None:
+            return latest
+        need = f"the stored one is stale ({why})" if latest else f"{store.path} holds none"
+        up, _ = control.status(site)
+        if up is not None and not up.temporary:
+            progress(f"tester self-test needed ({need}), but a lab is up ({control.describe(up)}): these trials are NOT "
+                     "checked against the tester's capacity; run `v6bench lab down` and `v6bench selftest` to fix that")
+            return None
+        progress(f"tester self-test needed: {need}")
+    st_sizes = tuple(sorted(set(selftest_sizes) | {max(sizes)}))
+    progress(f"tester self-test on p2p ({', '.join(map(str, st_sizes))} B): its capacity and latency floor")
+    result = run(site, st_sizes, arrangement, progress, mtu)
+    return store.add_selftest(result["environment"], result), result
+
+
+def p2p_mtu(frame_sizes: tuple[int, ...]) -> int:
+    """The p2p link's MTU for these frame sizes [bytes]: 1500, or the largest frame's IP packet."""
+    return max(1500, max(frame_sizes) - 18)
+
+
+def stale(result: dict | None, cpu_plan: dict, frame_sizes: tuple[int, ...], mtu: int) -> str | None:
+    """Why ``result`` (a stored self-test) does not describe the tester that
+    will run frames of ``frame_sizes`` on links of up to ``mtu`` bytes with
+    ``cpu_plan`` (its ``to_json``); None if it does."""
+    if not result:
+        return "there is none"
+    env, now = result.get("environment") or {}, machine()
+    for key, what in (("kernel", "kernel"), ("engine_sha256", "engine build"), ("cpus", "CPU count")):
+        if env.get(key) != now.get(key):
+            return f"its {what} was {env.get(key)}, now {now.get(key)}"
+    was = result.get("cpu_plan") or {}
+    for key in ("arrangement", "tester_tx", "tester_rx", "dut"):
+        if _plain(was.get(key)) != _plain(cpu_plan.get(key)):
+            return f"its CPU arrangement was {was.get('arrangement')} {was.get(key)!r} for {key}, now {cpu_plan.get(key)!r}"
+    if result.get("mtu", 1500) < max(mtu, p2p_mtu(frame_sizes)):
+        return f"its link MTU was {result.get('mtu', 1500)} bytes, the frames now need {max(mtu, p2p_mtu(frame_sizes))}"
+    return None
+
+
+def _plain(v):
+    return list(v) if isinstance(v, (list, tuple)) else v
+
+
+def _engine_sha256() -> str | None:
+    try:
+        return hashlib.sha256(engine.binary().read_bytes()).hexdigest()
+    except (OSError, engine.EngineError):
+        return None
 
 
 def machine() -> dict:
@@ -80,4 +156,4 @@ def machine() -> dict:
     except OSError:
         pass
     return {"kernel": os.uname().release, "machine": platform.machine(), "cpu_model": model, "cpus": os.cpu_count(),
-            "python": platform.python_version(), "engine": engine.version()}
+            "python": platform.python_version(), "engine": engine.version(), "engine_sha256": _engine_sha256()}

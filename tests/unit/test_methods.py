@@ -145,6 +145,18 @@ def test_kinds_needing_throughput_search_it_first():
     assert r2["throughput_fps"] == 70_000 and len(t2.calls) == 1
 
 
+def test_a_lower_bound_throughput_never_becomes_a_load():
+    """The tester (50,000 frames/s) caps the search below the DUT (80,000): no latency at that 'throughput'."""
+    t = SimulatedTester(80_000, tester_max_fps=50_000)
+    p = latency.Params(trial_duration_s=1, repeat=1, loads=("throughput",))
+    search = throughput.Params(trial_duration_s=1, resolution=0.01)
+    r = registry.run(registry.kind("latency"), t, p, registry.Point(128, 1e9), search)
+    assert r["applicable"] is False and r["throughput_is_lower_bound"] and "lower bound" in r["reason"]
+    known = registry.Point(128, 1e9, known_ndr_fps=49_000, known_ndr_is_lower_bound=True)
+    r2 = registry.run(registry.kind("recovery"), SimulatedTester(80_000), recovery.Params(overload_s=1, hold_s=1), known, search)
+    assert r2["applicable"] is False and r2["throughput_fps"] == 49_000
+
+
 def test_latency_loads_resolve_rates_and_throughput():
     t = SimulatedTester(1e9)
     p = latency.Params(trial_duration_s=1, repeat=1, loads=("throughput", "10%", "5kpps"))

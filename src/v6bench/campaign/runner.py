@@ -1,8 +1,12 @@
 """Runs a campaign's matrix, resumably, recording every trial.
 
 The matrix expands, in file order, to one *point* per test × direction ×
-mix × frame size × repetition, each with a stable key. A point whose test
-finished in this run is skipped on ``--resume``. A point that was in
+mix × frame size × repetition, each with a stable key. :func:`schedule`
+orders the points for a run (randomized repetition blocks, so that drift
+over a run cannot read as a difference between the series a report
+compares); the order and its seed are recorded with the run
+(:func:`design_record`) and a resumed run follows the recorded order. A
+point whose test finished in this run is skipped on ``--resume``. A point that was in
 flight when the run stopped is run again, but the trials its interrupted
 attempt already recorded are replayed, not repeated, as long as the
 procedure asks for the same trials in the same order (every search here
@@ -12,6 +16,7 @@ attempt with ``extra.replayed_from_trial``.
 
 from __future__ import annotations
 
+import random
 import time
 from dataclasses import dataclass
 from typing import Callable
@@ -73,6 +78,68 @@ def expand(c: Campaign) -> list[Point]:
     return out
 
 
+def _stage(p: Point) -> int:
+    """0 for the tests others start from (throughput), 1 for the rest."""
+    k = registry.kind(p.test.kind)
+    return 1 if isinstance(k, registry.Kind) and k.needs_throughput(p.test.params) else 0
+
+
+def schedule(c: Campaign, seed: int) -> list[Point]:
+    """The run order. ``randomized``: one block per repetition number, in
+    order; each block visits its scenarios in a random order (one lab
+    build per scenario and block) and runs each scenario's points in a
+    random order, those that start from a throughput after the searches
+    they may reuse. ``file``: :func:`expand`'s order. Deterministic given
+    ``seed``."""
+    points = expand(c)
+    if c.design.order == "file":
+        return points
+    rng = random.Random(seed)
+    out: list[Point] = []
+    for block in sorted({p.repetition for p in points}):
+        here = [p for p in points if p.repetition == block]
+        scenarios = list(dict.fromkeys(p.scenario for p in here))
+        rng.shuffle(scenarios)
+        for sc in scenarios:
+            for stage in (0, 1):
+                batch = [p for p in here if p.scenario == sc and _stage(p) == stage]
+                rng.shuffle(batch)
+                out += batch
+    return out
+
+
+def design_record(c: Campaign, seed: int, plan: list[Point]) -> dict:
+    """What the run stores of its design: order, seed, blocks and the point keys in run order."""
+    return {"order": c.design.order, "seed": seed, "blocks": len({p.repetition for p in plan}),
+            "schedule": [p.key for p in plan]}
+
+
+def planned(c: Campaign, store: Store, run_id: int) -> list[Point]:
+    """The run's recorded order (points the record lacks after, in file
+    order); a run recorded without a design: file order."""
+    points = expand(c)
+    recorded = (store.run(run_id)["environment"].get("design") or {}).get("schedule")
+    if not recorded:
+        return points
+    by_key = {p.key: p for p in points}
+    first = [by_key[k] for k in recorded if k in by_key]
+    return first + [p for p in points if p.key not in set(recorded)]
+
+
+def visits(plan: list[Point], done: set[str]) -> list[tuple[str, list[Point]]]:
+    """The points still to run, in order, cut where the scenario changes:
+    each visit is one lab."""
+    out: list[tuple[str, list[Point]]] = []
+    for p in plan:
+        if p.key in done:
+            continue
+        if out and out[-1][0] == p.scenario:
+            out[-1][1].append(p)
+        else:
+            out.append((p.scenario, [p]))
+    return out
+
+
 class Recorder:
     """A :class:`Tester` that writes every trial to the store as it ends,
     and first replays ``replay`` (trials of an interrupted attempt) while
@@ -123,24 +190,30 @@ def _eta(seconds: float) -> str:
 
 
 def run(c: Campaign, store: Store, run_id: int, make_tester: Callable[[Point], Tester | HostTester],
-        progress: Callable[[str], None], scenario: str = "") -> dict:
-    """Runs every point of ``scenario`` not done yet in ``run_id``; returns
-    counts. The caller brings up the scenario's lab and marks the run
-    finished, interrupted or failed."""
-    points = expand(c)
+        progress: Callable[[str], None], scenario: str | None = None, points: list[Point] | None = None,
+        spent: list[float] | None = None) -> dict:
+    """Runs the points of the run's order (:func:`planned`) not done yet in
+    ``run_id``: all of them, those of ``scenario``, or ``points`` (one
+    visit of the session); returns counts. ``spent``: seconds per test so
+    far in this session (for the ETA across visits), appended to. The caller brings up the lab
+    and marks the run finished, interrupted or failed."""
+    plan = planned(c, store, run_id)
     done = store.done_points(run_id)
-    todo = [p for p in points if p.key not in done and p.scenario == scenario]
-    if done and scenario == c.scenarios[0].name:
-        progress(f"resuming run {run_id}: {len(done & {p.key for p in points})} of {len(points)} tests already done")
-    sc = next(x for x in c.scenarios if x.name == scenario)
-    position_of = {p.key: n for n, p in enumerate(points, start=1)}
-    spent: list[float] = []
-    for n, p in enumerate(todo, start=1):
+    pending = [p for p in plan if p.key not in done]
+    todo = [p for p in (points if points is not None else plan)
+            if p.key not in done and (scenario is None or p.scenario == scenario)]
+    if done and todo and pending and todo[0].key == pending[0].key:
+        progress(f"resuming run {run_id}: {len(done & {p.key for p in plan})} of {len(plan)} tests already done")
+    position_of = {p.key: n for n, p in enumerate(plan, start=1)}
+    sc_of = {x.name: x for x in c.scenarios}
+    spent = [] if spent is None else spent
+    for p in todo:
         position = position_of[p.key]
-        bar = "#" * round(20 * (position - 1) / len(points))
-        left = sum(1 for q in points[position - 1:] if q.key not in done)
+        bar = "#" * round(20 * (position - 1) / len(plan))
+        left = sum(1 for q in plan[position - 1:] if q.key not in done)
         eta = f" · ETA {_eta(sum(spent) / len(spent) * left)}" if spent else ""
-        progress(f"[{bar:<20}] {position}/{len(points)} {p.describe()}{eta}")
+        progress(f"[{bar:<20}] {position}/{len(plan)} {p.describe()}{eta}")
+        sc = sc_of[p.scenario]
         old = store.unfinished_attempt(run_id, p.key)
         replay = store.trials(old) if old else []
         test_id = store.start_test(run_id, p.key, p.test.kind, str(p.mix), p.frame_size, p.bidirectional, p.repetition,
@@ -157,7 +230,8 @@ def run(c: Campaign, store: Store, run_id: int, make_tester: Callable[[Point], T
                 rec = Recorder(make_tester(p), store, test_id, replay)
                 known = store.test_result(run_id, "throughput", str(p.mix), p.frame_size, p.bidirectional,
                                           {**p.test.traffic.to_json(), "scenario": p.scenario or None})
-                point = registry.Point(p.frame_size, sc.lab.link_speed_bps, known["ndr_fps"] if known else None)
+                point = registry.Point(p.frame_size, sc.lab.link_speed_bps, known["ndr_fps"] if known else None,
+                                       bool(known and (known.get("ndr") or {}).get("is_lower_bound")))
                 result = registry.run(k, rec, p.test.params, point, p.test.throughput_search)
         except KeyboardInterrupt:
             store.finish_test(test_id, "interrupted")
@@ -170,4 +244,4 @@ def run(c: Campaign, store: Store, run_id: int, make_tester: Callable[[Point], T
         replayed = f", {rec.replayed} trials replayed" if rec and rec.replayed else ""
         trials = f"{rec.seq} trials, " if rec else ""
         progress(f"    {headline(p.test.kind, result)} ({trials}{spent[-1]:.0f} s{replayed})")
-    return {"tests": len(points), "ran": len(todo)}
+    return {"tests": len(plan), "ran": len(todo)}

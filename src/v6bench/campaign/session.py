@@ -6,6 +6,7 @@ status (``finished``, ``interrupted`` on Ctrl-C, ``failed`` on an error).
 
 from __future__ import annotations
 
+import secrets
 import sys
 from typing import Callable
 
@@ -46,43 +47,53 @@ def _iperf3_version() -> str | None:
 
 
 def ensure_selftest(site: Site, store: Store, c: Campaign, progress: Callable[[str], None]) -> tuple[int, dict] | None:
-    latest = store.latest_selftest()
-    if c.selftest_when == "never" or (c.selftest_when == "if-missing" and latest):
-        return latest
-    progress(f"tester self-test on p2p ({', '.join(map(str, c.selftest_frame_sizes))} B)")
-    result = selftest.run(site, c.selftest_frame_sizes, c.lab.cpu_arrangement, progress)
-    return store.add_selftest(result["environment"], result), result
+    """The self-test the campaign's trials are checked against (:func:`selftest.ensure`)."""
+    sizes = tuple(fs for t in c.tests for fs in t.matrix.frame_sizes)
+    return selftest.ensure(site, store, c.selftest_when, c.selftest_frame_sizes, sizes,
+                           max(sc.lab.mtu.largest for sc in c.scenarios), c.lab.cpu_arrangement, progress)
 
 
 def run(site: Site, c: Campaign, store: Store, resume: bool, command: str,
         progress: Callable[[str], None] = lambda s: print(s, file=sys.stderr, flush=True)) -> int:
-    """Runs (or resumes) ``c``; returns the run id."""
+    """Runs (or resumes) ``c``; returns the run id. The points run in the
+    order of :func:`runner.schedule` (a resumed run: the order it
+    recorded), one lab per visit of a scenario."""
     run_id = store.resumable_run(c.sha256) if resume else None
     if resume and run_id is None:
         raise UsageError(f"--resume: no unfinished run of {c.name} (this exact file) in {store.path}; run it without --resume")
     st = ensure_selftest(site, store, c, progress)
+    if run_id is None:
+        seed = c.design.seed if c.design.seed is not None else secrets.randbelow(2 ** 31)
+        plan = runner.schedule(c, seed)
+        design = runner.design_record(c, seed, plan)
+        progress(f"design: {design['order']} order, {design['blocks']} repetition block(s), seed {seed}")
+    else:
+        plan = runner.planned(c, store, run_id)
     resumed = False
+    seen: set[str] = set()
+    spent: list[float] = []
+    sc_of = {x.name: x for x in c.scenarios}
     try:
-        for sc in c.scenarios:
-            if run_id is not None and not _pending(c, store, run_id, sc.name):
-                continue  # finished before this session: no lab needed
+        for name, points in runner.visits(plan, store.done_points(run_id) if run_id is not None else set()):
+            sc = sc_of[name]
             with control.for_trial(site, sc.lab.topology, sc.lab.link_speed_bps, sc.lab.mtu, sc.lab.cpu_arrangement,
                                    sc.dut) as lab:
                 here = environment(lab)
                 if run_id is None:
-                    env = {**here, "scenarios": {sc.name: here}} if sc.name else here
+                    env = {**here, "design": design, **({"scenarios": {sc.name: here}} if sc.name else {})}
                     run_id = store.start_run(c.name, command, env, st[0] if st else None, c.path, c.sha256, c.text)
                     resumed = True
                 elif not resumed:
                     store.resume_run(run_id, here, st[0] if st else None)
                     resumed = True
-                if sc.name:  # each scenario's lab and DUT beside the first's
+                if sc.name and sc.name not in seen:  # each scenario's lab and DUT beside the first's
                     env = store.run(run_id)["environment"]
                     env.setdefault("scenarios", {})[sc.name] = here
                     store.set_environment(run_id, env)
+                seen.add(sc.name)
                 where = f" scenario {sc.name}:" if sc.name else ""
                 progress(f"run {run_id}:{where} {c.name} on {control.describe(lab)} → {store.path}")
-                _run_scenario(site, c, store, run_id, lab, st, progress, sc.name)
+                _run_visit(site, c, store, run_id, lab, st, progress, points, spent)
     except KeyboardInterrupt:
         if run_id is not None:
             store.finish_run(run_id, "interrupted")
@@ -95,13 +106,8 @@ def run(site: Site, c: Campaign, store: Store, resume: bool, command: str,
     return run_id
 
 
-def _pending(c: Campaign, store: Store, run_id: int, scenario: str) -> bool:
-    done = store.done_points(run_id)
-    return any(p.key not in done for p in runner.expand(c) if p.scenario == scenario)
-
-
-def _run_scenario(site: Site, c: Campaign, store: Store, run_id: int, lab: LabState, st: tuple[int, dict] | None,
-                  progress: Callable[[str], None], scenario: str) -> None:
+def _run_visit(site: Site, c: Campaign, store: Store, run_id: int, lab: LabState, st: tuple[int, dict] | None,
+               progress: Callable[[str], None], points: list[runner.Point], spent: list[float]) -> None:
     holder = {"lab": lab}
 
     def make_tester(p: runner.Point) -> LabMeasurer | HostMeasurer:
@@ -113,4 +119,4 @@ def _run_scenario(site: Site, c: Campaign, store: Store, run_id: int, lab: LabSt
                                        p.test.matrix.drain_s, st[1] if st else None, p.test.traffic)
         return holder["tester"]
 
-    runner.run(c, store, run_id, make_tester, progress, scenario)
+    runner.run(c, store, run_id, make_tester, progress, points=points, spent=spent)

@@ -5,11 +5,13 @@ name = "quick"
 [lab]        # topology, link_speed, mtu (bytes or "r1-r2=500,…", lab/mtu.py), cpu_arrangement
 [dut]        # limit_fps (0 = none); acl = 0 | 1 | 25, acl_at = "in" | "out" | "both",
              # acl_udp_only, nat44, shape (lab/dut.py)
-[selftest]   # when = "if-missing" | "always" | "never"; frame_sizes
+[selftest]   # when = "if-stale" (missing or stale: selftest.stale) | "always" | "never"; frame_sizes
 [matrix]     # defaults: mixes, frame_sizes, directions, repeat, drain_s
 [[test]]     # kind = "throughput" | "loss" | ...; matrix keys override
              # the defaults; other keys are the kind's parameters (`repeat`
-             # is the kind's own for latency, back-to-back, recovery, reset);
+             # is the kind's own for latency, back-to-back, recovery, reset:
+             # trials inside one test; `blocks` is how many repetition blocks
+             # the test runs in, [matrix] repeat by default);
              # [test.throughput_search] for kinds that start from throughput;
              # ext_headers = "chain" etc.: IPv6 extension headers (trial/ext_headers.py)
              # icmp_echo = "dut" | "far": ICMP Echo Requests instead of UDP frames
@@ -19,9 +21,16 @@ name = "quick"
              # kind = "rr-latency": payload_sizes, mtu_payload, duration_s
              # (host-stack kinds: mixes "100/0" / "0/100" pick the family; no frame_sizes)
              # scenarios = ["name", …]: only in these scenarios (default: all)
-[[scenario]] # name; [scenario.lab] and [scenario.dut] keys override [lab] and [dut]:
-             # the run builds each scenario's lab in turn and runs its tests there
+[[scenario]] # name; [scenario.lab] and [scenario.dut] keys override [lab] and [dut]
+[design]     # order = "randomized" (default) | "file"; seed = N (default: drawn at
+             # the start of a run and recorded with it)
 ```
+
+With ``order = "randomized"`` a run is a sequence of repetition blocks
+(block r holds every point's repetition r, ``repeat`` of the matrix); each
+block visits the scenarios in a random order and, in each, runs its points
+in a random order, the throughput searches other tests start from first
+(runner.schedule).
 
 Every error is one :class:`UsageError` naming the field:
 ``quick.toml: test[2].frame_sizes[0]: 50 bytes is outside 64..9216``.
@@ -35,6 +44,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .. import selftest
 from ..errors import UsageError
 from ..lab.dut import DutConfig
 from ..lab.topology import parse_topology
@@ -50,7 +60,18 @@ from ..trial.request import MAX_FRAME, MIN_FRAME, Mix, parse_mix
 
 MATRIX_KEYS = ("mixes", "frame_sizes", "directions", "repeat", "drain_s")
 DIRECTIONS = ("uni", "bi")
-SELFTEST_WHEN = ("if-missing", "always", "never")
+SELFTEST_WHEN = selftest.WHEN
+DESIGN_ORDERS = ("randomized", "file")
+
+
+@dataclass(frozen=True)
+class Design:
+    """The run order: ``randomized`` repetition blocks (seeded), or the
+    file's order (each point's repetitions one after the other)."""
+
+    order: str = "randomized"
+    #: The shuffle's seed; None: drawn when a run starts (and recorded with it).
+    seed: int | None = None
 
 
 @dataclass(frozen=True)
@@ -104,6 +125,7 @@ class Campaign:
     selftest_frame_sizes: tuple[int, ...]
     tests: tuple[TestSpec, ...] = field(default=())
     scenarios: tuple[Scenario, ...] = field(default=())
+    design: Design = Design()
 
 
 def _table(d: dict, key: str, where: str) -> dict:
@@ -259,14 +281,14 @@ def _scenarios(d: dict, lab_d: dict, dut_d: dict, n_tests: int, selected: dict[i
 
 
 def _campaign(d: dict, text: str, path: str) -> Campaign:
-    _only(d, ("name", "description", "lab", "dut", "selftest", "matrix", "test", "scenario"), "")
+    _only(d, ("name", "description", "lab", "dut", "selftest", "matrix", "test", "scenario", "design"), "")
     cname = d.get("name", Path(path).stem)
     if not isinstance(cname, str) or not cname:
         raise UsageError("name: expected a non-empty string")
     lab_d, dut_d = _table(d, "lab", ""), _table(d, "dut", "")
     st = _table(d, "selftest", "")
     _only(st, ("when", "frame_sizes"), "selftest.")
-    when = st.get("when", "if-missing")
+    when = st.get("when", "if-stale")
     if when not in SELFTEST_WHEN:
         raise UsageError(f"selftest.when: {when!r} is not one of {', '.join(SELFTEST_WHEN)}")
     st_sizes = frame_sizes(st["frame_sizes"], "selftest.frame_sizes") if "frame_sizes" in st else (64, 128, 512, 1518)
@@ -292,7 +314,16 @@ def _campaign(d: dict, text: str, path: str) -> Campaign:
         # (latency, back-to-back, recovery, reset); otherwise the test's.
         own_repeat = "repeat" in k.params.__dataclass_fields__
         matrix_keys = tuple(key for key in MATRIX_KEYS if not (own_repeat and key == "repeat"))
-        mx = _matrix({key: t[key] for key in matrix_keys if key in t}, base, where)
+        if "blocks" in t and "repeat" in matrix_keys and "repeat" in t:
+            raise UsageError(f"{where}blocks: give repeat or blocks, not both (for {k.name} they are the same)")
+        blocks = {}
+        if "blocks" in t:
+            b = t["blocks"]
+            if not isinstance(b, int) or isinstance(b, bool) or not 1 <= b <= 1000:
+                raise UsageError(f"{where}blocks: expected a whole number 1..1000, got {b!r}")
+            blocks = {"repeat": b}
+        mx = _matrix({**{key: t[key] for key in matrix_keys if key in t}, **blocks}, base, where)
+        matrix_keys += ("blocks",)
         t = {key: v for key, v in t.items() if key != "scenarios"}
         if isinstance(k, registry.HostKind):
             spec = _host_test(i, k, t, mx, where)
@@ -316,7 +347,18 @@ def _campaign(d: dict, text: str, path: str) -> Campaign:
         tests.append(spec)
     first = scenarios[0]
     return Campaign(cname, path, text, hashlib.sha256(text.encode()).hexdigest(), first.lab, first.dut, when, st_sizes,
-                    tuple(tests), scenarios)
+                    tuple(tests), scenarios, _design(_table(d, "design", "")))
+
+
+def _design(d: dict) -> Design:
+    _only(d, ("order", "seed"), "design.")
+    order = d.get("order", "randomized")
+    if order not in DESIGN_ORDERS:
+        raise UsageError(f"design.order: {order!r} is not one of {', '.join(DESIGN_ORDERS)}")
+    seed = d.get("seed")
+    if seed is not None and (not isinstance(seed, int) or isinstance(seed, bool) or not 0 <= seed < 2 ** 63):
+        raise UsageError(f"design.seed: expected a whole number 0..2^63-1, got {seed!r}")
+    return Design(order, seed)
 
 
 def _check_on_lab(t: TestSpec, lab: LabSpec, lab_path: LabPath, where: str) -> None:

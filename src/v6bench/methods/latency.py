@@ -12,7 +12,9 @@ repetitions that were not tester-limited:
 - IPDV (RFC 5481 §4.1): min, median and max over repetitions of each
   trial's min, median and max.
 
-The summaries are over stream summaries: a bidirectional trial has one
+Each load carries the tester's own latency floor and error bar from its
+self-test (``tester_latency_floor``, trial/tester_limits.py), to read the
+delays against. The summaries are over stream summaries: a bidirectional trial has one
 stream of a family each way. ``repetitions`` counts the trials with a
 measured latency, ``streams`` the stream summaries.
 """
@@ -71,8 +73,10 @@ def run(tester: Tester, p: Params, loads_fps: list[tuple[str, float]]) -> dict:
         by_family: dict[int, list[dict]] = {}
         trials: dict[int, int] = {}
         limited = 0
+        floor = None
         for _ in range(p.repeat):
             m = tester.measure(p.trial_duration_s, fps)
+            floor = floor or (m.detail or {}).get("tester_latency_floor")
             if m.tester_limited:
                 limited += 1
                 continue
@@ -83,5 +87,6 @@ def run(tester: Tester, p: Params, loads_fps: list[tuple[str, float]]) -> dict:
         for v, f in families.items():
             f["streams"] = f["repetitions"]
             f["repetitions"] = trials.get(int(v), 0)
-        rows.append({"load": label, "load_fps": fps, "tester_limited_trials": limited, "families": families})
+        rows.append({"load": label, "load_fps": fps, "tester_limited_trials": limited, "families": families,
+                     "tester_latency_floor": floor})
     return {"loads": rows}

@@ -28,6 +28,8 @@ class Point:
     frame_size: int
     link_speed_bps: float
     known_ndr_fps: float | None = None
+    #: The known NDR is only a lower bound: the tester, not the DUT, capped its search.
+    known_ndr_is_lower_bound: bool = False
 
 
 @dataclass(frozen=True)
@@ -95,12 +97,17 @@ def run(k: Kind, tester: Tester, params: Any, point: Point, throughput_search: t
     if k.needs_throughput(params):
         if point.known_ndr_fps is not None:
             ndr, extra = point.known_ndr_fps, {"throughput_from": "measured earlier in this run"}
+            lower_bound = point.known_ndr_is_lower_bound
         else:
             found = throughput.run(tester, throughput_search, point.frame_size)
             ndr = found["ndr_fps"]
+            lower_bound = found["ndr"]["is_lower_bound"]
             extra = {"throughput_from": "searched for this test", "throughput_search": found}
         if not ndr:
             return {**extra, "throughput_fps": ndr, "applicable": False,
                     "reason": "no load passed without loss: there is no throughput to start from"}
+        if lower_bound:  # a tester-limited value never becomes a derived load (DEVELOPERS.md)
+            return {**extra, "throughput_fps": ndr, "throughput_is_lower_bound": True, "applicable": False,
+                    "reason": "the throughput is only a lower bound (the tester limited its search): no load to start from"}
         extra["throughput_fps"] = ndr
     return {**extra, **k.procedure(tester, params, point, ndr)}

@@ -77,8 +77,10 @@ def network_type(t: TestData, version: int) -> str:
 
 
 def load_trials(t: TestData, row: dict) -> list[dict]:
-    """A latency test's trials at one of its loads, the tester not limiting."""
-    return measured(t, row["load_fps"]) if row["load_fps"] else []
+    """A latency test's trials at one of its loads, the tester not limiting
+    and no frame timed "before" it was sent (``suspect_reasons``)."""
+    return [x for x in measured(t, row["load_fps"]) if not (x.get("result") or {}).get("suspect_reasons")] \
+        if row["load_fps"] else []
 
 
 def _throughput(data: RunData, pairs: dict) -> None:

@@ -1,10 +1,9 @@
 """The lab as a :class:`~v6bench.methods.measurer.Tester`: each call runs
 one trial of a fixed mix, frame size and direction.
 
-Besides the engine's and the lab's own ``tester_limited`` reasons, a trial
-whose offered load (all directions) exceeds 90 % of the tester's own
-capacity at that frame size, from the latest self-test
-(:mod:`v6bench.selftest`), is marked ``tester_limited``.
+Each trial is checked against the self-test it is given
+(:mod:`.tester_limits`): above 90 % of the tester's own capacity it is
+``tester_limited``, and it carries the tester's latency floor.
 """
 
 from __future__ import annotations
@@ -18,10 +17,6 @@ from . import runner
 from .path import LabPath
 from .request import Mix, Traffic, TrialRequest
 
-#: Share of the tester's self-tested capacity above which a trial is the tester's.
-SELFTEST_MARGIN = 0.9
-
-
 class LabMeasurer:
     """``selftest``: the latest self-test result (``capacity`` per frame size), or None;
     ``traffic``: extension headers or ICMP echo instead of plain UDP frames."""
@@ -34,29 +29,10 @@ class LabMeasurer:
         # The path's highest rate: fragments and a tunnel's overhead lower it (trial/path.py).
         self.line_fps = LabPath.of(lab).line_fps(frame_size, mix.ipv4_pct, bidirectional)
 
-    def _capacity_fps(self) -> tuple[float, int] | None:
-        """The tester's capacity [frames/s] for this frame size: the lowest
-        measured at this size or larger (the nearest smaller if none)."""
-        if not self.selftest:
-            return None
-        caps = {int(k): v["capacity_fps"] for k, v in self.selftest.get("capacity", {}).items() if v.get("capacity_fps")}
-        if not caps:
-            return None
-        larger = [s for s in caps if s >= self.frame_size]
-        size = min(larger, key=lambda s: caps[s]) if larger else max(caps)
-        return caps[size], size
-
     def _trial(self, duration_s: float, load_fps: float, adjust=None, during=None, mesh: str | None = None) -> Measurement:
         req = TrialRequest(self.mix, self.frame_size, Rate(load_fps, "fps", f"{load_fps:.0f}fps"), duration_s,
                            self.bidirectional, self.drain_s, self.traffic.ext_headers, self.traffic.icmp_echo, mesh)
-        r = runner.run(self.lab, req, self.site.engine_pid_file, adjust, during)
-        cap = self._capacity_fps()
-        offered = r["intended_fps"]
-        if cap and offered > SELFTEST_MARGIN * cap[0]:
-            r["tester_limited_reasons"].append(
-                f"offered {offered:,.0f} frames/s is above {SELFTEST_MARGIN:.0%} of the tester's self-tested capacity "
-                f"{cap[0]:,.0f} frames/s ({cap[1]} B)")
-            r["tester_limited"] = True
+        r = runner.run(self.lab, req, self.site.engine_pid_file, adjust, during, self.selftest)
         extra = {}
         if r.get("action"):
             extra = {**r["action"], "reset_at_s": r.get("action_at_s")}

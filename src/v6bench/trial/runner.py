@@ -28,7 +28,7 @@ from typing import Callable
 from .. import engine
 from ..lab import observe
 from ..lab.state import LabState
-from . import mesh
+from . import mesh, tester_limits
 from .path import LabPath
 from .request import TrialRequest
 from .spec import engine_spec
@@ -53,6 +53,7 @@ def _stream_summary(s: dict) -> dict:
         "loss_ratio": s["loss_ratio"],
         "reordered_frames": s["reordered_frames"],
         "duplicate_frames": s["duplicate_frames"],
+        "negative_latency_frames": s.get("negative_latency_frames", 0),
         "latency_ns": {k: lat[k] for k in LATENCY_KEYS} if lat else None,
         "pdv_ns": s.get("pdv_ns"),
         "ipdv_ns": s.get("ipdv_ns"),
@@ -82,6 +83,14 @@ def dut_cpu_pct(dut: dict) -> dict[str, float | None]:
     """Each router's forwarding CPU as % of one CPU (``busy_ratio`` × 100;
     None where it cannot be measured): the trial's ``dut_cpu``."""
     return {r["name"]: None if r["busy_ratio"] is None else round(100 * r["busy_ratio"], 1) for r in dut["routers"]}
+
+
+def suspect_reasons(eng: dict) -> list[str]:
+    """Why a trial's delays cannot be trusted though its counts can: frames
+    received "before" they were sent (the clocks disagree). Such a trial's
+    latency enters no comparison (report/samples.py)."""
+    return [f"stream {s['name']}: {s['negative_latency_frames']} frames received before they were sent (clock trouble); "
+            "they are counted, not timed" for s in eng["streams"] if s.get("negative_latency_frames")]
 
 
 def summarize(lab: LabState, request: TrialRequest, fps: float, eng: dict, dut: dict,
@@ -114,6 +123,7 @@ def summarize(lab: LabState, request: TrialRequest, fps: float, eng: dict, dut: 
         "loss_ratio": totals["loss_ratio"],
         "tester_limited": bool(reasons),
         "tester_limited_reasons": reasons,
+        "suspect_reasons": suspect_reasons(eng),
         "streams": [_stream_summary(s) for s in eng["streams"]],
         "dut_cpu": dut_cpu_pct(dut),
         "dut": dut,
@@ -142,9 +152,10 @@ ENGINE_LEAD_S = 0.6
 
 def run(lab: LabState, request: TrialRequest, engine_pid_file: Path | None = None,
         adjust: Callable[[dict], None] | None = None,
-        during: tuple[float, Callable[[], dict]] | None = None) -> dict:
+        during: tuple[float, Callable[[], dict]] | None = None, selftest: dict | None = None) -> dict:
     """Runs ``request`` on ``lab`` (which the caller holds locked); the
-    engine's PID goes to ``engine_pid_file`` while it runs.
+    engine's PID goes to ``engine_pid_file`` while it runs. ``selftest``:
+    the tester's self-test the trial is checked against (:mod:`.tester_limits`).
 
     ``adjust`` may change the engine spec before it runs (a burst's
     ``frame_count``, a ``rate_step``). ``during`` = (at_s, action) calls
@@ -182,6 +193,7 @@ def run(lab: LabState, request: TrialRequest, engine_pid_file: Path | None = Non
     after = observe.snapshot(lab)
     dut = observe.difference(lab, before, after, eng["traffic_s"])
     out = summarize(lab, request, fps, eng, dut, (done.get("result") or {}).get("router"))
+    tester_limits.apply(out, selftest, request.frame_size)
     if during:
         out["action"] = done.get("result")
         if "error" in done:

@@ -10,6 +10,8 @@ sender's link, IPv6 to the path MTU).
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from ..engine import SPEC_VERSION
 from ..errors import UsageError
 from ..lab.state import LabState
@@ -59,6 +61,7 @@ def engine_spec(lab: LabState, request: TrialRequest, fps: float, path: LabPath 
         "duration_s": request.duration_s,
         "drain_s": request.drain_s,
         "rx_cpu": plan.tester_rx,
+        "tester_limited_backlog_frames": input_queue_frames(lab),
         "export_histograms": True,  # per-frame delay distributions for the report (seed 003 Fig. 3-4)
         "ports": ports,
         "streams": streams,
@@ -97,7 +100,26 @@ def _mesh_spec(lab: LabState, request: TrialRequest, fps: float) -> dict:
                 "frame_size": request.frame_size, "share": share}
                for src, dst in flows for v, share in request.mix.versions]
     return {"spec_version": SPEC_VERSION, "duration_s": request.duration_s, "drain_s": request.drain_s,
-            "rx_cpu": plan.tester_rx, "ports": ports, "streams": streams}
+            "rx_cpu": plan.tester_rx, "tester_limited_backlog_frames": input_queue_frames(lab), "ports": ports,
+            "streams": streams}
+
+
+#: The frames a veth end with NAPI queues before it drops (VETH_RING_SIZE, drivers/net/veth.c).
+VETH_RING_FRAMES = 256
+
+
+def input_queue_frames(lab: LabState) -> int:
+    """How many frames the DUT's input takes back to back before it drops:
+    a catch-up burst longer than this would be lost at the DUT because of
+    the tester, so the engine marks such a trial ``tester_limited``. With
+    threaded NAPI on the veth ends (``split``), the veth ring; inline, the
+    CPU's input backlog (``net.core.netdev_max_backlog``)."""
+    if lab.cpu_plan.arrangement == "split":
+        return VETH_RING_FRAMES
+    try:
+        return int(Path("/proc/sys/net/core/netdev_max_backlog").read_text())
+    except (OSError, ValueError):
+        return 1000
 
 
 def _icmp_echo(lab: LabState, target: str, streams: list[dict]) -> None:

@@ -42,6 +42,10 @@ def render(r: dict) -> str:
     rows.append(("total", "", f"{r['tx_frames']:,}", f"{r['rx_frames']:,}", f"{r['lost_frames']:,}",
                  f"{r['loss_ratio'] * 100:.3f} %", "", "", "", "", "", "", ""))
     lines += align(rows)
+    floor = r.get("tester_latency_floor")
+    lines.append(f"the tester's own latency floor: {_us(floor['floor_ns'])} ± {_us(floor['stddev_ns'])} µs at "
+                 f"{floor['frame_size']} B (self-test): delays at that level are the tester's" if floor else
+                 "the tester's own latency floor: unknown (no self-test consulted)")
     lines.append("")
     lines.append(f"offered {r['offered_fps']:,.0f} frames/s of {r['intended_fps']:,.0f} intended (all directions)")
     for s in r["streams"]:
@@ -63,4 +67,7 @@ def render(r: dict) -> str:
         lines += [f"  - {reason}" for reason in r["tester_limited_reasons"]]
     else:
         lines.append("tester_limited: no")
+    if r.get("suspect_reasons"):
+        lines.append("SUSPECT DELAYS: counts hold, latency does not:")
+        lines += [f"  - {reason}" for reason in r["suspect_reasons"]]
     return "\n".join(lines)

@@ -56,14 +56,18 @@ def latency(data: RunData) -> Section | None:
         for row in t.result["loads"]:
             for v, f in row["families"].items():
                 ipdv = f.get("ipdv_ns") or {}
+                floor = row.get("tester_latency_floor") or {}
                 rows.append((t.scenario, t.mix + t.traffic, t.direction, t.frame_size, row["load"], f"IPv{v}", f["repetitions"],
                              _us(f["mean_ns"]), _us(f["typical_ns"]), _us(f["worst_case_ns"]), _us(f["min_ns"]), _us(f["max_ns"]),
-                             _us(f["pdv_p999_ns"]), _us(ipdv.get("median")), row.get("tester_limited_trials", 0)))
+                             _us(f["pdv_p999_ns"]), _us(ipdv.get("median")), _us(floor.get("floor_ns")),
+                             _us(floor.get("stddev_ns")), row.get("tester_limited_trials", 0)))
     blocks.append(Table("latency", "Latency and delay variation per point",
                         ("scenario", "mix", "dir", "frame size [B]", "load", "family", "repetitions", "mean [µs]",
                          "typical (median) [µs]", "worst case (p99.9) [µs]", "min [µs]", "max [µs]", "PDV p99.9 [µs]",
-                         "IPDV median [µs]", "tester-limited trials"), tuple(rows),
-                        "RFC 2544 mean, RFC 8219 typical and worst case, RFC 5481 PDV and IPDV."))
+                         "IPDV median [µs]", "tester floor [µs]", "tester floor ± [µs]", "tester-limited trials"), tuple(rows),
+                        "RFC 2544 mean, RFC 8219 typical and worst case, RFC 5481 PDV and IPDV. The tester floor is the "
+                        "tester's own latency back to back (self-test: median of its trials' medians ± their standard "
+                        "deviation): a delay near it is mostly the tester's."))
     return Section("latency", "Latency against frame size",
                    "Every frame timestamped by the engine; per load and family over the repetitions.", tuple(blocks))
 
