@@ -128,6 +128,11 @@ pub struct PortTx {
     /// How late the first frame went after the trial's common start [ns].
     pub first_lag_ns: u64,
     pub max_backlog_frames: u64,
+    /// Upper bound of a transmit timestamp's earliness [ns]: the longest
+    /// send call (a frame is stamped as it is built, before the call).
+    pub tx_stamp_max_error_ns: u64,
+    /// Mean send-call duration [ns]: the typical bound.
+    pub tx_stamp_mean_error_ns: f64,
     pub cpu: Option<usize>,
 }
 

@@ -259,18 +259,21 @@ impl StreamCounters {
             Some(m) if seq < m => self.reordered_frames += 1,
             _ => self.max_seq = Some(seq),
         }
-        let latency = if rx_ns >= tx_ns {
-            rx_ns - tx_ns
+        // A frame received "before" it was sent (the clocks disagree) is
+        // counted, never timed: it enters no delay statistic, and the
+        // trial's result flags it (v6bench marks such a trial suspect).
+        if rx_ns >= tx_ns {
+            let latency = rx_ns - tx_ns;
+            self.latency.add(latency);
+            if self.last_seq != u64::MAX && seq == self.last_seq + 1 {
+                self.ipdv.add(latency as i64 - self.last_latency as i64);
+            }
+            self.last_seq = seq;
+            self.last_latency = latency;
         } else {
             self.negative_latency_frames += 1;
-            0
-        };
-        self.latency.add(latency);
-        if self.last_seq != u64::MAX && seq == self.last_seq + 1 {
-            self.ipdv.add(latency as i64 - self.last_latency as i64);
+            self.last_seq = u64::MAX;
         }
-        self.last_seq = seq;
-        self.last_latency = latency;
         if let Some(prev) = self.last_rx_ns {
             self.inter_arrival.add(rx_ns.saturating_sub(prev));
         }
@@ -392,8 +395,12 @@ mod tests {
     fn negative_latency_is_counted_not_hidden() {
         let mut c = StreamCounters::new(2);
         c.record(0, 1000, 900);
+        c.record(1, 1000, 1500);
         assert_eq!(c.negative_latency_frames, 1);
-        assert_eq!(c.latency.summary().unwrap().min, 0);
+        assert_eq!(c.rx_frames, 2);
+        let l = c.latency.summary().unwrap();
+        assert_eq!((l.count, l.min), (1, 500)); // the negative one is not timed as 0
+        assert!(c.ipdv().is_none());
     }
 
     #[test]

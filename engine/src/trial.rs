@@ -223,6 +223,8 @@ fn assemble(plan: &Plan, open: &[OpenPort], hops: &learn::NextHops, reports: &[(
                 sendmmsg_calls: r.sendmmsg_calls,
                 max_lag_ns: r.max_lag_ns,
                 first_lag_ns: r.first_lag_ns,
+                tx_stamp_max_error_ns: r.max_send_call_ns,
+                tx_stamp_mean_error_ns: if r.sendmmsg_calls > 0 { r.send_call_ns_total as f64 / r.sendmmsg_calls as f64 } else { 0.0 },
                 max_backlog_frames: r.max_backlog_frames,
                 cpu: t.cpu,
             }

@@ -93,6 +93,12 @@ pub struct TxReport {
     pub max_backlog_frames: u64,
     /// From t0 to the start of the hand-over of the last frame [ns].
     pub send_span_ns: u64,
+    /// Longest send call [ns]: each frame's transmit timestamp is taken as
+    /// it is built, just before the call that hands it over, so a frame
+    /// left at most this long after its stamp (the last of a batch).
+    pub max_send_call_ns: u64,
+    /// Sum of send-call durations [ns], for their mean.
+    pub send_call_ns_total: u64,
     /// Achieved offered rate [frames/s]: (frames − 1) / time from the first
     /// frame's due time to the last frame's hand-over (or due time, if
     /// later); refused frames count as offered; the intended rate if only
@@ -162,13 +168,14 @@ pub fn run(job: TxJob, t0: u64, deadline: u64, stop: &AtomicBool) -> TxReport {
         let due_by_now = pace.due_by(now - t0).min(job.frames);
         rep.max_backlog_frames = rep.max_backlog_frames.max(due_by_now - sent);
         let k = ((due_by_now - sent) as usize).clamp(1, per_call);
-        let tx_ns = clock::realtime_ns();
         batch.clone_from(&committed); // reuses the allocation
         let mut n = 0;
         for (i, pieces) in pieces_of.iter_mut().enumerate().take(k) {
             let (si, seq) = batch.next(schedule);
             let t = &job.templates[si];
             let slot = &mut bufs[i * slot_len..(i + 1) * slot_len];
+            // Stamped per frame as it is built, right before the hand-over (max_send_call_ns bounds the rest).
+            let tx_ns = clock::realtime_ns();
             // The schedule position identifies the datagram among the port's (RFC 6864).
             t.write_wire(slot, &mut scratch, seq, tx_ns, sent + i as u64);
             let first = if i == 0 { gone } else { 0 };
@@ -183,7 +190,11 @@ pub fn run(job: TxJob, t0: u64, deadline: u64, stop: &AtomicBool) -> TxReport {
             *pieces = t.wire_frames() - first;
         }
         // SAFETY: msgs[..n] point at iovecs and buffers that live until the call returns.
+        let call_start = clock::monotonic_ns();
         let r = unsafe { libc::sendmmsg(job.fd, msgs.as_mut_ptr(), n as libc::c_uint, 0) };
+        let call_ns = clock::monotonic_ns() - call_start;
+        rep.max_send_call_ns = rep.max_send_call_ns.max(call_ns);
+        rep.send_call_ns_total += call_ns;
         rep.sendmmsg_calls += 1;
         let mut done = if r < 0 {
             let e = std::io::Error::last_os_error();

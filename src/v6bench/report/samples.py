@@ -12,7 +12,9 @@ the tester limited and were left out.
   families of the same trials.
 - Network types against the first (:func:`network_types`, seed 003 Table
   3): per-trial median delay of each scenario and family at the same
-  frame size, traffic and load.
+  frame size, traffic and load, where the scenario differs (a family
+  against the other in one scenario is an IPv4/IPv6 comparison already:
+  stating it twice would count it twice in the correction).
 
 Tester-limited values never enter a sample (DEVELOPERS.md); they are
 counted in ``excluded``.
@@ -162,6 +164,7 @@ def network_types(data: RunData) -> list[Pair]:
     for (traffic, d, fs), ts in by(tests, lambda t: (t.traffic, t.direction, t.frame_size)).items():
         for load in dict.fromkeys(row["load"] for t in ts for row in t.result["loads"]):
             medians: dict[str, list[float]] = {}
+            scenario: dict[str, str] = {}
             for t in ts:
                 for row in (r for r in t.result["loads"] if r["load"] == load):
                     for trial in load_trials(t, row):
@@ -169,8 +172,10 @@ def network_types(data: RunData) -> list[Pair]:
                             m = trial_median_ns(streams)
                             if m is not None:
                                 medians.setdefault(network_type(t, v), []).append(m / 1e3)
+                                scenario[network_type(t, v)] = t.scenario
             names = list(medians)
-            for name in names[1:]:
+            # Within the first's scenario, only the family differs: :func:`families` compares that already.
+            for name in (n for n in names[1:] if scenario[n] != scenario[names[0]]):
                 p = Pair("median delay [µs]", delay_where(traffic, d, fs, load), "slower", "location", names[0], name)
                 p.values = {names[0]: medians[names[0]], name: medians[name]}
                 out.append(p)

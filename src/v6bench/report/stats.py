@@ -226,6 +226,11 @@ def _mde(a: np.ndarray, b: np.ndarray, estimator: str) -> float | None:
     return mde if estimator == "mean" else mde / math.sqrt(3 / math.pi)
 
 
+def _flat(x: np.ndarray) -> bool:
+    """No spread, but for floating-point noise (a rate computed twice)."""
+    return float(np.ptp(x)) <= 1e-9 * max(abs(float(np.mean(x))), 1e-300)
+
+
 def compare(a: list[float], b: list[float], estimator: str = "mean", higher: str = "higher",
             resolution_pct: float | None = None, excluded: int = 0, name_b: str = "IPv6") -> Comparison:
     """B against A, before the correction (:func:`decide` gives the verdict).
@@ -251,9 +256,10 @@ def compare(a: list[float], b: list[float], estimator: str = "mean", higher: str
         diff = 100 * (cb - ca) / ca
         return replace(base, diff_pct=diff, outcome="few",
                        verdict=f"not enough repetitions ({na} and {nb}; a verdict needs {MIN_REPETITIONS} a side)")
-    if np.var(x) == 0 and np.var(y) == 0 and ca == cb:
+    flat_x, flat_y = _flat(x), _flat(y)
+    if flat_x and flat_y and math.isclose(ca, cb, rel_tol=1e-9):
         return replace(base, diff_pct=0.0, ci_low_pct=0.0, ci_high_pct=0.0, p=1.0, mde_pct=0.0)
-    if estimator == "mean" and (np.var(x) > 0 or np.var(y) > 0):
+    if estimator == "mean" and not (flat_x and flat_y):
         lo, hi, p = _welch(x, y)
         effect = cb - ca
     else:  # skewed data, or no spread at all (Welch undefined): rank-based
