@@ -84,10 +84,11 @@ def _lab_options(p: argparse.ArgumentParser, defaults: bool) -> None:
 
 
 def _selftest_option(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--selftest", choices=selftest.WHEN, default="if-stale",
+    default = os.environ.get("V6BENCH_SELFTEST", "if-stale")
+    p.add_argument("--selftest", choices=selftest.WHEN, default=default,
                    help="measure the tester first (its capacity and latency floor, stored in --db): when the stored "
                         "self-test is missing or stale (other kernel, engine, CPU arrangement, MTU), always, or never "
-                        "[if-stale]")
+                        f"[$V6BENCH_SELFTEST or if-stale: {default}]")
 
 
 def _db_option(p: argparse.ArgumentParser) -> None:
@@ -230,6 +231,8 @@ def _status_text(lab, busy: bool) -> str:
 
 def _run(args: argparse.Namespace) -> int:
     site = Site.from_env()
+    if getattr(args, "selftest", None) not in (None, *selftest.WHEN):
+        raise UsageError(f"V6BENCH_SELFTEST: {args.selftest!r} is not one of {', '.join(selftest.WHEN)}")
     if args.command == "version":
         print(json.dumps({"v6bench": __version__, **engine.version()}))
         return 0

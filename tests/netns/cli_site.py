@@ -16,12 +16,16 @@ import pytest
 
 PREFIX = f"v6l{os.getpid() % 10000}-"
 RUN_DIR = Path(f"/run/v6bench-test-{os.getpid()}")
-ENV = {**os.environ, "V6BENCH_RUN_DIR": str(RUN_DIR), "V6BENCH_NETNS_PREFIX": PREFIX}
+# Tests of other things than the self-test do not measure the tester first (test_selftest.py does), and
+# a default database lands in a directory of the tests', never the repository's results/.
+ENV = {**os.environ, "V6BENCH_RUN_DIR": str(RUN_DIR), "V6BENCH_NETNS_PREFIX": PREFIX, "V6BENCH_SELFTEST": "never"}
+WORK_DIR = Path(f"/tmp/v6bench-test-{os.getpid()}")
 
 
-def v6bench(*args: str, timeout: float = 120) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "v6bench.cli", *args], env=ENV, capture_output=True, text=True,
-                          timeout=timeout)
+def v6bench(*args: str, timeout: float = 120, env: dict | None = None) -> subprocess.CompletedProcess:
+    WORK_DIR.mkdir(exist_ok=True)
+    return subprocess.run([sys.executable, "-m", "v6bench.cli", *args], env={**ENV, **(env or {})}, capture_output=True,
+                          text=True, timeout=timeout, cwd=WORK_DIR)
 
 
 def namespaces() -> list[str]:
@@ -57,6 +61,7 @@ def clean_site():
 def remove_run_dir():
     yield
     shutil.rmtree(RUN_DIR, ignore_errors=True)
+    shutil.rmtree(WORK_DIR, ignore_errors=True)
 
 
 @contextmanager

@@ -1,10 +1,12 @@
 """`v6bench selftest` (the tester's own capacity and latency floor on p2p),
 as root, on the tests' own lab site: it measures, stores its result and
-removes its temporary lab."""
+removes its temporary lab; and `v6bench trial` consults it, measuring it
+first when it is missing or stale."""
 
 from __future__ import annotations
 
 import json
+import sqlite3
 
 import pytest
 
@@ -20,5 +22,39 @@ def test_selftest_measures_the_tester_and_stores_it(tmp_path):
     c = out["capacity"]["1518"]
     assert c["capacity_fps"] and c["capacity_fps"] > 10_000, c
     assert c["latency_trials"] == 5 and 0 < c["latency_min_ns"] <= c["latency_floor_ns"], c
-    assert out["selftest_id"] >= 1 and out["topology"] == "p2p"
+    assert out["selftest_id"] >= 1 and out["topology"] == "p2p" and out["mtu"] == 1500
+    assert out["environment"]["engine_sha256"] and out["environment"]["kernel"]
     assert namespaces() == [], "the temporary p2p lab is gone"
+
+
+def _trial(db, *extra):
+    return v6bench("trial", "--frame-size", "1518", "--rate", "1kfps", "--duration", "1", "--json", "--db", str(db),
+                   *extra, timeout=300, env={"V6BENCH_SELFTEST": "if-stale"})
+
+
+def test_a_trial_measures_a_missing_or_stale_selftest_first_and_reuses_a_fresh_one(tmp_path):
+    db = tmp_path / "r.db"
+    first = _trial(db)
+    assert first.returncode == 0, first.stderr
+    assert f"tester self-test needed: {db} holds none" in first.stderr
+    floor = json.loads(first.stdout)["tester_latency_floor"]
+    assert floor["frame_size"] == 1518 and floor["floor_ns"] > 0 and floor["stddev_ns"] is not None
+    again = _trial(db)
+    assert again.returncode == 0 and "self-test" not in again.stderr, again.stderr
+    assert json.loads(again.stdout)["tester_latency_floor"] == floor
+    # Another kernel made the stored one: it is stale, said so, and measured again.
+    con = sqlite3.connect(db)
+    row = con.execute("SELECT id, result_json FROM selftests").fetchone()
+    result = json.loads(row[1])
+    result["environment"]["kernel"] = "4.19.0-old"
+    con.execute("UPDATE selftests SET result_json=? WHERE id=?", (json.dumps(result), row[0]))
+    con.commit()
+    stale = _trial(db)
+    assert stale.returncode == 0, stale.stderr
+    assert "the stored one is stale (its kernel was 4.19.0-old, now" in stale.stderr
+    assert con.execute("SELECT COUNT(*) FROM selftests").fetchone()[0] == 2
+    # --selftest never takes the stored one as it is, measuring nothing.
+    never = _trial(db, "--selftest", "never")
+    assert never.returncode == 0 and "self-test" not in never.stderr
+    assert con.execute("SELECT COUNT(*) FROM selftests").fetchone()[0] == 2
+    assert namespaces() == []

@@ -3,7 +3,9 @@ kernel counters of every router interface.
 
 A router's forwarding work runs in the NAPI threads of its interfaces
 (:mod:`v6bench.lab.napi`), so its CPU time over a trial is the sum of those
-threads' run time (``/proc/PID/schedstat``, ns). Counters come from netlink
+threads' run time (``/proc/PID/schedstat``, ns), taken over the traffic
+window alone (:mod:`.cpu_window`) and read a second, independent way from
+the DUT CPUs' own busy time (``/proc/stat``). Counters come from netlink
 (``IFLA_STATS64``) in each router's namespace.
 """
 
@@ -14,6 +16,7 @@ from dataclasses import dataclass
 from pyroute2 import IPRoute
 
 from . import napi
+from .cpu_window import Sampler
 from .dut import acl_counters
 from .state import LabState
 
@@ -48,17 +51,33 @@ def snapshot(lab: LabState) -> Snapshot:
     return Snapshot(cpu, counters, acl)
 
 
-def difference(lab: LabState, before: Snapshot, after: Snapshot, traffic_s: float) -> dict:
+def sampler(lab: LabState) -> Sampler:
+    """The sampler of the routers' NAPI threads and the DUT's CPUs for one
+    trial (run it around the engine), on the tester's receive CPU."""
+    plan = lab.cpu_plan
+    routers = {n["name"] for n in lab.nodes if n["role"] == "dut"}
+    pids = [t["pid"] for t in lab.napi if t["node"] in routers]
+    return Sampler(pids, list(plan.dut) if plan.arrangement == "split" else [], plan.tester_rx)
+
+
+def difference(lab: LabState, before: Snapshot, after: Snapshot, traffic_s: float, window: dict | None = None) -> dict:
     """The DUT's share of a trial.
 
-    Returns ``{"routers": [{name, cpu, busy_ns, busy_ratio}], "tester_rx":
-    {busy_ns, busy_ratio}, "interfaces": {"r1/r1-t2": {counter: delta}},
-    "acl": {"r1": {"v4": {"permit": delta, "deny": delta}, "v6": …}}}``
-    (``acl`` only with ACLs).
-    ``busy_ratio`` is busy time over the traffic time: the share of one CPU
-    the work took while traffic flowed (it also includes the little work of
-    the learning and drain phases). None where a thread vanished, and in
-    the ``inline`` arrangement, where the DUT's work is not separable.
+    Returns ``{"routers": [{name, cpu, busy_ns, busy_ratio, window_s,
+    run_busy_ns}], "dut_cpus": {cpu: busy_ratio}, "tester_rx": {busy_ns,
+    busy_ratio}, "interfaces": {"r1/r1-t2": {counter: delta}}, "acl":
+    {"r1": {"v4": {"permit": delta, "deny": delta}, "v6": …}}}`` (``acl``
+    only with ACLs).
+
+    ``busy_ratio`` is a router's NAPI threads' run time over the traffic
+    window (``window``, from :func:`sampler`) divided by its length: the
+    share of one CPU the forwarding took while traffic flowed. Without a
+    window (too short to sample) it falls back to the whole engine run's
+    run time over ``traffic_s`` (``run_busy_ns``, which also holds the
+    little work of the learning and drain phases). ``dut_cpus``: each DUT
+    CPU's own busy share over the same window (``/proc/stat``), the
+    independent reading. None where a thread vanished, and in the
+    ``inline`` arrangement, where the DUT's work is not separable.
     """
 
     def busy(threads: list[dict]) -> dict:
@@ -70,7 +89,13 @@ def difference(lab: LabState, before: Snapshot, after: Snapshot, traffic_s: floa
             if a is None or b is None:
                 return {"busy_ns": None, "busy_ratio": None}
             total += a - b
-        return {"busy_ns": total, "busy_ratio": round(total / (traffic_s * 1e9), 4) if traffic_s > 0 else None}
+        out = {"busy_ns": total, "busy_ratio": round(total / (traffic_s * 1e9), 4) if traffic_s > 0 else None,
+               "run_busy_ns": total, "window_s": None}
+        ns = [window["threads"].get(t["pid"]) for t in threads] if window else [None]
+        if all(x is not None for x in ns):
+            out.update(busy_ns=round(sum(ns)), busy_ratio=round(sum(ns) / window["window_ns"], 4),
+                       window_s=window["window_ns"] / 1e9)
+        return out
 
     routers = []
     for node in lab.nodes:
@@ -83,7 +108,9 @@ def difference(lab: LabState, before: Snapshot, after: Snapshot, traffic_s: floa
         for key in after.counters
         if key in before.counters
     }
-    out = {"routers": routers, "tester_rx": busy(tester_threads), "interfaces": interfaces}
+    out = {"routers": routers, "tester_rx": busy(tester_threads), "interfaces": interfaces,
+           "dut_cpus": {str(c): None if ns is None else round(ns / window["window_ns"], 4)
+                        for c, ns in (window["cpus"].items() if window else [])}}
     if after.acl:
         out["acl"] = {router: {fam: {k: v - before.acl.get(router, {}).get(fam, {}).get(k, 0) for k, v in c.items()}
                                for fam, c in fams.items()} for router, fams in after.acl.items()}

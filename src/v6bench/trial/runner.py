@@ -187,11 +187,14 @@ def run(lab: LabState, request: TrialRequest, engine_pid_file: Path | None = Non
 
         thread = threading.Thread(target=act, name="dut-action", daemon=True)
         thread.start()
-    eng = engine.run_trial(spec, pid_file=engine_pid_file)
+    with observe.sampler(lab) as sampler:
+        eng = engine.run_trial(spec, pid_file=engine_pid_file)
     if thread:
         thread.join()
     after = observe.snapshot(lab)
-    dut = observe.difference(lab, before, after, eng["traffic_s"])
+    start_ns = eng["started_at_unix_ns"]
+    window = sampler.window(start_ns, start_ns + round(eng["traffic_s"] * 1e9))
+    dut = observe.difference(lab, before, after, eng["traffic_s"], window)
     out = summarize(lab, request, fps, eng, dut, (done.get("result") or {}).get("router"))
     tester_limits.apply(out, selftest, request.frame_size)
     if during:
