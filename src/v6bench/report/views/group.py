@@ -48,6 +48,13 @@ def mean(xs: list[float]) -> float | None:
     return statistics.fmean(xs) if xs else None
 
 
+def cv_pct(xs: list[float]) -> float | None:
+    """Coefficient of variation [%]: sample standard deviation over the mean (two values or more)."""
+    if len(xs) < 2 or not statistics.fmean(xs):
+        return None
+    return 100 * statistics.stdev(xs) / statistics.fmean(xs)
+
+
 def families(trial: dict) -> dict[int, list[dict]]:
     """A trial's stream summaries by IP version."""
     out: dict[int, list[dict]] = defaultdict(list)

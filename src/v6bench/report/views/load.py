@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from ..data import RunData, TestData
 from ..model import Figure, Section, Series, Table
-from .group import by, dut_cpu_pct, load_pct, mean, measured, series_key
+from .group import by, cv_pct, dut_cpu_pct, load_pct, mean, measured, series_key
 
 
 def _points(t: TestData) -> list[tuple[float, dict]]:
@@ -114,7 +114,7 @@ def _cpu_by_size(tests: list[TestData], routers: list[str]) -> Figure | None:
 def cpu_at_throughput(data: RunData) -> Section | None:
     """Seed 000 Fig. 5 and 9: CPU at the highest loss-free load, per frame size."""
     tests = data.of("throughput")
-    series = []
+    series, rows = [], []
     for _, ts in by(sorted(tests, key=series_key), series_key).items():
         sizes = by(sorted(ts, key=lambda t: t.frame_size), lambda t: t.frame_size)
         y = []
@@ -124,14 +124,20 @@ def cpu_at_throughput(data: RunData) -> Section | None:
                 at = [x for x in measured(t, t.result["ndr_fps"]) if x["lost_frames"] == 0]
                 cpus += [sum(dut_cpu_pct(x).values()) for x in at if dut_cpu_pct(x)]
             y.append(mean(cpus))
+            if cpus:
+                rows.append((ts[0].label(), fs, len(cpus), mean(cpus), min(cpus), max(cpus), cv_pct(cpus)))
         if any(v is not None for v in y):
             series.append(Series(ts[0].label(), tuple(sizes), tuple(y)))
     if not series:
         return None
     return Section("cpu", "DUT CPU at the throughput",
-                   "The DUT's forwarding CPU in the loss-free trial at the NDR load of each throughput search.",
+                   "The DUT's forwarding CPU in the loss-free trial at the NDR load of each throughput search, over "
+                   "the traffic window only (docs/methods.md).",
                    (Figure("cpu-at-throughput", "DUT CPU at the throughput against frame size", "frame size [B]",
-                           "DUT forwarding CPU [% of one CPU, all routers]", tuple(series)),))
+                           "DUT forwarding CPU [% of one CPU, all routers]", tuple(series)),
+                    Table("cpu-at-throughput", "DUT CPU at the throughput: spread over repetitions",
+                          ("series", "frame size [B]", "trials", "mean [% CPU]", "min [% CPU]", "max [% CPU]", "CV [%]"),
+                          tuple(rows), "One value per loss-free trial at the NDR load (one per search)."),))
 
 
 def cpu_by_rate(data: RunData) -> Section | None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 from ...rates import format_link_speed, line_rate_fps
 from ..data import RunData
 from ..model import Figure, Section, Series, Table
-from .group import by, mean, mix_key, series_key
+from .group import by, cv_pct, mean, mix_key, series_key
 
 def _sizes(lo: int, hi: int, n: int = 48) -> tuple[int, ...]:
     """Frame sizes to draw the line-rate curve through (it is not linear in the size)."""
@@ -24,24 +24,28 @@ def throughput(data: RunData) -> Section | None:
     fps_series, bps_series, rows = [], [], []
     for _, ts in groups.items():
         sizes = by(sorted(ts, key=lambda t: t.frame_size), lambda t: t.frame_size)
-        x = tuple(sizes)
-        ndr = {fs: [t.result["ndr_fps"] for t in g] for fs, g in sizes.items()}
-        l1 = {fs: [t.result["ndr"]["l1_bps"] / 1e6 for t in g] for fs, g in sizes.items()}
+        # A search the tester capped gave only a lower bound: shown in the table, never averaged in.
+        dut = {fs: [t for t in g if not t.result["ndr"]["is_lower_bound"]] for fs, g in sizes.items()}
+        x = tuple(fs for fs in sizes if dut[fs])
+        ndr = {fs: [t.result["ndr_fps"] for t in g] for fs, g in dut.items()}
+        pdr = {fs: [t.result["pdr_fps"] for t in g if not t.result["pdr"]["is_lower_bound"]] for fs, g in sizes.items()}
+        l1 = {fs: [t.result["ndr"]["l1_bps"] / 1e6 for t in g] for fs, g in dut.items()}
         label = ts[0].label()
         fps_series.append(Series(f"NDR {label}", x, tuple(mean(ndr[fs]) for fs in x)))
         bps_series.append(Series(f"NDR {label}", x, tuple(mean(l1[fs]) for fs in x)))
         for fs, g in sizes.items():
             r0 = g[0].result
-            rows.append((g[0].scenario, g[0].mix + g[0].traffic, g[0].direction, fs, len(g), mean(ndr[fs]), min(ndr[fs]),
-                         max(ndr[fs]), "yes" if any(t.result["ndr"]["is_lower_bound"] for t in g) else "",
-                         mean([t.result["pdr_fps"] for t in g]), mean(l1[fs]), r0["line_rate"]["fps"],
-                         100 * mean(ndr[fs]) / r0["line_rate"]["fps"], g[0].params["params"].get("search")))
+            n = ndr[fs]
+            rows.append((g[0].scenario, g[0].mix + g[0].traffic, g[0].direction, fs, len(n), len(g) - len(n), mean(n),
+                         min(n, default=None), max(n, default=None), cv_pct(n), mean(pdr[fs]), cv_pct(pdr[fs]), mean(l1[fs]),
+                         r0["line_rate"]["fps"], 100 * mean(n) / r0["line_rate"]["fps"] if n else None,
+                         g[0].params["params"].get("search")))
     for speed in sorted({t.link_speed_bps for t in tests if t.link_speed_bps}):
         x = _sizes(min(t.frame_size for t in tests), max(t.frame_size for t in tests))
         name = f"theoretical maximum: line rate at {format_link_speed(speed)}"
         fps_series.append(Series(name, x, tuple(line_rate_fps(speed, fs) for fs in x), "reference"))
         bps_series.append(Series(name, x, tuple(speed / 1e6 for _ in x), "reference"))
-    note = ("Mean NDR over repetitions; frames/s and Mb/s per direction (L1: with preamble and inter-frame gap). "
+    note = ("Mean NDR over repetitions the tester did not cap; frames/s and Mb/s per direction (L1: with preamble and inter-frame gap). "
             "Line rate per direction: 10^9 / 8 / (frame + 20 B) frames/s at 1 Gb/s (RFC 2544 §26.1).")
     return Section("throughput", "Throughput against frame size",
                    "The highest load forwarded without loss (NDR, RFC 2544 §26.1), with the line rate as the theoretical maximum.",
@@ -50,9 +54,12 @@ def throughput(data: RunData) -> Section | None:
                     Figure("throughput-mbps", "Throughput (NDR) against frame size, bit rate", "frame size [B]",
                            "throughput [Mb/s, L1]", tuple(bps_series), note=note),
                     Table("throughput", "Throughput per test point",
-                          ("scenario", "mix", "dir", "frame size [B]", "repetitions", "NDR mean [fps]", "NDR min [fps]",
-                           "NDR max [fps]", "NDR is a lower bound", "PDR mean [fps]", "NDR [Mb/s L1]", "line rate [fps]",
-                           "NDR [% of line]", "search"), tuple(rows))))
+                          ("scenario", "mix", "dir", "frame size [B]", "repetitions", "tester-limited (left out)",
+                           "NDR mean [fps]", "NDR min [fps]", "NDR max [fps]", "NDR CV [%]", "PDR mean [fps]", "PDR CV [%]",
+                           "NDR [Mb/s L1]", "line rate [fps]", "NDR [% of line]", "search"), tuple(rows),
+                          "Over the repetitions whose search the tester did not cap (a capped one is only a lower bound: "
+                          "counted, never averaged). CV: the coefficient of variation over repetitions, the figure's "
+                          "spread.")))
 
 
 def relative(data: RunData) -> Section | None:
