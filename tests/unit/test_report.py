@@ -216,6 +216,7 @@ def test_the_statistics_open_with_a_summary_of_every_comparison(store):
     assert summary.id == "summary" and table.id == "ipv4-vs-ipv6"
     delay = [t for t in VIEWS["delay"](d).tables if t.id == "delay-increase"]
     counted = {r[0]: r[1] for r in summary.rows}
+    delay += [t for t in sec.tables if t.id == "scenarios"]
     assert sum(v for k, v in counted.items() if "left out" not in k) == len(table.rows) + sum(len(t.rows) for t in delay)
     cols = COMPARISON_COLUMNS
     for r in table.rows:

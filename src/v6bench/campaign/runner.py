@@ -219,7 +219,8 @@ def run(c: Campaign, store: Store, run_id: int, make_tester: Callable[[Point], T
         test_id = store.start_test(run_id, p.key, p.test.kind, str(p.mix), p.frame_size, p.bidirectional, p.repetition,
                                    {"params": p.test.params.__dict__, "throughput_search": p.test.throughput_search.__dict__,
                                     "drain_s": p.test.matrix.drain_s, **p.test.traffic.to_json(), "variant": dict(p.variant),
-                                    **({"scenario": p.scenario} if p.scenario else {})})
+                                    **({"scenario": p.scenario} if p.scenario else {}),
+                                    **({"control_of": sc.control_of} if sc.control_of else {})})
         started = time.monotonic()
         k = registry.kind(p.test.kind)
         rec = None

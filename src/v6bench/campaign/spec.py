@@ -21,7 +21,8 @@ name = "quick"
              # kind = "rr-latency": payload_sizes, mtu_payload, duration_s
              # (host-stack kinds: mixes "100/0" / "0/100" pick the family; no frame_sizes)
              # scenarios = ["name", …]: only in these scenarios (default: all)
-[[scenario]] # name; [scenario.lab] and [scenario.dut] keys override [lab] and [dut]
+[[scenario]] # name; [scenario.lab] and [scenario.dut] keys override [lab] and [dut];
+             # control_of = "name": an A/A control, run exactly as that scenario
 [design]     # order = "randomized" (default) | "file"; seed = N (default: drawn at
              # the start of a run and recorded with it)
 ```
@@ -111,6 +112,8 @@ class Scenario:
     lab: LabSpec
     dut: DutConfig
     tests: tuple[int, ...]
+    #: An A/A control: the same lab and DUT as the scenario named here, compared with it like any two series.
+    control_of: str = ""
 
 
 @dataclass(frozen=True)
@@ -262,12 +265,24 @@ def _scenarios(d: dict, lab_d: dict, dut_d: dict, n_tests: int, selected: dict[i
     out: list[Scenario] = []
     for j, sc in enumerate(raw):
         where = f"scenario[{j}]."
-        _only(sc, ("name", "description", "lab", "dut"), where)
+        if not isinstance(sc, dict):
+            raise UsageError(f"scenario[{j}]: expected a [[scenario]] table")
+        _only(sc, ("name", "description", "lab", "dut", "control_of"), where)
         name = sc.get("name")
         if not isinstance(name, str) or not name or not set(name) <= SCENARIO_NAME_CHARS:
             raise UsageError(f"{where}name: expected a name of a-z, 0-9 and -, got {name!r}")
         if name in (x.name for x in out):
             raise UsageError(f"{where}name: {name!r} is used twice")
+        if "control_of" in sc:
+            of = next((x for x in out if x.name == sc["control_of"]), None)
+            if of is None:
+                raise UsageError(f"{where}control_of: {sc['control_of']!r} is not a scenario above this one "
+                                 f"(known: {', '.join(x.name for x in out) or 'none'})")
+            for key in ("lab", "dut"):
+                if key in sc:
+                    raise UsageError(f"{where}{key}: a control runs exactly as {of.name!r}: it takes no {key} of its own")
+            out.append(Scenario(name, of.lab, of.dut, (), of.name))
+            continue
         lab = _lab({**lab_d, **_table(sc, "lab", where)}, where + "lab.")
         dut = _dut({**dut_d, **_table(sc, "dut", where)}, lab, where + "dut.")
         out.append(Scenario(name, lab, dut, ()))
@@ -276,8 +291,8 @@ def _scenarios(d: dict, lab_d: dict, dut_d: dict, n_tests: int, selected: dict[i
         for k, n in enumerate(sel):
             if n not in names:
                 raise UsageError(f"test[{i}].scenarios[{k}]: {n!r} is not a scenario (known: {', '.join(names)})")
-    return tuple(Scenario(x.name, x.lab, x.dut, tuple(i for i in range(n_tests) if i not in selected or x.name in selected[i]))
-                 for x in out)
+    return tuple(Scenario(x.name, x.lab, x.dut, tuple(i for i in range(n_tests) if i not in selected or x.name in selected[i]),
+                          x.control_of) for x in out)
 
 
 def _campaign(d: dict, text: str, path: str) -> Campaign:

@@ -10,11 +10,13 @@ the tester limited and were left out.
   time, a host-stack run's result. IPv4 is the 100/0 mix's value and IPv6
   the 0/100 mix's at the same point; in a mixed stream (50/50, …) the two
   families of the same trials.
-- Network types against the first (:func:`network_types`, seed 003 Table
-  3): per-trial median delay of each scenario and family at the same
-  frame size, traffic and load, where the scenario differs (a family
-  against the other in one scenario is an IPv4/IPv6 comparison already:
-  stating it twice would count it twice in the correction).
+- Scenarios against their reference (the scenario they are an A/A
+  control of, else the run's first): the throughput (:func:`scenario_throughput`)
+  and, as network types (:func:`network_types`, seed 003 Table 3), the
+  per-trial median delay of each scenario and family, where the scenario
+  differs (a family against the other in one scenario is an IPv4/IPv6
+  comparison already: stating it twice would count it twice in the
+  correction).
 
 Tester-limited values never enter a sample (DEVELOPERS.md); they are
 counted in ``excluded``.
@@ -155,16 +157,56 @@ def delay_where(traffic: str, direction: str, frame_size: int, load: str) -> str
     return " ".join(x for x in (f"{frame_size} B", traffic.strip(), "bi" if direction == "bi" else "", f"load {load}") if x)
 
 
+def _reference(ts: list[TestData]) -> dict[str, str]:
+    """Each scenario's reference: the scenario it is a control of, else the run's first."""
+    first = min(ts, key=lambda t: t.scenario_index).scenario
+    return {t.scenario: t.params.get("control_of") or first for t in ts}
+
+
+def _label(name: str, ts: list[TestData]) -> str:
+    """A scenario's name, marked when it is an A/A control."""
+    of = next((t.params.get("control_of") for t in ts if t.scenario == name and t.params.get("control_of")), None)
+    return f"{name} (A/A control of {of})" if of else name
+
+
+def scenario_throughput(data: RunData) -> list[Pair]:
+    """Each scenario's NDR and PDR against its reference scenario's
+    (:func:`_reference`) at the same mix, frame size, traffic and direction."""
+    out = []
+    tests = [t for t in data.of("throughput") if t.scenario]
+    ref = _reference(tests) if tests else {}
+    for (mix, traffic, d, fs), ts in by(tests, lambda t: (t.mix, t.traffic, t.direction, t.frame_size)).items():
+        for name in dict.fromkeys(t.scenario for t in ts):
+            if ref[name] == name or not any(t.scenario == ref[name] for t in ts):
+                continue
+            where = " ".join(x for x in (f"{fs} B", mix + traffic, "bi" if d == "bi" else "") if x)
+            for goal in ("ndr", "pdr"):
+                p = Pair(f"throughput {goal.upper()} [fps]", where, "higher", "mean", ref[name], _label(name, ts),
+                         100 * ts[0].params["params"].get("resolution", 0))
+                for t in ts:
+                    if t.scenario in (name, ref[name]):
+                        r = t.result.get(goal) or {}
+                        if r.get("is_lower_bound"):
+                            p.excluded += 1
+                        else:
+                            p.add(ref[name] if t.scenario == ref[name] else p.name_b, r.get("fps"))
+                out.append(p)
+    return out
+
+
 def network_types(data: RunData) -> list[Pair]:
-    """Every network type (scenario and family) against the first at the
-    same frame size, traffic, direction and load (seed 003 Table 3), when a
-    run has more than one."""
+    """Per-trial median delay of every network type (scenario and family)
+    against a reference at the same frame size, traffic, direction and
+    load, where the scenario differs: the same family in the scenario's
+    reference (:func:`_reference`), or where that has none, the first
+    network type (seed 003 Table 3: each against native IPv4)."""
     out = []
     tests = sorted(data.of("latency"), key=series_key)
+    ref = _reference(tests) if tests else {}
     for (traffic, d, fs), ts in by(tests, lambda t: (t.traffic, t.direction, t.frame_size)).items():
         for load in dict.fromkeys(row["load"] for t in ts for row in t.result["loads"]):
             medians: dict[str, list[float]] = {}
-            scenario: dict[str, str] = {}
+            where_of: dict[str, tuple[str, int]] = {}
             for t in ts:
                 for row in (r for r in t.result["loads"] if r["load"] == load):
                     for trial in load_trials(t, row):
@@ -172,11 +214,17 @@ def network_types(data: RunData) -> list[Pair]:
                             m = trial_median_ns(streams)
                             if m is not None:
                                 medians.setdefault(network_type(t, v), []).append(m / 1e3)
-                                scenario[network_type(t, v)] = t.scenario
+                                where_of[network_type(t, v)] = (t.scenario, v)
             names = list(medians)
-            # Within the first's scenario, only the family differs: :func:`families` compares that already.
-            for name in (n for n in names[1:] if scenario[n] != scenario[names[0]]):
-                p = Pair("median delay [µs]", delay_where(traffic, d, fs, load), "slower", "location", names[0], name)
-                p.values = {names[0]: medians[names[0]], name: medians[name]}
+            by_place = {place: n for n, place in where_of.items()}
+            for name in names[1:]:
+                scenario, v = where_of[name]
+                against = by_place.get((ref[scenario], v), names[0])
+                # Within one scenario only the family differs: :func:`families` compares that already.
+                if where_of[against][0] == scenario:
+                    continue
+                label = _label(scenario, ts) + name[len(scenario):] if scenario else name
+                p = Pair("median delay [µs]", delay_where(traffic, d, fs, load), "slower", "location", against, label)
+                p.values = {against: medians[against], label: medians[name]}
                 out.append(p)
     return out

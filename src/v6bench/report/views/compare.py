@@ -32,7 +32,7 @@ def comparisons(data: RunData) -> Section | None:
             desc.append((p.metric, p.point, name) + describe(p.values[name]).row())
         if p.key in decided:
             rows.append((p.metric, p.point) + decided[p.key][1].row())
-    if not desc and not rows:
+    if not desc and not rows and not decided:
         return None
     blocks = []
     if decided:
@@ -40,6 +40,13 @@ def comparisons(data: RunData) -> Section | None:
     if rows:
         blocks.append(Table("ipv4-vs-ipv6", "IPv4 against IPv6", ("metric", "point") + COMPARISON_COLUMNS, tuple(rows),
                             "A is IPv4, B IPv6. " + HOW_TO_READ))
+    scen = [(p.metric, p.point, p.name_b, p.name_a) + decided[p.key][1].row() for p in samples.scenario_throughput(data)
+            if p.key in decided]
+    if scen:
+        blocks.append(Table("scenarios", "Scenarios against their reference",
+                            ("metric", "point", "scenario (B)", "reference (A)") + COMPARISON_COLUMNS, tuple(scen),
+                            "Each scenario against the scenario it is an A/A control of, else the run's first (delays: "
+                            "the delay section). " + HOW_TO_READ))
     blocks.append(Table("descriptive", "Descriptive statistics over repetitions",
                         ("metric", "point", "family") + DESCRIPTION_COLUMNS, tuple(desc),
                         "Mode: the most frequent value when a value repeats. Skewness and excess kurtosis within ±2 is "
