@@ -82,6 +82,7 @@ test-unit: setup $(STAMPS)/apt-test
 bench: setup
 	$(PY) bench/engine_vs_trafgen.py
 	$(PY) bench/lab_arrangements.py
+	$(PY) bench/repeatability.py
 
 clean:
 	rm -rf $(STAMPS) $(VENV) engine/target

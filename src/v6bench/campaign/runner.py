@@ -185,6 +185,10 @@ class Recorder:
                           lambda: self.tester.reset(duration_s, load_fps, at_s, kind))
 
 
+def resuming(run_id: int, plan: list[Point], done: set[str]) -> str:
+    return f"resuming run {run_id}: {len(done & {p.key for p in plan})} of {len(plan)} tests already done"
+
+
 def _eta(seconds: float) -> str:
     return f"{seconds / 60:.0f} min" if seconds >= 90 else f"{seconds:.0f} s"
 
@@ -202,8 +206,8 @@ def run(c: Campaign, store: Store, run_id: int, make_tester: Callable[[Point], T
     pending = [p for p in plan if p.key not in done]
     todo = [p for p in (points if points is not None else plan)
             if p.key not in done and (scenario is None or p.scenario == scenario)]
-    if done and todo and pending and todo[0].key == pending[0].key:
-        progress(f"resuming run {run_id}: {len(done & {p.key for p in plan})} of {len(plan)} tests already done")
+    if points is None and done and todo and todo[0].key == pending[0].key:
+        progress(resuming(run_id, plan, done))
     position_of = {p.key: n for n, p in enumerate(plan, start=1)}
     sc_of = {x.name: x for x in c.scenarios}
     spent = [] if spent is None else spent

@@ -69,6 +69,7 @@ def run(site: Site, c: Campaign, store: Store, resume: bool, command: str,
         progress(f"design: {design['order']} order, {design['blocks']} repetition block(s), seed {seed}")
     else:
         plan = runner.planned(c, store, run_id)
+        progress(runner.resuming(run_id, plan, store.done_points(run_id)))
     resumed = False
     seen: set[str] = set()
     spent: list[float] = []

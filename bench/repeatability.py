@@ -1,0 +1,90 @@
+"""Repeatability of throughput and latency on the emulated lab (issue 15).
+
+Runs, per CPU arrangement, a campaign of ``--searches`` throughput searches
+per family (100/0 and 0/100) at 128 B on topology a, 1G, with one latency
+trial at 10 % of line rate per family and block, all in randomized
+interleaved blocks (as every v6bench run), and prints per family and
+arrangement the coefficient of variation (CV = sample standard deviation /
+mean) of the NDR, the PDR and the per-trial median latency, with the
+targets on this 2-vCPU machine: PDR CV <= 5 %, NDR CV <= 10 %. Searches the
+tester capped (lower bounds) are counted and left out, as in reports.
+
+Run as root: `make bench` or `.venv/bin/python bench/repeatability.py`
+(about 8 minutes per arrangement with the defaults).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import tempfile
+from pathlib import Path
+
+from v6bench.campaign import session, spec
+from v6bench.lab.site import Site
+from v6bench.report import data as report_data
+from v6bench.report import samples
+from v6bench.store.db import Store
+
+TARGETS_PCT = {"PDR": 5.0, "NDR": 10.0}
+
+
+def campaign(arrangement: str, searches: int, trial_s: float, search: str) -> spec.Campaign:
+    d = {"name": f"repeatability-{arrangement}", "lab": {"topology": "a", "link_speed": "1G", "cpu_arrangement": arrangement},
+         "selftest": {"when": "if-stale", "frame_sizes": [128]},
+         "matrix": {"mixes": ["100/0", "0/100"], "frame_sizes": [128], "repeat": searches, "drain_s": 0.5},
+         "test": [{"kind": "throughput", "search": search, "trial_duration_s": trial_s, "resolution": 0.01},
+                  {"kind": "latency", "loads": ["10%"], "trial_duration_s": trial_s, "repeat": 1}]}
+    return spec.from_dict(d, json.dumps(d, sort_keys=True), "repeatability")
+
+
+def cv(xs: list[float]) -> str:
+    if len(xs) < 2 or not statistics.fmean(xs):
+        return "-"
+    return f"{100 * statistics.stdev(xs) / statistics.fmean(xs):.1f} %"
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--arrangements", default="split", help="comma-separated CPU arrangements [split]")
+    ap.add_argument("--searches", type=int, default=5, help="searches per family and arrangement [5]")
+    ap.add_argument("--trial-duration", type=float, default=2.0, help="seconds per trial [2]")
+    ap.add_argument("--search", choices=("binary", "mlr"), default="binary")
+    ap.add_argument("--db", default=None, help="results database [a temporary one]")
+    args = ap.parse_args()
+    site = Site.from_env()
+    db = Path(args.db) if args.db else Path(tempfile.mkdtemp(prefix="v6bench-repeat-")) / "r.db"
+    rows = []
+    with Store(db) as store:
+        for arrangement in args.arrangements.split(","):
+            c = campaign(arrangement, args.searches, args.trial_duration, args.search)
+            run_id = session.run(site, c, store, False, "bench/repeatability.py")
+            d = report_data.load(store, run_id)
+            values: dict[tuple[str, str], list[float]] = {}
+            left_out: dict[tuple[str, str], int] = {}
+            for p in samples.families(d):
+                metric = p.metric.split(" [")[0].replace("throughput ", "")
+                if p.point.startswith("128 B") and metric in ("NDR", "PDR", "median latency"):
+                    for fam, xs in p.values.items():
+                        values[(metric, fam)] = xs
+                        left_out[(metric, fam)] = p.excluded
+            for (metric, fam), xs in sorted(values.items()):
+                target = TARGETS_PCT.get(metric)
+                c_pct = 100 * statistics.stdev(xs) / statistics.fmean(xs) if len(xs) > 1 and statistics.fmean(xs) else None
+                met = "-" if target is None or c_pct is None else ("met" if c_pct <= target else "NOT met")
+                rows.append((arrangement, fam, metric, len(xs), left_out.get((metric, fam), 0), statistics.fmean(xs),
+                             min(xs), max(xs), cv(xs), f"<= {target:g} %" if target else "", met))
+    print(f"{'arrangement':<11} {'family':<6} {'metric':<15} {'n':>3} {'capped':>6} {'mean':>12} {'min':>12} {'max':>12} "
+          f"{'CV':>8} {'target':>8}  verdict")
+    for a, fam, metric, n, capped, mean, lo, hi, c_txt, target, met in rows:
+        unit = "µs" if metric == "median latency" else "fps"
+        print(f"{a:<11} {fam:<6} {metric:<15} {n:>3} {capped:>6} {mean:>9,.1f} {unit:<2} {lo:>9,.1f} {unit:<2} "
+              f"{hi:>9,.1f} {unit:<2} {c_txt:>8} {target:>8}  {met}", flush=True)
+    print(f"(results in {db})")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
