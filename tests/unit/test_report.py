@@ -126,7 +126,7 @@ def test_files_figures_tables_and_csv(written):
     assert len(tables) == info["tables"]
     with (out / "tables" / "ipv4-vs-ipv6.csv").open() as f:
         rows = list(csv.reader(f))
-    assert rows[0][:2] == ["metric", "point"] and "p (Holm)" in rows[0] and "95 % CI low %" in rows[0]
+    assert rows[0][:2] == ["metric", "point"] and "p (corrected)" in rows[0] and "95 % CI low %" in rows[0]
     assert any(r[0] == "throughput NDR [fps]" for r in rows[1:])
 
 
@@ -223,6 +223,6 @@ def test_the_statistics_open_with_a_summary_of_every_comparison(store):
         n_a, n_b, verdict = r[2 + cols.index("n A")], r[2 + cols.index("n B")], r[-1]
         if min(n_a, n_b) < stats.MIN_REPETITIONS:
             assert verdict.startswith("not enough repetitions")
-        assert "differs" not in verdict or r[2 + cols.index("p (Holm)")] < stats.ALPHA
+        assert "differs" not in verdict or r[2 + cols.index("p (corrected)")] < stats.ALPHA
     assert counted.get(OUTCOME_NAMES["differs"], 0) == sum("differs" in r[-1] for r in table.rows) + sum(
         "differs" in r[-1] for t in delay for r in t.rows)

@@ -7,6 +7,8 @@ counted in :attr:`RunData.unfinished` so the report can say so.
 
 from __future__ import annotations
 
+import json
+import tomllib
 from dataclasses import dataclass
 
 from ..rates import line_rate_fps
@@ -30,7 +32,7 @@ class TestData:
     trials: tuple[dict, ...]
     #: The lab's link speed [b/s] when the test ran (its scenario's).
     link_speed_bps: float | None = None
-    #: The scenario's place in the run (views keep the campaign's order).
+    #: The scenario's place in the campaign file (views keep its order; the first is the reference).
     scenario_index: int = 0
 
     @property
@@ -96,7 +98,7 @@ def load(store: Store, run_id: int) -> RunData:
     selftest = store.selftest(run.get("selftest_id"))
     tests, unfinished = [], 0
     env = run["environment"]
-    order: dict[str, int] = {}
+    order = {name: i for i, name in enumerate(_campaign_scenarios(run.get("campaign_toml")))}
     for t in store.tests(run_id):
         scenario = t["params"].get("scenario") or ""
         order.setdefault(scenario, len(order))
@@ -107,6 +109,19 @@ def load(store: Store, run_id: int) -> RunData:
                               t["params"], t["result"], tuple(store.trials(t["id"])),
                               scenario_environment(env, scenario).get("lab", {}).get("link_speed_bps"), order[scenario]))
     return RunData(run, selftest, tuple(tests), unfinished)
+
+
+def _campaign_scenarios(text: str | None) -> list[str]:
+    """The scenarios' names in the campaign file's order (the first is the
+    reference the others are compared with); [] without a readable file."""
+    try:
+        raw = tomllib.loads(text or "").get("scenario") or []
+    except tomllib.TOMLDecodeError:
+        try:  # `v6bench test` stores its one-test campaign as JSON
+            raw = json.loads(text or "").get("scenario") or []
+        except (ValueError, AttributeError):
+            return []
+    return [sc["name"] for sc in raw if isinstance(sc, dict) and isinstance(sc.get("name"), str)]
 
 
 def scenario_environment(env: dict, scenario: str | None) -> dict:

@@ -27,8 +27,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from .data import RunData, TestData
-from .views.group import by, measured, series_key
-from .views.group import families as trial_families
+from .group import by, measured, series_key
+from .group import families as trial_families
 
 
 @dataclass

@@ -9,14 +9,16 @@ ANOVA.
   per repetition (a search's NDR, a trial's median latency). The effect is
   in % of A's centre, with a 95 % interval suited to the data: the
   difference of means with Welch's interval and t-test for roughly
-  symmetric values (throughput), the Hodges–Lehmann shift with the
-  interval from inverting the Mann–Whitney U test for skewed ones
-  (latency). Below :data:`MIN_REPETITIONS` a side: "not enough
+  symmetric values (throughput, the search's resolution counted in the
+  variance), the ratio of geometric means from Welch on the logarithms for
+  positive skewed ones (latency); the Hodges–Lehmann shift with the
+  interval from inverting the Mann–Whitney U test where values are not
+  positive. Below :data:`MIN_REPETITIONS` a side: "not enough
   repetitions", never a verdict.
 - :func:`decide`: the verdicts of every comparison a report states
-  together, Holm-corrected (statsmodels); "no difference detected" states
-  the smallest difference the samples could have shown (t-test power,
-  statsmodels).
+  together, Benjamini–Hochberg-corrected (statsmodels); "no difference
+  detected" states the smallest difference the samples could have shown
+  (t-test power, statsmodels).
 - :func:`anova`: one-way ANOVA across groups (seed 000 Table 8, reset kinds).
 """
 
@@ -122,13 +124,15 @@ class Comparison:
     name_b: str = "IPv6"
     resolution_pct: float | None = None
     p_adjusted: float | None = None
+    #: How it was compared, a key of :data:`METHODS` ("" when it was not).
+    method: str = ""
     verdict: str = ""
     #: The verdict's kind, one of OUTCOMES (the summary counts by it).
     outcome: str = "other"
 
     @property
     def test(self) -> str:
-        return "Welch t" if self.estimator == "mean" else "Mann–Whitney U"
+        return METHODS[self.method][1] if self.method else ""
 
     def row(self) -> tuple:
         return (self.n_a, self.center_a, self.n_b, self.center_b, self.excluded, self.estimator_name, self.diff_pct,
@@ -136,7 +140,7 @@ class Comparison:
 
     @property
     def estimator_name(self) -> str:
-        return "difference of means" if self.estimator == "mean" else "Hodges–Lehmann shift"
+        return METHODS[self.method][0] if self.method else ""
 
 
 #: A comparison's outcome: differs (significant after the multiple-comparison
@@ -146,26 +150,37 @@ OUTCOMES = ("differs", "none", "few", "other")
 
 #: The report's columns for :meth:`Comparison.row`.
 COMPARISON_COLUMNS = ("n A", "centre A", "n B", "centre B", "tester-limited, left out", "effect", "B − A %",
-                      "95 % CI low %", "95 % CI high %", "test", "p", "p (Holm)", "detectable ± %", "verdict")
+                      "95 % CI low %", "95 % CI high %", "test", "p", "p (corrected)", "detectable ± %", "verdict")
 
 #: The family-wise error rate of a report's verdicts, and the power at which
 #: the smallest detectable difference is stated.
 ALPHA = 0.05
 POWER = 0.8
 #: Fewer repetitions a side than this give "not enough repetitions", never a
-#: verdict: with 5 a side the Mann–Whitney test can reach p = 0.008 (complete
-#: separation), below α even after a Holm correction over a few comparisons;
-#: with 3 it cannot go below 0.1.
+#: verdict: with 5 a side Welch's test has 4 or more degrees of freedom, and
+#: even the Mann–Whitney test can reach p = 0.008 (complete separation); with
+#: 3 the Mann–Whitney test cannot go below 0.1.
 MIN_REPETITIONS = 5
-#: The multiple-comparison correction (statsmodels' name, and the report's).
-CORRECTION = ("holm", "Holm")
+#: The multiple-comparison correction (statsmodels' name, and the report's): the
+#: false discovery rate over every comparison of a report at :data:`ALPHA`. When
+#: no difference is real (an A/A run) that is also the chance of any false
+#: "differs"; unlike Holm's family-wise control it keeps the power to find
+#: many real differences at once, which rank tests at 5 a side could not
+#: reach under Holm beyond six comparisons.
+CORRECTION = ("fdr_bh", "Benjamini–Hochberg")
 
 
-def _welch(a: np.ndarray, b: np.ndarray) -> tuple[float, float, float]:
-    """Difference of means' 95 % interval (Welch) and the two-sided p."""
-    t = sps.ttest_ind(b, a, equal_var=False)
-    ci = t.confidence_interval(1 - ALPHA)
-    return float(ci.low), float(ci.high), float(t.pvalue)
+def _welch(ma: float, va: float, na: int, mb: float, vb: float, nb: int) -> tuple[float, float, float]:
+    """Welch's test of mean B − mean A from the samples' means, variances
+    (n − 1) and sizes: the difference's 95 % interval and the two-sided p
+    (scipy's ``ttest_ind_from_stats``; the interval from the same standard
+    error and Welch–Satterthwaite degrees of freedom)."""
+    r = sps.ttest_ind_from_stats(mb, math.sqrt(vb), nb, ma, math.sqrt(va), na, equal_var=False)
+    se2a, se2b = va / na, vb / nb
+    se = math.sqrt(se2a + se2b)
+    df = (se2a + se2b) ** 2 / (se2a ** 2 / (na - 1) + se2b ** 2 / (nb - 1))
+    half = float(sps.t.ppf(1 - ALPHA / 2, df)) * se
+    return mb - ma - half, mb - ma + half, float(r.pvalue)
 
 
 def hodges_lehmann(a: list[float], b: list[float]) -> tuple[float, float, float, float]:
@@ -213,17 +228,15 @@ def _last(ok, lo: int, hi: int) -> int:
     return lo
 
 
-def _mde(a: np.ndarray, b: np.ndarray, estimator: str) -> float | None:
-    """The smallest difference of centres the samples' sizes and spread
-    could detect at :data:`POWER` and :data:`ALPHA` (two-sided t-test power,
-    statsmodels; for Mann–Whitney the t-test's divided by the square root of
-    its asymptotic relative efficiency at the normal, 3/π)."""
-    sd = math.sqrt(((len(a) - 1) * np.var(a, ddof=1) + (len(b) - 1) * np.var(b, ddof=1)) / (len(a) + len(b) - 2))
+def _mde(va: float, na: int, vb: float, nb: int) -> float:
+    """The smallest difference of means the samples' sizes and variances
+    could detect at :data:`POWER` and :data:`ALPHA` (two-sample t-test
+    power, statsmodels, on the pooled standard deviation)."""
+    sd = math.sqrt(((na - 1) * va + (nb - 1) * vb) / (na + nb - 2))
     if sd == 0:
         return 0.0
-    d = TTestIndPower().solve_power(effect_size=None, nobs1=len(a), alpha=ALPHA, power=POWER, ratio=len(b) / len(a))
-    mde = float(d) * sd
-    return mde if estimator == "mean" else mde / math.sqrt(3 / math.pi)
+    d = TTestIndPower().solve_power(effect_size=None, nobs1=na, alpha=ALPHA, power=POWER, ratio=nb / na)
+    return float(d) * sd
 
 
 def _flat(x: np.ndarray) -> bool:
@@ -231,14 +244,28 @@ def _flat(x: np.ndarray) -> bool:
     return float(np.ptp(x)) <= 1e-9 * max(abs(float(np.mean(x))), 1e-300)
 
 
+#: How each comparison was made (:attr:`Comparison.method`): the effect, and the test and interval.
+METHODS = {
+    "welch": ("difference of means", "Welch t"),
+    "log-welch": ("ratio of geometric means", "Welch t on logarithms"),
+    "hodges-lehmann": ("Hodges–Lehmann shift", "Mann–Whitney U"),
+}
+
+
 def compare(a: list[float], b: list[float], estimator: str = "mean", higher: str = "higher",
             resolution_pct: float | None = None, excluded: int = 0, name_b: str = "IPv6") -> Comparison:
     """B against A, before the correction (:func:`decide` gives the verdict).
-    ``estimator``: "mean" for roughly symmetric values (throughput of
-    repeated searches), "location" for skewed ones (per-trial median
-    latency). ``resolution_pct``: the measuring procedure's resolution (a
-    search's), within which no difference is claimed. ``higher`` names what
-    a larger value means ("higher", "slower", …)."""
+
+    ``estimator``: "mean" for roughly symmetric values (repeated searches'
+    throughput): the difference of means, Welch's interval and t-test; a
+    search's result is known to its resolution only, so ``resolution_pct``
+    adds its quantisation, (resolution × value)² / 12, to each side's
+    variance (and no difference within it is claimed). "location" for
+    positive, right-skewed values (per-trial median latency, reset times):
+    the ratio of geometric means, from Welch's interval and test on the
+    logarithms (a multiplicative effect, as delays vary); where a value is
+    0 or negative, the Hodges–Lehmann shift with the Mann–Whitney test and
+    its interval. ``higher`` names what a larger value means."""
     if estimator not in ("mean", "location"):
         raise ValueError(f"estimator {estimator!r}")
     na, nb = len(a), len(b)
@@ -247,31 +274,58 @@ def compare(a: list[float], b: list[float], estimator: str = "mean", higher: str
     if not na or not nb:
         return replace(base, verdict="not measured for both")
     x, y = np.asarray(a, float), np.asarray(b, float)
-    centre = np.mean if estimator == "mean" else np.median
-    ca, cb = float(centre(x)), float(centre(y))
-    base = replace(base, center_a=ca, center_b=cb)
+    logs = estimator == "location" and bool((x > 0).all() and (y > 0).all())
+    method = "welch" if estimator == "mean" else "log-welch" if logs else "hodges-lehmann"
+    if method == "welch":
+        ca, cb = float(np.mean(x)), float(np.mean(y))
+    elif method == "log-welch":
+        ca, cb = float(np.exp(np.log(x).mean())), float(np.exp(np.log(y).mean()))
+    else:
+        ca, cb = float(np.median(x)), float(np.median(y))
+    base = replace(base, center_a=ca, center_b=cb, method=method)
     if ca == 0:
         return replace(base, verdict="A's centre is 0: no percentage")
     if na < MIN_REPETITIONS or nb < MIN_REPETITIONS:
-        diff = 100 * (cb - ca) / ca
-        return replace(base, diff_pct=diff, outcome="few",
+        return replace(base, diff_pct=100 * (cb - ca) / abs(ca), outcome="few",
                        verdict=f"not enough repetitions ({na} and {nb}; a verdict needs {MIN_REPETITIONS} a side)")
-    flat_x, flat_y = _flat(x), _flat(y)
-    if flat_x and flat_y and math.isclose(ca, cb, rel_tol=1e-9):
-        return replace(base, diff_pct=0.0, ci_low_pct=0.0, ci_high_pct=0.0, p=1.0, mde_pct=0.0)
-    if estimator == "mean" and not (flat_x and flat_y):
-        lo, hi, p = _welch(x, y)
-        effect = cb - ca
-    else:  # skewed data, or no spread at all (Welch undefined): rank-based
-        effect, lo, hi, p = hodges_lehmann(a, b)
     pct = 100 / abs(ca)
-    return replace(base, diff_pct=effect * pct, ci_low_pct=lo * pct, ci_high_pct=hi * pct, p=p,
-                   mde_pct=_mde(x, y, estimator) * pct)
+    if method == "welch":
+        q = (resolution_pct or 0) / 100
+        va, vb = float(np.var(x, ddof=1)) + (q * ca) ** 2 / 12, float(np.var(y, ddof=1)) + (q * cb) ** 2 / 12
+        if _flat(x) and _flat(y) and math.isclose(ca, cb, rel_tol=1e-9):  # equal every time: to the resolution
+            return replace(base, diff_pct=0.0, ci_low_pct=0.0, ci_high_pct=0.0, p=1.0, mde_pct=_mde(va, na, vb, nb) * pct)
+        if va + vb == 0:  # no spread and no resolution: the ranks are all there is
+            return _ranks(base, a, b, pct)
+        lo, hi, p = _welch(ca, va, na, cb, vb, nb)
+        return replace(base, diff_pct=(cb - ca) * pct, ci_low_pct=lo * pct, ci_high_pct=hi * pct, p=p,
+                       mde_pct=_mde(va, na, vb, nb) * pct)
+    if _flat(x) and _flat(y) and math.isclose(ca, cb, rel_tol=1e-9):
+        return replace(base, diff_pct=0.0, ci_low_pct=0.0, ci_high_pct=0.0, p=1.0, mde_pct=0.0)
+    if method == "log-welch":
+        lx, ly = np.log(x), np.log(y)
+        va, vb = float(np.var(lx, ddof=1)), float(np.var(ly, ddof=1))
+        if va + vb == 0:
+            return _ranks(base, a, b, pct)
+        lo, hi, p = _welch(float(lx.mean()), va, na, float(ly.mean()), vb, nb)
+        return replace(base, diff_pct=100 * math.expm1(ly.mean() - lx.mean()), ci_low_pct=100 * math.expm1(lo),
+                       ci_high_pct=100 * math.expm1(hi), p=p, mde_pct=100 * math.expm1(_mde(va, na, vb, nb)))
+    return _ranks(base, a, b, pct)
+
+
+def _ranks(base: Comparison, a: list[float], b: list[float], pct: float) -> Comparison:
+    """The rank-based comparison: Hodges–Lehmann shift, its Mann–Whitney
+    interval and test; the detectable difference from the t-test's power
+    divided by the square root of the Mann–Whitney test's efficiency at
+    the normal (3/π)."""
+    effect, lo, hi, p = hodges_lehmann(a, b)
+    va, vb = float(np.var(a, ddof=1)), float(np.var(b, ddof=1))
+    return replace(base, method="hodges-lehmann", diff_pct=effect * pct, ci_low_pct=lo * pct, ci_high_pct=hi * pct, p=p,
+                   mde_pct=_mde(va, len(a), vb, len(b)) / math.sqrt(3 / math.pi) * pct)
 
 
 def decide(comparisons: list[Comparison]) -> list[Comparison]:
-    """Every comparison a report states, corrected together (Holm's
-    step-down, statsmodels, family-wise error rate :data:`ALPHA`), with its
+    """Every comparison a report states, corrected together
+    (:data:`CORRECTION`, statsmodels ``multipletests``, at :data:`ALPHA`), with its
     verdict: "differs" only with enough repetitions, an adjusted p below α
     and a difference beyond the procedure's resolution; otherwise "no
     difference detected" with the smallest difference that could have been."""

@@ -1,6 +1,6 @@
 """Every comparison a report states, decided together: one family of tests
-for the multiple-comparison correction (:func:`..stats.decide`, Holm), so
-that twelve comparisons at α = 0.05 cannot yield a "differs" by chance
+for the multiple-comparison correction (:func:`..stats.decide`, Benjamini–Hochberg),
+so that twelve comparisons at α = 0.05 do not yield a "differs" by chance
 alone. Views look their comparisons up here by :attr:`Pair.key`.
 """
 

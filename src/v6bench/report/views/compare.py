@@ -1,5 +1,5 @@
 """IPv4 against IPv6, metric by metric: the effect with its interval, the
-test, the Holm-corrected verdict (:mod:`..verdicts`), and descriptive
+test, the corrected verdict (:mod:`..verdicts`), and descriptive
 statistics of every series compared (:mod:`..samples` says what a value is)."""
 
 from __future__ import annotations
@@ -14,13 +14,13 @@ OUTCOME_NAMES = {"differs": "differs (after the correction)", "none": "no differ
                  "few": "not enough repetitions", "other": "not comparable"}
 
 HOW_TO_READ = (
-    f"One value per repetition: a search's NDR or PDR (mean, Welch interval and t-test), a trial's median latency, "
-    f"a reset time or a router latency (Hodges–Lehmann shift, its interval from the Mann–Whitney U test). B − A in % "
-    f"of A's centre (IPv4's, or the first network type's) with its 95 % interval. Every comparison of the report is "
-    f"corrected together ({CORRECTION[1]}, family-wise α = {ALPHA:g}); 'differs' needs {MIN_REPETITIONS} or more "
-    f"repetitions a side and a corrected p below α. 'No difference detected' gives the smallest difference "
-    f"the run could have detected ({POWER:.0%} power): a larger one would most likely have shown. Values the "
-    f"tester limited are left out and counted.")
+    f"One value per repetition: a search's NDR or PDR (difference of means; Welch's interval and t-test, the search's "
+    f"resolution counted in its variance), a trial's median latency or a reset time (ratio of geometric means; Welch "
+    f"on the logarithms). B − A in % of A's centre (IPv4's, or the reference scenario's) with its 95 % interval. "
+    f"Every comparison of the report is corrected together ({CORRECTION[1]}, false discovery rate {ALPHA:g}); "
+    f"'differs' needs {MIN_REPETITIONS} or more repetitions a side and a corrected p below {ALPHA:g}. 'No difference "
+    f"detected' gives the smallest difference the run could have detected ({POWER:.0%} power): a larger one would "
+    f"most likely have shown. Values the tester limited are left out and counted.")
 
 
 def comparisons(data: RunData) -> Section | None:

@@ -7,7 +7,7 @@ from __future__ import annotations
 from ..data import RunData
 from ..model import Figure, Section, Series, Table
 from ..stats import DESCRIPTION_COLUMNS, anova, describe
-from .group import mean
+from ..group import mean
 
 
 def reset(data: RunData) -> Section | None:

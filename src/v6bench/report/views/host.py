@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from ..data import RunData
 from ..model import Figure, Section, Series, Table
-from .group import by, mean
+from ..group import by, mean
 
 
 def host_stack(data: RunData) -> Section | None:

@@ -24,7 +24,7 @@ from .. import samples, verdicts
 from ..samples import delay_where, load_trials, network_type
 from ..stats import COMPARISON_COLUMNS, DESCRIPTION_COLUMNS, describe_histogram
 from .compare import HOW_TO_READ
-from .group import by, families, mean, series_key
+from ..group import by, families, mean, series_key
 
 HIST_BINS = 60
 

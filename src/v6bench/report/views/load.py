@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from ..data import RunData, TestData
 from ..model import Figure, Section, Series, Table
-from .group import by, cv_pct, dut_cpu_pct, load_pct, mean, measured, series_key
+from ..group import by, cv_pct, dut_cpu_pct, load_pct, mean, measured, series_key
 
 
 def _points(t: TestData) -> list[tuple[float, dict]]:

@@ -9,7 +9,7 @@ from __future__ import annotations
 from ...rates import format_link_speed, line_rate_fps
 from ..data import RunData
 from ..model import Figure, Section, Series, Table
-from .group import by, cv_pct, mean, mix_key, series_key
+from ..group import by, cv_pct, mean, mix_key, series_key
 
 def _sizes(lo: int, hi: int, n: int = 48) -> tuple[int, ...]:
     """Frame sizes to draw the line-rate curve through (it is not linear in the size)."""

@@ -11,7 +11,7 @@ import statistics
 from collections import defaultdict
 from typing import Callable, Hashable, Iterable, TypeVar
 
-from ..data import TestData
+from .data import TestData
 
 T = TypeVar("T")
 

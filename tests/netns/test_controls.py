@@ -1,0 +1,53 @@
+"""The verdicts' controls on the emulated lab (campaigns/control.toml): an
+A/A comparison gives no "differs" over at least 10 comparisons, and known
+differences are found: a DUT limited to 30,000 against 20,000 frames/s,
+and the router inline (in the tester's system call) against on its own CPU."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from cli_site import clean_site, remove_run_dir, v6bench  # noqa: F401
+from v6bench.report import data, verdicts
+from v6bench.store.db import Store
+
+pytestmark = [pytest.mark.netns, pytest.mark.usefixtures("clean_site", "remove_run_dir")]
+
+CAMPAIGN = Path(__file__).resolve().parents[2] / "campaigns" / "control.toml"
+
+
+@pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="the split arrangement needs 2 CPUs")
+def test_aa_control_finds_nothing_and_known_differences_are_found(tmp_path):
+    f = tmp_path / "control.toml"
+    shutil.copy(CAMPAIGN, f)
+    db = tmp_path / "r.db"
+    r = v6bench("run", str(f), "--db", str(db), timeout=900)
+    assert r.returncode == 0, r.stderr[-3000:]
+    assert "design: randomized order, 5 repetition block(s)" in r.stderr
+    with Store(db) as store:
+        run_id = store.latest_run_id()
+        decided = verdicts.of(data.load(store, run_id))
+        design = store.run(run_id)["environment"]["design"]
+    assert design["blocks"] == 5 and len(design["schedule"]) == 45
+    # The schedule interleaves: every block visits each of the 4 scenarios (the lab switches between them).
+    scenario = [k.split("/")[0] for k in design["schedule"]]
+    assert sum(a != b for a, b in zip(scenario, scenario[1:])) >= 4 * 5 - 5
+
+    aa = [(p, c) for (metric, point, b), (p, c) in decided.items() if "A/A control" in b]
+    assert len(aa) >= 10, [p.key for p, _ in aa]
+    assert all(c.outcome == "none" for _, c in aa), [(p.key, c.verdict) for p, c in aa if c.outcome != "none"]
+    assert all(c.mde_pct is not None for _, c in aa)
+
+    limit = [(p, c) for (metric, point, b), (p, c) in decided.items() if b == "limit-30k" and metric.startswith("throughput")]
+    assert {p.metric for p, _ in limit} == {"throughput NDR [fps]", "throughput PDR [fps]"}
+    for p, c in limit:
+        assert c.outcome == "differs", c.verdict
+        assert 30 < c.diff_pct < 70 and c.ci_low_pct > 20, (p.key, c.diff_pct, c.ci_low_pct)
+
+    inline = [(p, c) for (metric, point, b), (p, c) in decided.items() if b.startswith("inline")]
+    assert len(inline) == 8
+    assert all(c.outcome == "differs" and c.diff_pct < -50 for _, c in inline), [(p.key, c.verdict) for p, c in inline]
