@@ -56,7 +56,7 @@ def main() -> int:
     args = ap.parse_args()
     site = Site.from_env()
     db = Path(args.db) if args.db else Path(tempfile.mkdtemp(prefix="v6bench-repeat-")) / "r.db"
-    rows = []
+    rows: list[tuple] = []
     with Store(db) as store:
         for arrangement in args.arrangements.split(","):
             c = campaign(arrangement, args.searches, args.trial_duration, args.search)
@@ -67,11 +67,15 @@ def main() -> int:
             for p in samples.families(d):
                 metric = p.metric.split(" [")[0].replace("throughput ", "")
                 if p.point.startswith("128 B") and metric in ("NDR", "PDR", "median latency"):
-                    for fam, xs in p.values.items():
-                        values[(metric, fam)] = xs
-                        left_out[(metric, fam)] = p.excluded
+                    for fam in ("IPv4", "IPv6"):
+                        values[(metric, fam)] = p.values.get(fam, [])
+                        left_out[(metric, fam)] = p.excluded  # both families' (a pair counts them together)
             for (metric, fam), xs in sorted(values.items()):
                 target = TARGETS_PCT.get(metric)
+                if not xs:
+                    rows.append((arrangement, fam, metric, 0, left_out[(metric, fam)], None, None, None, "-",
+                                 f"<= {target:g} %" if target else "", "not measurable: every search capped by the tester"))
+                    continue
                 c_pct = 100 * statistics.stdev(xs) / statistics.fmean(xs) if len(xs) > 1 and statistics.fmean(xs) else None
                 met = "-" if target is None or c_pct is None else ("met" if c_pct <= target else "NOT met")
                 rows.append((arrangement, fam, metric, len(xs), left_out.get((metric, fam), 0), statistics.fmean(xs),
@@ -80,6 +84,9 @@ def main() -> int:
           f"{'CV':>8} {'target':>8}  verdict")
     for a, fam, metric, n, capped, mean, lo, hi, c_txt, target, met in rows:
         unit = "µs" if metric == "median latency" else "fps"
+        if mean is None:
+            print(f"{a:<11} {fam:<6} {metric:<15} {n:>3} {capped:>6} {'-':>12} {'-':>12} {'-':>12} {c_txt:>8} {target:>8}  {met}")
+            continue
         print(f"{a:<11} {fam:<6} {metric:<15} {n:>3} {capped:>6} {mean:>9,.1f} {unit:<2} {lo:>9,.1f} {unit:<2} "
               f"{hi:>9,.1f} {unit:<2} {c_txt:>8} {target:>8}  {met}", flush=True)
     print(f"(results in {db})")
