@@ -254,9 +254,11 @@ def _run(args: argparse.Namespace) -> int:
         link = parse_link_speed(args.link_speed) if args.link_speed else None
         if args.topology:
             parse_topology(args.topology)  # bad input before any privileged work
-        with Store(args.db) as store:
-            st = selftest.ensure(site, store, args.selftest, (req.frame_size,), (req.frame_size,),
-                                 (args.mtu or Mtus()).largest, args.cpu_arrangement, _say)
+        st = None
+        if args.selftest != "never" or os.path.exists(args.db):  # `never` creates no database
+            with Store(args.db) as store:
+                st = selftest.ensure(site, store, args.selftest, (req.frame_size,), (req.frame_size,),
+                                     (args.mtu or Mtus()).largest, args.cpu_arrangement, _say)
         with control.for_trial(site, args.topology, link, args.mtu, args.cpu_arrangement, _dut(args)) as lab:
             result = runner.run(lab, req, site.engine_pid_file, selftest=st[1] if st else None)
         print(json.dumps(result, indent=1) if args.json else table.render(result))
