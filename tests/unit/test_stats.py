@@ -144,3 +144,22 @@ def test_a_known_difference_is_found():
     assert [c.outcome for c in out] == ["differs", "differs"]
     assert out[0].ci_low_pct < 50 < out[0].ci_high_pct
     assert "slower" in out[1].verdict
+
+
+def test_suspect_and_tester_limited_trials_leave_the_latency_samples():
+    from v6bench.report import data, samples
+
+    def trial(v, p50, limited=False, suspect=False):
+        return {"call": "measure", "call_args": {"load_fps": 1000.0}, "tester_limited": limited,
+                "streams": [{"ip_version": v, "latency_ns": {"p50": p50}}],
+                "result": {"suspect_reasons": ["stream x: 3 frames received before they were sent"] if suspect else []}}
+
+    tests = []
+    for i, (mix, v) in enumerate((("100/0", 4), ("0/100", 6))):
+        trials = (trial(v, 50_000), trial(v, 51_000), trial(v, 1, suspect=True), trial(v, 9e6, limited=True))
+        row = {"load": "1kfps", "load_fps": 1000.0, "tester_limited_trials": 1, "families": {}}
+        tests.append(data.TestData(i, "latency", mix, 128, False, 1, {"params": {}}, {"loads": [row]}, trials))
+    run = data.RunData({"environment": {}}, None, tuple(tests), 0)
+    (pair,) = samples.families(run)
+    assert pair.values == {"IPv4": [50.0, 51.0], "IPv6": [50.0, 51.0]}
+    assert pair.excluded == 4  # per family: one tester-limited, one suspect

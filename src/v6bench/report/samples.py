@@ -18,7 +18,8 @@ the tester limited and were left out.
   comparison already: stating it twice would count it twice in the
   correction).
 
-Tester-limited values never enter a sample (DEVELOPERS.md); they are
+Tester-limited values never enter a sample (DEVELOPERS.md), nor do the
+delays of suspect trials (frames timed before they were sent); both are
 counted in ``excluded``.
 """
 
@@ -87,6 +88,12 @@ def load_trials(t: TestData, row: dict) -> list[dict]:
         if row["load_fps"] else []
 
 
+def suspect_trials(t: TestData, row: dict) -> list[dict]:
+    """The trials :func:`load_trials` leaves out for their delays alone."""
+    return [x for x in measured(t, row["load_fps"]) if (x.get("result") or {}).get("suspect_reasons")] \
+        if row["load_fps"] else []
+
+
 def _throughput(data: RunData, pairs: dict) -> None:
     for t in data.of("throughput"):
         if not t.family:
@@ -107,7 +114,7 @@ def _latency(data: RunData, pairs: dict) -> None:
         for row in t.result["loads"]:
             point = f"{t.label(mix=False, size=True)} at {row['load']} ({_mixes(t)})".strip()
             p = _pair(pairs, "median latency [µs]", point, "slower", "location")
-            p.excluded += row.get("tester_limited_trials", 0)
+            p.excluded += row.get("tester_limited_trials", 0) + len(suspect_trials(t, row))
             for trial in load_trials(t, row):
                 for v, streams in trial_families(trial).items():
                     if t.family in (None, v):

@@ -117,7 +117,7 @@ class Comparison:
     p: float | None = None
     #: The smallest difference [% of A] this comparison could have detected (power :data:`POWER`, α :data:`ALPHA`).
     mde_pct: float | None = None
-    #: Values left out because the tester limited them (counted, never compared).
+    #: Values left out because the tester limited them or their delays are suspect (counted, never compared).
     excluded: int = 0
     higher: str = "higher"
     #: What B is called in the verdict ("IPv6", a network type).
@@ -149,7 +149,7 @@ class Comparison:
 OUTCOMES = ("differs", "none", "few", "other")
 
 #: The report's columns for :meth:`Comparison.row`.
-COMPARISON_COLUMNS = ("n A", "centre A", "n B", "centre B", "tester-limited, left out", "effect", "B − A %",
+COMPARISON_COLUMNS = ("n A", "centre A", "n B", "centre B", "left out (tester-limited or suspect)", "effect", "B − A %",
                       "95 % CI low %", "95 % CI high %", "test", "p", "p (corrected)", "detectable ± %", "verdict")
 
 #: The family-wise error rate of a report's verdicts, and the power at which

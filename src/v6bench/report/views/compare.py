@@ -67,7 +67,7 @@ def summary(compared: list) -> Table:
             rows.append((name, len(hits), listed + (f"; … {len(hits) - 12} more" if len(hits) > 12 else "")))
     limited = sum(p.excluded for p, _ in compared)
     if limited:
-        rows.append(("tester-limited values left out", limited, "not the DUT's: never compared"))
+        rows.append(("values left out (tester-limited or suspect)", limited, "not the DUT's: never compared"))
     return Table("summary", "Summary", ("outcome", "comparisons", "which (B − A)"), tuple(rows),
                  f"Every comparison of the run by its verdict, {CORRECTION[1]}-corrected together (details in the "
                  "tables that follow).")
