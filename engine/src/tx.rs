@@ -93,11 +93,11 @@ pub struct TxReport {
     pub max_backlog_frames: u64,
     /// From t0 to the start of the hand-over of the last frame [ns].
     pub send_span_ns: u64,
-    /// Longest send call [ns]: each frame's transmit timestamp is taken as
-    /// it is built, just before the call that hands it over, so a frame
-    /// left at most this long after its stamp (the last of a batch).
+    /// Longest batch, from before its first frame is built to the end of
+    /// the send call [ns]: each frame's transmit timestamp is taken as it
+    /// is built, so a frame left at most this long after its stamp.
     pub max_send_call_ns: u64,
-    /// Sum of send-call durations [ns], for their mean.
+    /// Sum of those batch durations [ns], for their mean.
     pub send_call_ns_total: u64,
     /// Achieved offered rate [frames/s]: (frames − 1) / time from the first
     /// frame's due time to the last frame's hand-over (or due time, if
@@ -190,9 +190,9 @@ pub fn run(job: TxJob, t0: u64, deadline: u64, stop: &AtomicBool) -> TxReport {
             *pieces = t.wire_frames() - first;
         }
         // SAFETY: msgs[..n] point at iovecs and buffers that live until the call returns.
-        let call_start = clock::monotonic_ns();
         let r = unsafe { libc::sendmmsg(job.fd, msgs.as_mut_ptr(), n as libc::c_uint, 0) };
-        let call_ns = clock::monotonic_ns() - call_start;
+        // From the batch's start (`now`, before its first stamp): one clock read per call, an upper bound.
+        let call_ns = clock::monotonic_ns() - now;
         rep.max_send_call_ns = rep.max_send_call_ns.max(call_ns);
         rep.send_call_ns_total += call_ns;
         rep.sendmmsg_calls += 1;
