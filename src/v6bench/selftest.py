@@ -12,13 +12,14 @@ standard deviation (seed 003 calibrated its capture host so: 6 µs).
 
 The result is stored in the results database; every run records the
 latest one, and a trial above 90 % of the capacity at its frame size is
-``tester_limited`` (:mod:`v6bench.trial.measurer`). :func:`stale` says
+``tester_limited`` (:mod:`v6bench.trial.tester_limits`). :func:`stale` says
 why a stored self-test no longer describes this tester: another kernel,
 engine build, CPU arrangement, or frames larger than its link carried.
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import platform
@@ -141,6 +142,7 @@ def _plain(v):
     return list(v) if isinstance(v, (list, tuple)) else v
 
 
+@functools.cache  # the binary does not change under a running command; a run asks once per scenario visit
 def _engine_sha256() -> str | None:
     try:
         return hashlib.sha256(engine.binary().read_bytes()).hexdigest()

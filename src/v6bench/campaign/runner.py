@@ -195,13 +195,15 @@ def _eta(seconds: float) -> str:
 
 def run(c: Campaign, store: Store, run_id: int, make_tester: Callable[[Point], Tester | HostTester],
         progress: Callable[[str], None], scenario: str | None = None, points: list[Point] | None = None,
-        spent: list[float] | None = None) -> dict:
+        spent: list[float] | None = None, plan: list[Point] | None = None) -> dict:
     """Runs the points of the run's order (:func:`planned`) not done yet in
     ``run_id``: all of them, those of ``scenario``, or ``points`` (one
     visit of the session); returns counts. ``spent``: seconds per test so
-    far in this session (for the ETA across visits), appended to. The caller brings up the lab
-    and marks the run finished, interrupted or failed."""
-    plan = planned(c, store, run_id)
+    far in this session (for the ETA across visits), appended to;
+    ``plan``: the run's order if the caller has it (else read from the
+    run). The caller brings up the lab and marks the run finished,
+    interrupted or failed."""
+    plan = planned(c, store, run_id) if plan is None else plan
     done = store.done_points(run_id)
     pending = [p for p in plan if p.key not in done]
     todo = [p for p in (points if points is not None else plan)

@@ -94,7 +94,7 @@ def run(site: Site, c: Campaign, store: Store, resume: bool, command: str,
                 seen.add(sc.name)
                 where = f" scenario {sc.name}:" if sc.name else ""
                 progress(f"run {run_id}:{where} {c.name} on {control.describe(lab)} → {store.path}")
-                _run_visit(site, c, store, run_id, lab, st, progress, points, spent)
+                _run_visit(site, c, store, run_id, lab, st, progress, points, spent, plan)
     except KeyboardInterrupt:
         if run_id is not None:
             store.finish_run(run_id, "interrupted")
@@ -108,7 +108,8 @@ def run(site: Site, c: Campaign, store: Store, resume: bool, command: str,
 
 
 def _run_visit(site: Site, c: Campaign, store: Store, run_id: int, lab: LabState, st: tuple[int, dict] | None,
-               progress: Callable[[str], None], points: list[runner.Point], spent: list[float]) -> None:
+               progress: Callable[[str], None], points: list[runner.Point], spent: list[float],
+               plan: list[runner.Point]) -> None:
     holder = {"lab": lab}
 
     def make_tester(p: runner.Point) -> LabMeasurer | HostMeasurer:
@@ -120,4 +121,4 @@ def _run_visit(site: Site, c: Campaign, store: Store, run_id: int, lab: LabState
                                        p.test.matrix.drain_s, st[1] if st else None, p.test.traffic)
         return holder["tester"]
 
-    runner.run(c, store, run_id, make_tester, progress, points=points, spent=spent)
+    runner.run(c, store, run_id, make_tester, progress, points=points, spent=spent, plan=plan)

@@ -53,6 +53,7 @@ class Sampler:
     def __init__(self, pids: list[int], cpus: list[int], pin: int | None, interval_s: float = INTERVAL_S) -> None:
         self.pids, self.cpus, self.pin, self.interval_s = pids, cpus, pin, interval_s
         self.samples: list[tuple[int, dict[int, int | None], dict[int, float]]] = []
+        self.times: list[int] = []  # the samples' times, for bisection
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._loop, name="cpu-sampler", daemon=True)
 
@@ -60,6 +61,7 @@ class Sampler:
         now = time.time_ns()
         self.samples.append((now, {p: napi.cpu_time_ns(p) for p in self.pids},
                              {c: now - idle for c, idle in cpu_idle_ns(self.cpus).items()}))
+        self.times.append(now)
 
     def _loop(self) -> None:
         if self.pin is not None:
@@ -81,7 +83,7 @@ class Sampler:
     def _at(self, t_ns: int, value) -> float | None:
         """A cumulative series (``value(sample)``) interpolated at ``t_ns``; None outside the samples."""
         s = self.samples
-        i = bisect.bisect_left([x[0] for x in s], t_ns)
+        i = bisect.bisect_left(self.times, t_ns)
         if not s or i >= len(s) or (i == 0 and s[0][0] != t_ns):
             return None
         if s[i][0] == t_ns:
