@@ -43,6 +43,18 @@ class Measurement:
             raise ValueError("frame counts are never negative")
 
     @property
+    def tester_over_capacity(self) -> bool:
+        """The load was beyond what the tester can offer at all (its
+        self-test, ``detail``): a repeat cannot change that."""
+        return bool((self.detail or {}).get("tester_over_capacity"))
+
+    @property
+    def suspect(self) -> bool:
+        """The counts hold but the delays cannot be trusted (frames timed
+        before they were sent, ``detail``)."""
+        return bool((self.detail or {}).get("suspect_reasons"))
+
+    @property
     def lost_frames(self) -> int:
         return max(self.tx_frames - self.rx_frames, 0)
 

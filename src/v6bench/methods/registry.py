@@ -16,7 +16,7 @@ from typing import Any, Callable
 
 from ..errors import UsageError
 from ..rates import parse_rate
-from . import back_to_back, latency, loss, mesh, recovery, reset, rr_latency, stack_throughput, throughput
+from . import back_to_back, latency, loss, mesh, recovery, reset, retry, rr_latency, stack_throughput, throughput
 from .measurer import HostTester, Tester
 
 
@@ -91,7 +91,15 @@ def kind(name: str) -> Kind | HostKind:
 
 
 def run(k: Kind, tester: Tester, params: Any, point: Point, throughput_search: throughput.Params) -> dict:
-    """Runs one test; adds ``throughput_fps`` and where it came from when the kind needs it."""
+    """Runs one test, repeating trials the tester spoiled (:mod:`.retry`);
+    adds ``throughput_fps`` and where it came from when the kind needs it,
+    and ``trials_repeated`` when a trial was run again."""
+    retrying = retry.Retrying(tester)
+    result = _run(k, retrying, params, point, throughput_search)
+    return {**result, "trials_repeated": retrying.repeated} if retrying.repeated else result
+
+
+def _run(k: Kind, tester: Tester, params: Any, point: Point, throughput_search: throughput.Params) -> dict:
     ndr = None
     extra: dict = {}
     if k.needs_throughput(params):

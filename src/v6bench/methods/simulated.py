@@ -53,6 +53,10 @@ class SimulatedTester:
             })
         return tuple(out)
 
+    def _detail(self, load_fps: float) -> dict | None:
+        """The simulated tester's limit is its capacity: a repeat would not help (methods/retry.py)."""
+        return {"tester_over_capacity": True} if load_fps > self.tester_max_fps else None
+
     def measure(self, duration_s: float, load_fps: float) -> Measurement:
         self.calls.append(("measure", duration_s, load_fps))
         tx = max(1, round(load_fps * duration_s))
@@ -60,7 +64,7 @@ class SimulatedTester:
         rx = min(tx, round(cap * duration_s) + self.buffer_frames if load_fps > cap else tx)
         lat = self.latency_ns * (1 + 4 * min(load_fps / self.capacity_fps, 1) ** 8)
         return Measurement(duration_s, load_fps, min(load_fps, self.tester_max_fps), tx, rx,
-                           load_fps > self.tester_max_fps, streams=self._streams(tx, rx, lat, 1e9 / load_fps))
+                           load_fps > self.tester_max_fps, self._detail(load_fps), streams=self._streams(tx, rx, lat, 1e9 / load_fps))
 
     def burst(self, frames: int) -> Measurement:
         self.calls.append(("burst", frames))
@@ -68,7 +72,7 @@ class SimulatedTester:
         lost = max(0, round(queued - self.buffer_frames))
         duration_s = frames / self.line_fps
         return Measurement(duration_s, self.line_fps, self.line_fps, frames, frames - lost,
-                           self.line_fps > self.tester_max_fps, streams=self._streams(frames, frames - lost, self.latency_ns, 0))
+                           self.line_fps > self.tester_max_fps, self._detail(self.line_fps), streams=self._streams(frames, frames - lost, self.latency_ns, 0))
 
     def step(self, duration_s: float, load_fps: float, after_s: float, then_fps: float) -> Measurement:
         self.calls.append(("step", duration_s, load_fps, after_s, then_fps))
@@ -79,7 +83,7 @@ class SimulatedTester:
         window = {"first_due_s": self.buffer_frames / max(load_fps - self.capacity_fps, 1e-9),
                   "last_due_s": after_s + (self.recovery_s if over else 0.0)} if lost else None
         return Measurement(duration_s, tx / duration_s, tx / duration_s, tx, tx - lost, load_fps > self.tester_max_fps,
-                           streams=self._streams(tx, tx - lost, self.latency_ns, 1e9 / then_fps, window))
+                           self._detail(load_fps), streams=self._streams(tx, tx - lost, self.latency_ns, 1e9 / then_fps, window))
 
     def reset(self, duration_s: float, load_fps: float, at_s: float, kind: str) -> Measurement:
         self.calls.append(("reset", duration_s, load_fps, at_s, kind))
@@ -87,5 +91,5 @@ class SimulatedTester:
         outage = self.outage_s[kind]
         lost = round(outage * load_fps)
         return Measurement(duration_s, load_fps, load_fps, tx, tx - lost, load_fps > self.tester_max_fps,
-                           streams=self._streams(tx, tx - lost, self.latency_ns, outage * 1e9 + 1e9 / load_fps),
+                           self._detail(load_fps), streams=self._streams(tx, tx - lost, self.latency_ns, outage * 1e9 + 1e9 / load_fps),
                            extra={"reset_kind": kind, "reset_at_s": at_s, "reset_took_s": 0.01})

@@ -53,8 +53,11 @@ def latency_floor(selftest: dict | None, frame_size: int) -> dict | None:
 
 
 def apply(result: dict, selftest: dict | None, frame_size: int) -> None:
-    """Adds the self-test's verdict and floor to a v6bench trial result."""
+    """Adds the self-test's verdict and floor to a v6bench trial result;
+    ``tester_over_capacity`` tells a load the tester cannot offer at all
+    (a repeat cannot help, methods/retry.py) from a passing stall."""
     why = limit_reason(selftest, frame_size, result["intended_fps"])
+    result["tester_over_capacity"] = bool(why)
     if why:
         result["tester_limited_reasons"].append(why)
         result["tester_limited"] = True

@@ -1,0 +1,70 @@
+"""A trial the tester spoiled is run again.
+
+On a shared machine the tester stalls now and then: its sender falls
+behind and catches up in a burst, its receive queue overflows while it is
+descheduled, or a clock read lands on the wrong side of a send. Such a
+trial is ``tester_limited`` (its counts are not the DUT's) or ``suspect``
+(its delays are not), and it is never reported as the DUT's
+(DEVELOPERS.md). Left at that, one stall costs a search its result (the
+load becomes "out of reach" and the throughput a lower bound) or a
+latency series a repetition, and a comparison may fall below the
+repetitions a verdict needs (report/stats.py).
+
+So every method runs its trials through :class:`Retrying`: a spoiled
+trial is run again, at most :data:`RETRIES` more times, and the method
+sees the last attempt. Not so when the load is beyond the tester's
+self-tested capacity (``tester_over_capacity``): a repeat cannot change
+that. Every attempt is a trial of its own (the campaign's recorder stores
+each), the returned one counts the attempts before it in
+``extra["spoiled_attempts"]``, and the test's result counts all repeats
+in ``trials_repeated`` (methods/registry.py). Each attempt is a bounded trial, so the
+repeats are bounded too.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Callable
+
+from .measurer import Measurement, Tester
+
+#: How many times a spoiled trial is run again.
+RETRIES = 2
+
+
+def spoiled(m: Measurement) -> bool:
+    """Whether a repeat of the trial could give the DUT's figures where this one did not."""
+    return (m.tester_limited and not m.tester_over_capacity) or m.suspect
+
+
+class Retrying:
+    """A :class:`~.measurer.Tester` that repeats spoiled trials of ``tester``."""
+
+    def __init__(self, tester: Tester, retries: int = RETRIES) -> None:
+        self.tester, self.retries = tester, retries
+        self.line_fps = tester.line_fps
+        self.repeated = 0
+
+    def _again(self, trial: Callable[[], Measurement]) -> Measurement:
+        m = trial()
+        earlier = 0
+        while spoiled(m) and earlier < self.retries:
+            earlier += 1
+            self.repeated += 1
+            m = trial()
+        return replace(m, extra={**m.extra, "spoiled_attempts": earlier}) if earlier else m
+
+    def measure(self, duration_s: float, load_fps: float) -> Measurement:
+        return self._again(lambda: self.tester.measure(duration_s, load_fps))
+
+    def burst(self, frames: int) -> Measurement:
+        return self._again(lambda: self.tester.burst(frames))
+
+    def step(self, duration_s: float, load_fps: float, after_s: float, then_fps: float) -> Measurement:
+        return self._again(lambda: self.tester.step(duration_s, load_fps, after_s, then_fps))
+
+    def mesh(self, pattern: str, duration_s: float, load_fps: float) -> Measurement:
+        return self._again(lambda: self.tester.mesh(pattern, duration_s, load_fps))  # type: ignore[attr-defined]
+
+    def reset(self, duration_s: float, load_fps: float, at_s: float, kind: str) -> Measurement:
+        return self._again(lambda: self.tester.reset(duration_s, load_fps, at_s, kind))

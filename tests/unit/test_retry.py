@@ -1,0 +1,97 @@
+"""Trials the tester spoiled are run again, a bounded number of times,
+and never when the load was beyond the tester's capacity (methods/retry.py)."""
+
+from dataclasses import replace
+
+import pytest
+
+from v6bench.campaign import runner, spec
+from v6bench.methods import registry, retry, throughput
+from v6bench.methods.simulated import SimulatedTester
+from v6bench.store.db import Store
+
+STALLED = {"tester_limited_reasons": ["300 frames sent in one catch-up burst"]}
+SUSPECT = {"suspect_reasons": ["stream x: 3 frames received before they were sent"]}
+
+
+class Stalls(SimulatedTester):
+    """The simulated DUT behind a tester that stalls in the trials numbered in ``stall`` (0-based)."""
+
+    def __init__(self, *a, stall=(), spoil=STALLED, **kw):
+        super().__init__(*a, **kw)
+        self.stall, self.spoil, self.n = set(stall), spoil, 0
+
+    def measure(self, duration_s, load_fps):
+        m = super().measure(duration_s, load_fps)
+        self.n += 1
+        if self.n - 1 in self.stall:
+            return replace(m, tester_limited="tester_limited_reasons" in self.spoil, detail={**(m.detail or {}), **self.spoil})
+        return m
+
+
+@pytest.mark.parametrize("spoil", [STALLED, SUSPECT])
+def test_a_spoiled_trial_is_run_again_and_the_last_attempt_returned(spoil):
+    t = Stalls(50_000, stall={0}, spoil=spoil)
+    r = retry.Retrying(t)
+    m = r.measure(1.0, 10_000)
+    assert len(t.calls) == 2 and not retry.spoiled(m)
+    assert m.extra["spoiled_attempts"] == 1 and r.repeated == 1
+
+
+def test_repeats_are_bounded():
+    t = Stalls(50_000, stall=range(100))
+    m = retry.Retrying(t).measure(1.0, 10_000)
+    assert len(t.calls) == 1 + retry.RETRIES and m.tester_limited
+    assert m.extra["spoiled_attempts"] == retry.RETRIES
+
+
+def test_a_load_beyond_the_testers_capacity_is_not_repeated():
+    t = SimulatedTester(900_000, tester_max_fps=300_000)
+    m = retry.Retrying(t).measure(1.0, 400_000)
+    assert m.tester_limited and m.tester_over_capacity and len(t.calls) == 1 and "spoiled_attempts" not in m.extra
+
+
+def _loads(params):
+    """The loads an undisturbed search tries, in order."""
+    t = SimulatedTester(50_000, buffer_frames=0)
+    throughput.run(t, params, 128)
+    return [c[2] for c in t.calls]
+
+
+@pytest.mark.parametrize("search", ["binary", "mlr"])
+def test_one_stall_no_longer_turns_a_search_into_a_lower_bound(search):
+    params = throughput.Params(search=search, trial_duration_s=1, resolution=0.01)
+    # The first trial at a load the DUT passes stalls: unprotected, the search's result is a lower bound …
+    first_pass = next(n for n, c in enumerate(_loads(params)) if c <= 50_000)
+    bare = throughput.run(Stalls(50_000, buffer_frames=0, stall={first_pass}), params, 128)
+    assert bare["ndr"]["is_lower_bound"]
+    # … through registry.run it is run again and the search finds the DUT's NDR.
+    t = Stalls(50_000, buffer_frames=0, stall={first_pass})
+    r = registry.run(registry.kind("throughput"), t, params, registry.Point(128, 100e6), params)
+    assert not r["ndr"]["is_lower_bound"] and 49_000 <= r["ndr_fps"] <= 50_000
+    assert r["trials_repeated"] == 1
+
+
+def test_every_attempt_is_stored_as_a_trial(tmp_path):
+    c = spec.parse_campaign("""
+name = "t"
+[lab]
+topology = "a"
+link_speed = "100M"
+[matrix]
+mixes = ["100/0"]
+frame_sizes = [128]
+[[test]]
+kind = "latency"
+loads = ["10kfps"]
+trial_duration_s = 1.0
+repeat = 3
+""", "t.toml")
+    store = Store(tmp_path / "r.db")
+    rid = store.start_run(c.name, "test", {"kernel": "x"}, None, c.path, c.sha256, c.text)
+    runner.run(c, store, rid, lambda p: Stalls(50_000, line_fps=84_459.0, stall={1}), lambda s: None)
+    (test,) = store.tests(rid)
+    trials = store.trials(test["id"])
+    assert [bool(x["tester_limited"]) for x in trials] == [False, True, False, False]
+    assert test["result"]["trials_repeated"] == 1
+    assert test["result"]["loads"][0]["families"]["4"]["repetitions"] == 3
