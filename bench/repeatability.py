@@ -1,16 +1,22 @@
 """Repeatability of throughput and latency on the emulated lab (issue 15).
 
-Runs, per CPU arrangement, a campaign of ``--searches`` throughput searches
-per family (100/0 and 0/100) at 128 B on topology a, 1G, with one latency
-trial at 10 % of line rate per family and block, all in randomized
-interleaved blocks (as every v6bench run), and prints per family and
-arrangement the coefficient of variation (CV = sample standard deviation /
-mean) of the NDR, the PDR and the per-trial median latency, with the
-targets on this 2-vCPU machine: PDR CV <= 5 %, NDR CV <= 10 %. Searches the
-tester capped (lower bounds) are counted and left out, as in reports.
+Runs, per CPU arrangement and search, a campaign of ``--searches``
+throughput searches per family (100/0 and 0/100) at 128 B on topology a,
+1G, with one latency trial at 10 % of line rate per family and block, all
+in randomized interleaved blocks (as every v6bench run), and prints per
+family, arrangement and search the coefficient of variation (CV = sample
+standard deviation / mean) of the NDR, the PDR and the per-trial median
+latency, with the targets on this 2-vCPU machine: PDR CV <= 5 %, NDR CV
+<= 10 %. Searches the tester capped (lower bounds) are counted and left
+out, as in reports.
+
+The searches (``--search``, :data:`SEARCHES`): ``binary``, RFC 2544
+bisection with 2-s trials, where one trial decides a load; ``mlr``,
+MLRsearch with CSIT's kind of goals: 1-s trials, a load decided by 10 s of
+them, failing only when more than half of that time lost frames.
 
 Run as root: `make bench` or `.venv/bin/python bench/repeatability.py`
-(about 8 minutes per arrangement with the defaults).
+(about 10 minutes for binary and 40 for mlr with the defaults).
 """
 
 from __future__ import annotations
@@ -31,11 +37,20 @@ from v6bench.store.db import Store
 TARGETS_PCT = {"PDR": 5.0, "NDR": 10.0}
 
 
-def campaign(arrangement: str, searches: int, trial_s: float, search: str) -> spec.Campaign:
-    d = {"name": f"repeatability-{arrangement}", "lab": {"topology": "a", "link_speed": "1G", "cpu_arrangement": arrangement},
+#: The throughput searches compared: [test] keys of a campaign.
+SEARCHES = {
+    "binary": {"search": "binary", "trial_duration_s": 2.0},
+    "mlr": {"search": "mlr", "trial_duration_s": 1.0, "duration_sum_s": 10.0},
+}
+
+
+def campaign(arrangement: str, searches: int, search: str) -> spec.Campaign:
+    tp = {"kind": "throughput", "resolution": 0.01, **SEARCHES[search]}
+    trial_s = SEARCHES[search]["trial_duration_s"]
+    d = {"name": f"repeatability-{arrangement}-{search}", "lab": {"topology": "a", "link_speed": "1G", "cpu_arrangement": arrangement},
          "selftest": {"when": "if-stale", "frame_sizes": [128]},
          "matrix": {"mixes": ["100/0", "0/100"], "frame_sizes": [128], "repeat": searches, "drain_s": 0.5},
-         "test": [{"kind": "throughput", "search": search, "trial_duration_s": trial_s, "resolution": 0.01},
+         "test": [tp,
                   {"kind": "latency", "loads": ["10%"], "trial_duration_s": trial_s, "repeat": 1}]}
     return spec.from_dict(d, json.dumps(d, sort_keys=True), "repeatability")
 
@@ -46,12 +61,35 @@ def cv(xs: list[float]) -> str:
     return f"{100 * statistics.stdev(xs) / statistics.fmean(xs):.1f} %"
 
 
+def measured_rows(label: str, d) -> list[tuple]:
+    """One row per family and metric of a run: n, left out, mean, min, max, CV, target, verdict."""
+    values: dict[tuple[str, str], list[float]] = {}
+    left_out: dict[tuple[str, str], int] = {}
+    for p in samples.families(d):
+        metric = p.metric.split(" [")[0].replace("throughput ", "")
+        if p.point.startswith("128 B") and metric in ("NDR", "PDR", "median latency"):
+            for fam in ("IPv4", "IPv6"):
+                values[(metric, fam)] = p.values.get(fam, [])
+                left_out[(metric, fam)] = p.excluded  # both families' (a pair counts them together)
+    rows = []
+    for (metric, fam), xs in sorted(values.items()):
+        target = TARGETS_PCT.get(metric)
+        if not xs:
+            rows.append((label, fam, metric, 0, left_out[(metric, fam)], None, None, None, "-",
+                         f"<= {target:g} %" if target else "", "not measurable: every search capped by the tester"))
+            continue
+        c_pct = 100 * statistics.stdev(xs) / statistics.fmean(xs) if len(xs) > 1 and statistics.fmean(xs) else None
+        met = "-" if target is None or c_pct is None else ("met" if c_pct <= target else "NOT met")
+        rows.append((label, fam, metric, len(xs), left_out.get((metric, fam), 0), statistics.fmean(xs),
+                     min(xs), max(xs), cv(xs), f"<= {target:g} %" if target else "", met))
+    return rows
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--arrangements", default="split", help="comma-separated CPU arrangements [split]")
     ap.add_argument("--searches", type=int, default=5, help="searches per family and arrangement [5]")
-    ap.add_argument("--trial-duration", type=float, default=2.0, help="seconds per trial [2]")
-    ap.add_argument("--search", choices=("binary", "mlr"), default="binary")
+    ap.add_argument("--search", default="binary,mlr", help=f"comma-separated, of {', '.join(SEARCHES)} [binary,mlr]")
     ap.add_argument("--db", default=None, help="results database [a temporary one]")
     args = ap.parse_args()
     site = Site.from_env()
@@ -59,35 +97,19 @@ def main() -> int:
     rows: list[tuple] = []
     with Store(db) as store:
         for arrangement in args.arrangements.split(","):
-            c = campaign(arrangement, args.searches, args.trial_duration, args.search)
-            run_id = session.run(site, c, store, False, "bench/repeatability.py")
-            d = report_data.load(store, run_id)
-            values: dict[tuple[str, str], list[float]] = {}
-            left_out: dict[tuple[str, str], int] = {}
-            for p in samples.families(d):
-                metric = p.metric.split(" [")[0].replace("throughput ", "")
-                if p.point.startswith("128 B") and metric in ("NDR", "PDR", "median latency"):
-                    for fam in ("IPv4", "IPv6"):
-                        values[(metric, fam)] = p.values.get(fam, [])
-                        left_out[(metric, fam)] = p.excluded  # both families' (a pair counts them together)
-            for (metric, fam), xs in sorted(values.items()):
-                target = TARGETS_PCT.get(metric)
-                if not xs:
-                    rows.append((arrangement, fam, metric, 0, left_out[(metric, fam)], None, None, None, "-",
-                                 f"<= {target:g} %" if target else "", "not measurable: every search capped by the tester"))
-                    continue
-                c_pct = 100 * statistics.stdev(xs) / statistics.fmean(xs) if len(xs) > 1 and statistics.fmean(xs) else None
-                met = "-" if target is None or c_pct is None else ("met" if c_pct <= target else "NOT met")
-                rows.append((arrangement, fam, metric, len(xs), left_out.get((metric, fam), 0), statistics.fmean(xs),
-                             min(xs), max(xs), cv(xs), f"<= {target:g} %" if target else "", met))
-    print(f"{'arrangement':<11} {'family':<6} {'metric':<15} {'n':>3} {'capped':>6} {'mean':>12} {'min':>12} {'max':>12} "
+            for search in args.search.split(","):
+                if search not in SEARCHES:
+                    ap.error(f"--search: {search!r} is not one of {', '.join(SEARCHES)}")
+                run_id = session.run(site, campaign(arrangement, args.searches, search), store, False, "bench/repeatability.py")
+                rows += measured_rows(f"{arrangement}/{search}", report_data.load(store, run_id))
+    print(f"{'arrangement':<14} {'family':<6} {'metric':<15} {'n':>3} {'capped':>6} {'mean':>12} {'min':>12} {'max':>12} "
           f"{'CV':>8} {'target':>8}  verdict")
     for a, fam, metric, n, capped, mean, lo, hi, c_txt, target, met in rows:
         unit = "µs" if metric == "median latency" else "fps"
         if mean is None:
-            print(f"{a:<11} {fam:<6} {metric:<15} {n:>3} {capped:>6} {'-':>12} {'-':>12} {'-':>12} {c_txt:>8} {target:>8}  {met}")
+            print(f"{a:<14} {fam:<6} {metric:<15} {n:>3} {capped:>6} {'-':>12} {'-':>12} {'-':>12} {c_txt:>8} {target:>8}  {met}")
             continue
-        print(f"{a:<11} {fam:<6} {metric:<15} {n:>3} {capped:>6} {mean:>9,.1f} {unit:<2} {lo:>9,.1f} {unit:<2} "
+        print(f"{a:<14} {fam:<6} {metric:<15} {n:>3} {capped:>6} {mean:>9,.1f} {unit:<2} {lo:>9,.1f} {unit:<2} "
               f"{hi:>9,.1f} {unit:<2} {c_txt:>8} {target:>8}  {met}", flush=True)
     print(f"(results in {db})")
     return 0

@@ -28,7 +28,7 @@ import time
 from typing import Callable
 
 from . import engine
-from .lab import control, cpus
+from .lab import control, cpus, wakeful
 from .lab.mtu import Mtus
 from .lab.site import Site
 from .methods import binary_search
@@ -126,7 +126,8 @@ def stale(result: dict | None, cpu_plan: dict, frame_sizes: tuple[int, ...], mtu
     if not result:
         return "there is none"
     env, now = result.get("environment") or {}, machine()
-    for key, what in (("kernel", "kernel"), ("engine_sha256", "engine build"), ("cpus", "CPU count")):
+    for key, what in (("kernel", "kernel"), ("engine_sha256", "engine build"), ("cpus", "CPU count"),
+                      ("cpu_idle", "CPUs' idle while trials ran (lab/wakeful.py)")):
         if env.get(key) != now.get(key):
             return f"its {what} was {env.get(key)}, now {now.get(key)}"
     was = result.get("cpu_plan") or {}
@@ -158,4 +159,5 @@ def machine() -> dict:
     except OSError:
         pass
     return {"kernel": os.uname().release, "machine": platform.machine(), "cpu_model": model, "cpus": os.cpu_count(),
-            "python": platform.python_version(), "engine": engine.version(), "engine_sha256": _engine_sha256()}
+            "python": platform.python_version(), "engine": engine.version(), "engine_sha256": _engine_sha256(),
+            "cpu_idle": "poll" if wakeful.available() else "os"}

@@ -8,6 +8,8 @@ import json
 
 import pytest
 
+from v6bench.lab import wakeful
+
 from cli_site import clean_site, remove_run_dir, v6bench  # noqa: F401
 
 pytestmark = [pytest.mark.netns, pytest.mark.usefixtures("clean_site", "remove_run_dir")]
@@ -21,6 +23,8 @@ def test_router_cpu_over_the_traffic_window_agrees_with_its_cpu(rate):
     out = json.loads(r.stdout)
     if out["lab"]["cpu_plan"]["arrangement"] != "split":
         pytest.skip("one CPU: the DUT's work is the tester's (inline)")
+    # The CPUs polled instead of halting while the trial ran (lab/wakeful.py), and the DUT's CPU is still measured.
+    assert out["lab"]["cpu_idle"]["idle"] == ("poll" if wakeful.available() else "os")
     (router,) = out["dut"]["routers"]
     (cpu,) = router["cpu"]
     assert router["window_s"] == pytest.approx(out["engine"]["traffic_s"], rel=1e-6)

@@ -52,6 +52,38 @@ def test_mlr_tolerates_noise_with_exceed_ratio():
     assert 0.95 * 200_000 <= r["ndr_fps"] <= 1.03 * 200_000
 
 
+class RareStalls(SimulatedTester):
+    """The emulated router's trouble (docs/performance.md): below capacity a
+    trial still loses a ring's worth of frames now and then, at any load."""
+
+    def measure(self, duration_s, load_fps):
+        m = super().measure(duration_s, load_fps)
+        if m.lost_frames == 0 and self.rng.random() < 0.3:
+            return dataclasses.replace(m, rx_frames=max(m.rx_frames - 200, 0))
+        return m
+
+
+def test_a_duration_sum_makes_the_ndr_robust_to_rare_stalls():
+    """One trial decides a load in a binary search, so a stall anywhere sends
+    the NDR down; MLRsearch with CSIT's goals (exceed ratio 0.5 over a
+    duration sum of trials) needs most of the trial time at a load to fail."""
+    def ndrs(**kw):
+        return [throughput.run(RareStalls(100_000, buffer_frames=0, seed=s), throughput.Params(trial_duration_s=1, **kw),
+                               128)["ndr_fps"] for s in range(8)]
+
+    assert min(ndrs()) < 70_000  # binary search
+    assert min(ndrs(search="mlr")) < 90_000  # one trial per load
+    summed = ndrs(search="mlr", duration_sum_s=10)
+    assert all(95_000 <= x <= 100_000 for x in summed), summed
+
+
+def test_duration_sum_is_mlr_only_and_at_least_one_trial():
+    with pytest.raises(UsageError, match="duration_sum_s: applies to search"):
+        parse(throughput.Params, {"duration_sum_s": 10}, "t")
+    with pytest.raises(UsageError, match="duration_sum_s"):
+        parse(throughput.Params, {"search": "mlr", "trial_duration_s": 5, "duration_sum_s": 2}, "t")
+
+
 def test_loss_steps_down_until_two_clean_loads():
     t = SimulatedTester(555_000, buffer_frames=0)
     r = loss.run(t, loss.Params(trial_duration_s=1))

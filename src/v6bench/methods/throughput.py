@@ -25,6 +25,7 @@ class Params:
     max_trials: int = 30
     initial_trial_duration_s: float = 1.0
     exceed_ratio: float = 0.5
+    duration_sum_s: float | None = None
 
     def __post_init__(self) -> None:
         check(self.search in ("binary", "mlr"), "search", f"{self.search!r} is not binary or mlr")
@@ -34,6 +35,9 @@ class Params:
         check(1 <= self.max_trials <= 200, "max_trials", f"{self.max_trials} is outside 1..200")
         check(0 < self.initial_trial_duration_s <= 86400, "initial_trial_duration_s", "must be positive")
         check(0 <= self.exceed_ratio < 1, "exceed_ratio", f"{self.exceed_ratio:g} is not a ratio in [0, 1)")
+        check(self.duration_sum_s is None or self.search == "mlr", "duration_sum_s", "applies to search = \"mlr\" only")
+        check(self.duration_sum_s is None or self.trial_duration_s <= self.duration_sum_s <= 86400, "duration_sum_s",
+              f"{self.duration_sum_s} s is outside [trial_duration_s, 86400]")
 
 
 def rates(fps: float | None, frame_size: int) -> dict:
@@ -55,7 +59,7 @@ def run(tester: Tester, p: Params, frame_size: int) -> dict:
                           r.is_lower_bound))
     else:
         outcomes, _ = mlr.search(tester, line, (0.0, p.pdr_loss_ratio), p.trial_duration_s, p.initial_trial_duration_s,
-                                 p.resolution, p.exceed_ratio)
+                                 p.resolution, p.exceed_ratio, p.duration_sum_s)
         goals = [(name, o.loss_ratio, o.lower_fps or 0.0, o.upper_fps, o.is_lower_bound)
                  for name, o in zip(("ndr", "pdr"), outcomes)]
     out: dict = {"search": p.search, "line_rate": rates(line, frame_size)}

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Callable
 
 from .. import engine
-from ..lab import observe
+from ..lab import observe, wakeful
 from ..lab.state import LabState
 from . import mesh, tester_limits
 from .path import LabPath
@@ -187,7 +187,7 @@ def run(lab: LabState, request: TrialRequest, engine_pid_file: Path | None = Non
 
         thread = threading.Thread(target=act, name="dut-action", daemon=True)
         thread.start()
-    with observe.sampler(lab) as sampler:
+    with observe.sampler(lab) as sampler, wakeful.awake() as cpu_idle:
         eng = engine.run_trial(spec, pid_file=engine_pid_file)
     if thread:
         thread.join()
@@ -196,6 +196,7 @@ def run(lab: LabState, request: TrialRequest, engine_pid_file: Path | None = Non
     window = sampler.window(start_ns, start_ns + round(eng["traffic_s"] * 1e9))
     dut = observe.difference(lab, before, after, eng["traffic_s"], window)
     out = summarize(lab, request, fps, eng, dut, (done.get("result") or {}).get("router"))
+    out["lab"]["cpu_idle"] = cpu_idle
     tester_limits.apply(out, selftest, request.frame_size)
     if during:
         out["action"] = done.get("result")
