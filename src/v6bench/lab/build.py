@@ -235,7 +235,7 @@ def arrange_cpus(site: Site, topo: Topology, cpu_plan: CpuPlan, only: str | None
         cpu = cpu_plan.tester_rx if tester else cpu_plan.router_cpu(routers.index(node.name))
         for i in node.interfaces:
             t = napi.enable_threaded(site.netns(node.name), i.name, cpu, known)
-            if tester or os.environ.get("V6BENCH_EXPERIMENT_ROUTER_FIFO"):
+            if tester:
                 os.sched_setscheduler(t.pid, os.SCHED_FIFO, os.sched_param(napi.TESTER_FIFO_PRIORITY))
             threads.append({"node": node.name, "netns": t.netns, "ifname": t.ifname, "pid": t.pid, "cpu": t.cpu,
                             "policy": "fifo" if tester else "other"})
