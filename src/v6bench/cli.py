@@ -10,10 +10,9 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import signal
 import sys
 
-from . import __version__, demo, engine, selftest
+from . import __version__, demo, engine, selftest, stopping
 from .campaign import session
 from .campaign import spec as campaign_spec
 from .errors import UsageError, V6benchError
@@ -467,24 +466,8 @@ def _print_run(store: Store, run_id: int, as_json: bool) -> int:
     return 0
 
 
-_MAIN_PID = os.getpid()
-
-
-def _sigterm(signum, frame):  # noqa: ARG001
-    """SIGTERM/SIGHUP stop the command like Ctrl-C, so cleanup runs. A forked
-    helper (pyroute2 forks to enter namespaces and ends its helpers with
-    SIGTERM) inherits this handler: it must just exit, never unwind into
-    the command's cleanup."""
-    if os.getpid() != _MAIN_PID:
-        os._exit(128 + signum)
-    raise KeyboardInterrupt
-
-
 def main(argv: list[str] | None = None) -> int:
-    global _MAIN_PID
-    _MAIN_PID = os.getpid()
-    signal.signal(signal.SIGTERM, _sigterm)
-    signal.signal(signal.SIGHUP, _sigterm)
+    stopping.install()
     args = parser().parse_args(argv)
     try:
         return _run(args)

@@ -13,11 +13,16 @@ import os
 import shutil
 import signal
 import subprocess
+import time
 from pathlib import Path
+
+from . import stopping
 
 #: Spec and result versions this module speaks.
 SPEC_VERSION = 1
 RESULT_VERSION = 1
+#: How often a wait for the engine looks for a stop request (:func:`stopping.check`), in seconds.
+WAIT_SLICE_S = 0.5
 
 _REPO_BINARY = Path(__file__).resolve().parents[2] / "engine" / "target" / "release" / "v6bench-engine"
 
@@ -123,8 +128,19 @@ def run_trial(spec: dict, timeout_s: float | None = None, pid_file: Path | None 
     )
     if pid_file is not None:
         pid_file.write_text(f"{proc.pid} {process_start_ticks(proc.pid)}\n")
+    deadline = None if timeout_s is None else time.monotonic() + timeout_s
     try:
-        out, err = proc.communicate(json.dumps(spec), timeout=timeout_s)
+        given = json.dumps(spec)
+        while True:  # in slices, so that a stop whose KeyboardInterrupt Python lost is still seen
+            stopping.check()
+            left_s = None if deadline is None else deadline - time.monotonic()
+            try:
+                out, err = proc.communicate(given, timeout=WAIT_SLICE_S if left_s is None else max(0.0, min(WAIT_SLICE_S, left_s)))
+                break
+            except subprocess.TimeoutExpired:
+                given = None  # the spec went with the first call
+                if left_s is not None and left_s <= WAIT_SLICE_S:
+                    raise
     except BaseException:
         # Ctrl-C, timeout: let the engine stop its senders, then make sure it is gone.
         proc.send_signal(signal.SIGINT)
