@@ -126,6 +126,16 @@ impl Template {
         Template { bytes: b, stream: stream.index, udp_off, sig_off, udp_acc, ipv4_acc, pieces, echo }
     }
 
+    /// The signature a frame of this template carries, read from a copy of
+    /// the frame as sent (the kernel's transmit-stamp copy, `txstamp.rs`);
+    /// none for another template's frame and for fragments.
+    pub fn signature_in(&self, frame: &[u8]) -> Option<Signature> {
+        if !self.pieces.is_empty() || frame.len() != self.bytes.len() {
+            return None;
+        }
+        signature::parse(&frame[self.sig_off..]).filter(|s| s.stream == self.stream)
+    }
+
     /// Length of the whole datagram's frame (frame size without FCS).
     pub fn len(&self) -> usize {
         self.bytes.len()

@@ -31,6 +31,7 @@ mod spec;
 mod stats;
 mod trial;
 mod tx;
+mod txstamp;
 mod wire;
 
 use std::io::{Read, Write};

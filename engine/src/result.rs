@@ -133,6 +133,10 @@ pub struct PortTx {
     pub tx_stamp_max_error_ns: u64,
     /// Mean send-call duration [ns]: the typical bound.
     pub tx_stamp_mean_error_ns: f64,
+    /// With the spec's `tx_stamp_check`: the carried stamps against the
+    /// kernel's software transmit stamps (`txstamp.rs`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tx_stamp_check: Option<crate::txstamp::StampCheck>,
     pub cpu: Option<usize>,
 }
 

@@ -48,6 +48,12 @@ pub struct TrialSpec {
     /// Include each stream's latency histogram (HdrHistogram V2, base64) in the result.
     #[serde(default)]
     pub export_histograms: bool,
+    /// Compare each sent frame's carried transmit stamp with the kernel's
+    /// software transmit stamp (`txstamp.rs`); the result's ports then
+    /// carry `tx.tx_stamp_check`. For calibration: a copy of every frame
+    /// comes back to the sender.
+    #[serde(default)]
+    pub tx_stamp_check: bool,
     /// Shortfall of achieved against intended rate that marks the trial
     /// `tester_limited`, as a ratio (default 0.001 = 0.1 %).
     #[serde(default = "default_shortfall")]
@@ -351,6 +357,7 @@ pub struct Plan {
     pub learning: LearningSpec,
     pub rx_cpu: Option<usize>,
     pub export_histograms: bool,
+    pub tx_stamp_check: bool,
     pub tester_limited_shortfall: f64,
     pub tester_limited_backlog_frames: u64,
     pub allow_root_netns: bool,
@@ -699,6 +706,7 @@ impl TrialSpec {
             learning: self.learning.clone(),
             rx_cpu: self.rx_cpu,
             export_histograms: self.export_histograms,
+            tx_stamp_check: self.tx_stamp_check,
             tester_limited_shortfall: self.tester_limited_shortfall,
             tester_limited_backlog_frames: self.tester_limited_backlog_frames,
             allow_root_netns: self.allow_root_netns,

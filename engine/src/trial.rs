@@ -12,6 +12,7 @@ use crate::sock::{self, IfCounters, IfInfo};
 use crate::spec::Plan;
 use crate::stats::StreamCounters;
 use crate::tx::{self, TxJob, TxReport};
+use crate::txstamp;
 use crate::wire::ethernet::{self, Mac};
 use crate::wire::FCS_LEN;
 use std::os::unix::io::{AsRawFd, OwnedFd};
@@ -49,6 +50,9 @@ fn open_port(plan: &Plan, i: usize) -> Result<OpenPort, String> {
         }
         let ring = Ring::open(info.index).map_err(|e| format!("{what}: {e}"))?;
         let tx = sock::tx_socket(info.index).map_err(|e| format!("{what}: {e}"))?;
+        if plan.tx_stamp_check {
+            txstamp::enable(tx.as_raw_fd()).map_err(|e| format!("{what}: {e}"))?;
+        }
         let counters_before = IfCounters::read(&p.interface);
         let mac = p.mac.resolve(info.mac);
         if mac != info.mac {
@@ -127,7 +131,7 @@ pub fn run(plan: &Plan, stop: &AtomicBool) -> Result<TrialResult, String> {
                 Template::new(s, open[pi].mac, hop.expect("learning resolved every needed next hop"))
             })
             .collect();
-        jobs.push((pi, TxJob { fd: open[pi].tx.as_raw_fd(), refused_is_loss: open[pi].info.driver.as_deref() == Some("veth"), templates, schedule: t.schedule.clone(), frames: t.frames, pace: t.pace, cpu: t.cpu, nice: t.nice }));
+        jobs.push((pi, TxJob { fd: open[pi].tx.as_raw_fd(), refused_is_loss: open[pi].info.driver.as_deref() == Some("veth"), templates, schedule: t.schedule.clone(), frames: t.frames, pace: t.pace, cpu: t.cpu, nice: t.nice, stamp_check: plan.tx_stamp_check }));
     }
     let intended_duration_s = plan.ports.iter().filter_map(|p| p.tx.as_ref()).map(|t| t.pace.span_s(t.frames)).fold(0.0, f64::max);
 
@@ -226,6 +230,7 @@ fn assemble(plan: &Plan, open: &[OpenPort], hops: &learn::NextHops, reports: &[(
                 tx_stamp_max_error_ns: r.max_send_call_ns,
                 tx_stamp_mean_error_ns: if r.sendmmsg_calls > 0 { r.send_call_ns_total as f64 / r.sendmmsg_calls as f64 } else { 0.0 },
                 max_backlog_frames: r.max_backlog_frames,
+                tx_stamp_check: r.stamp_check.clone(),
                 cpu: t.cpu,
             }
         });

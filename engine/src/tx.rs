@@ -35,6 +35,7 @@ use crate::clock;
 use crate::frame::Template;
 use crate::mix::{Cursor, Schedule};
 use crate::pace::Pace;
+use crate::txstamp;
 use serde::Serialize;
 use std::os::unix::io::RawFd;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -60,6 +61,9 @@ pub struct TxJob {
     pub pace: Pace,
     pub cpu: Option<usize>,
     pub nice: Option<i32>,
+    /// Match the kernel's transmit stamps to the carried ones (`txstamp.rs`;
+    /// the socket must have them enabled).
+    pub stamp_check: bool,
 }
 
 /// What a sender did.
@@ -104,6 +108,9 @@ pub struct TxReport {
     /// later); refused frames count as offered; the intended rate if only
     /// one frame was offered.
     pub offered_fps: f64,
+    /// The carried stamps against the kernel's, with `stamp_check`.
+    #[serde(skip)]
+    pub stamp_check: Option<crate::txstamp::StampCheck>,
     #[serde(skip)]
     pub error: Option<String>,
 }
@@ -141,6 +148,7 @@ pub fn run(job: TxJob, t0: u64, deadline: u64, stop: &AtomicBool) -> TxReport {
     let mut batch = committed.clone();
     let mut sent = 0u64;
     let mut last_handover = t0;
+    let mut stamps = job.stamp_check.then(|| txstamp::Reader::new(slot_len));
 
     clock::sleep_until(t0);
     while sent < job.frames {
@@ -154,6 +162,10 @@ pub fn run(job: TxJob, t0: u64, deadline: u64, stop: &AtomicBool) -> TxReport {
         let next_due = t0 + pace.due_ns(sent) as u64;
         if now < next_due {
             let wait = next_due - now;
+            if let Some(r) = stamps.as_mut() {
+                // Time to spare: as many stamps as fit before the next frame is due.
+                r.drain(job.fd, &job.templates, (wait / txstamp::READ_BUDGET_NS) as usize);
+            }
             if wait > SPIN_NS {
                 clock::sleep_until(next_due - SPIN_NS / 2);
             } else {
@@ -241,6 +253,10 @@ pub fn run(job: TxJob, t0: u64, deadline: u64, stop: &AtomicBool) -> TxReport {
             gone = 0;
             lost_piece = false;
         }
+    }
+    if let Some(mut r) = stamps {
+        r.drain(job.fd, &job.templates, usize::MAX);
+        rep.stamp_check = r.finish();
     }
     rep.stream_offered_frames = committed.frames().to_vec();
     rep.tx_frames = sent - rep.refused_frames;

@@ -8,7 +8,12 @@ frames; any loss or ``tester_limited`` trial on p2p is the tester's). Its
 latency floor and error bar: five 1-s trials at a low load (10,000
 frames/s or a tenth of the capacity, whichever is lower), floor = median
 of the trials' median latency, error bar = median of the trials' latency
-standard deviation (seed 003 calibrated its capture host so: 6 µs).
+standard deviation (seed 003 calibrated its capture host so: 6 µs). The
+same trials check the frames' transmit stamps against the kernel's
+software transmit stamps (docs/engine-spec.md, "Transmit timestamps"):
+``tx_stamp_lead_p50_ns``/``_p99_ns``, the medians over the trials of how
+much earlier than the driver's hand-over a frame was stamped, the part of
+the floor the stamping method adds.
 
 The result is stored in the results database; every run records the
 latest one, and a trial above 90 % of the capacity at its frame size is
@@ -55,11 +60,13 @@ def run(site: Site, frame_sizes: tuple[int, ...], arrangement: str | None, progr
             t = LabMeasurer(site, lab, Mix(100, 0), size, drain_s=0.5)
             r = binary_search.search(t, TRIAL_S, line_rate_fps(LINK_BPS, size), RESOLUTION, max_trials=14)
             low = min(LOW_LOAD_FPS, r.throughput_fps / 10) if r.throughput_fps else LOW_LOAD_FPS / 10
-            lats = []
+            lats, leads = [], []
             for _ in range(LATENCY_TRIALS):
-                m = t.measure(TRIAL_S, low)
+                m = t.stamp_check(TRIAL_S, low)
                 if not m.tester_limited and m.streams and m.streams[0]["latency_ns"]:
                     lats.append(m.streams[0]["latency_ns"])
+                    leads += [p["tx"]["tx_stamp_check"] for p in m.detail["engine"]["ports"]
+                              if (p.get("tx") or {}).get("tx_stamp_check")]
             capacity[str(size)] = {
                 "capacity_fps": r.throughput_fps or None,
                 "capacity_is_link_rate": r.throughput_fps >= line_rate_fps(LINK_BPS, size),
@@ -70,10 +77,15 @@ def run(site: Site, frame_sizes: tuple[int, ...], arrangement: str | None, progr
                 "latency_stddev_ns": statistics.median(x["stddev"] for x in lats) if lats else None,
                 "latency_min_ns": min((x["min"] for x in lats), default=None),
                 "latency_trials": len(lats),
+                "tx_stamp_lead_p50_ns": statistics.median(x["lag_p50_ns"] for x in leads) if leads else None,
+                "tx_stamp_lead_p99_ns": statistics.median(x["lag_p99_ns"] for x in leads) if leads else None,
+                "tx_stamp_checked_frames": sum(x["stamps"] for x in leads),
             }
             c = capacity[str(size)]
+            lead = (f" (of which {c['tx_stamp_lead_p50_ns'] / 1e3:.1f} µs from stamping to the driver)"
+                    if c["tx_stamp_lead_p50_ns"] is not None else "")
             progress(f"  {size} B: capacity {c['capacity_fps'] or 0:,.0f} frames/s, latency floor "
-                     f"{(c['latency_floor_ns'] or 0) / 1e3:.1f} µs ± {(c['latency_stddev_ns'] or 0) / 1e3:.1f} µs")
+                     f"{(c['latency_floor_ns'] or 0) / 1e3:.1f} µs ± {(c['latency_stddev_ns'] or 0) / 1e3:.1f} µs{lead}")
         plan = lab.cpu_plan.to_json()
     return {"kind": "v6bench-selftest", "version": 1, "created_at_unix_s": started, "topology": "p2p",
             "cpu_plan": plan, "mtu": mtu, "trial_duration_s": TRIAL_S, "resolution": RESOLUTION, "mix": "100/0",

@@ -22,6 +22,9 @@ def test_selftest_measures_the_tester_and_stores_it(tmp_path):
     c = out["capacity"]["1518"]
     assert c["capacity_fps"] and c["capacity_fps"] > 10_000, c
     assert c["latency_trials"] == 5 and 0 < c["latency_min_ns"] <= c["latency_floor_ns"], c
+    # The stamps were checked against the kernel's: a part of the floor, measured on every frame of the five trials.
+    assert c["tx_stamp_checked_frames"] == 5 * c["latency_load_fps"] * 1.0, c
+    assert 0 < c["tx_stamp_lead_p50_ns"] <= c["tx_stamp_lead_p99_ns"] and c["tx_stamp_lead_p50_ns"] < c["latency_floor_ns"], c
     assert out["selftest_id"] >= 1 and out["topology"] == "p2p" and out["mtu"] == 1500
     assert out["environment"]["engine_sha256"] and out["environment"]["kernel"]
     assert namespaces() == [], "the temporary p2p lab is gone"
@@ -39,6 +42,7 @@ def test_a_trial_measures_a_missing_or_stale_selftest_first_and_reuses_a_fresh_o
     assert f"tester self-test needed: {db} holds none" in first.stderr
     floor = json.loads(first.stdout)["tester_latency_floor"]
     assert floor["frame_size"] == 1518 and floor["floor_ns"] > 0 and floor["stddev_ns"] is not None
+    assert 0 < floor["tx_stamp_lead_ns"] < floor["floor_ns"]
     again = _trial(db)
     assert again.returncode == 0 and "self-test" not in again.stderr, again.stderr
     assert json.loads(again.stdout)["tester_latency_floor"] == floor

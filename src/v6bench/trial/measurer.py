@@ -42,6 +42,13 @@ class LabMeasurer:
     def measure(self, duration_s: float, load_fps: float) -> Measurement:
         return self._trial(duration_s, load_fps)
 
+    def stamp_check(self, duration_s: float, load_fps: float) -> Measurement:
+        """A trial whose senders also compare each frame's carried transmit
+        stamp with the kernel's software transmit stamp (the engine's
+        ``tx_stamp_check``; ``tx.tx_stamp_check`` per port in the result).
+        For calibration: every frame comes back to its sender once."""
+        return self._trial(duration_s, load_fps, lambda spec: spec.__setitem__("tx_stamp_check", True))
+
     def burst(self, frames: int) -> Measurement:
         def adjust(spec: dict) -> None:
             del spec["duration_s"]

@@ -43,8 +43,10 @@ def render(r: dict) -> str:
                  f"{r['loss_ratio'] * 100:.3f} %", "", "", "", "", "", "", ""))
     lines += align(rows)
     floor = r.get("tester_latency_floor")
+    lead = (f", {_us(floor['tx_stamp_lead_ns'])} µs of it from stamping to the driver"
+            if floor and floor.get("tx_stamp_lead_ns") is not None else "")
     lines.append(f"the tester's own latency floor: {_us(floor['floor_ns'])} ± {_us(floor['stddev_ns'])} µs at "
-                 f"{floor['frame_size']} B (self-test): delays at that level are the tester's" if floor else
+                 f"{floor['frame_size']} B (self-test{lead}): delays at that level are the tester's" if floor else
                  "the tester's own latency floor: unknown (no self-test consulted)")
     lines.append("")
     lines.append(f"offered {r['offered_fps']:,.0f} frames/s of {r['intended_fps']:,.0f} intended (all directions)")

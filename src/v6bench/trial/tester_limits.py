@@ -42,13 +42,16 @@ def limit_reason(selftest: dict | None, frame_size: int, offered_fps: float) -> 
 
 def latency_floor(selftest: dict | None, frame_size: int) -> dict | None:
     """The tester's own latency floor and error bar [ns] nearest ``frame_size``:
-    ``{"floor_ns", "stddev_ns", "frame_size", "selftest_at_unix_s"}``."""
+    ``{"floor_ns", "stddev_ns", "tx_stamp_lead_ns", "frame_size",
+    "selftest_at_unix_s"}``; ``tx_stamp_lead_ns`` is the median time from a
+    frame's transmit stamp to the driver's hand-over (part of the floor)."""
     floors = _sizes(selftest, "latency_floor_ns")
     if not floors:
         return None
     size = min(floors, key=lambda s: (abs(s - frame_size), s))
     f = floors[size]
-    return {"floor_ns": f["latency_floor_ns"], "stddev_ns": f.get("latency_stddev_ns"), "frame_size": size,
+    return {"floor_ns": f["latency_floor_ns"], "stddev_ns": f.get("latency_stddev_ns"),
+            "tx_stamp_lead_ns": f.get("tx_stamp_lead_p50_ns"), "frame_size": size,
             "selftest_at_unix_s": selftest.get("created_at_unix_s")}
 
 

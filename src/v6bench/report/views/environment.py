@@ -58,11 +58,15 @@ def environment(data: RunData) -> Section:
         blocks.append(Table("lab" + (f"-{name}" if name else ""), title, ("item", "value"), tuple(_lab_rows(senv))))
     st = data.selftest
     if st:
-        st_rows = [(fs, c.get("capacity_fps"), "yes" if c.get("capacity_is_link_rate") else "no", c.get("latency_floor_ns"))
+        st_rows = [(fs, c.get("capacity_fps"), "yes" if c.get("capacity_is_link_rate") else "no", c.get("latency_floor_ns"),
+                    c.get("latency_stddev_ns"), c.get("tx_stamp_lead_p50_ns"), c.get("tx_stamp_lead_p99_ns"))
                    for fs, c in (st.get("capacity") or {}).items()]
         blocks.append(Table("selftest", f"Tester self-test ({st.get('topology')}, {_when(st.get('created_at_unix_s'))})",
-                            ("frame size [B]", "tester capacity [fps]", "capacity is the link rate", "latency floor [ns]"),
-                            tuple(st_rows), "The tester's own capacity and latency floor, back to back without a DUT."))
+                            ("frame size [B]", "tester capacity [fps]", "capacity is the link rate", "latency floor [ns]",
+                             "latency error bar [ns]", "stamp to driver p50 [ns]", "stamp to driver p99 [ns]"),
+                            tuple(st_rows), "The tester's own capacity and latency floor, back to back without a DUT. "
+                            "Stamp to driver: how much earlier than the kernel's software transmit stamp a frame "
+                            "carries its transmit time (docs/engine-spec.md); part of the floor."))
     if data.campaign_toml:
         blocks.append(Table("campaign", "Campaign file", ("campaign",), ((data.campaign_toml,),)))
     return Section("environment", "Environment and DUT configuration",
