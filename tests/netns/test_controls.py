@@ -32,6 +32,10 @@ def test_aa_control_finds_nothing_and_known_differences_are_found(tmp_path):
         run_id = store.latest_run_id()
         decided = verdicts.of(data.load(store, run_id))
         design = store.run(run_id)["environment"]["design"]
+        scenarios_env = store.run(run_id)["environment"]["scenarios"]
+    # Each scenario was checked against the self-test of its own CPU arrangement.
+    tested = {name: e["selftest_id"] for name, e in scenarios_env.items()}
+    assert None not in tested.values() and tested["inline"] != tested["limit-20k"] == tested["limit-30k"], tested
     assert design["blocks"] == 5 and len(design["schedule"]) == 45
     # The schedule interleaves: every block visits each of the 4 scenarios (the lab switches between them).
     scenario = [k.split("/")[0] for k in design["schedule"]]

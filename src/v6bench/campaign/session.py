@@ -46,11 +46,15 @@ def _iperf3_version() -> str | None:
         return None
 
 
-def ensure_selftest(site: Site, store: Store, c: Campaign, progress: Callable[[str], None]) -> tuple[int, dict] | None:
-    """The self-test the campaign's trials are checked against (:func:`selftest.ensure`)."""
+def ensure_selftests(site: Site, store: Store, c: Campaign,
+                     progress: Callable[[str], None]) -> dict[str | None, tuple[int, dict] | None]:
+    """The self-tests the campaign's trials are checked against
+    (:func:`selftest.ensure`), one per CPU arrangement its scenarios use:
+    a scenario's trials are checked against the tester as it runs there."""
     sizes = tuple(fs for t in c.tests for fs in t.matrix.frame_sizes)
-    return selftest.ensure(site, store, c.selftest_when, c.selftest_frame_sizes, sizes,
-                           max(sc.lab.mtu.largest for sc in c.scenarios), c.lab.cpu_arrangement, progress)
+    mtu = max(sc.lab.mtu.largest for sc in c.scenarios)
+    return {arr: selftest.ensure(site, store, c.selftest_when, c.selftest_frame_sizes, sizes, mtu, arr, progress)
+            for arr in dict.fromkeys(sc.lab.cpu_arrangement for sc in c.scenarios)}
 
 
 def run(site: Site, c: Campaign, store: Store, resume: bool, command: str,
@@ -61,7 +65,9 @@ def run(site: Site, c: Campaign, store: Store, resume: bool, command: str,
     run_id = store.resumable_run(c.sha256) if resume else None
     if resume and run_id is None:
         raise UsageError(f"--resume: no unfinished run of {c.name} (this exact file) in {store.path}; run it without --resume")
-    st = ensure_selftest(site, store, c, progress)
+    sts = ensure_selftests(site, store, c, progress)
+    # The run's own record: the self-test of the campaign's [lab] arrangement (each scenario's is in its environment).
+    st = sts.get(c.lab.cpu_arrangement, next(iter(sts.values())))
     if run_id is None:
         seed = c.design.seed if c.design.seed is not None else secrets.randbelow(2 ** 31)
         plan = runner.schedule(c, seed)
@@ -79,7 +85,8 @@ def run(site: Site, c: Campaign, store: Store, resume: bool, command: str,
             sc = sc_of[name]
             with control.for_trial(site, sc.lab.topology, sc.lab.link_speed_bps, sc.lab.mtu, sc.lab.cpu_arrangement,
                                    sc.dut) as lab:
-                here = environment(lab)
+                sc_st = sts[sc.lab.cpu_arrangement]
+                here = {**environment(lab), "selftest_id": sc_st[0] if sc_st else None}
                 if run_id is None:
                     env = {**here, "design": design, **({"scenarios": {sc.name: here}} if sc.name else {})}
                     run_id = store.start_run(c.name, command, env, st[0] if st else None, c.path, c.sha256, c.text)
@@ -94,7 +101,7 @@ def run(site: Site, c: Campaign, store: Store, resume: bool, command: str,
                 seen.add(sc.name)
                 where = f" scenario {sc.name}:" if sc.name else ""
                 progress(f"run {run_id}:{where} {c.name} on {control.describe(lab)} → {store.path}")
-                _run_visit(site, c, store, run_id, lab, st, progress, points, spent, plan)
+                _run_visit(site, c, store, run_id, lab, sc_st, progress, points, spent, plan)
     except KeyboardInterrupt:
         if run_id is not None:
             store.finish_run(run_id, "interrupted")

@@ -164,6 +164,11 @@ class Store:
         row = self.db.execute("SELECT id, result_json FROM selftests ORDER BY id DESC LIMIT 1").fetchone()
         return (row["id"], json.loads(row["result_json"])) if row else None
 
+    def recent_selftests(self, limit: int) -> list[tuple[int, dict]]:
+        """The ``limit`` newest self-tests, newest first."""
+        rows = self.db.execute("SELECT id, result_json FROM selftests ORDER BY id DESC LIMIT ?", (limit,)).fetchall()
+        return [(r["id"], json.loads(r["result_json"])) for r in rows]
+
     # Runs.
     def start_run(self, name: str, command: str, environment: dict, selftest_id: int | None,
                   campaign_path: str | None = None, campaign_sha256: str | None = None, campaign_toml: str | None = None) -> int:

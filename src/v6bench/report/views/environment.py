@@ -25,6 +25,8 @@ def _lab_rows(env: dict) -> list[tuple]:
             ("DUT CPUs", str(plan.get("dut"))),
             ("tester and DUT share CPUs", "yes" if plan.get("shared") else "no"),
             ("DUT", dut.get("description")), ("DUT configuration", json.dumps(dut.get("config"), sort_keys=True))]
+    if "selftest_id" in env:  # the self-test of this lab's CPU arrangement, its trials were checked against
+        rows.append(("tester self-test checked against", f"#{env['selftest_id']}" if env["selftest_id"] else "none"))
     for node, ruleset in (dut.get("rulesets") or {}).items():
         rows.append((f"{node} nftables ruleset", ruleset or "(none)"))
     for node, sysctls in (lab.get("sysctls") or {}).items():
