@@ -36,7 +36,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
-from v6bench import engine  # noqa: E402
+from v6bench import engine, stopping  # noqa: E402
 
 NS_A, NS_B, IF_A, IF_B = "v6bb-a", "v6bb-b", "v6bba", "v6bbb"
 TX_CPU, RX_CPU = 1, 0
@@ -163,6 +163,7 @@ def measure(napi: bool, rounds: int, duration_s: float) -> dict:
 
 
 def main() -> int:
+    stopping.install()  # Ctrl-C and SIGTERM unwind like the command line's: nothing left behind
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--duration", type=float, default=3.0, help="seconds per engine run")

@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from v6bench import stopping
 from v6bench.lab import control
 from v6bench.lab.site import Site
 from v6bench.trial import runner
@@ -18,6 +19,7 @@ from v6bench.trial.request import make_request
 
 
 def main() -> int:
+    stopping.install()  # Ctrl-C and SIGTERM unwind like the command line's: nothing left behind
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--rates", default="10kfps,50kfps,100kfps,200kfps")
     ap.add_argument("--duration", type=float, default=5.0)

@@ -28,6 +28,7 @@ import sys
 import tempfile
 from pathlib import Path
 
+from v6bench import stopping
 from v6bench.campaign import session, spec
 from v6bench.lab.site import Site
 from v6bench.report import data as report_data
@@ -86,6 +87,7 @@ def measured_rows(label: str, d) -> list[tuple]:
 
 
 def main() -> int:
+    stopping.install()  # Ctrl-C and SIGTERM unwind like the command line's: nothing left behind
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--arrangements", default="split", help="comma-separated CPU arrangements [split]")
     ap.add_argument("--searches", type=int, default=5, help="searches per family and arrangement [5]")

@@ -137,12 +137,18 @@ pub fn tx_socket(ifindex: i32) -> Result<OwnedFd, String> {
     let fd = s.as_raw_fd();
     bind(fd, ifindex, 0)?;
     set_opt(fd, SOL_PACKET, PACKET_QDISC_BYPASS, &1i32, "PACKET_QDISC_BYPASS")?;
-    let sndbuf: i32 = 4 << 20;
-    // SO_SNDBUFFORCE needs CAP_NET_ADMIN; fall back to the capped SO_SNDBUF.
-    if set_opt(fd, libc::SOL_SOCKET, libc::SO_SNDBUFFORCE, &sndbuf, "SO_SNDBUFFORCE").is_err() {
-        set_opt(fd, libc::SOL_SOCKET, libc::SO_SNDBUF, &sndbuf, "SO_SNDBUF")?;
-    }
+    set_buffer(fd, libc::SO_SNDBUFFORCE, libc::SO_SNDBUF, 4 << 20, "SO_SNDBUF")?;
     Ok(s)
+}
+
+/// Sets a socket buffer to `bytes` with `forced` (SO_SNDBUFFORCE or
+/// SO_RCVBUFFORCE, which need CAP_NET_ADMIN), falling back to the capped
+/// `plain` option.
+pub fn set_buffer(fd: RawFd, forced: libc::c_int, plain: libc::c_int, bytes: i32, what: &str) -> Result<(), String> {
+    if set_opt(fd, libc::SOL_SOCKET, forced, &bytes, what).is_err() {
+        set_opt(fd, libc::SOL_SOCKET, plain, &bytes, what)?;
+    }
+    Ok(())
 }
 
 /// Binds an already configured receive socket to all protocols on `ifindex`.

@@ -164,7 +164,8 @@ pub fn run(job: TxJob, t0: u64, deadline: u64, stop: &AtomicBool) -> TxReport {
             let wait = next_due - now;
             if let Some(r) = stamps.as_mut() {
                 // Time to spare: as many stamps as fit before the next frame is due.
-                r.drain(job.fd, &job.templates, (wait / txstamp::READ_BUDGET_NS) as usize);
+                let most = r.fits(wait);
+                r.drain(job.fd, &job.templates, most);
             }
             if wait > SPIN_NS {
                 clock::sleep_until(next_due - SPIN_NS / 2);
@@ -231,6 +232,9 @@ pub fn run(job: TxJob, t0: u64, deadline: u64, stop: &AtomicBool) -> TxReport {
                 rep.send_retries += 1;
             }
             rep.tx_wire_frames += r as u64;
+            if let Some(s) = stamps.as_mut() {
+                s.sent(r as u64);
+            }
             if r > 0 {
                 last_handover = now;
             }

@@ -28,7 +28,7 @@ use std::os::unix::io::RawFd;
 
 /// Time the sender allows per error-queue read when it has time to spare
 /// before its next frame [ns] (a read takes about 1–2 µs).
-pub const READ_BUDGET_NS: u64 = 5_000;
+const READ_BUDGET_NS: u64 = 5_000;
 /// Lags kept per port at most; later stamps are read and dropped.
 const MAX_LAGS: usize = 1 << 20;
 /// Receive buffer asked for the error queue [bytes]: room for the copies
@@ -52,15 +52,15 @@ pub struct StampCheck {
 pub fn enable(fd: RawFd) -> Result<(), String> {
     let flags = (libc::SOF_TIMESTAMPING_TX_SOFTWARE | libc::SOF_TIMESTAMPING_SOFTWARE) as libc::c_int;
     crate::sock::set_opt(fd, libc::SOL_SOCKET, libc::SO_TIMESTAMPING, &flags, "SO_TIMESTAMPING")?;
-    // A larger error queue where allowed (CAP_NET_ADMIN); the default holds a few hundred copies.
-    if crate::sock::set_opt(fd, libc::SOL_SOCKET, libc::SO_RCVBUFFORCE, &ERRQUEUE_BYTES, "SO_RCVBUFFORCE").is_err() {
-        crate::sock::set_opt(fd, libc::SOL_SOCKET, libc::SO_RCVBUF, &ERRQUEUE_BYTES, "SO_RCVBUF")?;
-    }
-    Ok(())
+    // A larger error queue; the default holds a few hundred copies.
+    crate::sock::set_buffer(fd, libc::SO_RCVBUFFORCE, libc::SO_RCVBUF, ERRQUEUE_BYTES, "SO_RCVBUF")
 }
 
 /// The lags read so far on one port.
 pub struct Reader {
+    /// Frames handed to the kernel whose stamps have not been read: a
+    /// sender with time to spare reads only these, and no empty queue.
+    pending: u64,
     lags_ns: Vec<i64>,
     frame: Vec<u8>,
     control: Vec<u8>,
@@ -69,7 +69,19 @@ pub struct Reader {
 impl Reader {
     /// A reader for frames up to `max_frame_len` bytes.
     pub fn new(max_frame_len: usize) -> Reader {
-        Reader { lags_ns: Vec::new(), frame: vec![0; max_frame_len.max(64)], control: vec![0; 512] }
+        Reader { pending: 0, lags_ns: Vec::new(), frame: vec![0; max_frame_len.max(64)], control: vec![0; 512] }
+    }
+
+    /// Notes `frames` more handed to the kernel (their stamps will follow).
+    pub fn sent(&mut self, frames: u64) {
+        self.pending += frames;
+    }
+
+    /// How many stamps to read with `spare_ns` before the next frame is
+    /// due: what fits at `READ_BUDGET_NS` a read, and no more than the
+    /// frames sent since the last read (no read of an empty queue).
+    pub fn fits(&self, spare_ns: u64) -> usize {
+        (spare_ns / READ_BUDGET_NS).min(self.pending) as usize
     }
 
     /// Reads up to `most` stamps waiting on `fd`'s error queue, without blocking.
@@ -87,6 +99,7 @@ impl Reader {
             if n < 0 {
                 return; // EAGAIN: the queue is empty
             }
+            self.pending = self.pending.saturating_sub(1);
             let Some(kernel_ns) = software_stamp(&msg) else { continue };
             let frame = &self.frame[..(n as usize).min(self.frame.len())];
             let carried = templates.iter().find_map(|t| t.signature_in(frame));

@@ -110,19 +110,16 @@ def ensure(site: Site, store, when: str, selftest_sizes: tuple[int, ...], frame_
     ``never``: the stored one as it is, or None. "The stored one" is the
     newest that is not stale among the last :data:`RECENT`, so a campaign
     whose scenarios use two CPU arrangements measures each once."""
-    latest = store.latest_selftest()
     if when == "never":
-        return latest
+        return store.latest_selftest()
     sizes = frame_sizes or selftest_sizes
     if when == "if-stale":
-        plan = cpus.plan(arrangement).to_json()
-        why = stale(latest[1] if latest else None, plan, sizes, mtu)
-        if why is None:
-            return latest
-        fits = next((x for x in store.recent_selftests(RECENT) if stale(x[1], plan, sizes, mtu) is None), None)
+        plan, now = cpus.plan(arrangement).to_json(), machine()
+        recent = store.recent_selftests(RECENT)
+        fits = next((x for x in recent if stale(x[1], plan, sizes, mtu, now) is None), None)
         if fits:
             return fits
-        need = f"the stored one is stale ({why})" if latest else f"{store.path} holds none"
+        need = f"the stored one is stale ({stale(recent[0][1], plan, sizes, mtu, now)})" if recent else f"{store.path} holds none"
         up, _ = control.status(site)
         if up is not None and not up.temporary:
             progress(f"tester self-test needed ({need}), but a lab is up ({control.describe(up)}): these trials are NOT "
@@ -140,13 +137,15 @@ def p2p_mtu(frame_sizes: tuple[int, ...]) -> int:
     return max(1500, max(frame_sizes) - 18)
 
 
-def stale(result: dict | None, cpu_plan: dict, frame_sizes: tuple[int, ...], mtu: int) -> str | None:
+def stale(result: dict | None, cpu_plan: dict, frame_sizes: tuple[int, ...], mtu: int,
+          now: dict | None = None) -> str | None:
     """Why ``result`` (a stored self-test) does not describe the tester that
     will run frames of ``frame_sizes`` on links of up to ``mtu`` bytes with
-    ``cpu_plan`` (its ``to_json``); None if it does."""
+    ``cpu_plan`` (its ``to_json``) on the machine ``now`` describes
+    (:func:`machine`, read here when not given); None if it does."""
     if not result:
         return "there is none"
-    env, now = result.get("environment") or {}, machine()
+    env, now = result.get("environment") or {}, now or machine()
     for key, what in (("kernel", "kernel"), ("engine_sha256", "engine build"), ("cpus", "CPU count"),
                       ("cpu_idle", "CPUs' idle while trials ran (lab/wakeful.py)")):
         if env.get(key) != now.get(key):

@@ -161,8 +161,7 @@ class Store:
         return json.loads(row[0]) if row else None
 
     def latest_selftest(self) -> tuple[int, dict] | None:
-        row = self.db.execute("SELECT id, result_json FROM selftests ORDER BY id DESC LIMIT 1").fetchone()
-        return (row["id"], json.loads(row["result_json"])) if row else None
+        return next(iter(self.recent_selftests(1)), None)
 
     def recent_selftests(self, limit: int) -> list[tuple[int, dict]]:
         """The ``limit`` newest self-tests, newest first."""
