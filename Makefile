@@ -11,6 +11,8 @@ STAMPS  := .make
 APT_PKGS := iproute2 ethtool nftables netsniff-ng tshark iperf3 procps python3 python3-venv build-essential
 # Only the tests need a browser (the report opens in headless Chromium).
 TEST_APT_PKGS := chromium
+# Only the benchmarks compare with xdp-trafficgen.
+BENCH_APT_PKGS := xdp-tools
 # The engine needs Rust 1.88 or newer: a new enough cargo on PATH (rustup's
 # in ~/.cargo/bin counts) is used, otherwise Debian 12's cargo-web (Rust 1.96,
 # bookworm-security) is installed and used.
@@ -49,6 +51,14 @@ $(STAMPS)/apt-test: Makefile $(STAMPS)/apt
 	fi
 	@touch $@
 
+$(STAMPS)/apt-bench: Makefile $(STAMPS)/apt
+	@missing=""; for p in $(BENCH_APT_PKGS); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then \
+	  echo "installing for the benchmarks:$$missing"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \
+	fi
+	@touch $@
+
 $(ENGINE): $(shell find engine/src -name '*.rs') engine/Cargo.toml engine/Cargo.lock
 	@$(PICK_CARGO) echo "building the engine with $$($$c --version)"; cd engine && $$c build --release --locked
 	@touch $@
@@ -79,8 +89,9 @@ test-unit: setup $(STAMPS)/apt-test
 	$(VENV)/bin/pytest -q -m "not netns" tests
 
 # Performance against peer tools measured in the same run (docs/performance.md).
-bench: setup
+bench: setup $(STAMPS)/apt-bench
 	$(PY) bench/engine_vs_trafgen.py
+	$(PY) bench/tester_vs_router.py
 	$(PY) bench/lab_arrangements.py
 	$(PY) bench/repeatability.py
 

@@ -1,12 +1,19 @@
 #!/usr/bin/env python3
-"""Sending rate of the v6bench engine against trafgen (netsniff-ng) on one
-veth pair, 64-byte frames, sender on one core, in one run.
+"""Sending rate of the v6bench engine against trafgen (netsniff-ng) and
+xdp-trafficgen (xdp-tools) on one veth pair, sender on one core, in one run.
 
-Both tools send the same 64-byte IPv4/UDP frame (the engine's, taken from
-`v6bench-engine frames`) from namespace A to the engine's port MAC in
-namespace B, with the sending thread pinned to the same CPU. The engine
-also receives and counts every frame on B (its receive thread on the other
-CPU); trafgen has no receiver.
+trafgen and the engine send the same 64-byte IPv4/UDP frame (the engine's,
+taken from `v6bench-engine frames`) from namespace A to the engine's port
+MAC in namespace B, with the sending thread pinned to the same CPU. The
+engine also receives and counts every frame on B (its receive thread on the
+other CPU); the peers have no receiver. The engine runs once per backend
+(``--backends``: af_packet, af_xdp; docs/engine-spec.md).
+
+xdp-trafficgen (Debian's 1.3.1) sends only IPv6/UDP, 68-byte frames (64
+without FCS), through XDP (BPF_PROG_RUN live frames), which needs NAPI on
+the receiving veth: it runs in the napi arrangement only, against the
+engine's smallest IPv6/UDP frame (84 B, its signature included). Its rate
+is read from B's receive counter over the middle of a long run.
 
 Two arrangements of the receiving veth are measured, each with both tools:
   * plain: the receive work of every frame (the veth peer's softirq, with
@@ -75,7 +82,8 @@ def destroy() -> None:
         subprocess.run(["ip", "netns", "del", ns], capture_output=True)
 
 
-def spec(rate_fps: float, duration_s: float) -> dict:
+def spec(rate_fps: float, duration_s: float, backend: str = "af_packet", ip_version: int = 4) -> dict:
+    size = 64 if ip_version == 4 else 84
     return {
         "spec_version": 1,
         "duration_s": duration_s,
@@ -84,15 +92,17 @@ def spec(rate_fps: float, duration_s: float) -> dict:
         "rx_cpu": RX_CPU,
         "ports": [
             {"name": "a", "interface": IF_A, "netns": NS_A, "ipv4": "198.18.0.2/24", "gateway_ipv4": "198.18.0.3",
-             "tx_rate": {"fps": rate_fps}, "tx_cpu": TX_CPU},
-            {"name": "b", "interface": IF_B, "netns": NS_B, "ipv4": "198.18.0.3/24"},
+             "ipv6": "2001:2::2/64", "gateway_ipv6": "2001:2::3", "tx_rate": {"fps": rate_fps}, "tx_cpu": TX_CPU,
+             "backend": backend},
+            {"name": "b", "interface": IF_B, "netns": NS_B, "ipv4": "198.18.0.3/24", "ipv6": "2001:2::3/64",
+             "backend": backend},
         ],
-        "streams": [{"tx_port": "a", "rx_port": "b", "ip_version": 4, "frame_size": 64}],
+        "streams": [{"tx_port": "a", "rx_port": "b", "ip_version": ip_version, "frame_size": size}],
     }
 
 
-def engine_run(rate_fps: float, duration_s: float) -> dict:
-    r = engine.run_trial(spec(rate_fps, duration_s))
+def engine_run(rate_fps: float, duration_s: float, backend: str = "af_packet", ip_version: int = 4) -> dict:
+    r = engine.run_trial(spec(rate_fps, duration_s, backend, ip_version))
     a, b = r["ports"]
     return {
         "offered_fps": a["tx"]["offered_fps"],
@@ -128,38 +138,99 @@ def trafgen_run(cfg: Path, frames: int) -> float:
     return int(m.group(3)) / (int(m.group(1)) + int(m.group(2)) / 1e6)
 
 
-def measure(napi: bool, rounds: int, duration_s: float) -> dict:
+def xdp_trafficgen_run(mac_a: str, mac_b: str, window_s: float = 2.0) -> float:
+    """xdp-trafficgen's rate [frames/s]: B's received frames over ``window_s``
+    in the middle of a run bounded in count (and by a time-out)."""
+    frames = 40_000_000
+    cmd = ["ip", "netns", "exec", NS_A, "taskset", "-c", str(TX_CPU), "xdp-trafficgen", "udp", "--threads", "1",
+           "--src-mac", mac_a, "--dst-mac", mac_b, "--src-addr", "2001:2::2", "--dst-addr", "2001:2::3",
+           "--num-packets", str(frames), IF_A]
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        time.sleep(1.0)
+        if p.poll() is not None:
+            raise SystemExit(f"xdp-trafficgen ended early:\n{p.stdout.read()}")
+        before, t0 = rx_packets(), time.monotonic()
+        time.sleep(window_s)
+        after, t1 = rx_packets(), time.monotonic()
+    finally:
+        p.terminate()
+        try:
+            p.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.wait()
+    return (after - before) / (t1 - t0)
+
+
+def rx_packets() -> int:
+    """Frames B's veth received (/proc/net/dev in namespace B)."""
+    text = sh("ip", "netns", "exec", NS_B, "cat", "/proc/net/dev").stdout
+    for line in text.splitlines():
+        name, _, rest = line.partition(":")
+        if name.strip() == IF_B:
+            return int(rest.split()[1])
+    raise SystemExit(f"{IF_B} not in namespace {NS_B}'s /proc/net/dev")
+
+
+def measure(napi: bool, rounds: int, duration_s: float, backends: list[str]) -> dict:
     name = "napi" if napi else "plain"
     destroy()
+    peers = {"trafgen": []}
+    if napi:
+        peers["xdp-trafficgen"] = []
+    eng_max = {b: [] for b in backends}
+    eng6_max = {b: [] for b in backends}
+    at_tg = {b: [] for b in backends}
     try:
         build(napi)
         probe = engine_run(1000, 0.2)
         with tempfile.TemporaryDirectory() as d:
             cfg = trafgen_config(probe["mac_a"], probe["mac_b"], Path(d))
-            tg, eng_max, at_tg = [], [], []
             for i in range(rounds):
-                tg.append(trafgen_run(cfg, 3_000_000))
-                eng_max.append(engine_run(20e6, duration_s)["offered_fps"])
-                print(f"[{name}] round {i + 1}: trafgen {tg[-1]:,.0f} fps, engine max {eng_max[-1]:,.0f} fps", flush=True)
-            target = statistics.median(tg)
+                peers["trafgen"].append(trafgen_run(cfg, 3_000_000))
+                line = f"[{name}] round {i + 1}: trafgen {peers['trafgen'][-1]:,.0f} fps"
+                if napi:
+                    peers["xdp-trafficgen"].append(xdp_trafficgen_run(probe["mac_a"], probe["mac_b"]))
+                    line += f", xdp-trafficgen (IPv6, 68 B) {peers['xdp-trafficgen'][-1]:,.0f} fps"
+                for b in backends:
+                    eng_max[b].append(engine_run(20e6, duration_s, b)["offered_fps"])
+                    line += f", engine {b} {eng_max[b][-1]:,.0f} fps"
+                    if napi:
+                        eng6_max[b].append(engine_run(20e6, duration_s, b, 6)["offered_fps"])
+                        line += f" (IPv6 84 B {eng6_max[b][-1]:,.0f})"
+                print(line, flush=True)
+            target = statistics.median(peers["trafgen"])
             for _ in range(rounds):
-                at_tg.append(engine_run(target, duration_s))
+                for b in backends:
+                    at_tg[b].append(engine_run(target, duration_s, b))
     finally:
         destroy()
-    best = statistics.median(eng_max)
     print()
-    print(f"[{name}] trafgen 64 B, 1 core           : {target:12,.0f} fps (median of {rounds})")
-    print(f"[{name}] engine  64 B, 1 core, max      : {best:12,.0f} fps")
-    print(f"[{name}] ratio engine/trafgen           : {best / target:12.3f}")
-    print(f"[{name}] engine at trafgen's rate ({target:,.0f} fps), per round:")
-    for r in at_tg:
-        print(f"  achieved/intended {r['offered_fps'] / r['intended_fps']:.5f}  sent {r['tx']:,}  lost {r['lost']}  "
-              f"ring drops {r['ring_drops']}  interface drops {r['if_drops']}")
-    ok = best >= target and all(r["ring_drops"] == 0 and r["if_drops"] == 0 and r["lost"] == 0 for r in at_tg)
-    print(f"[{name}] goal (>= trafgen, no receive drops at that rate): {'met' if ok else 'NOT met'}")
+    out = {"arrangement": name, "trafgen_fps": target, "engines": {}}
+    print(f"[{name}] trafgen 64 B IPv4, 1 core          : {target:12,.0f} fps (median of {rounds})")
+    xtg = statistics.median(peers["xdp-trafficgen"]) if napi else None
+    if xtg:
+        print(f"[{name}] xdp-trafficgen 68 B IPv6, 1 core   : {xtg:12,.0f} fps (median of {rounds})")
+        out["xdp_trafficgen_fps"] = xtg
+    for b in backends:
+        best = statistics.median(eng_max[b])
+        print(f"[{name}] engine {b:<9} 64 B, max          : {best:12,.0f} fps   ratio to trafgen {best / target:.3f}")
+        e = {"engine_max_fps": best, "ratio": best / target}
+        if xtg:
+            best6 = statistics.median(eng6_max[b])
+            print(f"[{name}] engine {b:<9} 84 B IPv6, max     : {best6:12,.0f} fps   ratio to xdp-trafficgen {best6 / xtg:.3f}")
+            e.update(engine_ipv6_max_fps=best6, ratio_xdp_trafficgen=best6 / xtg)
+        print(f"[{name}] engine {b} at trafgen's rate ({target:,.0f} fps), per round:")
+        for r in at_tg[b]:
+            print(f"  achieved/intended {r['offered_fps'] / r['intended_fps']:.5f}  sent {r['tx']:,}  lost {r['lost']}  "
+                  f"ring drops {r['ring_drops']}  interface drops {r['if_drops']}")
+        ok = best >= target and all(r["ring_drops"] == 0 and r["if_drops"] == 0 and r["lost"] == 0 for r in at_tg[b])
+        print(f"[{name}] engine {b}: goal (>= trafgen, no receive drops at that rate): {'met' if ok else 'NOT met'}")
+        e.update(goal_met=ok, at_trafgen_rate=at_tg[b])
+        out["engines"][b] = e
     print()
-    return {"arrangement": name, "trafgen_fps": target, "engine_max_fps": best, "ratio": best / target,
-            "goal_met": ok, "at_trafgen_rate": at_tg}
+    return out
 
 
 def main() -> int:
@@ -168,9 +239,10 @@ def main() -> int:
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--duration", type=float, default=3.0, help="seconds per engine run")
     ap.add_argument("--arrangement", choices=["plain", "napi", "both"], default="both")
+    ap.add_argument("--backends", default="af_packet,af_xdp", help="the engine's, comma-separated [af_packet,af_xdp]")
     args = ap.parse_args()
     todo = [False, True] if args.arrangement == "both" else [args.arrangement == "napi"]
-    results = [measure(napi, args.rounds, args.duration) for napi in todo]
+    results = [measure(napi, args.rounds, args.duration, args.backends.split(",")) for napi in todo]
     print(json.dumps(results))
     return 0
 

@@ -13,6 +13,7 @@
 //! not run (namespace, interface, learning, permissions); 130 interrupted
 //! (a result is still printed).
 
+mod bpf;
 mod clock;
 mod frame;
 mod learn;
@@ -33,6 +34,7 @@ mod trial;
 mod tx;
 mod txstamp;
 mod wire;
+mod xsk;
 
 use std::io::{Read, Write};
 use std::sync::atomic::{AtomicBool, Ordering};

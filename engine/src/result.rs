@@ -85,6 +85,12 @@ pub struct PortResult {
     pub mtu: usize,
     /// The interface's kernel driver ("veth" on the emulated lab).
     pub driver: Option<String>,
+    /// The port's packet I/O: "af_packet" or "af_xdp" (what `auto` chose).
+    pub backend: crate::spec::Backend,
+    /// Why `auto` fell back to af_packet, when it did.
+    pub backend_note: Option<String>,
+    /// af_xdp: whether the kernel copied frames ("copy", veth) or the NIC used the UMEM ("zero_copy").
+    pub xsk_mode: Option<crate::xsk::XskMode>,
     pub next_hop_mac_ipv4: Option<String>,
     pub next_hop_mac_ipv6: Option<String>,
     /// Present on sending ports.

@@ -134,6 +134,24 @@ pub struct PortSpec {
     /// Change to a second rate after `after_s` of traffic (RFC 2544 §26.5
     /// recovery); needs `duration_s`.
     pub rate_step: Option<RateStepSpec>,
+    /// How the port sends and receives: "auto" (default), "af_packet" or
+    /// "af_xdp" (`xsk.rs`: frames of at most `xsk::MAX_FRAME` bytes, no
+    /// `tx_stamp_check`).
+    #[serde(default)]
+    pub backend: Backend,
+}
+
+/// A port's packet I/O.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Backend {
+    /// The faster of the two on the port's driver (`trial::choose_backend`).
+    #[default]
+    Auto,
+    /// A packet socket: sendmmsg(2) out, a TPACKET_V3 ring in (`ring.rs`).
+    AfPacket,
+    /// An AF_XDP socket fed by an XDP program (`xsk.rs`, `bpf.rs`).
+    AfXdp,
 }
 
 /// A step to a second rate within the trial.
@@ -244,6 +262,7 @@ pub struct PortPlan {
     pub gateway_ipv4: Option<Ipv4Addr>,
     pub gateway_ipv6: Option<Ipv6Addr>,
     pub next_hop_mac: Option<Mac>,
+    pub backend: Backend,
     pub tx: Option<TxPlan>,
     /// Largest wire frame (incl. FCS) this port sends, or receives whole
     /// (IPv6; a router may fragment IPv4 on the way).
@@ -503,6 +522,7 @@ impl TrialSpec {
                 gateway_ipv4: p.gateway_ipv4,
                 gateway_ipv6: p.gateway_ipv6,
                 next_hop_mac,
+                backend: p.backend,
                 tx: None,
                 max_frame_size: 0,
                 sends_ipv4: false,
@@ -690,6 +710,14 @@ impl TrialSpec {
         }
         for (pi, p) in ports.iter().enumerate() {
             let f = format!("ports[{pi}]");
+            if p.backend == Backend::AfXdp {
+                if self.tx_stamp_check {
+                    return Err(format!("{f}.backend: tx_stamp_check needs the af_packet backend (AF_XDP has no kernel transmit stamps)"));
+                }
+                if p.max_frame_size > crate::xsk::MAX_FRAME + FCS_LEN {
+                    return Err(format!("{f}.backend: af_xdp carries frames of at most {} bytes, this port has {}", crate::xsk::MAX_FRAME + FCS_LEN, p.max_frame_size));
+                }
+            }
             if p.tx.is_some() && p.next_hop_mac.is_none() {
                 if p.sends_ipv4 && (p.ipv4.is_none() || p.gateway_ipv4.is_none()) {
                     return Err(format!("{f}: sends IPv4 and needs ipv4 and gateway_ipv4 to resolve its next hop, or next_hop_mac"));
@@ -805,6 +833,25 @@ mod tests {
         assert!(spec(s).unwrap_err().contains("exactly one of duration_s"));
 
         assert!(TrialSpec::from_json("{not json").unwrap_err().starts_with("trial spec:"));
+    }
+
+    #[test]
+    fn af_xdp_is_refused_where_it_cannot_serve() {
+        let mut s = base();
+        assert_eq!(spec(s.clone()).unwrap().ports[0].backend, Backend::Auto, "auto unless asked");
+        s["ports"][0]["backend"] = serde_json::json!("af_xdp");
+        assert_eq!(spec(s.clone()).unwrap().ports[0].backend, Backend::AfXdp);
+        s["tx_stamp_check"] = serde_json::json!(true);
+        assert!(spec(s.clone()).unwrap_err().starts_with("ports[0].backend: tx_stamp_check needs the af_packet backend"));
+        let mut s = base();
+        s["ports"][0]["backend"] = serde_json::json!("af_xdp");
+        s["streams"][0]["frame_size"] = serde_json::json!(9000);
+        s["streams"][1]["frame_size"] = serde_json::json!(9000);
+        let e = spec(s).unwrap_err();
+        assert!(e.starts_with("ports[0].backend: af_xdp carries frames of at most 3844 bytes"), "{e}");
+        let mut s = base();
+        s["ports"][0]["backend"] = serde_json::json!("xdp");
+        assert!(spec(s).unwrap_err().contains("unknown variant"));
     }
 
     #[test]

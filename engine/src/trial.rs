@@ -7,12 +7,13 @@ use crate::netns;
 use crate::rate;
 use crate::result::{self, FrameCounts, Fragments, LossWindow, PortResult, PortTx, StreamResult, Totals, TrialResult};
 use crate::ring::Ring;
-use crate::rx::{PortRxCounters, Receiver, RxPort, RxState, Shared, StreamKey};
+use crate::rx::{PortRxCounters, Receiver, RxPort, RxQueue, RxState, Shared, StreamKey};
 use crate::sock::{self, IfCounters, IfInfo};
-use crate::spec::Plan;
+use crate::spec::{Backend, Plan};
 use crate::stats::StreamCounters;
 use crate::tx::{self, TxJob, TxReport};
 use crate::txstamp;
+use crate::xsk::{self, XskMode, XskTx};
 use crate::wire::ethernet::{self, Mac};
 use crate::wire::FCS_LEN;
 use std::os::unix::io::{AsRawFd, OwnedFd};
@@ -27,9 +28,40 @@ const START_LEAD_NS: u64 = 20_000_000;
 struct OpenPort {
     info: IfInfo,
     mac: Mac,
+    /// The packet socket: test frames on af_packet; ARP, ND and echo replies on both backends.
     tx: OwnedFd,
-    ring: Option<Ring>,
+    rx: Option<RxQueue>,
+    /// The AF_XDP transmit half (af_xdp), taken by the sender.
+    xsk_tx: Option<XskTx>,
+    /// The backend in use (never `Auto`), and why `auto` did not take its first choice.
+    backend: Backend,
+    backend_note: Option<String>,
+    xsk_mode: Option<XskMode>,
     counters_before: Option<IfCounters>,
+}
+
+/// The largest MTU at which a veth takes a single-buffer XDP program:
+/// a page less the XDP headroom, the Ethernet header and the skb's shared
+/// info (drivers/net/veth.c, `veth_xdp_set`; x86-64, 4-KiB pages).
+const VETH_XDP_MAX_MTU: usize = 4096 - 256 - 14 - 320;
+
+/// The backend `auto` takes on an interface: AF_XDP on veth, where it is
+/// the faster (`docs/performance.md`), when single-buffer XDP carries the
+/// interface's MTU and its frames and no transmit-stamp check is asked for
+/// (AF_XDP has no kernel transmit stamps); AF_PACKET otherwise. A backend
+/// asked for by name is taken as it is.
+fn choose_backend(asked: Backend, info: &IfInfo, max_frame_size: usize, stamp_check: bool) -> Backend {
+    match asked {
+        Backend::Auto if info.driver.as_deref() == Some("veth")
+            && info.mtu <= VETH_XDP_MAX_MTU
+            && max_frame_size <= xsk::MAX_FRAME + FCS_LEN
+            && !stamp_check =>
+        {
+            Backend::AfXdp
+        }
+        Backend::Auto => Backend::AfPacket,
+        b => b,
+    }
 }
 
 fn open_port(plan: &Plan, i: usize) -> Result<OpenPort, String> {
@@ -48,19 +80,40 @@ fn open_port(plan: &Plan, i: usize) -> Result<OpenPort, String> {
         if needed_mtu > info.mtu {
             return Err(format!("{what}: {}-byte frames need an MTU of {needed_mtu} bytes, the interface has {}", p.max_frame_size, info.mtu));
         }
-        let ring = Ring::open(info.index).map_err(|e| format!("{what}: {e}"))?;
         let tx = sock::tx_socket(info.index).map_err(|e| format!("{what}: {e}"))?;
         if plan.tx_stamp_check {
             txstamp::enable(tx.as_raw_fd()).map_err(|e| format!("{what}: {e}"))?;
         }
-        let counters_before = IfCounters::read(&p.interface);
         let mac = p.mac.resolve(info.mac);
+        let mut backend = choose_backend(p.backend, &info, p.max_frame_size, plan.tx_stamp_check);
+        let mut backend_note = None;
+        let xsk = match backend {
+            Backend::AfXdp => match xsk::open(info.index) {
+                Ok(x) => Some(x),
+                Err(e) if p.backend == Backend::Auto => {
+                    backend = Backend::AfPacket;
+                    backend_note = Some(format!("auto: af_xdp could not be opened, af_packet used: {e}"));
+                    None
+                }
+                Err(e) => return Err(format!("{what}: af_xdp: {e}")),
+            },
+            _ => None,
+        };
+        let (rx, xsk_tx, xsk_mode, member_fd) = match xsk {
+            Some((rx, xtx, mode)) => (RxQueue::Xdp(rx), Some(xtx), Some(mode), tx.as_raw_fd()),
+            None => {
+                let ring = Ring::open(info.index).map_err(|e| format!("{what}: {e}"))?;
+                let fd = ring.fd();
+                (RxQueue::Packet(ring), None, None, fd)
+            }
+        };
+        let counters_before = IfCounters::read(&p.interface);
         if mac != info.mac {
             // The interface must pass frames for the engine's MAC up; the
             // membership ends when the socket closes.
-            sock::promiscuous(ring.fd(), info.index).map_err(|e| format!("{what}: {e}"))?;
+            sock::promiscuous(member_fd, info.index).map_err(|e| format!("{what}: {e}"))?;
         }
-        Ok(OpenPort { mac, info, tx, ring: Some(ring), counters_before })
+        Ok(OpenPort { mac, info, tx, rx: Some(rx), xsk_tx, backend, backend_note, xsk_mode, counters_before })
     })
 }
 
@@ -77,7 +130,7 @@ pub fn run(plan: &Plan, stop: &AtomicBool) -> Result<TrialResult, String> {
         learned: Mutex::new(vec![(None, None); plan.ports.len()]),
     });
     let receiver = Receiver {
-        rings: open.iter_mut().map(|o| o.ring.take().expect("ring opened once")).collect(),
+        rings: open.iter_mut().map(|o| o.rx.take().expect("receive queue opened once")).collect(),
         state: RxState::new(
             plan
                 .ports
@@ -131,7 +184,11 @@ pub fn run(plan: &Plan, stop: &AtomicBool) -> Result<TrialResult, String> {
                 Template::new(s, open[pi].mac, hop.expect("learning resolved every needed next hop"))
             })
             .collect();
-        jobs.push((pi, TxJob { fd: open[pi].tx.as_raw_fd(), refused_is_loss: open[pi].info.driver.as_deref() == Some("veth"), templates, schedule: t.schedule.clone(), frames: t.frames, pace: t.pace, cpu: t.cpu, nice: t.nice, stamp_check: plan.tx_stamp_check }));
+        let port = match open[pi].xsk_tx.take() {
+            Some(x) => tx::Handover::Xdp(x),
+            None => tx::Handover::Packet(open[pi].tx.as_raw_fd()),
+        };
+        jobs.push((pi, TxJob { port, refused_is_loss: open[pi].info.driver.as_deref() == Some("veth"), templates, schedule: t.schedule.clone(), frames: t.frames, pace: t.pace, cpu: t.cpu, nice: t.nice, stamp_check: plan.tx_stamp_check }));
     }
     let intended_duration_s = plan.ports.iter().filter_map(|p| p.tx.as_ref()).map(|t| t.pace.span_s(t.frames)).fold(0.0, f64::max);
 
@@ -253,6 +310,9 @@ fn assemble(plan: &Plan, open: &[OpenPort], hops: &learn::NextHops, reports: &[(
             mac: open[pi].mac.to_string(),
             mtu: open[pi].info.mtu,
             driver: open[pi].info.driver.clone(),
+            backend: open[pi].backend,
+            backend_note: open[pi].backend_note.clone(),
+            xsk_mode: open[pi].xsk_mode,
             next_hop_mac_ipv4: hops[pi].0.map(|m| m.to_string()),
             next_hop_mac_ipv6: hops[pi].1.map(|m| m.to_string()),
             tx,
@@ -326,5 +386,27 @@ fn assemble(plan: &Plan, open: &[OpenPort], hops: &learn::NextHops, reports: &[(
         totals,
         ports,
         streams,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn iface(driver: &str, mtu: usize) -> IfInfo {
+        IfInfo { index: 1, mac: Mac([2, 0, 0, 0, 0, 1]), mtu, up: true, driver: Some(driver.into()) }
+    }
+
+    #[test]
+    fn auto_takes_af_xdp_on_veth_only_where_it_serves() {
+        let veth = iface("veth", 1500);
+        assert_eq!(choose_backend(Backend::Auto, &veth, 1518, false), Backend::AfXdp);
+        assert_eq!(choose_backend(Backend::Auto, &veth, 1518, true), Backend::AfPacket, "no kernel transmit stamps on AF_XDP");
+        assert_eq!(choose_backend(Backend::Auto, &iface("veth", 9198), 9216, false), Backend::AfPacket, "beyond single-buffer XDP");
+        assert_eq!(choose_backend(Backend::Auto, &iface("veth", VETH_XDP_MAX_MTU), 1518, false), Backend::AfXdp);
+        assert_eq!(choose_backend(Backend::Auto, &iface("veth", VETH_XDP_MAX_MTU + 1), 1518, false), Backend::AfPacket);
+        assert_eq!(choose_backend(Backend::Auto, &iface("e1000e", 1500), 1518, false), Backend::AfPacket, "not measured on NICs");
+        assert_eq!(choose_backend(Backend::AfXdp, &iface("e1000e", 1500), 1518, false), Backend::AfXdp, "asked for by name");
+        assert_eq!(choose_backend(Backend::AfPacket, &veth, 64, false), Backend::AfPacket);
     }
 }

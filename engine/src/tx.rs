@@ -36,6 +36,7 @@ use crate::frame::Template;
 use crate::mix::{Cursor, Schedule};
 use crate::pace::Pace;
 use crate::txstamp;
+use crate::xsk::XskTx;
 use serde::Serialize;
 use std::os::unix::io::RawFd;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -48,9 +49,55 @@ const _: () = assert!(WIRE_BATCH >= crate::frame::MAX_FRAGMENTS, "a whole fragme
 /// Below this wait the sender spins instead of sleeping [ns].
 const SPIN_NS: u64 = 150_000;
 
+/// How a sender hands frames to the kernel.
+pub enum Handover {
+    /// sendmmsg(2) on a packet socket that bypasses the qdisc.
+    Packet(RawFd),
+    /// The TX ring of an AF_XDP socket (`xsk.rs`).
+    Xdp(XskTx),
+}
+
+/// What one hand-over call did, in wire frames of the call.
+struct Handed {
+    /// Frames the kernel took (sent, or refused by the far end), from the first.
+    taken: usize,
+    /// Indexes of the taken frames the far end refused.
+    refused: Vec<usize>,
+    /// The call was cut short (the kernel's queue full, or interrupted): try again.
+    retry: bool,
+}
+
+impl Handover {
+    /// Hands `msgs[..n]` (whose iovecs are `iov[..n]`) over. `refused_is_loss`:
+    /// as for [`TxJob`]; otherwise a refused packet-socket frame is retried.
+    fn hand(&mut self, msgs: &mut [libc::mmsghdr], iov: &[libc::iovec], refused_is_loss: bool) -> Result<Handed, String> {
+        let n = msgs.len();
+        match self {
+            Handover::Packet(fd) => {
+                // SAFETY: msgs[..n] point at iovecs and buffers that live until the call returns.
+                let r = unsafe { libc::sendmmsg(*fd, msgs.as_mut_ptr(), n as libc::c_uint, 0) };
+                if r >= 0 {
+                    return Ok(Handed { taken: r as usize, refused: Vec::new(), retry: (r as usize) < n });
+                }
+                let e = std::io::Error::last_os_error();
+                match e.raw_os_error() {
+                    // sendmmsg stops at the first refused frame: that one is lost.
+                    Some(libc::ENOBUFS) if refused_is_loss => Ok(Handed { taken: 1, refused: vec![0], retry: false }),
+                    Some(libc::ENOBUFS) | Some(libc::EAGAIN) | Some(libc::EINTR) => Ok(Handed { taken: 0, refused: Vec::new(), retry: true }),
+                    _ => Err(format!("sendmmsg: {e}")),
+                }
+            }
+            Handover::Xdp(x) => {
+                let h = x.send(iov)?;
+                Ok(Handed { retry: h.taken < n, taken: h.taken, refused: h.refused })
+            }
+        }
+    }
+}
+
 /// What a sender needs.
 pub struct TxJob {
-    pub fd: RawFd,
+    pub port: Handover,
     /// A frame the kernel refuses (ENOBUFS) was refused by the far end of
     /// the link and is lost (veth ports); otherwise it is retried.
     pub refused_is_loss: bool,
@@ -116,7 +163,7 @@ pub struct TxReport {
 }
 
 /// Sends the job's frames; `t0` is the monotonic instant frame 0 is due.
-pub fn run(job: TxJob, t0: u64, deadline: u64, stop: &AtomicBool) -> TxReport {
+pub fn run(mut job: TxJob, t0: u64, deadline: u64, stop: &AtomicBool) -> TxReport {
     let streams = job.templates.len();
     let mut rep = TxReport { stream_offered_frames: vec![0; streams], stream_refused_frames: vec![0; streams], ..Default::default() };
     let placed = job.cpu.map_or(Ok(()), clock::pin_to_cpu).and_then(|_| job.nice.map_or(Ok(()), clock::set_nice));
@@ -165,7 +212,9 @@ pub fn run(job: TxJob, t0: u64, deadline: u64, stop: &AtomicBool) -> TxReport {
             if let Some(r) = stamps.as_mut() {
                 // Time to spare: as many stamps as fit before the next frame is due.
                 let most = r.fits(wait);
-                r.drain(job.fd, &job.templates, most);
+                if let Handover::Packet(fd) = job.port {
+                    r.drain(fd, &job.templates, most);
+                }
             }
             if wait > SPIN_NS {
                 clock::sleep_until(next_due - SPIN_NS / 2);
@@ -202,47 +251,43 @@ pub fn run(job: TxJob, t0: u64, deadline: u64, stop: &AtomicBool) -> TxReport {
             }
             *pieces = t.wire_frames() - first;
         }
-        // SAFETY: msgs[..n] point at iovecs and buffers that live until the call returns.
-        let r = unsafe { libc::sendmmsg(job.fd, msgs.as_mut_ptr(), n as libc::c_uint, 0) };
+        let handed = job.port.hand(&mut msgs[..n], &iov[..n], job.refused_is_loss);
         // From the batch's start (`now`, before its first stamp): one clock read per call, an upper bound.
         let call_ns = clock::monotonic_ns() - now;
         rep.max_send_call_ns = rep.max_send_call_ns.max(call_ns);
         rep.send_call_ns_total += call_ns;
         rep.sendmmsg_calls += 1;
-        let mut done = if r < 0 {
-            let e = std::io::Error::last_os_error();
-            match e.raw_os_error() {
-                Some(libc::ENOBUFS) if job.refused_is_loss => {
-                    // sendmmsg stops at the first refused frame: that one is lost.
-                    lost_piece = true;
-                    1
-                }
-                Some(libc::ENOBUFS) | Some(libc::EAGAIN) | Some(libc::EINTR) => {
-                    rep.send_retries += 1;
-                    std::thread::yield_now();
-                    0
-                }
-                _ => {
-                    rep.error = Some(format!("sendmmsg: {e}"));
-                    break;
-                }
+        let h = match handed {
+            Ok(h) => h,
+            Err(e) => {
+                rep.error = Some(e);
+                break;
             }
-        } else {
-            if (r as usize) < n {
-                rep.send_retries += 1;
-            }
-            rep.tx_wire_frames += r as u64;
-            if let Some(s) = stamps.as_mut() {
-                s.sent(r as u64);
-            }
-            if r > 0 {
-                last_handover = now;
-            }
-            r as usize
         };
+        if h.retry {
+            rep.send_retries += 1;
+            if h.taken == 0 {
+                std::thread::yield_now();
+            }
+        }
+        let refused_here = h.refused.len();
+        rep.tx_wire_frames += (h.taken - refused_here) as u64;
+        if let Some(s) = stamps.as_mut() {
+            s.sent((h.taken - refused_here) as u64);
+        }
+        if h.taken > refused_here {
+            last_handover = now;
+        }
+        let mut done = h.taken;
+        // Wire index (within this call) of the current test frame's first piece.
+        let mut w = 0usize;
         // Commit the test frames whose every wire frame is gone; the rest
         // are built again next round, from the first fragment not gone.
         for &pieces in &pieces_of[..k] {
+            if h.refused.iter().any(|&x| x >= w && x < w + pieces.min(done)) {
+                lost_piece = true;
+            }
+            w += pieces;
             if done < pieces {
                 gone += done;
                 break;
@@ -259,7 +304,9 @@ pub fn run(job: TxJob, t0: u64, deadline: u64, stop: &AtomicBool) -> TxReport {
         }
     }
     if let Some(mut r) = stamps {
-        r.drain(job.fd, &job.templates, usize::MAX);
+        if let Handover::Packet(fd) = job.port {
+            r.drain(fd, &job.templates, usize::MAX);
+        }
         rep.stamp_check = r.finish();
     }
     rep.stream_offered_frames = committed.frames().to_vec();

@@ -38,6 +38,7 @@ from .lab.mtu import Mtus
 from .lab.site import Site
 from .methods import binary_search
 from .rates import line_rate_fps
+from .trial import backend
 from .trial.measurer import LabMeasurer
 from .trial.request import Mix
 
@@ -60,9 +61,10 @@ def run(site: Site, frame_sizes: tuple[int, ...], arrangement: str | None, progr
             t = LabMeasurer(site, lab, Mix(100, 0), size, drain_s=0.5)
             r = binary_search.search(t, TRIAL_S, line_rate_fps(LINK_BPS, size), RESOLUTION, max_trials=14)
             low = min(LOW_LOAD_FPS, r.throughput_fps / 10) if r.throughput_fps else LOW_LOAD_FPS / 10
-            lats, leads = [], []
+            lats, leads, used = [], [], set()
             for _ in range(LATENCY_TRIALS):
                 m = t.stamp_check(TRIAL_S, low)
+                used |= {p.get("backend") for p in m.detail["engine"]["ports"]}
                 if not m.tester_limited and m.streams and m.streams[0]["latency_ns"]:
                     lats.append(m.streams[0]["latency_ns"])
                     leads += [p["tx"]["tx_stamp_check"] for p in m.detail["engine"]["ports"]
@@ -80,6 +82,7 @@ def run(site: Site, frame_sizes: tuple[int, ...], arrangement: str | None, progr
                 "tx_stamp_lead_p50_ns": statistics.median(x["lag_p50_ns"] for x in leads) if leads else None,
                 "tx_stamp_lead_p99_ns": statistics.median(x["lag_p99_ns"] for x in leads) if leads else None,
                 "tx_stamp_checked_frames": sum(x["stamps"] for x in leads),
+                "tester_backend": "+".join(sorted(b for b in used if b)) or None,
             }
             c = capacity[str(size)]
             lead = (f" (of which {c['tx_stamp_lead_p50_ns'] / 1e3:.1f} µs from stamping to the driver)"
@@ -147,7 +150,8 @@ def stale(result: dict | None, cpu_plan: dict, frame_sizes: tuple[int, ...], mtu
         return "there is none"
     env, now = result.get("environment") or {}, now or machine()
     for key, what in (("kernel", "kernel"), ("engine_sha256", "engine build"), ("cpus", "CPU count"),
-                      ("cpu_idle", "CPUs' idle while trials ran (lab/wakeful.py)")):
+                      ("cpu_idle", "CPUs' idle while trials ran (lab/wakeful.py)"),
+                      ("tester_backend", f"tester packet I/O ({backend.ENV})")):
         if env.get(key) != now.get(key):
             return f"its {what} was {env.get(key)}, now {now.get(key)}"
     was = result.get("cpu_plan") or {}
@@ -180,4 +184,4 @@ def machine() -> dict:
         pass
     return {"kernel": os.uname().release, "machine": platform.machine(), "cpu_model": model, "cpus": os.cpu_count(),
             "python": platform.python_version(), "engine": engine.version(), "engine_sha256": _engine_sha256(),
-            "cpu_idle": "poll" if wakeful.available() else "os"}
+            "cpu_idle": "poll" if wakeful.available() else "os", "tester_backend": backend.chosen()}

@@ -78,6 +78,16 @@ def capture(netns: str, ifname: str, pcap: Path, count: int, bpf: str | None = N
         cap.wait(timeout=30)
 
 
+def facing(lab, tester: str) -> tuple[str, str]:
+    """Namespace and name of the router interface that faces ``tester``'s
+    port (interfaces are named ``<node>-<peer>``): where to capture what
+    reaches the tester, since with the AF_XDP backend (the default on veth)
+    the tester's own interface hands every frame to the engine before any
+    capture sees it (docs/engine-spec.md, Backends)."""
+    node, peer = lab.node(tester)["interfaces"][0]["name"].split("-", 1)
+    return lab.node(peer)["netns"], f"{peer}-{node}"
+
+
 def tshark_fields(pcap: Path, *fields: str, options: tuple[str, ...] = ()) -> list[list[str]]:
     """The given fields of every frame in ``pcap``, read by tshark."""
     args = ["tshark", "-r", str(pcap), "-T", "fields", *options]

@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from cli_site import RUN_DIR, PREFIX, capture, clean_site, remove_run_dir, tshark_fields, v6bench  # noqa: F401
+from cli_site import RUN_DIR, PREFIX, capture, clean_site, facing, remove_run_dir, tshark_fields, v6bench  # noqa: F401
 from v6bench import engine
 from v6bench.lab import observe, state
 from v6bench.lab.dut import acl_counters
@@ -100,9 +100,8 @@ def test_nat44_rewrites_the_ipv4_source_and_leaves_ipv6_alone(tmp_path):
     _ok("lab", "up", "--topology", "a", "--nat44")
     try:
         lab = state.load(SITE)
-        t2 = lab.node("t2")
         pcap = tmp_path / "t2.pcap"
-        with capture(t2["netns"], t2["interfaces"][0]["name"], pcap, 200, "udp"):
+        with capture(*facing(lab, "t2"), pcap, 200, "udp"):
             r = _trial("1kfps", "2")
         assert r["lost_frames"] == 0 and not r["tester_limited"], r
         rows = tshark_fields(pcap, "ip.src", "ipv6.src")

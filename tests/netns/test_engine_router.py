@@ -16,12 +16,16 @@ from v6bench import engine
 pytestmark = pytest.mark.netns
 
 
-def mix_spec(lab, rate_fps: float, duration_s: float, shares=(90, 10), frame_size=128, **extra) -> dict:
+#: The port backends (docs/engine-spec.md); the tests marked with them run on each.
+BACKENDS = pytest.mark.parametrize("backend", ["af_packet", "af_xdp"])
+
+
+def mix_spec(lab, rate_fps: float, duration_s: float, shares=(90, 10), frame_size=128, backend="auto", **extra) -> dict:
     s = {
         "spec_version": 1,
         "duration_s": duration_s,
         "drain_s": 1.0,
-        "ports": [lab.port("a", tx_rate={"fps": rate_fps}), lab.port("b")],
+        "ports": [lab.port("a", tx_rate={"fps": rate_fps}, backend=backend), lab.port("b", backend=backend)],
         "streams": [
             {"name": "v4", "tx_port": "a", "rx_port": "b", "ip_version": 4, "frame_size": frame_size, "share": shares[0]},
             {"name": "v6", "tx_port": "a", "rx_port": "b", "ip_version": 6, "frame_size": frame_size, "share": shares[1]},
@@ -44,9 +48,11 @@ def ip_in_receives(lab, ns: str) -> int:
     return int(vals[head.index("InReceives")])
 
 
-def test_90_10_mix_arrives_complete_with_exact_counts(router_lab):
+@BACKENDS
+def test_90_10_mix_arrives_complete_with_exact_counts(router_lab, backend):
     before = ip_in_receives(router_lab, router_lab.t2)
-    r = engine.run_trial(mix_spec(router_lab, rate_fps=20_000, duration_s=3))
+    r = engine.run_trial(mix_spec(router_lab, rate_fps=20_000, duration_s=3, backend=backend))
+    assert [(p["backend"], p["xsk_mode"]) for p in r["ports"]] == [(backend, "copy" if backend == "af_xdp" else None)] * 2
     v4, v6 = r["streams"]
     assert (v4["tx_frames"], v6["tx_frames"]) == (54_000, 6_000), "a 90/10 mix of 60,000 frames"
     for s in (v4, v6):
@@ -65,16 +71,20 @@ def test_90_10_mix_arrives_complete_with_exact_counts(router_lab):
         assert p["rx"]["icmp_error_frames"] == 0 and p["rx"]["foreign_frames"] == 0, p
     # Test frames never entered the tester host's own IP stack.
     assert ip_in_receives(router_lab, router_lab.t2) == before
+    # Nothing stays attached to the tester's interfaces (AF_XDP: the BPF link closed with the engine).
+    for ns, ifname in ((router_lab.t1, router_lab.t1_if), (router_lab.t2, router_lab.t2_if)):
+        assert "xdp" not in router_lab.in_ns(ns, "ip", "link", "show", ifname).stdout
 
 
-def test_random_one_percent_drop_is_measured_within_binomial_bounds(router_lab):
+@BACKENDS
+def test_random_one_percent_drop_is_measured_within_binomial_bounds(router_lab, backend):
     ruleset = (
         "table inet v6bt {\n chain forward_drop {\n"
         "  type filter hook forward priority 0; policy accept;\n"
         "  numgen random mod 100 < 1 drop\n }\n}\n"
     )
     subprocess.run(["ip", "netns", "exec", router_lab.r1, "nft", "-f", "-"], input=ruleset, text=True, check=True)
-    r = engine.run_trial(mix_spec(router_lab, rate_fps=25_000, duration_s=4, shares=(50, 50)))
+    r = engine.run_trial(mix_spec(router_lab, rate_fps=25_000, duration_s=4, shares=(50, 50), backend=backend))
     n = r["totals"]["tx_frames"]
     assert n == 100_000
     lost = r["totals"]["lost_frames"]
@@ -88,8 +98,9 @@ def test_random_one_percent_drop_is_measured_within_binomial_bounds(router_lab):
     assert not r["tester_limited"], r["tester_limited_reasons"]
 
 
-def test_bidirectional_counts_each_way(router_lab):
-    s = mix_spec(router_lab, rate_fps=5_000, duration_s=1, shares=(1, 1))
+@BACKENDS
+def test_bidirectional_counts_each_way(router_lab, backend):
+    s = mix_spec(router_lab, rate_fps=5_000, duration_s=1, shares=(1, 1), backend=backend)
     s["ports"][1]["tx_rate"] = {"fps": 5_000}
     s["streams"] += [
         {"name": "v4-ba", "tx_port": "b", "rx_port": "a", "ip_version": 4, "frame_size": 256},
@@ -101,10 +112,11 @@ def test_bidirectional_counts_each_way(router_lab):
     assert r["ports"][0]["rx"]["test_frames"] == 5000 and r["ports"][1]["rx"]["test_frames"] == 5000
 
 
-def test_malformed_frames_are_counted_not_fatal(router_lab, tmp_path):
+@BACKENDS
+def test_malformed_frames_are_counted_not_fatal(router_lab, tmp_path, backend):
     """Garbage, truncated and foreign-signature frames injected toward the
     receive port during a trial are counted as foreign; counting goes on."""
-    proc = start_engine(mix_spec(router_lab, rate_fps=2_000, duration_s=2), tmp_path)
+    proc = start_engine(mix_spec(router_lab, rate_fps=2_000, duration_s=2, backend=backend), tmp_path)
     time.sleep(1.2)  # learning done, traffic under way
     inject = f"""
 import socket, os, random
@@ -180,6 +192,7 @@ def test_jumbo_frames_of_9216_bytes_cross_the_router(router_lab):
     assert [x["tx_frames"] for x in r["streams"]] == [200, 200]
     assert [x["rx_frames"] for x in r["streams"]] == [200, 200]
     assert r["ports"][0]["mtu"] == 9198
+    assert r["ports"][0]["backend"] == "af_packet", "auto: beyond single-buffer XDP on veth"
 
 
 def test_a_stalled_sender_is_reported_not_hidden(router_lab, tmp_path):
@@ -201,7 +214,8 @@ def test_a_stalled_sender_is_reported_not_hidden(router_lab, tmp_path):
     assert r["totals"]["tx_frames"] == 60_000  # every frame still went out
 
 
-def test_frames_due_while_the_link_is_down_are_refused_and_lost(router_lab, tmp_path):
+@BACKENDS
+def test_frames_due_while_the_link_is_down_are_refused_and_lost(router_lab, tmp_path, backend):
     """The router's end of the sending link goes down for 200 ms at 20,000
     frames/s (as in a reset, RFC 2544 §26.6): the kernel refuses the frames
     due then, as it refuses those a full DUT input queue does not take (the
@@ -210,7 +224,7 @@ def test_frames_due_while_the_link_is_down_are_refused_and_lost(router_lab, tmp_
     schedule instead of bursting them later: the trial stays the DUT's (not
     tester_limited) and the loss is about the outage's worth of frames."""
     lab = router_lab
-    proc = start_engine(mix_spec(lab, rate_fps=20_000, duration_s=3), tmp_path)
+    proc = start_engine(mix_spec(lab, rate_fps=20_000, duration_s=3, backend=backend), tmp_path)
     time.sleep(1.5)  # learning (≈0.7 s) done, traffic under way
     lab.in_ns(lab.r1, "ip", "link", "set", lab.r1_a, "down")
     time.sleep(0.2)

@@ -11,7 +11,7 @@ import json
 
 import pytest
 
-from cli_site import PREFIX, RUN_DIR, capture, clean_site, remove_run_dir, tshark_fields, v6bench  # noqa: F401
+from cli_site import PREFIX, RUN_DIR, capture, clean_site, facing, remove_run_dir, tshark_fields, v6bench  # noqa: F401
 from v6bench.lab import state
 from v6bench.lab.site import Site
 from v6bench.trial.ext_headers import PRESETS
@@ -36,9 +36,8 @@ def test_every_preset_crosses_the_router_and_the_srh_is_processed(tmp_path):
             assert r["lost_frames"] == 0 and r["rx_frames"] == 2000, (preset, r["lost_frames"], r["tester_limited_reasons"])
             assert r["dut"]["acl"]["r1"]["v6"] == {"permit": 2000, "deny": 0}, preset  # walked to UDP, permitted
         lab = state.load(SITE)
-        t2 = lab.node("t2")
         pcap = tmp_path / "srh.pcap"
-        with capture(t2["netns"], t2["interfaces"][0]["name"], pcap, 50, "ip6 and not icmp6"):
+        with capture(*facing(lab, "t2"), pcap, 50, "ip6 and not icmp6"):
             r = _trial("srh")
         assert r["lost_frames"] == 0
         rows = tshark_fields(pcap, "ipv6.routing.segleft", "ipv6.dst", "ipv6.routing.type")

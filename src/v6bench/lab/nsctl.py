@@ -29,6 +29,7 @@ MS_PRIVATE = 1 << 18
 
 SIOCETHTOOL = 0x8946
 #: Legacy ethtool commands (include/uapi/linux/ethtool.h).
+ETHTOOL_GTSO = 0x1E
 ETHTOOL_STSO = 0x1F
 ETHTOOL_SGRO = 0x2C
 
@@ -100,10 +101,20 @@ def read_file(path: str) -> str:
 
 def ethtool_set(ifname: str, command: int, on: bool) -> None:
     """A legacy ethtool set (``ETHTOOL_SGRO``, ``ETHTOOL_STSO``) on ``ifname``."""
-    value = ctypes.create_string_buffer(struct.pack("II", command, 1 if on else 0))
+    _ethtool(ifname, command, 1 if on else 0)
+
+
+def ethtool_get(ifname: str, command: int) -> bool:
+    """A legacy ethtool get (``ETHTOOL_GTSO``, …) on ``ifname``: whether it is on."""
+    return _ethtool(ifname, command, 0) != 0
+
+
+def _ethtool(ifname: str, command: int, data: int) -> int:
+    value = ctypes.create_string_buffer(struct.pack("II", command, data))
     ifreq = struct.pack("16sP", ifname.encode(), ctypes.addressof(value))
     with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
         fcntl.ioctl(s.fileno(), SIOCETHTOOL, ifreq)
+    return struct.unpack("II", value.raw[:8])[1]
 
 
 def command(netns: str, argv: list[str], input_text: str | None = None, timeout_s: float = 30) -> str:

@@ -15,7 +15,7 @@ from pathlib import Path
 from ..engine import SPEC_VERSION
 from ..errors import UsageError
 from ..lab.state import LabState
-from . import ext_headers, mesh
+from . import backend, ext_headers, mesh
 from .path import LabPath
 from .request import TrialRequest
 
@@ -72,7 +72,8 @@ def _port(lab: LabState, tester: str) -> dict:
     node = lab.node(tester)
     (iface,) = node["interfaces"]
     return {"name": tester, "interface": iface["name"], "netns": node["netns"], "ipv4": iface["ipv4"],
-            "ipv6": iface["ipv6"], "gateway_ipv4": iface["gateway_ipv4"], "gateway_ipv6": iface["gateway_ipv6"]}
+            "ipv6": iface["ipv6"], "gateway_ipv4": iface["gateway_ipv4"], "gateway_ipv6": iface["gateway_ipv6"],
+            "backend": backend.chosen()}
 
 
 def _mesh_spec(lab: LabState, request: TrialRequest, fps: float) -> dict:
