@@ -848,7 +848,7 @@ mod tests {
         s["streams"][0]["frame_size"] = serde_json::json!(9000);
         s["streams"][1]["frame_size"] = serde_json::json!(9000);
         let e = spec(s).unwrap_err();
-        assert!(e.starts_with("ports[0].backend: af_xdp carries frames of at most 3844 bytes"), "{e}");
+        assert!(e.starts_with("ports[0].backend: af_xdp carries frames of at most 1796 bytes"), "{e}");
         let mut s = base();
         s["ports"][0]["backend"] = serde_json::json!("xdp");
         assert!(spec(s).unwrap_err().contains("unknown variant"));

@@ -46,14 +46,14 @@ struct OpenPort {
 const VETH_XDP_MAX_MTU: usize = 4096 - 256 - 14 - 320;
 
 /// The backend `auto` takes on an interface: AF_XDP on veth, where it is
-/// the faster (`docs/performance.md`), when single-buffer XDP carries the
-/// interface's MTU and its frames and no transmit-stamp check is asked for
+/// the faster (`docs/performance.md`), when single-buffer XDP and the
+/// socket's buffers carry the interface's MTU and its frames and no transmit-stamp check is asked for
 /// (AF_XDP has no kernel transmit stamps); AF_PACKET otherwise. A backend
 /// asked for by name is taken as it is.
 fn choose_backend(asked: Backend, info: &IfInfo, max_frame_size: usize, stamp_check: bool) -> Backend {
     match asked {
         Backend::Auto if info.driver.as_deref() == Some("veth")
-            && info.mtu <= VETH_XDP_MAX_MTU
+            && info.mtu <= VETH_XDP_MAX_MTU.min(xsk::MAX_FRAME - ethernet::HEADER_LEN)
             && max_frame_size <= xsk::MAX_FRAME + FCS_LEN
             && !stamp_check =>
         {
@@ -403,8 +403,9 @@ mod tests {
         assert_eq!(choose_backend(Backend::Auto, &veth, 1518, false), Backend::AfXdp);
         assert_eq!(choose_backend(Backend::Auto, &veth, 1518, true), Backend::AfPacket, "no kernel transmit stamps on AF_XDP");
         assert_eq!(choose_backend(Backend::Auto, &iface("veth", 9198), 9216, false), Backend::AfPacket, "beyond single-buffer XDP");
-        assert_eq!(choose_backend(Backend::Auto, &iface("veth", VETH_XDP_MAX_MTU), 1518, false), Backend::AfXdp);
-        assert_eq!(choose_backend(Backend::Auto, &iface("veth", VETH_XDP_MAX_MTU + 1), 1518, false), Backend::AfPacket);
+        let largest = xsk::MAX_FRAME - ethernet::HEADER_LEN;
+        assert_eq!(choose_backend(Backend::Auto, &iface("veth", largest), 1518, false), Backend::AfXdp);
+        assert_eq!(choose_backend(Backend::Auto, &iface("veth", largest + 1), 1518, false), Backend::AfPacket, "frames beyond a buffer");
         assert_eq!(choose_backend(Backend::Auto, &iface("e1000e", 1500), 1518, false), Backend::AfPacket, "not measured on NICs");
         assert_eq!(choose_backend(Backend::AfXdp, &iface("e1000e", 1500), 1518, false), Backend::AfXdp, "asked for by name");
         assert_eq!(choose_backend(Backend::AfPacket, &veth, 64, false), Backend::AfPacket);
