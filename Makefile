@@ -43,20 +43,19 @@ $(STAMPS)/apt: Makefile
 	fi
 	@touch $@
 
-$(STAMPS)/apt-test: Makefile $(STAMPS)/apt
-	@missing=""; for p in $(TEST_APT_PKGS); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+# Shell: installs the missing ones of packages $(1), saying they are $(2).
+APT_MISSING = missing=""; for p in $(1); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
 	if [ -n "$$missing" ]; then \
-	  echo "installing for the tests:$$missing"; \
+	  echo "installing $(2):$$missing"; \
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \
 	fi
+
+$(STAMPS)/apt-test: Makefile $(STAMPS)/apt
+	@$(call APT_MISSING,$(TEST_APT_PKGS),for the tests)
 	@touch $@
 
 $(STAMPS)/apt-bench: Makefile $(STAMPS)/apt
-	@missing=""; for p in $(BENCH_APT_PKGS); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
-	if [ -n "$$missing" ]; then \
-	  echo "installing for the benchmarks:$$missing"; \
-	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \
-	fi
+	@$(call APT_MISSING,$(BENCH_APT_PKGS),for the benchmarks)
 	@touch $@
 
 $(ENGINE): $(shell find engine/src -name '*.rs') engine/Cargo.toml engine/Cargo.lock
