@@ -54,4 +54,8 @@ def test_aa_control_finds_nothing_and_known_differences_are_found(tmp_path):
 
     inline = [(p, c) for (metric, point, b), (p, c) in decided.items() if b.startswith("inline")]
     assert len(inline) == 8
-    assert all(c.outcome == "differs" and c.diff_pct < -50 for _, c in inline), [(p.key, c.verdict) for p, c in inline]
+    # Inline, the delay is about the tester's own floor (AF_XDP ports: 3–5 µs); on a CPU of its own the router adds a
+    # wake-up across vCPUs (8–12 µs at 2 kfps, about 20 µs above). So the effect is at least a third, its interval
+    # excludes 0, and it is found at every load and family.
+    assert all(c.outcome == "differs" and c.diff_pct < -30 and c.ci_high_pct < 0 for _, c in inline), \
+        [(p.key, c.verdict, c.diff_pct, c.ci_high_pct) for p, c in inline if not (c.diff_pct < -30 and c.ci_high_pct < 0)]
