@@ -23,7 +23,7 @@ def test_stack_throughput_and_rr_latency_through_the_router(tmp_path):
     assert v6bench("lab", "up", "--topology", "a", "--link-speed", "100M", "--shape").returncode == 0
     try:
         db = tmp_path / "r.db"
-        r = v6bench("test", "stack-throughput", "--protocol", "tcp,udp", "--message-size", "1024", "--duration", "2",
+        r = v6bench("test", "stack-throughput", "--protocol", "tcp,udp", "--message-size", "1024", "--duration", "2", "--repeat", "1",
                     "--db", str(db), "--json", timeout=300)
         assert r.returncode == 0, r.stderr
         tests = json.loads(r.stdout)["tests"]
@@ -37,7 +37,7 @@ def test_stack_throughput_and_rr_latency_through_the_router(tmp_path):
         assert {(t["result"]["protocol"], t["result"]["ip_version"]) for t in tests} == {
             ("tcp", 4), ("tcp", 6), ("udp", 4), ("udp", 6)}
 
-        r = v6bench("test", "rr-latency", "--payload-size", "8,mtu", "--duration", "1", "--db", str(db), "--json", timeout=300)
+        r = v6bench("test", "rr-latency", "--payload-size", "8,mtu", "--duration", "1", "--repeat", "1", "--db", str(db), "--json", timeout=300)
         assert r.returncode == 0, r.stderr
         tests = json.loads(r.stdout)["tests"]
         sizes = {(t["result"]["ip_version"], t["result"]["payload_bytes"]) for t in tests}

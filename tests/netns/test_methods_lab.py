@@ -37,7 +37,7 @@ def test_throughput_finds_a_dut_of_known_capacity(tmp_path, search):
     lowest failing rate within its resolution."""
     db = tmp_path / "r.db"
     out = _run(tmp_path, "test", "throughput", "--dut-limit", str(LIMIT_FPS), "--mix", "100/0,0/100", "--frame-size", "128",
-               "--link-speed", "100M", "--trial-duration", "2", "--resolution", "0.02", "--search", search, "--drain", "0.5")
+               "--link-speed", "100M", "--trial-duration", "2", "--resolution", "0.02", "--search", search, "--drain", "0.5", "--repeat", "1")
     assert out["run"]["environment"]["dut"]["config"]["limit_fps"] == LIMIT_FPS
     assert "limit rate over 10000/second burst 250 packets" in out["run"]["environment"]["dut"]["rulesets"]["r1"]
     r = v6bench("results", "export", "--db", str(db), "--format", "json")
@@ -66,7 +66,7 @@ def test_resets_show_as_receive_gaps(tmp_path, kind):
     least the reset's own work, and the router's NAPI threads, which the
     kernel starts anew, are pinned again."""
     out = _run(tmp_path, "test", "reset", "--kinds", kind, "--mix", "50/50", "--frame-size", "128", "--link-speed", "100M",
-               "--dut-limit", str(LIMIT_FPS), "--trial-duration", "3", "--resolution", "0.05", "--drain", "0.5")
+               "--dut-limit", str(LIMIT_FPS), "--trial-duration", "3", "--resolution", "0.05", "--drain", "0.5", "--repeat", "1")
     (t,) = out["tests"]
     r = t["result"]
     for kind in (kind,):

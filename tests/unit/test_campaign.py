@@ -20,6 +20,7 @@ link_speed = "100M"
 [matrix]
 mixes = ["100/0", "0/100"]
 frame_sizes = [128, 1518]
+repeat = 1
 [[test]]
 kind = "throughput"
 trial_duration_s = 1.0
@@ -257,7 +258,7 @@ def test_a_run_over_scenarios_reuses_each_scenario_own_throughput(tmp_path):
 
 # Designed runs: randomized repetition blocks, recorded and replayed.
 
-DESIGNED = SCENARIOS.replace("[matrix]", "[matrix]\nrepeat = 3").replace("r1-r2=1000", "r1-r2=1400")
+DESIGNED = SCENARIOS.replace("repeat = 1", "repeat = 3").replace("r1-r2=1000", "r1-r2=1400")
 
 
 def test_a_randomized_schedule_runs_every_point_once_per_block_in_a_seeded_order():
@@ -299,7 +300,7 @@ def test_file_order_is_kept_on_request_and_bad_designs_name_the_field():
 
 
 def test_a_resumed_run_follows_the_order_it_recorded(tmp_path):
-    c = spec.parse_campaign(GOOD.replace("[matrix]", "[matrix]\nrepeat = 2"), "t.toml")
+    c = spec.parse_campaign(GOOD.replace("repeat = 1", "repeat = 2"), "t.toml")
     plan = runner.schedule(c, seed=3)
     store, made, make = _run(tmp_path, c, stop_after=5)
     rid = store.start_run(c.name, "test", {"design": runner.design_record(c, 3, plan)}, None, c.path, c.sha256, c.text)
@@ -311,3 +312,37 @@ def test_a_resumed_run_follows_the_order_it_recorded(tmp_path):
     ran = [t["point_key"] for t in store.tests(rid) if t["status"] == "done"]
     assert ran == [p.key for p in plan]  # in the recorded order, each once
     assert store.run(rid)["environment"]["design"]["seed"] == 3
+
+
+def test_tests_that_give_no_count_repeat_enough_for_a_verdict():
+    """Issue 15: the default repetitions of anything the report compares
+    give a verdict (MIN_REPETITIONS a side); a count that is given is run
+    as given, and kinds the report does not compare run once."""
+    from v6bench.repetitions import MIN_REPETITIONS
+
+    def blocks(body: str) -> list[int]:
+        return [t.matrix.repeat for t in spec.parse_campaign('name = "t"\n' + body, "t.toml").tests]
+
+    assert MIN_REPETITIONS == 5
+    assert blocks('[[test]]\nkind = "throughput"\n') == [5]
+    assert blocks('[[test]]\nkind = "reset"\n') == [5]  # one reset a block by default
+    assert blocks('[[test]]\nkind = "stack-throughput"\n') == [5]
+    assert blocks('[[test]]\nkind = "latency"\n') == [1]  # its own 20 trials are the repetitions
+    assert blocks('[[test]]\nkind = "loss"\n[[test]]\nkind = "back-to-back"\n') == [1, 1]  # not compared
+    # Given counts are kept: in [matrix], as blocks, or as the test's repeat (the kind's own for latency and reset).
+    assert blocks('[matrix]\nrepeat = 2\n[[test]]\nkind = "throughput"\n') == [2]
+    assert blocks('[[test]]\nkind = "throughput"\nblocks = 3\n') == [3]
+    assert blocks('[[test]]\nkind = "throughput"\nrepeat = 1\n') == [1]
+    assert blocks('[[test]]\nkind = "reset"\nrepeat = 2\n') == [1]
+    assert blocks('[[test]]\nkind = "latency"\nrepeat = 1\n') == [1]
+
+
+def test_v6bench_test_repeats_a_search_enough_for_a_verdict_unless_told(monkeypatch, tmp_path):
+    from v6bench import cli
+
+    monkeypatch.setenv("V6BENCH_RUN_DIR", str(tmp_path))  # no lab up: the lab options' defaults
+    parser = cli.parser()
+    c = cli._test_campaign(parser.parse_args(["test", "throughput", "--mix", "100/0,0/100", "--frame-size", "128"]))
+    assert c.tests[0].matrix.repeat == 5
+    c = cli._test_campaign(parser.parse_args(["test", "throughput", "--frame-size", "128", "--repeat", "1"]))
+    assert c.tests[0].matrix.repeat == 1

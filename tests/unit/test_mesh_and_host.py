@@ -74,7 +74,7 @@ def test_host_stack_tests_expand_per_family_variant_and_repetition():
     keys = [p.key for p in runner.expand(c)]
     assert len(keys) == 2 * 2 * 2 and len(set(keys)) == 8
     assert keys[0] == "0:stack-throughput:100/0:0:uni:1:protocol=tcp:message_bytes=64"
-    c = campaign('kind = "rr-latency"\npayload_sizes = [8]\nmixes = ["0/100"]')
+    c = campaign('kind = "rr-latency"\npayload_sizes = [8]\nmixes = ["0/100"]\nrepeat = 1')
     assert [dict(p.variant)["payload_bytes"] for p in runner.expand(c)] == [8, "mtu"]
 
 

@@ -6,7 +6,8 @@ name = "quick"
 [dut]        # limit_fps (0 = none); acl = 0 | 1 | 25, acl_at = "in" | "out" | "both",
              # acl_udp_only, nat44, shape (lab/dut.py)
 [selftest]   # when = "if-stale" (missing or stale: selftest.stale) | "always" | "never"; frame_sizes
-[matrix]     # defaults: mixes, frame_sizes, directions, repeat, drain_s
+[matrix]     # defaults: mixes, frame_sizes, directions, repeat, drain_s (repeat: blocks;
+             # unset, each test runs registry.default_blocks: enough for a verdict)
 [[test]]     # kind = "throughput" | "loss" | ...; matrix keys override
              # the defaults; other keys are the kind's parameters (`repeat`
              # is the kind's own for latency, back-to-back, recovery, reset:
@@ -41,7 +42,7 @@ from __future__ import annotations
 
 import hashlib
 import tomllib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -356,6 +357,8 @@ def _campaign(d: dict, text: str, path: str) -> Campaign:
             params = parse(k.params, rest, where.rstrip("."))
             ts = parse(throughput.Params, _table(t, "throughput_search", where), where + "throughput_search")
             spec = TestSpec(i, k.name, params, mx, ts, traffic)
+        if not {"repeat", "blocks"} & (set(m) | set(t)):  # no count given: enough for a verdict
+            spec = replace(spec, matrix=replace(spec.matrix, repeat=registry.default_blocks(k, spec.params)))
         for sc in scenarios:
             if i in sc.tests:
                 _check_on_lab(spec, sc.lab, paths[sc.name], f"scenario {sc.name}: {where}" if sc.name else where)

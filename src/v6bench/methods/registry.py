@@ -16,6 +16,7 @@ from typing import Any, Callable
 
 from ..errors import UsageError
 from ..rates import parse_rate
+from ..repetitions import MIN_REPETITIONS
 from . import back_to_back, latency, loss, mesh, recovery, reset, retry, rr_latency, stack_throughput, throughput
 from .measurer import HostTester, Tester
 
@@ -39,6 +40,9 @@ class Kind:
     needs_throughput: Callable[[Any], bool]
     procedure: Callable[[Tester, Any, Point, float | None], dict]
     summary: str
+    #: The report compares this kind's repetitions between families and
+    #: scenarios (report/samples.py): see :func:`default_blocks`.
+    compared: bool = False
 
 
 def _latency(t: Tester, p: latency.Params, pt: Point, ndr: float | None) -> dict:
@@ -62,19 +66,21 @@ class HostKind:
     variants: Callable[[Any], list[dict]]
     procedure: Callable[[HostTester, Any, int, dict], dict]
     summary: str
+    compared: bool = True
 
 
 KINDS: dict[str, Kind | HostKind] = {k.name: k for k in (
     Kind("throughput", throughput.Params, lambda p: False,
-         lambda t, p, pt, ndr: throughput.run(t, p, pt.frame_size), "NDR and PDR (RFC 2544 §26.1, MLRsearch)"),
+         lambda t, p, pt, ndr: throughput.run(t, p, pt.frame_size), "NDR and PDR (RFC 2544 §26.1, MLRsearch)", True),
     Kind("loss", loss.Params, lambda p: False, lambda t, p, pt, ndr: loss.run(t, p), "frame loss rate (RFC 2544 §26.3)"),
     Kind("latency", latency.Params, lambda p: "throughput" in p.loads, _latency,
-         "latency, PDV and IPDV (RFC 2544 §26.2, RFC 8219 §7.2-7.3)"),
+         "latency, PDV and IPDV (RFC 2544 §26.2, RFC 8219 §7.2-7.3)", True),
     Kind("back-to-back", back_to_back.Params, lambda p: True, lambda t, p, pt, ndr: back_to_back.run(t, p, ndr),
          "back-to-back frames (RFC 9004)"),
     Kind("recovery", recovery.Params, lambda p: True, lambda t, p, pt, ndr: recovery.run(t, p, ndr),
          "system recovery (RFC 2544 §26.5)"),
-    Kind("reset", reset.Params, lambda p: True, lambda t, p, pt, ndr: reset.run(t, p, ndr), "reset (RFC 2544 §26.6)"),
+    Kind("reset", reset.Params, lambda p: True, lambda t, p, pt, ndr: reset.run(t, p, ndr), "reset (RFC 2544 §26.6)",
+         True),
     Kind("mesh", mesh.Params, lambda p: False, lambda t, p, pt, ndr: mesh.run(t, p, pt.frame_size, pt.link_speed_bps),
          "loss per flow under full or partial mesh traffic (RFC 2889 §5.1; topology mesh:N)"),
     HostKind("stack-throughput", stack_throughput.Params, stack_throughput.variants, stack_throughput.run,
@@ -82,6 +88,19 @@ KINDS: dict[str, Kind | HostKind] = {k.name: k for k in (
     HostKind("rr-latency", rr_latency.Params, rr_latency.variants, rr_latency.run,
              "router latency by UDP request/response, minus a back-to-back baseline (seed 004)"),
 )}
+
+
+def default_blocks(k: Kind | HostKind, params: Any) -> int:
+    """The repetition blocks a test runs when it gives no count (no
+    ``repeat`` or ``blocks`` in it or in ``[matrix]``): for a kind the report
+    compares, enough that each point has :data:`MIN_REPETITIONS`
+    repetitions, the fewest a verdict takes (the kind's own trials a block
+    count: latency's 20 need one block, a reset's one needs five); 1 for the
+    kinds it does not compare. A count that is given is run as given."""
+    if not k.compared:
+        return 1
+    own = getattr(params, "repeat", 1)
+    return max(1, -(-MIN_REPETITIONS // own))
 
 
 def kind(name: str) -> Kind | HostKind:

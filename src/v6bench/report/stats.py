@@ -32,6 +32,8 @@ from scipy import stats as sps
 from statsmodels.stats.multitest import multipletests
 from statsmodels.stats.power import TTestIndPower
 
+from ..repetitions import MIN_REPETITIONS
+
 
 @dataclass(frozen=True)
 class Description:
@@ -156,11 +158,6 @@ COMPARISON_COLUMNS = ("n A", "centre A", "n B", "centre B", "left out (tester-li
 #: the smallest detectable difference is stated.
 ALPHA = 0.05
 POWER = 0.8
-#: Fewer repetitions a side than this give "not enough repetitions", never a
-#: verdict: with 5 a side Welch's test has 4 or more degrees of freedom, and
-#: even the Mann–Whitney test can reach p = 0.008 (complete separation); with
-#: 3 the Mann–Whitney test cannot go below 0.1.
-MIN_REPETITIONS = 5
 #: The multiple-comparison correction (statsmodels' name, and the report's): the
 #: false discovery rate over every comparison of a report at :data:`ALPHA`. When
 #: no difference is real (an A/A run) that is also the chance of any false

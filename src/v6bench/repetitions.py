@@ -1,0 +1,13 @@
+"""How many repetitions a side a comparison needs before it is a verdict
+(docs/report.md, "Minimum repetitions"): a rule of both the experiment's
+design (:mod:`v6bench.methods.registry`, the repetitions a test runs by
+default) and its analysis (:mod:`v6bench.report.stats`).
+"""
+
+#: Fewer repetitions a side than this give "not enough repetitions", never a
+#: verdict: with 5 a side Welch's test has 4 or more degrees of freedom, and
+#: even the Mann–Whitney test can reach p = 0.008 (complete separation); with
+#: 3 the Mann–Whitney test cannot go below 0.1. Tests whose repetitions the
+#: report compares run this many unless told otherwise
+#: (:func:`v6bench.methods.registry.default_blocks`).
+MIN_REPETITIONS = 5
