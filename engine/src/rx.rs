@@ -114,8 +114,7 @@ pub struct RxState {
     pub reassembly: Vec<Reassembler<FirstPart>>,
 }
 
-/// How long the receive thread rests after a pass that found AF_XDP frames,
-/// and at most between passes while any port is AF_XDP.
+/// How long the receive thread rests after a pass that found AF_XDP frames.
 const XDP_NAP: std::time::Duration = std::time::Duration::from_micros(500);
 
 /// Where a port's frames arrive: its backend's receive half.
@@ -167,21 +166,11 @@ impl Receiver {
         if let Some(c) = cpu {
             crate::clock::pin_to_cpu(c)?;
         }
-        // Only packet sockets are polled. poll(2) on an AF_XDP socket in copy
-        // mode also transmits what its TX ring holds (the kernel's xsk_poll), and
-        // a frame the driver refuses there is lost to the sender's count of
-        // refused frames: so this thread never polls one, and with AF_XDP ports
-        // it waits at most XDP_NAP (their frames are stamped in XDP, so the
-        // wait costs no accuracy).
-        let mut fds: Vec<libc::pollfd> = self.rings.iter().filter(|r| matches!(r, RxQueue::Packet(_)))
-            .map(|r| libc::pollfd { fd: r.fd(), events: libc::POLLIN | libc::POLLERR, revents: 0 }).collect();
-        let any_xdp = self.rings.iter().any(|r| matches!(r, RxQueue::Xdp(_)));
-        let wait = if any_xdp { XDP_NAP } else { std::time::Duration::from_millis(10) };
-        let wait_ts = libc::timespec { tv_sec: 0, tv_nsec: wait.as_nanos() as libc::c_long };
+        let mut fds: Vec<libc::pollfd> = self.rings.iter().map(|r| libc::pollfd { fd: r.fd(), events: libc::POLLIN | libc::POLLERR, revents: 0 }).collect();
         loop {
             let stopping = shared.stop.load(Ordering::Acquire);
-            // SAFETY: `fds` is a valid (possibly empty) array of pollfd of the length passed; `wait_ts` lives.
-            unsafe { libc::ppoll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, &wait_ts, std::ptr::null()) };
+            // SAFETY: `fds` is a valid array of pollfd of the length passed.
+            unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, 10) };
             let from = shared.counting_from_ns.load(Ordering::Acquire);
             let mut xdp_frames = 0;
             for (i, ring) in self.rings.iter_mut().enumerate() {

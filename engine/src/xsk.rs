@@ -1,6 +1,11 @@
-//! AF_XDP ports (Documentation/networking/af_xdp.rst): one socket per port,
-//! bound to the interface's queue 0, with a UMEM of `RX_RING` receive and
-//! `TX_RING` transmit chunks of `CHUNK` bytes each.
+//! AF_XDP ports (Documentation/networking/af_xdp.rst): two sockets per
+//! port, bound to the interface's queue 0 and sharing one UMEM of `RX_RING`
+//! receive and `TX_RING` transmit chunks of `CHUNK` bytes each: the first
+//! owns the UMEM, its fill and completion rings and the RX ring; the second
+//! (XDP_SHARED_UMEM) has only the TX ring. Apart, because poll(2) on a
+//! socket with a TX ring transmits in copy mode (the kernel's xsk_poll), and
+//! a frame the driver refused inside the receive thread's poll would go
+//! uncounted: the receive socket has none, so only the sender's kick sends.
 //!
 //! - Receive: the XDP program (`bpf.rs`) stamps each frame and redirects it
 //!   to the socket; the kernel copies it into a chunk taken from the fill
@@ -32,6 +37,7 @@ const XDP_UMEM_REG: libc::c_int = 4;
 const XDP_UMEM_FILL_RING: libc::c_int = 5;
 const XDP_UMEM_COMPLETION_RING: libc::c_int = 6;
 const XDP_STATISTICS: libc::c_int = 7;
+const XDP_SHARED_UMEM: u16 = 1 << 0;
 const XDP_COPY: u16 = 1 << 1;
 const XDP_ZEROCOPY: u16 = 1 << 2;
 const PGOFF_RX_RING: libc::off_t = 0;
@@ -120,11 +126,14 @@ pub struct XskStats {
     pub tx_ring_empty_descs: u64,
 }
 
-/// What both halves share: the socket, the UMEM and the ring mappings,
+/// What both halves share: the sockets, the UMEM and the ring mappings,
 /// released when both halves are gone (the XDP program first).
 struct Shared {
     xdp: Option<XdpAttachment>,
+    /// The receive socket: owner of the UMEM, fill, completion and RX rings.
     fd: OwnedFd,
+    /// The transmit socket: the TX ring only, on the same UMEM.
+    tx_fd: Option<OwnedFd>,
     umem: *mut u8,
     maps: Vec<(*mut libc::c_void, usize)>,
 }
@@ -237,20 +246,14 @@ pub fn open(ifindex: i32) -> Result<(XskRx, XskTx, XskMode), String> {
     if umem == libc::MAP_FAILED {
         return Err(errno("cannot allocate the AF_XDP UMEM"));
     }
-    let mut shared = Shared { xdp: None, fd, umem: umem as *mut u8, maps: vec![(umem, umem_len)] };
+    let mut shared = Shared { xdp: None, fd, tx_fd: None, umem: umem as *mut u8, maps: vec![(umem, umem_len)] };
     let reg = UmemReg { addr: umem as u64, len: umem_len as u64, chunk_size: CHUNK as u32, headroom: 0, flags: 0, tx_metadata_len: 0 };
     crate::sock::set_opt(raw, SOL_XDP, XDP_UMEM_REG, &reg, "XDP_UMEM_REG")?;
-    for (opt, size, what) in [(XDP_UMEM_FILL_RING, RX_RING, "fill"), (XDP_UMEM_COMPLETION_RING, TX_RING, "completion"), (XDP_RX_RING, RX_RING, "RX"), (XDP_TX_RING, TX_RING, "TX")] {
+    for (opt, size, what) in [(XDP_UMEM_FILL_RING, RX_RING, "fill"), (XDP_UMEM_COMPLETION_RING, TX_RING, "completion"), (XDP_RX_RING, RX_RING, "RX")] {
         crate::sock::set_opt(raw, SOL_XDP, opt, &size, &format!("AF_XDP {what} ring size"))?;
     }
-    let mut off = MmapOffsets::default();
-    let mut len = std::mem::size_of::<MmapOffsets>() as libc::socklen_t;
-    // SAFETY: `off` is large enough for xdp_mmap_offsets and `len` says so.
-    if unsafe { libc::getsockopt(raw, SOL_XDP, XDP_MMAP_OFFSETS, &mut off as *mut MmapOffsets as *mut libc::c_void, &mut len) } != 0 {
-        return Err(errno("XDP_MMAP_OFFSETS"));
-    }
+    let off = offsets(raw)?;
     let rx = MapRing::map(raw, &off.rx, PGOFF_RX_RING, RX_RING, 16, &mut shared, "RX")?;
-    let tx = MapRing::map(raw, &off.tx, PGOFF_TX_RING, TX_RING, 16, &mut shared, "TX")?;
     let fill = MapRing::map(raw, &off.fr, PGOFF_FILL_RING, RX_RING, 8, &mut shared, "fill")?;
     let comp = MapRing::map(raw, &off.cr, PGOFF_COMPLETION_RING, TX_RING, 8, &mut shared, "completion")?;
     // Every receive chunk starts on the fill ring.
@@ -272,13 +275,38 @@ pub fn open(ifindex: i32) -> Result<(XskRx, XskTx, XskMode), String> {
             return Err(errno("cannot bind the AF_XDP socket to queue 0"));
         }
     }
+    // SAFETY: plain socket(2); the descriptor is owned below.
+    let raw_tx = unsafe { libc::socket(AF_XDP, libc::SOCK_RAW | libc::SOCK_CLOEXEC, 0) };
+    if raw_tx < 0 {
+        return Err(errno("cannot open the transmit AF_XDP socket"));
+    }
+    // SAFETY: a fresh descriptor nobody else owns.
+    shared.tx_fd = Some(unsafe { OwnedFd::from_raw_fd(raw_tx) });
+    crate::sock::set_opt(raw_tx, SOL_XDP, XDP_TX_RING, &TX_RING, "AF_XDP TX ring size")?;
+    let tx = MapRing::map(raw_tx, &offsets(raw_tx)?.tx, PGOFF_TX_RING, TX_RING, 16, &mut shared, "TX")?;
+    let shared_addr = SockaddrXdp { family: AF_XDP as u16, flags: XDP_SHARED_UMEM, ifindex: ifindex as u32, queue_id: 0, shared_umem_fd: raw as u32 };
+    // SAFETY: a valid sockaddr_xdp of the size passed.
+    if unsafe { libc::bind(raw_tx, &shared_addr as *const SockaddrXdp as *const libc::sockaddr, std::mem::size_of::<SockaddrXdp>() as libc::socklen_t) } != 0 {
+        return Err(errno("cannot bind the transmit AF_XDP socket to the receive socket's UMEM"));
+    }
     shared.xdp = Some(bpf::attach(ifindex, 0, raw)?);
     let shared = Arc::new(shared);
     let free = (RX_RING..RX_RING + TX_RING).map(|i| u64::from(i) * CHUNK as u64).collect();
     Ok((XskRx { shared: Arc::clone(&shared), rx, fill }, XskTx { shared, tx, comp, free }, mode))
 }
 
+fn offsets(fd: RawFd) -> Result<MmapOffsets, String> {
+    let mut off = MmapOffsets::default();
+    let mut len = std::mem::size_of::<MmapOffsets>() as libc::socklen_t;
+    // SAFETY: `off` is large enough for xdp_mmap_offsets and `len` says so.
+    if unsafe { libc::getsockopt(fd, SOL_XDP, XDP_MMAP_OFFSETS, &mut off as *mut MmapOffsets as *mut libc::c_void, &mut len) } != 0 {
+        return Err(errno("XDP_MMAP_OFFSETS"));
+    }
+    Ok(off)
+}
+
 impl XskRx {
+    /// The receive socket, which has no TX ring: polling it never transmits.
     pub fn fd(&self) -> RawFd {
         self.shared.fd.as_raw_fd()
     }
@@ -380,8 +408,9 @@ impl XskTx {
             if taken >= n {
                 break;
             }
+            let fd = self.shared.tx_fd.as_ref().expect("opened with the socket").as_raw_fd();
             // SAFETY: a kick with no data (sendto(2) on an AF_XDP socket).
-            let r = unsafe { libc::sendto(self.shared.fd.as_raw_fd(), std::ptr::null(), 0, libc::MSG_DONTWAIT, std::ptr::null(), 0) };
+            let r = unsafe { libc::sendto(fd, std::ptr::null(), 0, libc::MSG_DONTWAIT, std::ptr::null(), 0) };
             let after = self.tx.consumer().load(Ordering::Acquire).wrapping_sub(start) as usize;
             if r < 0 {
                 match std::io::Error::last_os_error().raw_os_error() {
