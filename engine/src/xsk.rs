@@ -133,7 +133,7 @@ struct Shared {
     /// The receive socket: owner of the UMEM, fill, completion and RX rings.
     fd: OwnedFd,
     /// The transmit socket: the TX ring only, on the same UMEM.
-    tx_fd: Option<OwnedFd>,
+    tx_fd: OwnedFd,
     umem: *mut u8,
     maps: Vec<(*mut libc::c_void, usize)>,
 }
@@ -233,20 +233,15 @@ pub enum XskMode {
 /// Opens an AF_XDP socket on queue 0 of `ifindex` (in the calling
 /// thread's namespace) and attaches the XDP program that feeds it.
 pub fn open(ifindex: i32) -> Result<(XskRx, XskTx, XskMode), String> {
-    // SAFETY: plain socket(2); the descriptor is owned below.
-    let raw = unsafe { libc::socket(AF_XDP, libc::SOCK_RAW | libc::SOCK_CLOEXEC, 0) };
-    if raw < 0 {
-        return Err(errno("cannot open an AF_XDP socket (kernel without CONFIG_XDP_SOCKETS, or not root)"));
-    }
-    // SAFETY: a fresh descriptor nobody else owns.
-    let fd = unsafe { OwnedFd::from_raw_fd(raw) };
+    let (fd, tx_fd) = (xdp_socket()?, xdp_socket()?);
+    let (raw, raw_tx) = (fd.as_raw_fd(), tx_fd.as_raw_fd());
     let umem_len = CHUNK * CHUNKS;
     // SAFETY: a private anonymous mapping of the stated length.
     let umem = unsafe { libc::mmap(std::ptr::null_mut(), umem_len, libc::PROT_READ | libc::PROT_WRITE, libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_POPULATE, -1, 0) };
     if umem == libc::MAP_FAILED {
         return Err(errno("cannot allocate the AF_XDP UMEM"));
     }
-    let mut shared = Shared { xdp: None, fd, tx_fd: None, umem: umem as *mut u8, maps: vec![(umem, umem_len)] };
+    let mut shared = Shared { xdp: None, fd, tx_fd, umem: umem as *mut u8, maps: vec![(umem, umem_len)] };
     let reg = UmemReg { addr: umem as u64, len: umem_len as u64, chunk_size: CHUNK as u32, headroom: 0, flags: 0, tx_metadata_len: 0 };
     crate::sock::set_opt(raw, SOL_XDP, XDP_UMEM_REG, &reg, "XDP_UMEM_REG")?;
     for (opt, size, what) in [(XDP_UMEM_FILL_RING, RX_RING, "fill"), (XDP_UMEM_COMPLETION_RING, TX_RING, "completion"), (XDP_RX_RING, RX_RING, "RX")] {
@@ -275,13 +270,6 @@ pub fn open(ifindex: i32) -> Result<(XskRx, XskTx, XskMode), String> {
             return Err(errno("cannot bind the AF_XDP socket to queue 0"));
         }
     }
-    // SAFETY: plain socket(2); the descriptor is owned below.
-    let raw_tx = unsafe { libc::socket(AF_XDP, libc::SOCK_RAW | libc::SOCK_CLOEXEC, 0) };
-    if raw_tx < 0 {
-        return Err(errno("cannot open the transmit AF_XDP socket"));
-    }
-    // SAFETY: a fresh descriptor nobody else owns.
-    shared.tx_fd = Some(unsafe { OwnedFd::from_raw_fd(raw_tx) });
     crate::sock::set_opt(raw_tx, SOL_XDP, XDP_TX_RING, &TX_RING, "AF_XDP TX ring size")?;
     let tx = MapRing::map(raw_tx, &offsets(raw_tx)?.tx, PGOFF_TX_RING, TX_RING, 16, &mut shared, "TX")?;
     let shared_addr = SockaddrXdp { family: AF_XDP as u16, flags: XDP_SHARED_UMEM, ifindex: ifindex as u32, queue_id: 0, shared_umem_fd: raw as u32 };
@@ -293,6 +281,16 @@ pub fn open(ifindex: i32) -> Result<(XskRx, XskTx, XskMode), String> {
     let shared = Arc::new(shared);
     let free = (RX_RING..RX_RING + TX_RING).map(|i| u64::from(i) * CHUNK as u64).collect();
     Ok((XskRx { shared: Arc::clone(&shared), rx, fill }, XskTx { shared, tx, comp, free }, mode))
+}
+
+fn xdp_socket() -> Result<OwnedFd, String> {
+    // SAFETY: plain socket(2); the descriptor is owned below.
+    let raw = unsafe { libc::socket(AF_XDP, libc::SOCK_RAW | libc::SOCK_CLOEXEC, 0) };
+    if raw < 0 {
+        return Err(errno("cannot open an AF_XDP socket (kernel without CONFIG_XDP_SOCKETS, or not root)"));
+    }
+    // SAFETY: a fresh descriptor nobody else owns.
+    Ok(unsafe { OwnedFd::from_raw_fd(raw) })
 }
 
 fn offsets(fd: RawFd) -> Result<MmapOffsets, String> {
@@ -402,15 +400,15 @@ impl XskTx {
         self.tx.producer().store(end, Ordering::Release);
         let mut out = Handed::default();
         let mut idle = 0;
+        let tx_fd = self.shared.tx_fd.as_raw_fd();
         loop {
             let taken = self.tx.consumer().load(Ordering::Acquire).wrapping_sub(start) as usize;
             out.taken = taken;
             if taken >= n {
                 break;
             }
-            let fd = self.shared.tx_fd.as_ref().expect("opened with the socket").as_raw_fd();
             // SAFETY: a kick with no data (sendto(2) on an AF_XDP socket).
-            let r = unsafe { libc::sendto(fd, std::ptr::null(), 0, libc::MSG_DONTWAIT, std::ptr::null(), 0) };
+            let r = unsafe { libc::sendto(tx_fd, std::ptr::null(), 0, libc::MSG_DONTWAIT, std::ptr::null(), 0) };
             let after = self.tx.consumer().load(Ordering::Acquire).wrapping_sub(start) as usize;
             if r < 0 {
                 match std::io::Error::last_os_error().raw_os_error() {
