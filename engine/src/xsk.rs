@@ -312,14 +312,15 @@ impl XskRx {
     /// Calls `f` for every received frame, gives the chunks back to the
     /// kernel, and returns the number of frames seen. Each frame's
     /// `rx_ns` is the XDP program's monotonic stamp moved to
-    /// CLOCK_REALTIME by the clocks' offset read now.
+    /// CLOCK_REALTIME by the clocks' offset read now
+    /// (`clock::realtime_minus_monotonic_ns`).
     pub fn drain(&mut self, mut f: impl FnMut(RxFrame<'_>)) -> u64 {
         let prod = self.rx.producer().load(Ordering::Acquire);
         let cons = self.rx.consumer().load(Ordering::Relaxed);
         if prod == cons {
             return 0;
         }
-        let offset_ns = crate::clock::realtime_ns() as i64 - crate::clock::monotonic_ns() as i64;
+        let offset_ns = crate::clock::realtime_minus_monotonic_ns();
         let fill_prod = self.fill.producer().load(Ordering::Relaxed);
         let mut i = cons;
         while i != prod {
