@@ -160,8 +160,8 @@ def parser() -> argparse.ArgumentParser:
     te.add_argument("--bidirectional", action="store_true", help="the same rate each way (RFC 2544 §14)")
     te.add_argument("--repeat", type=int, default=None,
                     help="repetitions (inside the test for latency, back-to-back, recovery, reset; of the test otherwise) "
-                         "[what a verdict needs where the report compares: 5 searches, 5 resets, latency's 20 "
-                         "trials; 1 otherwise]")
+                         "[what a verdict needs where the report compares, in 5 interleaved blocks: 5 searches, "
+                         "5 resets, latency's 20 trials as 4 a block; 1 otherwise]")
     te.add_argument("--drain", type=float, default=2.0, help="seconds to wait for late frames after each trial [2]")
     te.add_argument("--ext-headers", choices=EXT_PRESETS, default=None,
                     help="IPv6 extension headers in every IPv6 frame, frame size kept (docs/methods.md) [none]")

@@ -9,5 +9,5 @@ default) and its analysis (:mod:`v6bench.report.stats`).
 #: even the Mann–Whitney test can reach p = 0.008 (complete separation); with
 #: 3 the Mann–Whitney test cannot go below 0.1. Tests whose repetitions the
 #: report compares run this many unless told otherwise
-#: (:func:`v6bench.methods.registry.default_blocks`).
+#: (:func:`v6bench.methods.registry.default_design`).
 MIN_REPETITIONS = 5

@@ -327,7 +327,10 @@ def test_tests_that_give_no_count_repeat_enough_for_a_verdict():
     assert blocks('[[test]]\nkind = "throughput"\n') == [5]
     assert blocks('[[test]]\nkind = "reset"\n') == [5]  # one reset a block by default
     assert blocks('[[test]]\nkind = "stack-throughput"\n') == [5]
-    assert blocks('[[test]]\nkind = "latency"\n') == [1]  # its own 20 trials are the repetitions
+    # Latency's own 20 trials are spread over the blocks, 4 a block, so the families interleave.
+    assert blocks('[[test]]\nkind = "latency"\n') == [5]
+    lat = spec.parse_campaign('name = "t"\n[[test]]\nkind = "latency"\n', "t.toml").tests[0]
+    assert lat.params.repeat == 4 and lat.params.repeat * lat.matrix.repeat == 20
     assert blocks('[[test]]\nkind = "loss"\n[[test]]\nkind = "back-to-back"\n') == [1, 1]  # not compared
     # Given counts are kept: in [matrix], as blocks, or as the test's repeat (the kind's own for latency and reset).
     assert blocks('[matrix]\nrepeat = 2\n[[test]]\nkind = "throughput"\n') == [2]
@@ -335,6 +338,10 @@ def test_tests_that_give_no_count_repeat_enough_for_a_verdict():
     assert blocks('[[test]]\nkind = "throughput"\nrepeat = 1\n') == [1]
     assert blocks('[[test]]\nkind = "reset"\nrepeat = 2\n') == [1]
     assert blocks('[[test]]\nkind = "latency"\nrepeat = 1\n') == [1]
+    given = spec.parse_campaign('name = "t"\n[[test]]\nkind = "latency"\nrepeat = 20\n', "t.toml").tests[0]
+    assert (given.matrix.repeat, given.params.repeat) == (1, 20)
+    given = spec.parse_campaign('name = "t"\n[[test]]\nkind = "latency"\nblocks = 2\n', "t.toml").tests[0]
+    assert (given.matrix.repeat, given.params.repeat) == (2, 20)
 
 
 def test_v6bench_test_repeats_a_search_enough_for_a_verdict_unless_told(monkeypatch, tmp_path):

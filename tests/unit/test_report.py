@@ -114,6 +114,44 @@ def test_histograms_decode_to_the_engine_own_counts_and_percentiles(store):
     assert checked >= 10
 
 
+def test_latency_table_pools_a_points_repetition_blocks(store):
+    """A point's latency over all its blocks (the default spreads latency's
+    20 trials over 5): one row per point, load and family, its typical
+    latency the median of every pooled trial's median, checked with numpy."""
+    from dataclasses import replace
+
+    s, run_id = store
+    d = data.load(s, run_id)
+    # The fixture's latency tests ran one block each: a second block of the same points, a copy of the first.
+    again = tuple(replace(t, id=-t.id, repetition=t.repetition + 1) for t in d.of("latency"))
+    d2 = replace(d, tests=d.tests + again)
+    table = next(t for t in VIEWS["latency"](d2).tables if t.id == "latency")
+    col = {c: i for i, c in enumerate(table.columns)}
+    assert len(table.rows) == len(next(t for t in VIEWS["latency"](d).tables if t.id == "latency").rows)
+    checked = 0
+    for row in table.rows:
+        tests = [t for t in d2.of("latency") if (t.scenario, t.mix + t.traffic, t.direction, t.frame_size)
+                 == tuple(row[col[c]] for c in ("scenario", "mix", "dir", "frame size [B]"))]
+        v = int(row[col["family"]].removeprefix("IPv"))
+        p50, trials = [], 0
+        for t in tests:
+            load = next(r for r in t.result["loads"] if r["load"] == row[col["load"]])
+            for x in t.trials:
+                if x["call"] != "measure" or x["tester_limited"] or not load["load_fps"] \
+                        or abs(x["call_args"]["load_fps"] - load["load_fps"]) > 1e-6 * load["load_fps"] \
+                        or (x.get("result") or {}).get("suspect_reasons"):
+                    continue
+                mine = [st["latency_ns"]["p50"] for st in x["streams"] if st["ip_version"] == v and st.get("latency_ns")]
+                p50 += mine
+                trials += bool(mine)
+        assert row[col["blocks"]] == len(tests) == 2
+        assert row[col["repetitions"]] == trials
+        if p50:
+            assert row[col["typical (median) [µs]"]] == pytest.approx(np.median(p50) / 1e3)
+            checked += 1
+    assert checked >= 4
+
+
 def test_files_figures_tables_and_csv(written):
     out, info = written
     figs = sorted((out / "figures").glob("*.svg"))

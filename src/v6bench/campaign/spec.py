@@ -7,7 +7,7 @@ name = "quick"
              # acl_udp_only, nat44, shape (lab/dut.py)
 [selftest]   # when = "if-stale" (missing or stale: selftest.stale) | "always" | "never"; frame_sizes
 [matrix]     # defaults: mixes, frame_sizes, directions, repeat, drain_s (repeat: blocks;
-             # unset, each test runs registry.default_blocks: enough for a verdict)
+             # unset, each test runs registry.default_design: enough for a verdict)
 [[test]]     # kind = "throughput" | "loss" | ...; matrix keys override
              # the defaults; other keys are the kind's parameters (`repeat`
              # is the kind's own for latency, back-to-back, recovery, reset:
@@ -358,7 +358,8 @@ def _campaign(d: dict, text: str, path: str) -> Campaign:
             ts = parse(throughput.Params, _table(t, "throughput_search", where), where + "throughput_search")
             spec = TestSpec(i, k.name, params, mx, ts, traffic)
         if not {"repeat", "blocks"} & (set(m) | set(t)):  # no count given: enough for a verdict
-            spec = replace(spec, matrix=replace(spec.matrix, repeat=registry.default_blocks(k, spec.params)))
+            n, params = registry.default_design(k, spec.params)
+            spec = replace(spec, params=params, matrix=replace(spec.matrix, repeat=n))
         for sc in scenarios:
             if i in sc.tests:
                 _check_on_lab(spec, sc.lab, paths[sc.name], f"scenario {sc.name}: {where}" if sc.name else where)

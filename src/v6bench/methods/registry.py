@@ -11,7 +11,7 @@ already measured for that point, or search it first with the
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Callable
 
 from ..errors import UsageError
@@ -41,7 +41,7 @@ class Kind:
     procedure: Callable[[Tester, Any, Point, float | None], dict]
     summary: str
     #: The report compares this kind's repetitions between families and
-    #: scenarios (report/samples.py): see :func:`default_blocks`.
+    #: scenarios (report/samples.py): see :func:`default_design`.
     compared: bool = False
 
 
@@ -90,17 +90,21 @@ KINDS: dict[str, Kind | HostKind] = {k.name: k for k in (
 )}
 
 
-def default_blocks(k: Kind | HostKind, params: Any) -> int:
+def default_design(k: Kind | HostKind, params: Any) -> tuple[int, Any]:
     """The repetition blocks a test runs when it gives no count (no
-    ``repeat`` or ``blocks`` in it or in ``[matrix]``): for a kind the report
-    compares, enough that each point has :data:`MIN_REPETITIONS`
-    repetitions, the fewest a verdict takes (the kind's own trials a block
-    count: latency's 20 need one block, a reset's one needs five); 1 for the
-    kinds it does not compare. A count that is given is run as given."""
+    ``repeat`` or ``blocks`` in it or in ``[matrix]``), and its parameters
+    for each block. A kind the report compares runs :data:`MIN_REPETITIONS`
+    blocks, the fewest a verdict takes, so that every compared point is
+    interleaved with the others block by block (issue 15); a kind with
+    trials of its own spreads them over the blocks (latency's 20 become 4 a
+    block, pooled again by the report). The kinds it does not compare run
+    one block as they are. A count that is given is run as given."""
     if not k.compared:
-        return 1
-    own = getattr(params, "repeat", 1)
-    return max(1, -(-MIN_REPETITIONS // own))
+        return 1, params
+    own = getattr(params, "repeat", None)
+    if own is not None and own > 1:
+        params = replace(params, repeat=-(-own // MIN_REPETITIONS))
+    return MIN_REPETITIONS, params
 
 
 def kind(name: str) -> Kind | HostKind:

@@ -24,7 +24,8 @@ from .. import samples, verdicts
 from ..samples import delay_where, load_trials, network_type
 from ..stats import COMPARISON_COLUMNS, DESCRIPTION_COLUMNS, describe_histogram
 from .compare import HOW_TO_READ
-from ..group import by, families, mean, series_key
+from ..group import by, families, series_key
+from ...methods.latency import summarize
 
 HIST_BINS = 60
 
@@ -33,43 +34,68 @@ def latency(data: RunData) -> Section | None:
     tests = sorted(data.of("latency"), key=lambda t: (series_key(t), t.frame_size))
     if not tests:
         return None
-    blocks: list = []
-    rows = []
     loads = list(dict.fromkeys(row["load"] for t in tests for row in t.result["loads"]))
+    # One point's repetition blocks pooled: (series, frame size, load) -> (its tests' rows, summaries by family).
+    points = {}
+    for (key, fs), ts in by(tests, lambda t: (series_key(t), t.frame_size)).items():
+        for load in loads:
+            rows_at = [(t, row) for t in ts for row in t.result["loads"] if row["load"] == load]
+            if rows_at:
+                points[(key, fs, load)] = (rows_at, _pooled(rows_at))
+    blocks: list = []
     for load in loads:
         series = []
-        for _, ts in by(tests, series_key).items():
-            versions = sorted({int(v) for t in ts for row in t.result["loads"] if row["load"] == load for v in row["families"]})
+        for key, ts in by(tests, series_key).items():
+            pooled = {fs: fams for (k, fs, ld), (_, fams) in points.items() if k == key and ld == load}
+            versions = sorted({int(v) for fams in pooled.values() for v in fams})
             for v in versions:
-                pts = by([(t.frame_size, row["families"][str(v)]) for t in ts for row in t.result["loads"]
-                          if row["load"] == load and str(v) in row["families"] and row["families"][str(v)]["typical_ns"]],
-                         lambda p: p[0])
-                x = tuple(sorted(pts))
+                x = tuple(sorted(fs for fs, fams in pooled.items() if (fams.get(str(v)) or {}).get("typical_ns")))
                 if x:
                     name = f"{ts[0].label()} IPv{v}" if len(versions) > 1 or ts[0].mix not in ("100/0", "0/100") else ts[0].label()
-                    series.append(Series(name, x, tuple(mean([f["typical_ns"] / 1e3 for _, f in pts[fs]]) for fs in x)))
+                    series.append(Series(name, x, tuple(pooled[fs][str(v)]["typical_ns"] / 1e3 for fs in x)))
         if series:
             blocks.append(Figure(f"latency-{_slug(load)}", f"Latency against frame size at load {load}", "frame size [B]",
                                  "typical latency (median) [µs]", tuple(series),
                                  note="RFC 8219 typical latency: median over repetitions of each trial's median."))
-    for t in tests:
-        for row in t.result["loads"]:
-            for v, f in row["families"].items():
-                ipdv = f.get("ipdv_ns") or {}
-                floor = row.get("tester_latency_floor") or {}
-                rows.append((t.scenario, t.mix + t.traffic, t.direction, t.frame_size, row["load"], f"IPv{v}", f["repetitions"],
-                             _us(f["mean_ns"]), _us(f["typical_ns"]), _us(f["worst_case_ns"]), _us(f["min_ns"]), _us(f["max_ns"]),
-                             _us(f["pdv_p999_ns"]), _us(ipdv.get("median")), _us(floor.get("floor_ns")),
-                             _us(floor.get("stddev_ns")), row.get("tester_limited_trials", 0)))
+    rows = []
+    for (_, fs, load), (rows_at, fams) in points.items():
+        t = rows_at[0][0]
+        floor = next((row["tester_latency_floor"] for _, row in rows_at if row.get("tester_latency_floor")), {})
+        for v, f in fams.items():
+            ipdv = f.get("ipdv_ns") or {}
+            rows.append((t.scenario, t.mix + t.traffic, t.direction, fs, load, f"IPv{v}", len(rows_at), f["repetitions"],
+                         _us(f["mean_ns"]), _us(f["typical_ns"]), _us(f["worst_case_ns"]), _us(f["min_ns"]), _us(f["max_ns"]),
+                         _us(f["pdv_p999_ns"]), _us(ipdv.get("median")), _us(floor.get("floor_ns")),
+                         _us(floor.get("stddev_ns")), sum(row.get("tester_limited_trials", 0) for _, row in rows_at)))
     blocks.append(Table("latency", "Latency and delay variation per point",
-                        ("scenario", "mix", "dir", "frame size [B]", "load", "family", "repetitions", "mean [µs]",
+                        ("scenario", "mix", "dir", "frame size [B]", "load", "family", "blocks", "repetitions", "mean [µs]",
                          "typical (median) [µs]", "worst case (p99.9) [µs]", "min [µs]", "max [µs]", "PDV p99.9 [µs]",
                          "IPDV median [µs]", "tester floor [µs]", "tester floor ± [µs]", "tester-limited trials"), tuple(rows),
-                        "RFC 2544 mean, RFC 8219 typical and worst case, RFC 5481 PDV and IPDV. The tester floor is the "
+                        "RFC 2544 mean, RFC 8219 typical and worst case, RFC 5481 PDV and IPDV, over the trials of "
+                        "all of a point's repetition blocks (repetitions: trials with a measured latency). The tester floor is the "
                         "tester's own latency back to back (self-test: median of its trials' medians ± their standard "
                         "deviation): a delay near it is mostly the tester's."))
     return Section("latency", "Latency against frame size",
                    "Every frame timestamped by the engine; per load and family over the repetitions.", tuple(blocks))
+
+
+def _pooled(rows_at: list[tuple]) -> dict[str, dict]:
+    """One point's summaries at one load over all its blocks: the latency
+    method's own summaries (methods/latency.py) of the pooled trials the
+    comparisons use (:func:`..samples.load_trials`: the tester did not limit
+    them, no delay is suspect), ``repetitions`` the trials with a measured latency."""
+    streams: dict[int, list[dict]] = {}
+    trials: dict[int, int] = {}
+    for t, row in rows_at:
+        for trial in load_trials(t, row):
+            for v, ss in families(trial).items():
+                if t.family in (None, v):
+                    streams.setdefault(v, []).extend(ss)
+                    trials[v] = trials.get(v, 0) + any(x.get("latency_ns") for x in ss)
+    out = summarize(streams)
+    for v, f in out.items():
+        f["repetitions"] = trials.get(int(v), 0)
+    return out
 
 
 def _us(ns: float | None) -> float | None:
