@@ -95,3 +95,39 @@ repeat = 3
     assert [bool(x["tester_limited"]) for x in trials] == [False, True, False, False]
     assert test["result"]["trials_repeated"] == 1
     assert test["result"]["loads"][0]["families"]["4"]["repetitions"] == 3
+
+
+def test_a_latency_tests_own_search_is_not_counted_among_its_trials(tmp_path):
+    """`v6bench test latency` at the throughput searches first, inside the
+    test: the search's trial at the NDR load runs at exactly the latency
+    load, and must not count as one of the latency trials."""
+    from v6bench.report import data, samples
+
+    c = spec.parse_campaign("""
+name = "t"
+[lab]
+topology = "a"
+link_speed = "100M"
+[matrix]
+mixes = ["100/0"]
+frame_sizes = [128]
+[[test]]
+kind = "latency"
+loads = ["throughput"]
+trial_duration_s = 1.0
+repeat = 3
+[test.throughput_search]
+trial_duration_s = 1.0
+resolution = 0.01
+""", "t.toml")
+    store = Store(tmp_path / "r.db")
+    rid = store.start_run(c.name, "test", {"kernel": "x"}, None, c.path, c.sha256, c.text)
+    runner.run(c, store, rid, lambda p: Stalls(50_000, line_fps=84_459.0, buffer_frames=0, stall={4}), lambda s: None)
+    (t,) = data.load(store, rid).of("latency")
+    n = t.result["throughput_search_trials"]
+    assert t.result["throughput_from"] == "searched for this test" and t.result["trials_repeated"] == 1
+    assert len(t.trials) == n + 3 and n > 3
+    row = t.result["loads"][0]
+    at_load = [x for x in t.trials if x["call_args"]["load_fps"] == row["load_fps"]]
+    assert len(at_load) > 3  # the search passed at that load too …
+    assert [x["seq"] for x in samples.load_trials(t, row)] == [n, n + 1, n + 2]  # … but only the test's own count

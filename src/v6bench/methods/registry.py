@@ -115,14 +115,15 @@ def kind(name: str) -> Kind | HostKind:
 
 def run(k: Kind, tester: Tester, params: Any, point: Point, throughput_search: throughput.Params) -> dict:
     """Runs one test, repeating trials the tester spoiled (:mod:`.retry`);
-    adds ``throughput_fps`` and where it came from when the kind needs it,
-    and ``trials_repeated`` when a trial was run again."""
+    adds ``throughput_fps`` and where it came from when the kind needs it
+    (with ``throughput_search_trials``, how many of the test's first trials
+    were its own search's), and ``trials_repeated`` when a trial was run again."""
     retrying = retry.Retrying(tester)
     result = _run(k, retrying, params, point, throughput_search)
     return {**result, "trials_repeated": retrying.repeated} if retrying.repeated else result
 
 
-def _run(k: Kind, tester: Tester, params: Any, point: Point, throughput_search: throughput.Params) -> dict:
+def _run(k: Kind, tester: retry.Retrying, params: Any, point: Point, throughput_search: throughput.Params) -> dict:
     ndr = None
     extra: dict = {}
     if k.needs_throughput(params):
@@ -133,7 +134,9 @@ def _run(k: Kind, tester: Tester, params: Any, point: Point, throughput_search: 
             found = throughput.run(tester, throughput_search, point.frame_size)
             ndr = found["ndr_fps"]
             lower_bound = found["ndr"]["is_lower_bound"]
-            extra = {"throughput_from": "searched for this test", "throughput_search": found}
+            # The search's trials come first among the test's: the report leaves them out of the test's own.
+            extra = {"throughput_from": "searched for this test", "throughput_search": found,
+                     "throughput_search_trials": tester.attempts}
         if not ndr:
             return {**extra, "throughput_fps": ndr, "applicable": False,
                     "reason": "no load passed without loss: there is no throughput to start from"}

@@ -44,13 +44,18 @@ class Retrying:
         self.tester, self.retries = tester, retries
         self.line_fps = tester.line_fps
         self.repeated = 0
+        #: Trials run so far, repeats included: under a recording tester
+        #: (campaign/runner.py), the test's stored trials.
+        self.attempts = 0
 
     def _again(self, trial: Callable[[], Measurement]) -> Measurement:
+        self.attempts += 1
         m = trial()
         earlier = 0
         while spoiled(m) and earlier < self.retries:
             earlier += 1
             self.repeated += 1
+            self.attempts += 1
             m = trial()
         return replace(m, extra={**m.extra, "spoiled_attempts": earlier}) if earlier else m
 

@@ -39,8 +39,11 @@ def series_key(t: TestData) -> tuple:
 
 def measured(t: TestData, load_fps: float | None = None) -> list[dict]:
     """The test's fixed-rate trials (``measure`` calls) the tester did not
-    limit; with ``load_fps``, only those at that load (to 1 ppm)."""
-    return [x for x in t.trials if x["call"] == "measure" and not x["tester_limited"]
+    limit, without the trials of a throughput search it ran first to start
+    from (``throughput_search_trials``, methods/registry.py); with
+    ``load_fps``, only those at that load (to 1 ppm)."""
+    own_from = t.result.get("throughput_search_trials", 0)
+    return [x for x in t.trials if x["call"] == "measure" and not x["tester_limited"] and (not own_from or x["seq"] >= own_from)
             and (load_fps is None or abs(x["call_args"]["load_fps"] - load_fps) <= 1e-6 * load_fps)]
 
 
