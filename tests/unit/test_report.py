@@ -264,3 +264,14 @@ def test_the_statistics_open_with_a_summary_of_every_comparison(store):
         assert "differs" not in verdict or r[2 + cols.index("p (corrected)")] < stats.ALPHA
     assert counted.get(OUTCOME_NAMES["differs"], 0) == sum("differs" in r[-1] for r in table.rows) + sum(
         "differs" in r[-1] for t in delay for r in t.rows)
+
+
+def test_a_throughput_headline_marks_each_goal_the_tester_capped():
+    from v6bench.report.results import headline
+
+    def result(ndr_lb, pdr_lb):
+        return {"ndr": {"is_lower_bound": ndr_lb}, "pdr": {"is_lower_bound": pdr_lb}, "ndr_fps": 1000.0, "pdr_fps": 2000.0}
+
+    assert headline("throughput", result(False, False)) == "NDR 1,000 fps, PDR 2,000 fps"
+    assert headline("throughput", result(False, True)) == "NDR 1,000 fps, PDR ≥ 2,000 fps"
+    assert headline("throughput", result(True, True)) == "NDR ≥ 1,000 fps, PDR ≥ 2,000 fps"
