@@ -72,9 +72,16 @@ def test_one_stall_no_longer_turns_a_search_into_a_lower_bound(search):
     assert r["trials_repeated"] == 1
 
 
-def test_every_attempt_is_stored_as_a_trial(tmp_path):
-    c = spec.parse_campaign("""
-name = "t"
+def _latency_run(tmp_path, test_keys: str, tester) -> tuple[Store, int]:
+    """A one-test latency campaign (topology a, 100M, 100/0 at 128 B) run on ``tester``."""
+    c = spec.parse_campaign(LATENCY_CAMPAIGN + test_keys, "t.toml")
+    store = Store(tmp_path / "r.db")
+    rid = store.start_run(c.name, "test", {"kernel": "x"}, None, c.path, c.sha256, c.text)
+    runner.run(c, store, rid, lambda p: tester, lambda s: None)
+    return store, rid
+
+
+LATENCY_CAMPAIGN = """name = "t"
 [lab]
 topology = "a"
 link_speed = "100M"
@@ -83,13 +90,12 @@ mixes = ["100/0"]
 frame_sizes = [128]
 [[test]]
 kind = "latency"
-loads = ["10kfps"]
-trial_duration_s = 1.0
-repeat = 3
-""", "t.toml")
-    store = Store(tmp_path / "r.db")
-    rid = store.start_run(c.name, "test", {"kernel": "x"}, None, c.path, c.sha256, c.text)
-    runner.run(c, store, rid, lambda p: Stalls(50_000, line_fps=84_459.0, stall={1}), lambda s: None)
+"""
+
+
+def test_every_attempt_is_stored_as_a_trial(tmp_path):
+    store, rid = _latency_run(tmp_path, 'loads = ["10kfps"]\ntrial_duration_s = 1.0\nrepeat = 3\n',
+                              Stalls(50_000, line_fps=84_459.0, stall={1}))
     (test,) = store.tests(rid)
     trials = store.trials(test["id"])
     assert [bool(x["tester_limited"]) for x in trials] == [False, True, False, False]
@@ -103,26 +109,9 @@ def test_a_latency_tests_own_search_is_not_counted_among_its_trials(tmp_path):
     load, and must not count as one of the latency trials."""
     from v6bench.report import data, samples
 
-    c = spec.parse_campaign("""
-name = "t"
-[lab]
-topology = "a"
-link_speed = "100M"
-[matrix]
-mixes = ["100/0"]
-frame_sizes = [128]
-[[test]]
-kind = "latency"
-loads = ["throughput"]
-trial_duration_s = 1.0
-repeat = 3
-[test.throughput_search]
-trial_duration_s = 1.0
-resolution = 0.01
-""", "t.toml")
-    store = Store(tmp_path / "r.db")
-    rid = store.start_run(c.name, "test", {"kernel": "x"}, None, c.path, c.sha256, c.text)
-    runner.run(c, store, rid, lambda p: Stalls(50_000, line_fps=84_459.0, buffer_frames=0, stall={4}), lambda s: None)
+    store, rid = _latency_run(tmp_path, 'loads = ["throughput"]\ntrial_duration_s = 1.0\nrepeat = 3\n'
+                              '[test.throughput_search]\ntrial_duration_s = 1.0\nresolution = 0.01\n',
+                              Stalls(50_000, line_fps=84_459.0, buffer_frames=0, stall={4}))
     (t,) = data.load(store, rid).of("latency")
     n = t.result["throughput_search_trials"]
     assert t.result["throughput_from"] == "searched for this test" and t.result["trials_repeated"] == 1
