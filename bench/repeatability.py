@@ -16,7 +16,8 @@ MLRsearch with CSIT's kind of goals: 1-s trials, a load decided by 10 s of
 them, failing only when more than half of that time lost frames.
 
 Run as root: `make bench` or `.venv/bin/python bench/repeatability.py`
-(about 10 minutes for binary and 40 for mlr with the defaults).
+(with the defaults and the AF_XDP tester, measured 2026-11-23: about 35
+minutes for binary and 70 for mlr).
 """
 
 from __future__ import annotations
