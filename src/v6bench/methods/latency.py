@@ -66,12 +66,29 @@ def summarize(trials_by_family: dict[int, list[dict]]) -> dict:
     return out
 
 
+def summarize_trials(trials: list[dict[int, list[dict]]]) -> dict:
+    """:func:`summarize` over trials, each its stream summaries by IP
+    version; ``repetitions`` counts the trials with a measured latency,
+    ``streams`` the stream summaries (the report pools a point's blocks
+    through this too)."""
+    by_family: dict[int, list[dict]] = {}
+    counted: dict[int, int] = {}
+    for trial in trials:
+        for v, ss in trial.items():
+            by_family.setdefault(v, []).extend(ss)
+            counted[v] = counted.get(v, 0) + any(s.get("latency_ns") for s in ss)
+    families = summarize(by_family)
+    for v, f in families.items():
+        f["streams"] = f["repetitions"]
+        f["repetitions"] = counted.get(int(v), 0)
+    return families
+
+
 def run(tester: Tester, p: Params, loads_fps: list[tuple[str, float]]) -> dict:
     """``loads_fps``: (label, frames/s per direction) pairs, resolved by the caller."""
     rows = []
     for label, fps in loads_fps:
-        by_family: dict[int, list[dict]] = {}
-        trials: dict[int, int] = {}
+        measured: list[dict[int, list[dict]]] = []
         limited = 0
         floor = None
         for _ in range(p.repeat):
@@ -80,13 +97,8 @@ def run(tester: Tester, p: Params, loads_fps: list[tuple[str, float]]) -> dict:
             if m.tester_limited:
                 limited += 1
                 continue
-            for v, ss in m.families().items():
-                by_family.setdefault(v, []).extend(ss)
-                trials[v] = trials.get(v, 0) + any(s.get("latency_ns") for s in ss)
-        families = summarize(by_family)
-        for v, f in families.items():
-            f["streams"] = f["repetitions"]
-            f["repetitions"] = trials.get(int(v), 0)
+            measured.append(m.families())
+        families = summarize_trials(measured)
         rows.append({"load": label, "load_fps": fps, "tester_limited_trials": limited, "families": families,
                      "tester_latency_floor": floor})
     return {"loads": rows}

@@ -25,7 +25,7 @@ from ..samples import delay_where, load_trials, network_type
 from ..stats import COMPARISON_COLUMNS, DESCRIPTION_COLUMNS, describe_histogram
 from .compare import HOW_TO_READ
 from ..group import by, families, series_key
-from ...methods.latency import summarize
+from ...methods.latency import summarize_trials
 
 HIST_BINS = 60
 
@@ -81,21 +81,11 @@ def latency(data: RunData) -> Section | None:
 
 def _pooled(rows_at: list[tuple]) -> dict[str, dict]:
     """One point's summaries at one load over all its blocks: the latency
-    method's own summaries (methods/latency.py) of the pooled trials the
-    comparisons use (:func:`..samples.load_trials`: the tester did not limit
-    them, no delay is suspect), ``repetitions`` the trials with a measured latency."""
-    streams: dict[int, list[dict]] = {}
-    trials: dict[int, int] = {}
-    for t, row in rows_at:
-        for trial in load_trials(t, row):
-            for v, ss in families(trial).items():
-                if t.family in (None, v):
-                    streams.setdefault(v, []).extend(ss)
-                    trials[v] = trials.get(v, 0) + any(x.get("latency_ns") for x in ss)
-    out = summarize(streams)
-    for v, f in out.items():
-        f["repetitions"] = trials.get(int(v), 0)
-    return out
+    method's own (:func:`~v6bench.methods.latency.summarize_trials`) over
+    the pooled trials the comparisons use (:func:`..samples.load_trials`:
+    the tester did not limit them, no delay is suspect)."""
+    return summarize_trials([{v: ss for v, ss in families(trial).items() if t.family in (None, v)}
+                             for t, row in rows_at for trial in load_trials(t, row)])
 
 
 def _us(ns: float | None) -> float | None:
