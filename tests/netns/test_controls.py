@@ -55,7 +55,16 @@ def test_aa_control_finds_nothing_and_known_differences_are_found(tmp_path):
     inline = [(p, c) for (metric, point, b), (p, c) in decided.items() if b.startswith("inline")]
     assert len(inline) == 8
     # Inline, the delay is about the tester's own floor (AF_XDP ports: 3–5 µs); on a CPU of its own the router adds a
-    # wake-up across vCPUs (8–12 µs at 2 kfps, about 20 µs above). So the effect is at least a third, its interval
-    # excludes 0, and it is found at every load and family.
-    assert all(c.outcome == "differs" and c.diff_pct < -30 and c.ci_high_pct < 0 for _, c in inline), \
-        [(p.key, c.verdict, c.diff_pct, c.ci_high_pct) for p, c in inline if not (c.diff_pct < -30 and c.ci_high_pct < 0)]
+    # wake-up across vCPUs (8–12 µs at 2 kfps, about 20 µs above). So the effect is at least a third and in the right
+    # direction at every load and family, and from 8 kfps up (where the tester's receive side stays awake) its interval
+    # excludes 0 and it is found, corrected, in both families. At 2 kfps the inline floor itself varies from trial to
+    # trial (the tester's receive thread wakes for each frame: geometric means of 5.2-9.0 µs over 5 trials), so at 5
+    # a side its corrected p is near α there (0.0001-0.084 in six comparisons of three runs, above 0.05 in one of them
+    # and once in CI): not required.
+    def shown(c):
+        return (c.outcome, c.diff_pct, c.ci_high_pct, c.p, c.p_adjusted)
+
+    assert all(c.diff_pct < -30 for _, c in inline), [(p.key, shown(c)) for p, c in inline]
+    awake = [(p, c) for p, c in inline if not p.key[1].endswith(" 2kfps")]
+    assert len(awake) == 6 and all(c.outcome == "differs" and c.ci_high_pct < 0 for _, c in awake), \
+        [(p.key, shown(c)) for p, c in awake]
