@@ -5,6 +5,7 @@ lab is never touched. Every test checks that nothing is left behind."""
 from __future__ import annotations
 
 import json
+import os
 import signal
 import subprocess
 import sys
@@ -36,6 +37,13 @@ def test_lab_up_status_trial_down(topology, routers):
         assert n["netns"] == PREFIX + n["name"] and n["netns"] in namespaces()
         for i in n["interfaces"]:
             assert set(i) >= {"name", "mac", "ipv4", "ipv6"}
+    # Every interface's NAPI thread (split arrangement) runs at SCHED_FIFO 1, pinned to its CPU.
+    threads = st["napi_threads"]
+    split = len(os.sched_getaffinity(0)) >= 2  # the default arrangement there
+    assert len(threads) == (sum(len(n["interfaces"]) for n in st["nodes"]) if split else 0)
+    for t in threads:
+        assert os.sched_getscheduler(t["pid"]) == os.SCHED_FIFO and os.sched_getparam(t["pid"]).sched_priority == 1, t
+        assert os.sched_getaffinity(t["pid"]) == {t["cpu"]} and t["policy"] == "fifo", t
     # A second lab is refused while this one is up.
     one_line_error(v6bench("lab", "up"), "a lab is already up")
     # A bidirectional 90/10 trial: exact counts per stream, both directions.

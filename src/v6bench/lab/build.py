@@ -223,9 +223,12 @@ def arrange_cpus(site: Site, topo: Topology, cpu_plan: CpuPlan, only: str | None
                  known: dict[int, str] | None = None) -> list[dict]:
     """The ``split`` arrangement (:mod:`v6bench.lab.cpus`): threaded NAPI on
     every veth end, router threads on DUT CPUs, tester threads on the
-    tester's receive CPU at SCHED_FIFO priority 1 (so test frames are not
-    left waiting behind the spinning sender). ``only``: that node alone;
-    ``known``: as for :func:`napi.enable_threaded`."""
+    tester's receive CPU, all at SCHED_FIFO priority
+    :data:`napi.FIFO_PRIORITY`: test frames are not left waiting behind the
+    spinning sender, and a router forwards before any ordinary task on its
+    CPU, as its softirq would (at normal priority other tasks on the DUT
+    CPU made it lose frames far below its capacity, docs/architecture.md).
+    ``only``: that node alone; ``known``: as for :func:`napi.enable_threaded`."""
     threads = []
     routers = [n.name for n in topo.routers]
     for node in topo.nodes:
@@ -235,10 +238,9 @@ def arrange_cpus(site: Site, topo: Topology, cpu_plan: CpuPlan, only: str | None
         cpu = cpu_plan.tester_rx if tester else cpu_plan.router_cpu(routers.index(node.name))
         for i in node.interfaces:
             t = napi.enable_threaded(site.netns(node.name), i.name, cpu, known)
-            if tester:
-                os.sched_setscheduler(t.pid, os.SCHED_FIFO, os.sched_param(napi.TESTER_FIFO_PRIORITY))
+            os.sched_setscheduler(t.pid, os.SCHED_FIFO, os.sched_param(napi.FIFO_PRIORITY))
             threads.append({"node": node.name, "netns": t.netns, "ifname": t.ifname, "pid": t.pid, "cpu": t.cpu,
-                            "policy": "fifo" if tester else "other"})
+                            "policy": "fifo", "priority": napi.FIFO_PRIORITY})
     return threads
 
 
