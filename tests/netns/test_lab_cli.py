@@ -66,6 +66,8 @@ def test_lab_up_status_trial_down(topology, routers):
     for x in r["dut"]["routers"]:
         assert x["busy_ns"] > 0  # the router's NAPI threads did the forwarding
     assert r["lab"]["topology"] == topology and r["lab"]["shared_machine"] is True
+    assert [(t["ifname"], t["policy"], t["priority"]) for t in r["lab"]["napi_threads"]] == \
+        [(t["ifname"], "fifo", 1) for t in threads]  # the result says how the receive work was scheduled
     down = v6bench("lab", "down")
     assert down.returncode == 0 and not namespaces()
     assert json.loads(v6bench("lab", "status", "--json").stdout)["up"] is False

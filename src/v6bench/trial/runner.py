@@ -134,6 +134,7 @@ def summarize(lab: LabState, request: TrialRequest, fps: float, eng: dict, dut: 
             "temporary": lab.temporary,
             "shared_machine": True,
             "cpu_plan": lab.cpu_plan.to_json(),
+            "napi_threads": [{k: t.get(k) for k in ("node", "ifname", "cpu", "policy", "priority")} for t in lab.napi],
             "sysctls": lab.sysctls,
         },
         "environment": {
