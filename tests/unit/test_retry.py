@@ -120,3 +120,19 @@ def test_a_latency_tests_own_search_is_not_counted_among_its_trials(tmp_path):
     at_load = [x for x in t.trials if x["call_args"]["load_fps"] == row["load_fps"]]
     assert len(at_load) > 3  # the search passed at that load too …
     assert [x["seq"] for x in samples.load_trials(t, row)] == [n, n + 1, n + 2]  # … but only the test's own count
+
+
+def test_the_selftests_capacity_is_not_set_by_one_stall():
+    """The self-test's search repeats a stalled trial like every method: a
+    tester that stalls in the first attempt at every load (even calls) still
+    finds its capacity, to the search's resolution; bounded attempts."""
+    from v6bench import selftest
+
+    capacity = 400_000
+    r, attempts = selftest.search_capacity(Stalls(capacity, buffer_frames=0, stall=range(0, 200, 2)), 64)
+    assert capacity * (1 - selftest.RESOLUTION) <= r.throughput_fps <= capacity
+    assert attempts == 2 * len(r.trials) <= 2 * 14
+    # Without the repeats, the first stall (at the first load) would be the search's first failure.
+    plain = selftest.binary_search.search(Stalls(capacity, buffer_frames=0, stall=range(0, 200, 2)), selftest.TRIAL_S,
+                                         selftest.line_rate_fps(selftest.LINK_BPS, 64), selftest.RESOLUTION, max_trials=14)
+    assert plain.throughput_fps < capacity * (1 - selftest.RESOLUTION)
