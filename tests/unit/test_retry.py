@@ -136,3 +136,22 @@ def test_the_selftests_capacity_is_not_set_by_one_stall():
     plain = selftest.binary_search.search(Stalls(capacity, buffer_frames=0, stall=range(0, 200, 2)), selftest.TRIAL_S,
                                          selftest.line_rate_fps(selftest.LINK_BPS, 64), selftest.RESOLUTION, max_trials=14)
     assert plain.throughput_fps < capacity * (1 - selftest.RESOLUTION)
+
+
+def test_the_selftest_does_not_repeat_a_trial_whose_sender_fell_short_of_its_rate():
+    """Above the tester's reach the sender offers less than the rate (the
+    simulation: ``tester_max_fps``), unflagged by any self-test: one attempt
+    a load there; below it a stalled first attempt is repeated."""
+    from v6bench import selftest
+
+    class Unflagged(Stalls):
+        def _detail(self, load_fps):
+            return None
+
+    t = Unflagged(900_000, buffer_frames=0, tester_max_fps=300_000, stall=range(0, 400))
+    r, attempts = selftest.search_capacity(t, 64)
+    above = [c for c in t.calls if c[2] > 300_000]
+    below = [c for c in t.calls if c[2] <= 300_000]
+    assert above and below and len(t.calls) == attempts
+    assert len({c[2] for c in above}) == len(above)  # one attempt at each load beyond reach
+    assert len(below) == (1 + retry.RETRIES) * len({c[2] for c in below})  # stalled there: every attempt ran
