@@ -6,9 +6,10 @@ Two arrangements (``docs/architecture.md`` has the measurements behind them):
     The DUT's receive-and-forward work runs in the threaded-NAPI kernel
     threads of the routers' interfaces, pinned to DUT CPUs; the tester's
     receive work runs in the tester ports' NAPI threads on the tester's
-    receive CPU; all of them at SCHED_FIFO 1 (:data:`.napi.FIFO_PRIORITY`). The DUT's CPU time is measured per router,
-    and a DUT that cannot keep up drops frames at its own input queue, as a
-    router does. Every hop between CPUs costs a wake-up.
+    receive CPU; all of them at SCHED_FIFO 1 (:data:`.napi.FIFO_PRIORITY`).
+    The DUT's CPU time is measured per router, and a DUT that cannot keep
+    up drops frames at its own input queue, as a router does. Every hop
+    between CPUs costs a wake-up.
 
 ``inline`` (the only one on 1 CPU; opt-in otherwise)
     Plain veth: a frame is received, forwarded by every router and received
