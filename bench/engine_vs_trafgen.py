@@ -7,7 +7,7 @@ taken from `v6bench-engine frames`) from namespace A to the engine's port
 MAC in namespace B, with the sending thread pinned to the same CPU. The
 engine also receives and counts every frame on B (its receive thread on the
 other CPU); the peers have no receiver. The engine runs once per backend
-(``--backends``: af_packet, af_xdp; docs/engine-spec.md).
+(``--backends``: af_packet, af_xdp, xdp_live; docs/engine-spec.md).
 
 xdp-trafficgen (Debian's 1.3.1) sends only IPv6/UDP, 68-byte frames (64
 without FCS), through XDP (BPF_PROG_RUN live frames), which needs NAPI on
@@ -247,7 +247,7 @@ def main() -> int:
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--duration", type=float, default=3.0, help="seconds per engine run")
     ap.add_argument("--arrangement", choices=["plain", "napi", "both"], default="both")
-    ap.add_argument("--backends", default="af_packet,af_xdp", help="the engine's, comma-separated [af_packet,af_xdp]")
+    ap.add_argument("--backends", default="af_packet,af_xdp", help="the engine's, comma-separated, of af_packet, af_xdp, xdp_live [af_packet,af_xdp]")
     args = ap.parse_args()
     todo = [False, True] if args.arrangement == "both" else [args.arrangement == "napi"]
     results = [measure(napi, args.rounds, args.duration, args.backends.split(",")) for napi in todo]

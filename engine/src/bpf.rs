@@ -12,13 +12,21 @@
 //! The program is attached with a BPF link (BPF_LINK_CREATE), which the
 //! kernel detaches when the link's descriptor closes: when the engine exits,
 //! however it exits, nothing stays attached to the interface.
+//!
+//! The bpf(2) calls, the instruction encoding and the array map here are
+//! also what the in-kernel sender (`live.rs`) builds its program from.
 
 use std::os::unix::io::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 
 const BPF_MAP_CREATE: libc::c_long = 0;
+const BPF_MAP_LOOKUP_ELEM: libc::c_long = 1;
 const BPF_MAP_UPDATE_ELEM: libc::c_long = 2;
 const BPF_PROG_LOAD: libc::c_long = 5;
+const BPF_PROG_TEST_RUN: libc::c_long = 10;
 const BPF_LINK_CREATE: libc::c_long = 28;
+const BPF_MAP_TYPE_ARRAY: u32 = 2;
+/// BPF_PROG_TEST_RUN sends the frames an XDP program passes on (`live.rs`).
+const BPF_F_TEST_XDP_LIVE_FRAMES: u32 = 1 << 1;
 const BPF_MAP_TYPE_XSKMAP: u32 = 17;
 const BPF_PROG_TYPE_XDP: u32 = 6;
 const BPF_XDP: u32 = 37;
@@ -51,40 +59,61 @@ fn owned(fd: RawFd) -> OwnedFd {
 }
 
 /// One eBPF instruction (struct bpf_insn).
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 #[repr(C)]
-struct Insn {
-    code: u8,
-    regs: u8, // dst in the low nibble, src in the high one
-    off: i16,
-    imm: i32,
+pub struct Insn {
+    pub code: u8,
+    pub regs: u8, // dst in the low nibble, src in the high one
+    pub off: i16,
+    pub imm: i32,
 }
 
-const fn insn(code: u8, dst: u8, src: u8, off: i16, imm: i32) -> Insn {
+pub const fn insn(code: u8, dst: u8, src: u8, off: i16, imm: i32) -> Insn {
     Insn { code, regs: dst | (src << 4), off, imm }
 }
 
-// Opcodes used (linux/bpf.h, bpf_common.h).
-const MOV64_X: u8 = 0xbf;
-const MOV64_K: u8 = 0xb7;
-const ADD64_K: u8 = 0x07;
-const LDX_W: u8 = 0x61;
-const STX_DW: u8 = 0x7b;
-const JNE_K: u8 = 0x55;
-const JGT_X: u8 = 0x2d;
-const CALL: u8 = 0x85;
-const EXIT: u8 = 0x95;
-const LD_IMM64: u8 = 0x18;
-const PSEUDO_MAP_FD: u8 = 1;
+// Opcodes used (linux/bpf.h, bpf_common.h): 64-bit ALU, loads, stores, jumps.
+pub const MOV64_X: u8 = 0xbf;
+pub const MOV64_K: u8 = 0xb7;
+pub const ADD64_K: u8 = 0x07;
+pub const ADD64_X: u8 = 0x0f;
+pub const SUB64_X: u8 = 0x1f;
+pub const MUL64_X: u8 = 0x2f;
+pub const DIV64_K: u8 = 0x37;
+pub const AND64_K: u8 = 0x57;
+pub const XOR64_K: u8 = 0xa7;
+pub const LSH64_K: u8 = 0x67;
+pub const RSH64_K: u8 = 0x77;
+/// Byte swap to big-endian (BPF_ALU | BPF_END | BPF_TO_BE); imm is the width in bits.
+pub const TO_BE: u8 = 0xdc;
+pub const LDX_W: u8 = 0x61;
+pub const LDX_DW: u8 = 0x79;
+pub const STX_H: u8 = 0x6b;
+pub const STX_DW: u8 = 0x7b;
+pub const ST_B: u8 = 0x72;
+pub const ST_H: u8 = 0x6a;
+pub const ST_W: u8 = 0x62;
+pub const ST_DW: u8 = 0x7a;
+pub const JEQ_K: u8 = 0x15;
+pub const JNE_K: u8 = 0x55;
+pub const JGT_X: u8 = 0x2d;
+pub const JGE_X: u8 = 0x3d;
+pub const CALL: u8 = 0x85;
+pub const EXIT: u8 = 0x95;
+pub const LD_IMM64: u8 = 0x18;
+pub const PSEUDO_MAP_FD: u8 = 1;
 // Helpers.
-const KTIME_GET_NS: i32 = 5;
+pub const MAP_LOOKUP_ELEM: i32 = 1;
+pub const KTIME_GET_NS: i32 = 5;
 const REDIRECT_MAP: i32 = 51;
 const XDP_ADJUST_META: i32 = 54;
 // struct xdp_md field offsets.
 const MD_DATA: i16 = 0;
 const MD_DATA_META: i16 = 8;
 const MD_RX_QUEUE: i16 = 16;
+pub const XDP_DROP: i32 = 1;
 const XDP_PASS: i32 = 2;
+pub const XDP_TX: i32 = 3;
 
 /// The program, with the XSKMAP's descriptor in its map load.
 fn program(map_fd: RawFd) -> [Insn; 17] {
@@ -109,6 +138,102 @@ fn program(map_fd: RawFd) -> [Insn; 17] {
     ]
 }
 
+/// Loads an XDP program named `name` (at most 15 bytes); the verifier's
+/// log is in the error.
+pub fn load_xdp(insns: &[Insn], name: &str) -> Result<OwnedFd, String> {
+    let license = b"GPL\0";
+    let mut log = vec![0u8; 64 * 1024];
+    let mut a = [0u8; ATTR_LEN];
+    put_u32(&mut a, 0, BPF_PROG_TYPE_XDP);
+    put_u32(&mut a, 4, insns.len() as u32);
+    put_u64(&mut a, 8, insns.as_ptr() as u64);
+    put_u64(&mut a, 16, license.as_ptr() as u64);
+    put_u32(&mut a, 24, 1); // log_level
+    put_u32(&mut a, 28, log.len() as u32);
+    put_u64(&mut a, 32, log.as_mut_ptr() as u64);
+    let n = name.len().min(15);
+    a[48..48 + n].copy_from_slice(&name.as_bytes()[..n]);
+    put_u32(&mut a, 68, BPF_XDP); // expected_attach_type
+    bpf(BPF_PROG_LOAD, &mut a).map(owned).map_err(|e| {
+        let end = log.iter().position(|&b| b == 0).unwrap_or(log.len());
+        format!("the kernel refused the XDP program: {e}: {}", String::from_utf8_lossy(&log[..end]).trim())
+    })
+}
+
+/// A one-entry BPF array map of `value_len` bytes, shared between a program
+/// and the engine.
+pub struct ArrayMap {
+    fd: OwnedFd,
+    value_len: usize,
+}
+
+impl ArrayMap {
+    pub fn new(value_len: usize) -> Result<ArrayMap, String> {
+        let mut a = [0u8; ATTR_LEN];
+        put_u32(&mut a, 0, BPF_MAP_TYPE_ARRAY);
+        put_u32(&mut a, 4, 4);
+        put_u32(&mut a, 8, value_len as u32);
+        put_u32(&mut a, 12, 1);
+        let fd = owned(bpf(BPF_MAP_CREATE, &mut a).map_err(|e| format!("cannot create a BPF array map (bpf(2) needs root or CAP_BPF): {e}"))?);
+        Ok(ArrayMap { fd, value_len })
+    }
+
+    pub fn fd(&self) -> RawFd {
+        self.fd.as_raw_fd()
+    }
+
+    fn call(&self, cmd: libc::c_long, value: *const u8) -> Result<(), String> {
+        let key = 0u32;
+        let mut a = [0u8; ATTR_LEN];
+        put_u32(&mut a, 0, self.fd.as_raw_fd() as u32);
+        put_u64(&mut a, 8, &key as *const u32 as u64);
+        put_u64(&mut a, 16, value as u64);
+        bpf(cmd, &mut a).map(|_| ()).map_err(|e| format!("bpf map: {e}"))
+    }
+
+    /// Writes the entry (`value` must be the map's value length).
+    pub fn write(&self, value: &[u8]) -> Result<(), String> {
+        assert_eq!(value.len(), self.value_len);
+        self.call(BPF_MAP_UPDATE_ELEM, value.as_ptr())
+    }
+
+    /// Reads the entry.
+    pub fn read(&self) -> Result<Vec<u8>, String> {
+        let mut v = vec![0u8; self.value_len];
+        self.call(BPF_MAP_LOOKUP_ELEM, v.as_mut_ptr())?;
+        Ok(v)
+    }
+}
+
+/// Runs XDP program `prog` `repeat` times on `frame` (BPF_PROG_TEST_RUN).
+/// `live`: in live-frames mode, where a frame the program returns XDP_TX
+/// for is sent out of interface `ifindex` (of the calling thread's network
+/// namespace), flushed every `batch` runs; otherwise `out` receives the
+/// frame as the program left it. Returns the program's last return value.
+pub fn test_run(prog: RawFd, frame: &[u8], ifindex: i32, repeat: u32, live: Option<u32>, out: Option<&mut [u8]>) -> Result<u32, std::io::Error> {
+    // struct xdp_md as context: data, data_end, data_meta, ingress_ifindex, rx_queue_index, egress_ifindex.
+    let mut ctx = [0u32; 6];
+    ctx[1] = frame.len() as u32;
+    ctx[3] = ifindex as u32;
+    let mut a = [0u8; ATTR_LEN];
+    put_u32(&mut a, 0, prog as u32);
+    put_u32(&mut a, 8, frame.len() as u32);
+    put_u64(&mut a, 16, frame.as_ptr() as u64);
+    if let Some(o) = out {
+        put_u32(&mut a, 12, o.len() as u32);
+        put_u64(&mut a, 24, o.as_mut_ptr() as u64);
+    }
+    put_u32(&mut a, 32, repeat);
+    put_u32(&mut a, 40, std::mem::size_of_val(&ctx) as u32);
+    put_u64(&mut a, 48, ctx.as_ptr() as u64);
+    if let Some(batch) = live {
+        put_u32(&mut a, 64, BPF_F_TEST_XDP_LIVE_FRAMES);
+        put_u32(&mut a, 72, batch);
+    }
+    bpf(BPF_PROG_TEST_RUN, &mut a)?;
+    Ok(u32::from_ne_bytes(a[4..8].try_into().expect("4 bytes")))
+}
+
 /// An XDP program attached to one interface, redirecting to one socket.
 pub struct XdpAttachment {
     _map: OwnedFd,
@@ -127,23 +252,7 @@ pub fn attach(ifindex: i32, queue: u32, xsk_fd: RawFd) -> Result<XdpAttachment, 
     put_u32(&mut a, 12, queue + 1);
     let map = owned(bpf(BPF_MAP_CREATE, &mut a).map_err(|e| format!("cannot create an XSKMAP (bpf(2) needs root or CAP_BPF): {e}"))?);
 
-    let insns = program(map.as_raw_fd());
-    let license = b"GPL\0";
-    let mut log = vec![0u8; 16 * 1024];
-    let mut a = [0u8; ATTR_LEN];
-    put_u32(&mut a, 0, BPF_PROG_TYPE_XDP);
-    put_u32(&mut a, 4, insns.len() as u32);
-    put_u64(&mut a, 8, insns.as_ptr() as u64);
-    put_u64(&mut a, 16, license.as_ptr() as u64);
-    put_u32(&mut a, 24, 1); // log_level
-    put_u32(&mut a, 28, log.len() as u32);
-    put_u64(&mut a, 32, log.as_mut_ptr() as u64);
-    a[48..48 + 10].copy_from_slice(b"v6b_xsk_rx");
-    put_u32(&mut a, 68, BPF_XDP); // expected_attach_type
-    let prog = owned(bpf(BPF_PROG_LOAD, &mut a).map_err(|e| {
-        let end = log.iter().position(|&b| b == 0).unwrap_or(log.len());
-        format!("the kernel refused the XDP program: {e}: {}", String::from_utf8_lossy(&log[..end]).trim())
-    })?);
+    let prog = load_xdp(&program(map.as_raw_fd()), "v6b_xsk_rx")?;
 
     let mut a = [0u8; ATTR_LEN];
     let key = queue;

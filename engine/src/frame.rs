@@ -47,6 +47,25 @@ pub fn fragment_ranges(ip_version: u8, data_len: usize, mtu: usize) -> Vec<Range
     (0..data_len).step_by(step).map(|o| o..(o + step).min(data_len)).collect()
 }
 
+/// Where a template's frames change from one frame to the next, for a
+/// stamper outside this module (the in-kernel sender, `live.rs`), which
+/// must give byte for byte what [`Template::write`] gives.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct StampLayout {
+    /// Offset of the 48-bit sequence number (big-endian).
+    pub seq_off: usize,
+    /// Offset of the 64-bit transmit timestamp (big-endian).
+    pub tx_ns_off: usize,
+    /// Offset of the UDP checksum.
+    pub udp_checksum_off: usize,
+    /// Unfolded checksum sum of everything the UDP checksum covers but the
+    /// sequence number and the timestamp (`checksum::sum`).
+    pub udp_acc: u64,
+    /// IPv4: offsets of the Identification and the header checksum, and the
+    /// header's sum without them.
+    pub ipv4: Option<(usize, usize, u64)>,
+}
+
 /// A stream's frame template.
 #[derive(Debug, Clone)]
 pub struct Template {
@@ -134,6 +153,26 @@ impl Template {
             return None;
         }
         signature::parse(&frame[self.sig_off..]).filter(|s| s.stream == self.stream)
+    }
+
+    /// Where frames change, for a UDP template sent whole; `None` for ICMP
+    /// Echo and fragmented templates. The frame to start from is
+    /// `write(…, 0, 0, 0)`.
+    pub fn stamp_layout(&self) -> Option<StampLayout> {
+        if self.echo || !self.pieces.is_empty() {
+            return None;
+        }
+        let so = self.sig_off;
+        let mut sig = [0u8; signature::LEN];
+        signature::emit(&mut sig, Signature { stream: self.stream, seq: 0, tx_ns: 0 });
+        let l3 = ethernet::HEADER_LEN;
+        Some(StampLayout {
+            seq_off: so + signature::SEQ.start,
+            tx_ns_off: so + signature::TX_NS.start,
+            udp_checksum_off: self.udp_off + udp::CHECKSUM.start,
+            udp_acc: checksum::sum(self.udp_acc, &sig),
+            ipv4: self.ipv4_acc.map(|acc| (l3 + ipv4::IDENT.start, l3 + ipv4::CHECKSUM.start, acc)),
+        })
     }
 
     /// Length of the whole datagram's frame (frame size without FCS).

@@ -17,6 +17,7 @@ mod bpf;
 mod clock;
 mod frame;
 mod learn;
+mod live;
 mod mix;
 mod netns;
 mod pace;

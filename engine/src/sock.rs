@@ -108,6 +108,54 @@ pub fn driver(fd: RawFd, name: &str) -> Option<String> {
     Some(String::from_utf8_lossy(&d[..end]).into_owned())
 }
 
+/// An ethtool command whose buffer is `buf` (sized for the command).
+fn ethtool(fd: RawFd, name: &str, buf: &mut [u64]) -> bool {
+    let mut r = ifreq(name);
+    r.ifr_ifru.ifru_data = buf.as_mut_ptr() as *mut libc::c_char;
+    ioctl(fd, libc::SIOCETHTOOL, &mut r)
+}
+
+/// The driver's statistics of `name` (`ethtool -S`): (name, value) pairs;
+/// `None` if the driver has none.
+pub fn ethtool_stats(fd: RawFd, name: &str) -> Option<Vec<(String, u64)>> {
+    const ETHTOOL_GSTRINGS: u32 = 0x1b;
+    const ETHTOOL_GSTATS: u32 = 0x1d;
+    const ETHTOOL_GSSET_INFO: u32 = 0x37;
+    const ETH_SS_STATS: u32 = 1;
+    const GSTRING_LEN: usize = 32;
+    let word = |a: u32, b: u32| {
+        let mut w = [0u8; 8];
+        w[..4].copy_from_slice(&a.to_ne_bytes());
+        w[4..].copy_from_slice(&b.to_ne_bytes());
+        u64::from_ne_bytes(w)
+    };
+    // struct ethtool_sset_info: u32 cmd, u32 reserved, u64 sset_mask, u32 data[1].
+    let mut info = [word(ETHTOOL_GSSET_INFO, 0), 1 << ETH_SS_STATS, 0];
+    if !ethtool(fd, name, &mut info) || info[1] == 0 {
+        return None;
+    }
+    let n = u32::from_ne_bytes(info[2].to_ne_bytes()[..4].try_into().ok()?) as usize;
+    // struct ethtool_gstrings: u32 cmd, u32 string_set, u32 len, u8 data[len × 32].
+    let mut names = vec![0u64; (12 + n * GSTRING_LEN).div_ceil(8)];
+    names[0] = word(ETHTOOL_GSTRINGS, ETH_SS_STATS);
+    names[1] = word(n as u32, 0);
+    // struct ethtool_stats: u32 cmd, u32 n_stats, u64 data[n].
+    let mut stats = vec![0u64; 1 + n];
+    stats[0] = word(ETHTOOL_GSTATS, n as u32);
+    if !ethtool(fd, name, &mut names) || !ethtool(fd, name, &mut stats) {
+        return None;
+    }
+    let bytes: Vec<u8> = names.iter().flat_map(|w| w.to_ne_bytes()).collect();
+    let out = (0..n)
+        .map(|i| {
+            let s = &bytes[12 + i * GSTRING_LEN..12 + (i + 1) * GSTRING_LEN];
+            let s = &s[..s.iter().position(|&b| b == 0).unwrap_or(GSTRING_LEN)];
+            (String::from_utf8_lossy(s).into_owned(), stats[1 + i])
+        })
+        .collect();
+    Some(out)
+}
+
 /// A raw AF_PACKET socket with no protocol bound yet.
 pub fn packet_socket() -> Result<OwnedFd, String> {
     // SAFETY: plain socket(2) call; the fd is owned below.

@@ -152,6 +152,9 @@ pub enum Backend {
     AfPacket,
     /// An AF_XDP socket fed by an XDP program (`xsk.rs`, `bpf.rs`).
     AfXdp,
+    /// af_xdp's receive; frames sent by an XDP program the kernel runs in
+    /// a loop (`live.rs`): one whole UDP stream at a constant rate, on veth.
+    XdpLive,
 }
 
 /// A step to a second rate within the trial.
@@ -710,12 +713,25 @@ impl TrialSpec {
         }
         for (pi, p) in ports.iter().enumerate() {
             let f = format!("ports[{pi}]");
-            if p.backend == Backend::AfXdp {
+            if matches!(p.backend, Backend::AfXdp | Backend::XdpLive) {
+                let name = if p.backend == Backend::AfXdp { "af_xdp" } else { "xdp_live" };
                 if self.tx_stamp_check {
-                    return Err(format!("{f}.backend: tx_stamp_check needs the af_packet backend (AF_XDP has no kernel transmit stamps)"));
+                    return Err(format!("{f}.backend: tx_stamp_check needs the af_packet backend ({name} has no kernel transmit stamps)"));
                 }
                 if p.max_frame_size > crate::xsk::MAX_FRAME + FCS_LEN {
-                    return Err(format!("{f}.backend: af_xdp carries frames of at most {} bytes, this port has {}", crate::xsk::MAX_FRAME + FCS_LEN, p.max_frame_size));
+                    return Err(format!("{f}.backend: {name} carries frames of at most {} bytes, this port has {}", crate::xsk::MAX_FRAME + FCS_LEN, p.max_frame_size));
+                }
+            }
+            if let (Backend::XdpLive, Some(t)) = (p.backend, &p.tx) {
+                if t.streams.len() != 1 {
+                    return Err(format!("{f}.backend: xdp_live sends one stream a port, this port sends {}", t.streams.len()));
+                }
+                let s = &streams[t.streams[0]];
+                if s.protocol != Protocol::Udp || !s.fragments().1.is_empty() {
+                    return Err(format!("{f}.backend: xdp_live sends UDP frames whole (no ICMP Echo, no fragmenting at the source)"));
+                }
+                if t.pace.step.is_some() {
+                    return Err(format!("{f}.backend: xdp_live sends at one constant rate (no rate_step)"));
                 }
             }
             if p.tx.is_some() && p.next_hop_mac.is_none() {
@@ -852,6 +868,34 @@ mod tests {
         let mut s = base();
         s["ports"][0]["backend"] = serde_json::json!("xdp");
         assert!(spec(s).unwrap_err().contains("unknown variant"));
+    }
+
+    #[test]
+    fn xdp_live_takes_one_whole_udp_stream_at_one_rate() {
+        let live = |mut s: serde_json::Value| {
+            s["ports"][0]["backend"] = serde_json::json!("xdp_live");
+            spec(s)
+        };
+        let e = live(base()).unwrap_err();
+        assert_eq!(e, "ports[0].backend: xdp_live sends one stream a port, this port sends 2");
+        let mut one = base();
+        one["streams"].as_array_mut().unwrap().pop();
+        assert_eq!(live(one.clone()).unwrap().ports[0].backend, Backend::XdpLive);
+        let mut s = one.clone();
+        s["streams"][0]["protocol"] = serde_json::json!("icmp_echo");
+        s["streams"][0]["rx_port"] = serde_json::json!("a");
+        s["streams"][0]["dst_ip"] = serde_json::json!("198.18.0.1");
+        assert!(live(s).unwrap_err().starts_with("ports[0].backend: xdp_live sends UDP frames whole"));
+        let mut s = one.clone();
+        s["streams"][0]["frame_size"] = serde_json::json!(1518);
+        s["streams"][0]["fragment_mtu"] = serde_json::json!(576);
+        assert!(live(s).unwrap_err().starts_with("ports[0].backend: xdp_live sends UDP frames whole"));
+        let mut s = one.clone();
+        s["ports"][0]["rate_step"] = serde_json::json!({"after_s": 1.0, "fps": 500});
+        assert_eq!(live(s).unwrap_err(), "ports[0].backend: xdp_live sends at one constant rate (no rate_step)");
+        let mut s = one;
+        s["tx_stamp_check"] = serde_json::json!(true);
+        assert!(live(s).unwrap_err().contains("xdp_live has no kernel transmit stamps"));
     }
 
     #[test]

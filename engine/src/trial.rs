@@ -3,6 +3,7 @@
 use crate::clock;
 use crate::frame::Template;
 use crate::learn;
+use crate::live::{self, LiveJob};
 use crate::netns;
 use crate::rate;
 use crate::result::{self, FrameCounts, Fragments, LossWindow, PortResult, PortTx, StreamResult, Totals, TrialResult};
@@ -21,8 +22,10 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-/// Lead time between starting the senders and the first frame [ns].
-const START_LEAD_NS: u64 = 20_000_000;
+/// Lead time between starting the senders and the first frame [ns]: more
+/// than the in-kernel sender's start takes (`live.rs`: an RCU grace period,
+/// 12–24 ms measured on the 2-vCPU lab machine).
+const START_LEAD_NS: u64 = 60_000_000;
 
 /// An opened port.
 struct OpenPort {
@@ -87,8 +90,12 @@ fn open_port(plan: &Plan, i: usize) -> Result<OpenPort, String> {
         let mac = p.mac.resolve(info.mac);
         let mut backend = choose_backend(p.backend, &info, p.max_frame_size, plan.tx_stamp_check);
         let mut backend_note = None;
+        if backend == Backend::XdpLive && info.driver.as_deref() != Some("veth") {
+            // Its refused frames are counted from veth's own statistics (`live.rs`).
+            return Err(format!("{what}: xdp_live runs on veth ports only, this one's driver is {}", info.driver.as_deref().unwrap_or("unknown")));
+        }
         let xsk = match backend {
-            Backend::AfXdp => match xsk::open(info.index) {
+            Backend::AfXdp | Backend::XdpLive => match xsk::open(info.index) {
                 Ok(x) => Some(x),
                 Err(e) if p.backend == Backend::Auto => {
                     backend = Backend::AfPacket;
@@ -115,6 +122,12 @@ fn open_port(plan: &Plan, i: usize) -> Result<OpenPort, String> {
         }
         Ok(OpenPort { mac, info, tx, rx: Some(rx), xsk_tx, backend, backend_note, xsk_mode, counters_before })
     })
+}
+
+/// A port's sender: paced from user space (`tx.rs`) or in the kernel (`live.rs`).
+enum Job {
+    Paced(TxJob),
+    Live(LiveJob),
 }
 
 /// Runs the trial. `stop` ends the traffic and the drain early (a signal);
@@ -172,10 +185,10 @@ pub fn run(plan: &Plan, stop: &AtomicBool) -> Result<TrialResult, String> {
     let learning_s = learn_start.elapsed().as_secs_f64();
 
     // Jobs.
-    let mut jobs: Vec<(usize, TxJob)> = Vec::new();
+    let mut jobs: Vec<(usize, Job)> = Vec::new();
     for (pi, p) in plan.ports.iter().enumerate() {
         let Some(t) = &p.tx else { continue };
-        let templates = t
+        let templates: Vec<Template> = t
             .streams
             .iter()
             .map(|&si| {
@@ -184,11 +197,17 @@ pub fn run(plan: &Plan, stop: &AtomicBool) -> Result<TrialResult, String> {
                 Template::new(s, open[pi].mac, hop.expect("learning resolved every needed next hop"))
             })
             .collect();
+        if open[pi].backend == Backend::XdpLive {
+            let template = templates.into_iter().next().expect("validation: one stream a port");
+            let job = LiveJob { interface: p.interface.clone(), netns: p.netns.clone(), template, frames: t.frames, rate_fps: t.rate_fps, cpu: t.cpu, nice: t.nice };
+            jobs.push((pi, Job::Live(job)));
+            continue;
+        }
         let port = match open[pi].xsk_tx.take() {
             Some(x) => tx::Handover::Xdp(x),
             None => tx::Handover::Packet(open[pi].tx.as_raw_fd()),
         };
-        jobs.push((pi, TxJob { port, refused_is_loss: open[pi].info.driver.as_deref() == Some("veth"), templates, schedule: t.schedule.clone(), frames: t.frames, pace: t.pace, cpu: t.cpu, nice: t.nice, stamp_check: plan.tx_stamp_check }));
+        jobs.push((pi, Job::Paced(TxJob { port, refused_is_loss: open[pi].info.driver.as_deref() == Some("veth"), templates, schedule: t.schedule.clone(), frames: t.frames, pace: t.pace, cpu: t.cpu, nice: t.nice, stamp_check: plan.tx_stamp_check })));
     }
     let intended_duration_s = plan.ports.iter().filter_map(|p| p.tx.as_ref()).map(|t| t.pace.span_s(t.frames)).fold(0.0, f64::max);
 
@@ -198,7 +217,10 @@ pub fn run(plan: &Plan, stop: &AtomicBool) -> Result<TrialResult, String> {
     let deadline = t0 + ((intended_duration_s * 1.1 + 1.0) * 1e9) as u64;
     shared.counting_from_ns.store(clock::realtime_ns(), Ordering::Release);
     let reports: Vec<(usize, TxReport)> = std::thread::scope(|sc| {
-        let handles: Vec<_> = jobs.into_iter().map(|(pi, job)| (pi, sc.spawn(move || tx::run(job, t0, deadline, stop)))).collect();
+        let handles: Vec<_> = jobs.into_iter().map(|(pi, job)| (pi, sc.spawn(move || match job {
+            Job::Paced(j) => tx::run(j, t0, deadline, stop),
+            Job::Live(j) => live::run(j, t0, deadline, stop),
+        }))).collect();
         handles.into_iter().map(|(pi, h)| (pi, h.join().unwrap_or_else(|_| TxReport { error: Some("sender thread panicked".into()), ..Default::default() }))).collect()
     });
     let traffic_s = reports.iter().map(|(_, r)| r.send_span_ns).max().unwrap_or(0) as f64 / 1e9;

@@ -19,7 +19,7 @@ def test_auto_unless_the_environment_names_one(monkeypatch):
     monkeypatch.setenv(backend.ENV, " af_xdp ")
     assert backend.chosen() == "af_xdp"
     monkeypatch.setenv(backend.ENV, "dpdk")
-    with pytest.raises(UsageError, match="V6BENCH_TESTER_BACKEND: 'dpdk' is not one of auto, af_packet, af_xdp"):
+    with pytest.raises(UsageError, match="V6BENCH_TESTER_BACKEND: 'dpdk' is not one of auto, af_packet, af_xdp, xdp_live"):
         backend.chosen()
 
 
@@ -32,3 +32,29 @@ def test_a_selftest_of_another_backend_is_stale(monkeypatch):
     monkeypatch.setenv(backend.ENV, "af_xdp")
     why = selftest.stale(stored, plan, (128,), 1500, selftest.machine())
     assert why == "its tester packet I/O (V6BENCH_TESTER_BACKEND) was af_packet, now af_xdp"
+
+
+def _spec(*streams: dict, **port_a) -> dict:
+    a = {"name": "t1", "backend": "xdp_live", "tx_rate": {"fps": 1000}, **port_a}
+    b = {"name": "t2", "backend": "xdp_live"}
+    return {"ports": [a, b], "streams": [{"tx_port": "t1", "rx_port": "t2", **s} for s in streams]}
+
+
+def test_xdp_live_stays_only_where_the_in_kernel_sender_can_send():
+    """One whole UDP stream at one rate: xdp_live; anything else, and a port
+    that only receives, runs af_xdp (the engine would refuse it)."""
+    cases = [
+        (_spec({"ip_version": 4}), "xdp_live"),
+        (_spec({"ip_version": 4}, {"ip_version": 6}), "af_xdp"),
+        (_spec({"ip_version": 4, "protocol": "icmp_echo"}), "af_xdp"),
+        (_spec({"ip_version": 4, "fragment_mtu": 576}), "af_xdp"),
+        (_spec({"ip_version": 4}, rate_step={"after_s": 1, "fps": 10}), "af_xdp"),
+    ]
+    for spec, want in cases:
+        backend.settle(spec)
+        assert [p["backend"] for p in spec["ports"]] == [want, "af_xdp"], spec
+    other = _spec({"ip_version": 4})
+    for p in other["ports"]:
+        p["backend"] = "af_packet"
+    backend.settle(other)
+    assert [p["backend"] for p in other["ports"]] == ["af_packet", "af_packet"], "other settings are left as they are"

@@ -8,6 +8,13 @@ otherwise; each port's result says which ran. ``V6BENCH_TESTER_BACKEND``
 forces one (``af_packet`` or ``af_xdp``) for every port of every trial and
 self-test, e.g. to compare them; a stored self-test made with another
 setting is stale (:mod:`v6bench.selftest`).
+
+``xdp_live`` sends from an XDP program the kernel runs in a loop (the
+engine's in-kernel sender) and receives as ``af_xdp``. The engine takes
+it only for a port that sends one UDP stream, whole, at one constant
+rate, on veth; with the setting ``xdp_live`` the other ports of a trial
+(several streams, ICMP Echo, fragments, a rate step, receive only) run
+``af_xdp`` (:func:`settle`).
 """
 
 from __future__ import annotations
@@ -16,7 +23,7 @@ import os
 
 from ..errors import UsageError
 
-BACKENDS = ("auto", "af_packet", "af_xdp")
+BACKENDS = ("auto", "af_packet", "af_xdp", "xdp_live")
 ENV = "V6BENCH_TESTER_BACKEND"
 
 
@@ -26,3 +33,19 @@ def chosen() -> str:
     if value not in BACKENDS:
         raise UsageError(f"{ENV}: {value!r} is not one of {', '.join(BACKENDS)}")
     return value
+
+
+def live_fits(port: dict, streams: list[dict]) -> bool:
+    """Whether the engine's in-kernel sender can send ``port``'s traffic:
+    it sends, one UDP stream sent whole, at one constant rate."""
+    mine = [s for s in streams if s["tx_port"] == port["name"]]
+    return ("tx_rate" in port and "rate_step" not in port and len(mine) == 1
+            and mine[0].get("protocol", "udp") == "udp" and "fragment_mtu" not in mine[0])
+
+
+def settle(spec: dict) -> None:
+    """Resolves ``xdp_live`` per port of an engine spec: kept where
+    :func:`live_fits`, ``af_xdp`` elsewhere."""
+    for port in spec["ports"]:
+        if port.get("backend") == "xdp_live" and not live_fits(port, spec["streams"]):
+            port["backend"] = "af_xdp"

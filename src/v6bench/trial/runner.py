@@ -28,7 +28,7 @@ from typing import Callable
 from .. import engine
 from ..lab import observe, wakeful
 from ..lab.state import LabState
-from . import mesh, tester_limits
+from . import backend, mesh, tester_limits
 from .path import LabPath
 from .request import TrialRequest
 from .spec import engine_spec
@@ -170,6 +170,7 @@ def run(lab: LabState, request: TrialRequest, engine_pid_file: Path | None = Non
     spec = engine_spec(lab, request, fps, path)
     if adjust:
         adjust(spec)
+    backend.settle(spec)
     before = observe.snapshot(lab)
     done: dict = {}
     thread = None
