@@ -247,7 +247,7 @@ def main() -> int:
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--duration", type=float, default=3.0, help="seconds per engine run")
     ap.add_argument("--arrangement", choices=["plain", "napi", "both"], default="both")
-    ap.add_argument("--backends", default="af_packet,af_xdp", help="the engine's, comma-separated, of af_packet, af_xdp, xdp_live [af_packet,af_xdp]")
+    ap.add_argument("--backends", default="af_packet,af_xdp,xdp_live", help="the engine's, comma-separated, of af_packet, af_xdp, xdp_live [all three]")
     args = ap.parse_args()
     todo = [False, True] if args.arrangement == "both" else [args.arrangement == "napi"]
     results = [measure(napi, args.rounds, args.duration, args.backends.split(",")) for napi in todo]

@@ -15,7 +15,7 @@ bounded, by the highest PDR of any search (printed as "<="), and the
 uncapped ones alone would flatter the tester.
 
 Run as root: `make bench` or `.venv/bin/python bench/tester_vs_router.py`
-(about 6 minutes per backend).
+(about 6–8 minutes per backend).
 """
 
 from __future__ import annotations
@@ -69,7 +69,7 @@ def measure(site: Site, store: Store, which: str, searches: int) -> list[dict]:
 def main() -> int:
     stopping.install()  # Ctrl-C and SIGTERM unwind like the command line's: nothing left behind
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--backends", default="af_packet,af_xdp", help="comma-separated, of " + ", ".join(backend.BACKENDS))
+    ap.add_argument("--backends", default="af_packet,af_xdp,xdp_live", help="comma-separated, of " + ", ".join(backend.BACKENDS))
     ap.add_argument("--searches", type=int, default=3, help="throughput searches per frame size and backend [3]")
     ap.add_argument("--db", default=None, help="results database [a temporary one]")
     args = ap.parse_args()

@@ -125,6 +125,12 @@ impl Asm {
         self.to_drop.push(self.code.len());
         self.op(code, dst, src, 0, imm);
     }
+    /// `state[at] = max(state[at], reg)`, with r5 as scratch (r8: the state).
+    fn max_into(&mut self, at: i16, reg: u8) {
+        self.op(LDX_DW, 5, 8, at, 0);
+        self.op(JGE_X, 5, reg, 1, 0);
+        self.op(STX_DW, 8, reg, at, 0);
+    }
     /// `r0 = fold(r0)` to 16 bits, complemented (`checksum::finish`).
     fn finish_checksum(&mut self) {
         for _ in 0..3 {
@@ -198,9 +204,7 @@ fn program(state_fd: i32, base: &[u8], layout: &StampLayout, period_ps: u64) -> 
     a.op(MOV64_X, 4, 7, 0, 0);
     a.op(LDX_DW, 5, 8, PEND_FIRST, 0);
     a.op(SUB64_X, 4, 5, 0, 0); // the batch's first frame waited longest
-    a.op(LDX_DW, 5, 8, MAX_GAP, 0);
-    a.op(JGE_X, 5, 4, 1, 0);
-    a.op(STX_DW, 8, 4, MAX_GAP, 0);
+    a.max_into(MAX_GAP, 4);
     a.op(ST_DW, 8, 0, PEND_N, 0);
     // Frame k is due?
     a.op(LDX_DW, 1, 8, NEXT, 0);
@@ -217,9 +221,7 @@ fn program(state_fd: i32, base: &[u8], layout: &StampLayout, period_ps: u64) -> 
     a.drop_if(JGT_X, 2, 7, 0);
     a.op(MOV64_X, 9, 7, 0, 0);
     a.op(SUB64_X, 9, 2, 0, 0); // lag
-    a.op(LDX_DW, 3, 8, MAX_LAG, 0);
-    a.op(JGE_X, 3, 9, 1, 0);
-    a.op(STX_DW, 8, 9, MAX_LAG, 0);
+    a.max_into(MAX_LAG, 9);
     a.op(JNE_K, 1, 0, 1, 0);
     a.op(STX_DW, 8, 9, FIRST_LAG, 0);
     // The packet must hold the frame.

@@ -199,19 +199,42 @@ def test_a_stalled_sender_is_reported_not_hidden(router_lab, tmp_path):
     """Freezing the engine for 200 ms at 20,000 frames/s leaves 4,000 frames
     due at once. The average rate can still be met by a catch-up burst,
     but that burst is the tester's, so the trial is tester_limited."""
-    proc = start_engine(mix_spec(router_lab, rate_fps=20_000, duration_s=3), tmp_path)
-    time.sleep(1.5)  # learning (≈0.7 s) done, traffic under way
+    assert_a_stall_is_the_testers(stalled(mix_spec(router_lab, rate_fps=20_000, duration_s=3), tmp_path))
+
+
+def stalled(spec: dict, tmp_path) -> dict:
+    """The engine's result for ``spec`` (20,000 frames/s for 3 s), the
+    engine stopped for 200 ms 1.5 s in (learning, ≈0.7 s, done)."""
+    proc = start_engine(spec, tmp_path)
+    time.sleep(1.5)
     proc.send_signal(signal.SIGSTOP)
     time.sleep(0.2)
     proc.send_signal(signal.SIGCONT)
     out, err = proc.communicate(timeout=30)
     assert proc.returncode == 0, err
-    r = json.loads(out)
+    return json.loads(out)
+
+
+def assert_a_stall_is_the_testers(r: dict) -> None:
+    """200 ms of frames went late, back to back: tester_limited, every frame still sent."""
     tx = r["ports"][0]["tx"]
-    assert tx["max_backlog_frames"] >= 3_000 and tx["max_lag_ns"] >= 150_000_000
+    assert tx["max_backlog_frames"] >= 3_000 and tx["max_lag_ns"] >= 150_000_000, tx
     assert r["tester_limited"]
     assert any("behind schedule" in reason for reason in r["tester_limited_reasons"]), r["tester_limited_reasons"]
-    assert r["totals"]["tx_frames"] == 60_000  # every frame still went out
+    assert r["totals"]["tx_frames"] == 60_000
+
+
+def with_outage(lab, spec: dict, tmp_path) -> dict:
+    """The engine's result for ``spec``, with the router's end of the sending
+    link down for 200 ms 1.5 s in (learning, ≈0.7 s, done; traffic under way)."""
+    proc = start_engine(spec, tmp_path)
+    time.sleep(1.5)
+    lab.in_ns(lab.r1, "ip", "link", "set", lab.r1_a, "down")
+    time.sleep(0.2)
+    lab.in_ns(lab.r1, "ip", "link", "set", lab.r1_a, "up")
+    out, err = proc.communicate(timeout=30)
+    assert proc.returncode == 0, err
+    return json.loads(out)
 
 
 @BACKENDS
@@ -223,15 +246,7 @@ def test_frames_due_while_the_link_is_down_are_refused_and_lost(router_lab, tmp_
     so the engine counts them refused, offered and lost, and keeps its
     schedule instead of bursting them later: the trial stays the DUT's (not
     tester_limited) and the loss is about the outage's worth of frames."""
-    lab = router_lab
-    proc = start_engine(mix_spec(lab, rate_fps=20_000, duration_s=3, backend=backend), tmp_path)
-    time.sleep(1.5)  # learning (≈0.7 s) done, traffic under way
-    lab.in_ns(lab.r1, "ip", "link", "set", lab.r1_a, "down")
-    time.sleep(0.2)
-    lab.in_ns(lab.r1, "ip", "link", "set", lab.r1_a, "up")
-    out, err = proc.communicate(timeout=30)
-    assert proc.returncode == 0, err
-    r = json.loads(out)
+    r = with_outage(router_lab, mix_spec(router_lab, rate_fps=20_000, duration_s=3, backend=backend), tmp_path)
     port = r["ports"][0]
     tx = port["tx"]
     assert port["driver"] == "veth"
