@@ -19,7 +19,8 @@ Two arrangements of the receiving veth are measured, each with both tools:
   * plain: the receive work of every frame (the veth peer's softirq, with
     the engine's ring copy) runs on the sending CPU;
   * napi: GRO and threaded NAPI on the receiving veth move that work into a
-    kernel thread pinned to the other CPU (the engine's receive CPU).
+    kernel thread pinned to the other CPU (the engine's receive CPU), at
+    SCHED_FIFO as the lab runs every NAPI thread (lab/napi.py).
 
 Prints, per arrangement, as medians over --rounds alternating runs:
   * trafgen's rate and the engine's maximum rate, and their ratio;
@@ -44,6 +45,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 from v6bench import engine, stopping  # noqa: E402
+from v6bench.lab import napi as napi_lab  # noqa: E402
 
 NS_A, NS_B, IF_A, IF_B = "v6bb-a", "v6bb-b", "v6bba", "v6bbb"
 TX_CPU, RX_CPU = 1, 0
@@ -75,6 +77,8 @@ def build(napi: bool) -> None:
             raise SystemExit("threaded NAPI did not start on the receiving veth")
         for pid in threads:
             sh("taskset", "-pc", str(RX_CPU), pid)
+            # as in the lab (lab/napi.py): a port's receive work runs before any task on its CPU
+            sh("chrt", "-f", "-p", str(napi_lab.FIFO_PRIORITY), pid)
 
 
 def destroy() -> None:

@@ -10,6 +10,17 @@ latency, with the targets on this 2-vCPU machine: PDR CV <= 5 %, NDR CV
 <= 10 %. Searches the tester capped (lower bounds) are counted and left
 out, as in reports.
 
+The router configurations (``--duts``, :data:`DUTS`): ``default``, the
+emulated router as every topology-a test has it; ``limit50k``, the same
+router with the policer of lab/dut.py (``limit_fps``) holding it to
+50,000 frames/s, a DUT of known capacity. On two vCPUs the default
+router forwards 128-B frames faster than the tester can offer them
+without falling behind (docs/performance.md, runs H and I), so its
+searches end at the tester's limit and its CVs cannot be measured here;
+the policed router's show the spread that the tester, the search and the
+lab add to a DUT whose capacity does not move. (A 25-rule access list,
+seed 000's, did not slow the router below the tester's limit.)
+
 The searches (``--search``, :data:`SEARCHES`): ``binary``, RFC 2544
 bisection with 2-s trials, where one trial decides a load; ``mlr``,
 MLRsearch with CSIT's kind of goals: 1-s trials, a load decided by 10 s of
@@ -46,10 +57,19 @@ SEARCHES = {
 }
 
 
-def campaign(arrangement: str, searches: int, search: str) -> spec.Campaign:
+#: The router configurations: a campaign's ``[dut]`` table (lab/dut.py).
+DUTS = {
+    "default": {},
+    "limit50k": {"limit_fps": 50_000},
+}
+
+
+def campaign(arrangement: str, searches: int, search: str, dut: str = "default") -> spec.Campaign:
     tp = {"kind": "throughput", "resolution": 0.01, **SEARCHES[search]}
     trial_s = SEARCHES[search]["trial_duration_s"]
-    d = {"name": f"repeatability-{arrangement}-{search}", "lab": {"topology": "a", "link_speed": "1G", "cpu_arrangement": arrangement},
+    d = {"name": f"repeatability-{arrangement}-{dut}-{search}",
+         "lab": {"topology": "a", "link_speed": "1G", "cpu_arrangement": arrangement},
+         "dut": DUTS[dut],
          "selftest": {"when": "if-stale", "frame_sizes": [128]},
          "matrix": {"mixes": ["100/0", "0/100"], "frame_sizes": [128], "repeat": searches, "drain_s": 0.5},
          "test": [tp,
@@ -93,26 +113,32 @@ def main() -> int:
     ap.add_argument("--arrangements", default="split", help="comma-separated CPU arrangements [split]")
     ap.add_argument("--searches", type=int, default=5, help="searches per family and arrangement [5]")
     ap.add_argument("--search", default="binary,mlr", help=f"comma-separated, of {', '.join(SEARCHES)} [binary,mlr]")
+    ap.add_argument("--duts", default="default,limit50k", help=f"comma-separated router configurations, of {', '.join(DUTS)} "
+                    "[default,limit50k]")
     ap.add_argument("--db", default=None, help="results database [a temporary one]")
     args = ap.parse_args()
+    for option, values, known in (("--search", args.search, SEARCHES), ("--duts", args.duts, DUTS)):
+        for v in values.split(","):
+            if v not in known:
+                ap.error(f"{option}: {v!r} is not one of {', '.join(known)}")
     site = Site.from_env()
     db = Path(args.db) if args.db else Path(tempfile.mkdtemp(prefix="v6bench-repeat-")) / "r.db"
     rows: list[tuple] = []
     with Store(db) as store:
         for arrangement in args.arrangements.split(","):
-            for search in args.search.split(","):
-                if search not in SEARCHES:
-                    ap.error(f"--search: {search!r} is not one of {', '.join(SEARCHES)}")
-                run_id = session.run(site, campaign(arrangement, args.searches, search), store, False, "bench/repeatability.py")
-                rows += measured_rows(f"{arrangement}/{search}", report_data.load(store, run_id))
-    print(f"{'arrangement':<14} {'family':<6} {'metric':<15} {'n':>3} {'capped':>6} {'mean':>12} {'min':>12} {'max':>12} "
+            for dut in args.duts.split(","):
+                for search in args.search.split(","):
+                    run_id = session.run(site, campaign(arrangement, args.searches, search, dut), store, False,
+                                         "bench/repeatability.py")
+                    rows += measured_rows(f"{arrangement}/{dut}/{search}", report_data.load(store, run_id))
+    print(f"{'arrangement':<22} {'family':<6} {'metric':<15} {'n':>3} {'capped':>6} {'mean':>12} {'min':>12} {'max':>12} "
           f"{'CV':>8} {'target':>8}  verdict")
     for a, fam, metric, n, capped, mean, lo, hi, c_txt, target, met in rows:
         unit = "µs" if metric == "median latency" else "fps"
         if mean is None:
-            print(f"{a:<14} {fam:<6} {metric:<15} {n:>3} {capped:>6} {'-':>12} {'-':>12} {'-':>12} {c_txt:>8} {target:>8}  {met}")
+            print(f"{a:<22} {fam:<6} {metric:<15} {n:>3} {capped:>6} {'-':>12} {'-':>12} {'-':>12} {c_txt:>8} {target:>8}  {met}")
             continue
-        print(f"{a:<14} {fam:<6} {metric:<15} {n:>3} {capped:>6} {mean:>9,.1f} {unit:<2} {lo:>9,.1f} {unit:<2} "
+        print(f"{a:<22} {fam:<6} {metric:<15} {n:>3} {capped:>6} {mean:>9,.1f} {unit:<2} {lo:>9,.1f} {unit:<2} "
               f"{hi:>9,.1f} {unit:<2} {c_txt:>8} {target:>8}  {met}", flush=True)
     print(f"(results in {db})")
     return 0
