@@ -18,8 +18,12 @@ router forwards 128-B frames faster than the tester can offer them
 without falling behind (docs/performance.md, runs H and I), so its
 searches end at the tester's limit and its CVs cannot be measured here;
 the policed router's show the spread that the tester, the search and the
-lab add to a DUT whose capacity does not move. (A 25-rule access list,
-seed 000's, did not slow the router below the tester's limit.)
+lab add to a DUT whose capacity does not move. ``acl25both`` (not run by
+default) makes the router's own forwarding the bottleneck: seed 000's
+25-rule access lists on its input and its output port, 50 rules a frame,
+bring its 128-B capacity down to where the tester's limit is near but
+mostly above it (runs J and K: the tester's stalls still cap most of
+its MLRsearch searches).
 
 The searches (``--search``, :data:`SEARCHES`): ``binary``, RFC 2544
 bisection with 2-s trials, where one trial decides a load; ``mlr``,
@@ -61,6 +65,7 @@ SEARCHES = {
 DUTS = {
     "default": {},
     "limit50k": {"limit_fps": 50_000},
+    "acl25both": {"acl": 25, "acl_at": "both"},
 }
 
 
