@@ -32,7 +32,10 @@ them, failing only when more than half of that time lost frames.
 
 Run as root: `make bench` or `.venv/bin/python bench/repeatability.py`
 (with the defaults and the AF_XDP tester, measured 2026-11-23: about 35
-minutes for binary and 70 for mlr).
+minutes for binary and 70 for mlr). A bench cut short (Ctrl-C, a lost
+session) goes on where it stopped with the same options, ``--db`` and
+``--resume``: each campaign's unfinished run in that database is resumed
+(campaign/session.py), a finished one is read again, a missing one run.
 """
 
 from __future__ import annotations
@@ -52,6 +55,7 @@ from v6bench.report import samples
 from v6bench.store.db import Store
 
 TARGETS_PCT = {"PDR": 5.0, "NDR": 10.0}
+COMMAND = "bench/repeatability.py"
 
 
 #: The throughput searches compared: [test] keys of a campaign.
@@ -80,6 +84,19 @@ def campaign(arrangement: str, searches: int, search: str, dut: str = "default")
          "test": [tp,
                   {"kind": "latency", "loads": ["10%"], "trial_duration_s": trial_s, "repeat": 1}]}
     return spec.from_dict(d, json.dumps(d, sort_keys=True), "repeatability")
+
+
+def run_campaign(site: Site, c: spec.Campaign, store: Store, resume: bool) -> int:
+    """Runs ``c`` and returns its run id; with ``resume``, finishes its
+    unfinished run in ``store`` instead, or returns its finished one."""
+    if resume:
+        if store.resumable_run(c.sha256) is not None:
+            return session.run(site, c, store, True, COMMAND)
+        finished = store.finished_run(c.sha256)
+        if finished is not None:
+            print(f"run {finished}: {c.name} finished in {store.path}: read again, not rerun", file=sys.stderr)
+            return finished
+    return session.run(site, c, store, False, COMMAND)
 
 
 def cv(xs: list[float]) -> str:
@@ -121,7 +138,11 @@ def main() -> int:
     ap.add_argument("--duts", default="default,limit50k", help=f"comma-separated router configurations, of {', '.join(DUTS)} "
                     "[default,limit50k]")
     ap.add_argument("--db", default=None, help="results database [a temporary one]")
+    ap.add_argument("--resume", action="store_true",
+                    help="with --db: resume each campaign's unfinished run there, read a finished one, run the rest")
     args = ap.parse_args()
+    if args.resume and not args.db:
+        ap.error("--resume needs --db: the database of the run to go on with")
     for option, values, known in (("--search", args.search, SEARCHES), ("--duts", args.duts, DUTS)):
         for v in values.split(","):
             if v not in known:
@@ -133,8 +154,7 @@ def main() -> int:
         for arrangement in args.arrangements.split(","):
             for dut in args.duts.split(","):
                 for search in args.search.split(","):
-                    run_id = session.run(site, campaign(arrangement, args.searches, search, dut), store, False,
-                                         "bench/repeatability.py")
+                    run_id = run_campaign(site, campaign(arrangement, args.searches, search, dut), store, args.resume)
                     rows += measured_rows(f"{arrangement}/{dut}/{search}", report_data.load(store, run_id))
     print(f"{'arrangement':<22} {'family':<6} {'metric':<15} {'n':>3} {'capped':>6} {'mean':>12} {'min':>12} {'max':>12} "
           f"{'CV':>8} {'target':>8}  verdict")

@@ -23,3 +23,36 @@ def test_campaign_per_dut_and_search(dut: str, search: str) -> None:
 def test_policed_router_has_a_known_capacity() -> None:
     assert repeatability.campaign("split", 5, "binary", "limit50k").dut.limit_fps == 50_000
     assert repeatability.campaign("split", 5, "binary", "default").dut.limit_fps == 0
+
+
+class FakeStore:
+    """The two questions run_campaign asks of a results database."""
+
+    path = "fake.db"
+
+    def __init__(self, unfinished: int | None, finished: int | None) -> None:
+        self.unfinished, self.finished = unfinished, finished
+
+    def resumable_run(self, sha256: str) -> int | None:
+        return self.unfinished
+
+    def finished_run(self, sha256: str) -> int | None:
+        return self.finished
+
+
+@pytest.mark.parametrize("resume, unfinished, finished, expect", [
+    (False, 3, 2, ("run", False)),    # without --resume every campaign runs anew
+    (True, 3, 2, ("run", True)),      # an unfinished run is resumed, even beside a finished one
+    (True, None, 2, ("read", 2)),     # a finished run is read again, not rerun
+    (True, None, None, ("run", False)),  # nothing stored: run it
+])
+def test_resume_goes_on_where_the_bench_stopped(monkeypatch, resume, unfinished, finished, expect) -> None:
+    calls = []
+    monkeypatch.setattr(repeatability.session, "run",
+                        lambda site, c, store, again, command: calls.append(again) or 7)
+    c = repeatability.campaign("split", 5, "binary", "default")
+    run_id = repeatability.run_campaign(None, c, FakeStore(unfinished, finished), resume)
+    if expect[0] == "read":
+        assert run_id == expect[1] and calls == []
+    else:
+        assert run_id == 7 and calls == [expect[1]]

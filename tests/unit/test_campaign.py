@@ -120,6 +120,7 @@ def test_run_records_every_trial_and_resume_skips_done_tests(tmp_path):
     assert rec[0]["result"]["throughput_from"] == "measured earlier in this run"
     assert rec[0]["result"]["recovery"]["4"]["mean_s"] == pytest.approx(0.2)
     assert store.resumable_run(c.sha256) is None
+    assert store.finished_run(c.sha256) == rid
     assert store.run(rid)["environment"]["resumed"][0]["kernel"] == "y"
 
 

@@ -193,8 +193,16 @@ class Store:
         self._update("UPDATE runs SET status=?, finished_at_unix_s=?, error=? WHERE id=?", (status, time.time(), error, run_id))
 
     def resumable_run(self, campaign_sha256: str) -> int | None:
-        row = self.db.execute("SELECT id FROM runs WHERE campaign_sha256=? AND status != 'finished' ORDER BY id DESC LIMIT 1",
-                              (campaign_sha256,)).fetchone()
+        """The newest run of the campaign of this hash that did not finish, if any."""
+        return self._newest_run(campaign_sha256, "!=")
+
+    def finished_run(self, campaign_sha256: str) -> int | None:
+        """The newest run of the campaign of this hash that finished, if any."""
+        return self._newest_run(campaign_sha256, "=")
+
+    def _newest_run(self, campaign_sha256: str, finished_op: str) -> int | None:
+        row = self.db.execute(f"SELECT id FROM runs WHERE campaign_sha256=? AND status {finished_op} 'finished'"
+                              " ORDER BY id DESC LIMIT 1", (campaign_sha256,)).fetchone()
         return int(row[0]) if row else None
 
     def run(self, run_id: int) -> dict:
