@@ -194,15 +194,15 @@ class Store:
 
     def resumable_run(self, campaign_sha256: str) -> int | None:
         """The newest run of the campaign of this hash that did not finish, if any."""
-        return self._newest_run(campaign_sha256, "!=")
+        return self._newest_run(campaign_sha256, finished=False)
 
     def finished_run(self, campaign_sha256: str) -> int | None:
         """The newest run of the campaign of this hash that finished, if any."""
-        return self._newest_run(campaign_sha256, "=")
+        return self._newest_run(campaign_sha256, finished=True)
 
-    def _newest_run(self, campaign_sha256: str, finished_op: str) -> int | None:
-        row = self.db.execute(f"SELECT id FROM runs WHERE campaign_sha256=? AND status {finished_op} 'finished'"
-                              " ORDER BY id DESC LIMIT 1", (campaign_sha256,)).fetchone()
+    def _newest_run(self, campaign_sha256: str, finished: bool) -> int | None:
+        row = self.db.execute("SELECT id FROM runs WHERE campaign_sha256=? AND (status = 'finished') = ?"
+                              " ORDER BY id DESC LIMIT 1", (campaign_sha256, finished)).fetchone()
         return int(row[0]) if row else None
 
     def run(self, run_id: int) -> dict:
