@@ -44,7 +44,7 @@ def test_aa_control_finds_nothing_and_known_differences_are_found(tmp_path):
     aa = [(p, c) for (metric, point, b), (p, c) in decided.items() if "A/A control" in b]
     assert len(aa) >= 10, [p.key for p, _ in aa]
     assert all(c.outcome == "none" for _, c in aa), [(p.key, c.verdict) for p, c in aa if c.outcome != "none"]
-    assert all(c.mde_pct is not None for _, c in aa)
+    assert all(c.mde_pct is not None and "over the A/A controls" in c.verdict for _, c in aa)
 
     limit = [(p, c) for (metric, point, b), (p, c) in decided.items() if b == "limit-30k" and metric.startswith("throughput")]
     assert {p.metric for p, _ in limit} == {"throughput NDR [fps]", "throughput PDR [fps]"}
@@ -55,12 +55,12 @@ def test_aa_control_finds_nothing_and_known_differences_are_found(tmp_path):
     inline = [(p, c) for (metric, point, b), (p, c) in decided.items() if b.startswith("inline")]
     assert len(inline) == 8
     # Inline, the delay is about the tester's own floor (AF_XDP ports: 3–5 µs); on a CPU of its own the router adds a
-    # wake-up across vCPUs (8–12 µs at 2 kfps, about 20 µs above). So the effect is at least a third and in the right
+    # wake-up across vCPUs (8–15 µs at 2 kfps, 15–21 µs above). So the effect is at least a third and in the right
     # direction at every load and family, and from 8 kfps up (where the tester's receive side stays awake) its interval
     # excludes 0 and it is found, corrected, in both families. At 2 kfps the inline floor itself varies from trial to
-    # trial (the tester's receive thread wakes for each frame: geometric means of 5.2-9.0 µs over 5 trials), so at 5
-    # a side its corrected p is near α there (0.0001-0.084 in six comparisons of three runs, above 0.05 in one of them
-    # and once in CI): not required.
+    # trial (the tester's receive thread wakes for each frame: 4.2-9 µs), so the two series need not separate
+    # completely, and at 5 a side the Mann–Whitney test needs that or nearly (p = 2/252 or 4/252): found in all four
+    # comparisons of the two runs of 2026-11-24 (corrected p 0.016-0.020), not required.
     def shown(c):
         return (c.outcome, c.diff_pct, c.ci_high_pct, c.p, c.p_adjusted)
 

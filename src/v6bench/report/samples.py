@@ -47,6 +47,8 @@ class Pair:
     resolution_pct: float | None = None
     values: dict[str, list[float]] = field(default_factory=dict)
     excluded: int = 0
+    #: B is an A/A control of A (``control_of``): its verdict is corrected among the controls (:func:`.stats.decide`).
+    control: bool = False
 
     def add(self, name: str, value: float | None) -> None:
         if value is not None:
@@ -170,9 +172,14 @@ def _reference(ts: list[TestData]) -> dict[str, str]:
     return {t.scenario: t.params.get("control_of") or first for t in ts}
 
 
+def _control_of(name: str, ts: list[TestData]) -> str | None:
+    """The scenario that scenario ``name`` is an A/A control of, if any."""
+    return next((t.params.get("control_of") for t in ts if t.scenario == name and t.params.get("control_of")), None)
+
+
 def _label(name: str, ts: list[TestData]) -> str:
     """A scenario's name, marked when it is an A/A control."""
-    of = next((t.params.get("control_of") for t in ts if t.scenario == name and t.params.get("control_of")), None)
+    of = _control_of(name, ts)
     return f"{name} (A/A control of {of})" if of else name
 
 
@@ -189,7 +196,7 @@ def scenario_throughput(data: RunData) -> list[Pair]:
             where = " ".join(x for x in (f"{fs} B", mix + traffic, "bi" if d == "bi" else "") if x)
             for goal in ("ndr", "pdr"):
                 p = Pair(f"throughput {goal.upper()} [fps]", where, "higher", "mean", ref[name], _label(name, ts),
-                         100 * ts[0].params["params"].get("resolution", 0))
+                         100 * ts[0].params["params"].get("resolution", 0), control=_control_of(name, ts) is not None)
                 for t in ts:
                     if t.scenario in (name, ref[name]):
                         r = t.result.get(goal) or {}
@@ -231,7 +238,8 @@ def network_types(data: RunData) -> list[Pair]:
                 if where_of[against][0] == scenario:
                     continue
                 label = _label(scenario, ts) + name[len(scenario):] if scenario else name
-                p = Pair("median delay [µs]", delay_where(traffic, d, fs, load), "slower", "location", against, label)
+                p = Pair("median delay [µs]", delay_where(traffic, d, fs, load), "slower", "location", against, label,
+                         control=bool(scenario) and _control_of(scenario, ts) == where_of[against][0])
                 p.values = {against: medians[against], label: medians[name]}
                 out.append(p)
     return out

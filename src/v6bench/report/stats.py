@@ -10,20 +10,24 @@ ANOVA.
   in % of A's centre, with a 95 % interval suited to the data: the
   difference of means with Welch's interval and t-test for roughly
   symmetric values (throughput, the search's resolution counted in the
-  variance), the ratio of geometric means from Welch on the logarithms for
-  positive skewed ones (latency); the Hodges–Lehmann shift with the
-  interval from inverting the Mann–Whitney U test where values are not
-  positive. Below :data:`MIN_REPETITIONS` a side: "not enough
-  repetitions", never a verdict.
-- :func:`decide`: the verdicts of every comparison a report states
-  together, Benjamini–Hochberg-corrected (statsmodels); "no difference
-  detected" states the smallest difference the samples could have shown
-  (t-test power, statsmodels).
+  variance); for positive skewed ones (latency, reset times) the
+  Hodges–Lehmann ratio (the median of all pairwise ratios B/A) with the
+  interval from inverting the exact Mann–Whitney U test, which holds
+  whatever their distribution (a lab whose delays sit at one of two levels
+  included); the Hodges–Lehmann shift where values are not positive.
+  Below :data:`MIN_REPETITIONS` a side: "not enough repetitions", never a
+  verdict.
+- :func:`decide`: the verdicts of every comparison a report states,
+  Benjamini–Hochberg-corrected (statsmodels) in two families, the report's
+  comparisons and its A/A controls; "no difference detected" states the
+  smallest difference the samples could have shown (t-test power,
+  statsmodels).
 - :func:`anova`: one-way ANOVA across groups (seed 000 Table 8, reset kinds).
 """
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass, replace
 
@@ -101,12 +105,12 @@ def describe_histogram(buckets: list[tuple[float, int]], mode_bin: float) -> Des
 class Comparison:
     """B against A (IPv6 against IPv4, or a network type against the
     first). ``estimator``: "mean" (difference of means, Welch interval and
-    t-test) or "location" (Hodges–Lehmann shift, its distribution-free
-    interval and the Mann–Whitney U test), chosen by the data's kind.
-    ``diff_pct``, the interval and ``mde_pct`` are in % of A's centre (its
-    mean, or its median for "location"). ``p`` is the test's own p-value;
-    ``p_adjusted`` and the verdict come from :func:`decide` over every
-    comparison a report states."""
+    t-test) or "location" (Hodges–Lehmann ratio or shift, its
+    distribution-free interval and the Mann–Whitney U test), chosen by the
+    data's kind. ``diff_pct``, the interval and ``mde_pct`` are in % of A's
+    centre (its mean, or its median for "location"). ``p`` is the test's
+    own p-value; ``p_adjusted`` and the verdict come from :func:`decide`
+    over every comparison of the same ``family`` in a report."""
 
     n_a: int
     n_b: int
@@ -131,6 +135,8 @@ class Comparison:
     verdict: str = ""
     #: The verdict's kind, one of OUTCOMES (the summary counts by it).
     outcome: str = "other"
+    #: The multiple-comparison family, a key of :data:`FAMILIES`.
+    family: str = "report"
 
     @property
     def test(self) -> str:
@@ -159,12 +165,20 @@ COMPARISON_COLUMNS = ("n A", "centre A", "n B", "centre B", "left out (tester-li
 ALPHA = 0.05
 POWER = 0.8
 #: The multiple-comparison correction (statsmodels' name, and the report's): the
-#: false discovery rate over every comparison of a report at :data:`ALPHA`. When
-#: no difference is real (an A/A run) that is also the chance of any false
+#: false discovery rate over every comparison of a family at :data:`ALPHA`. When
+#: no difference in it is real (an A/A run) that is also the chance of any false
 #: "differs"; unlike Holm's family-wise control it keeps the power to find
 #: many real differences at once, which rank tests at 5 a side could not
 #: reach under Holm beyond six comparisons.
 CORRECTION = ("fdr_bh", "Benjamini–Hochberg")
+
+#: The families corrected apart, and how a verdict names each. The A/A
+#: controls are their own: a control asks whether the procedure reports a
+#: difference where none exists, and its answer must not depend on how many
+#: real differences the rest of the report holds (in one family with R real
+#: differences among m, Benjamini–Hochberg lets each null comparison through
+#: at up to α·(R + 1)/m).
+FAMILIES = {"report": "", "controls": " over the A/A controls"}
 
 
 def _welch(ma: float, va: float, na: int, mb: float, vb: float, nb: int) -> tuple[float, float, float]:
@@ -232,8 +246,13 @@ def _mde(va: float, na: int, vb: float, nb: int) -> float:
     sd = math.sqrt(((na - 1) * va + (nb - 1) * vb) / (na + nb - 2))
     if sd == 0:
         return 0.0
-    d = TTestIndPower().solve_power(effect_size=None, nobs1=na, alpha=ALPHA, power=POWER, ratio=nb / na)
-    return float(d) * sd
+    return _detectable_d(na, nb) * sd
+
+
+@functools.lru_cache(maxsize=256)
+def _detectable_d(na: int, nb: int) -> float:
+    """The standardized difference (Cohen's d) detectable at the sizes (statsmodels' solver, cached: it iterates)."""
+    return float(TTestIndPower().solve_power(effect_size=None, nobs1=na, alpha=ALPHA, power=POWER, ratio=nb / na))
 
 
 def _flat(x: np.ndarray) -> bool:
@@ -244,13 +263,14 @@ def _flat(x: np.ndarray) -> bool:
 #: How each comparison was made (:attr:`Comparison.method`): the effect, and the test and interval.
 METHODS = {
     "welch": ("difference of means", "Welch t"),
-    "log-welch": ("ratio of geometric means", "Welch t on logarithms"),
+    "log-hodges-lehmann": ("Hodges–Lehmann ratio", "Mann–Whitney U"),
     "hodges-lehmann": ("Hodges–Lehmann shift", "Mann–Whitney U"),
 }
 
 
 def compare(a: list[float], b: list[float], estimator: str = "mean", higher: str = "higher",
-            resolution_pct: float | None = None, excluded: int = 0, name_b: str = "IPv6") -> Comparison:
+            resolution_pct: float | None = None, excluded: int = 0, name_b: str = "IPv6",
+            family: str = "report") -> Comparison:
     """B against A, before the correction (:func:`decide` gives the verdict).
 
     ``estimator``: "mean" for roughly symmetric values (repeated searches'
@@ -259,24 +279,28 @@ def compare(a: list[float], b: list[float], estimator: str = "mean", higher: str
     adds its quantisation, (resolution × value)² / 12, to each side's
     variance (and no difference within it is claimed). "location" for
     positive, right-skewed values (per-trial median latency, reset times):
-    the ratio of geometric means, from Welch's interval and test on the
-    logarithms (a multiplicative effect, as delays vary); where a value is
-    0 or negative, the Hodges–Lehmann shift with the Mann–Whitney test and
-    its interval. ``higher`` names what a larger value means."""
+    the Hodges–Lehmann ratio (a multiplicative effect, as delays vary) with
+    the Mann–Whitney test and its interval, on the logarithms; where a
+    value is 0 or negative, the Hodges–Lehmann shift. The rank test is
+    exact under the run's randomized order whatever the values'
+    distribution: Welch's test on the logarithms, used before, was not for
+    a lab whose per-trial medians sit at one of two levels (docs/report.md).
+    ``higher`` names what a larger value means; ``family``: a key of
+    :data:`FAMILIES`."""
     if estimator not in ("mean", "location"):
         raise ValueError(f"estimator {estimator!r}")
+    if family not in FAMILIES:
+        raise ValueError(f"family {family!r}")
     na, nb = len(a), len(b)
     base = Comparison(na, nb, None, None, estimator, higher=higher, resolution_pct=resolution_pct, excluded=excluded,
-                      name_b=name_b)
+                      name_b=name_b, family=family)
     if not na or not nb:
         return replace(base, verdict="not measured for both")
     x, y = np.asarray(a, float), np.asarray(b, float)
     logs = estimator == "location" and bool((x > 0).all() and (y > 0).all())
-    method = "welch" if estimator == "mean" else "log-welch" if logs else "hodges-lehmann"
+    method = "welch" if estimator == "mean" else "log-hodges-lehmann" if logs else "hodges-lehmann"
     if method == "welch":
         ca, cb = float(np.mean(x)), float(np.mean(y))
-    elif method == "log-welch":
-        ca, cb = float(np.exp(np.log(x).mean())), float(np.exp(np.log(y).mean()))
     else:
         ca, cb = float(np.median(x)), float(np.median(y))
     base = replace(base, center_a=ca, center_b=cb, method=method)
@@ -298,52 +322,57 @@ def compare(a: list[float], b: list[float], estimator: str = "mean", higher: str
                        mde_pct=_mde(va, na, vb, nb) * pct)
     if _flat(x) and _flat(y) and math.isclose(ca, cb, rel_tol=1e-9):
         return replace(base, diff_pct=0.0, ci_low_pct=0.0, ci_high_pct=0.0, p=1.0, mde_pct=0.0)
-    if method == "log-welch":
-        lx, ly = np.log(x), np.log(y)
-        va, vb = float(np.var(lx, ddof=1)), float(np.var(ly, ddof=1))
-        if va + vb == 0:
-            return _ranks(base, a, b, pct)
-        lo, hi, p = _welch(float(lx.mean()), va, na, float(ly.mean()), vb, nb)
-        return replace(base, diff_pct=100 * math.expm1(ly.mean() - lx.mean()), ci_low_pct=100 * math.expm1(lo),
-                       ci_high_pct=100 * math.expm1(hi), p=p, mde_pct=100 * math.expm1(_mde(va, na, vb, nb)))
+    if method == "log-hodges-lehmann":
+        return _ranks(base, np.log(x), np.log(y), None)
     return _ranks(base, a, b, pct)
 
 
-def _ranks(base: Comparison, a: list[float], b: list[float], pct: float) -> Comparison:
+def _ranks(base: Comparison, a, b, pct: float | None) -> Comparison:
     """The rank-based comparison: Hodges–Lehmann shift, its Mann–Whitney
     interval and test; the detectable difference from the t-test's power
     divided by the square root of the Mann–Whitney test's efficiency at
-    the normal (3/π)."""
-    effect, lo, hi, p = hodges_lehmann(a, b)
+    the normal (3/π). ``pct``: % per unit of the values' scale; None for
+    logarithms, whose shift, interval and detectable difference are
+    ratios (e^d − 1, in %)."""
+    effect, lo, hi, p = hodges_lehmann(list(a), list(b))
     va, vb = float(np.var(a, ddof=1)), float(np.var(b, ddof=1))
+    mde = _mde(va, len(a), vb, len(b)) / math.sqrt(3 / math.pi)
+    if pct is None:
+        return replace(base, method="log-hodges-lehmann", diff_pct=100 * math.expm1(effect), ci_low_pct=100 * math.expm1(lo),
+                       ci_high_pct=100 * math.expm1(hi), p=p, mde_pct=100 * math.expm1(mde))
     return replace(base, method="hodges-lehmann", diff_pct=effect * pct, ci_low_pct=lo * pct, ci_high_pct=hi * pct, p=p,
-                   mde_pct=_mde(va, len(a), vb, len(b)) / math.sqrt(3 / math.pi) * pct)
+                   mde_pct=mde * pct)
 
 
 def decide(comparisons: list[Comparison]) -> list[Comparison]:
-    """Every comparison a report states, corrected together
-    (:data:`CORRECTION`, statsmodels ``multipletests``, at :data:`ALPHA`), with its
-    verdict: "differs" only with enough repetitions, an adjusted p below α
-    and a difference beyond the procedure's resolution; otherwise "no
-    difference detected" with the smallest difference that could have been."""
-    tested = [i for i, c in enumerate(comparisons) if c.p is not None]
-    adjusted = dict(zip(tested, multipletests([comparisons[i].p for i in tested], alpha=ALPHA, method=CORRECTION[0])[1])) \
-        if tested else {}
+    """Every comparison a report states, corrected together within its
+    family (:data:`FAMILIES`; :data:`CORRECTION`, statsmodels
+    ``multipletests``, at :data:`ALPHA`), with its verdict: "differs" only
+    with enough repetitions, an adjusted p below α and a difference beyond
+    the procedure's resolution; otherwise "no difference detected" with the
+    smallest difference that could have been."""
+    adjusted: dict[int, float] = {}
+    for family in FAMILIES:
+        tested = [i for i, c in enumerate(comparisons) if c.p is not None and c.family == family]
+        if tested:
+            ps = multipletests([comparisons[i].p for i in tested], alpha=ALPHA, method=CORRECTION[0])[1]
+            adjusted.update(zip(tested, map(float, ps)))
     out = []
     for i, c in enumerate(comparisons):
         if c.p is None:
             out.append(c if c.verdict else replace(c, verdict="not comparable"))
             continue
-        q = float(adjusted[i])
+        q = adjusted[i]
         lower = "lower" if c.higher == "higher" else {"slower": "faster", "more": "less"}.get(c.higher, f"not {c.higher}")
         word = f"{abs(c.diff_pct):.1f} % {c.higher if c.diff_pct > 0 else lower}"
         seen = f"could have detected ±{c.mde_pct:.3g} %" if c.mde_pct is not None else ""
+        bh = f"{CORRECTION[1]}{FAMILIES[c.family]} p = {q:.2g}"
         if q >= ALPHA:
-            verdict, outcome = f"no difference detected ({CORRECTION[1]} p = {q:.2g}; {seen})", "none"
+            verdict, outcome = f"no difference detected ({bh}; {seen})", "none"
         elif c.resolution_pct is not None and abs(c.diff_pct) <= c.resolution_pct:
-            verdict, outcome = f"no difference beyond the search's {c.resolution_pct:g} % resolution ({CORRECTION[1]} p = {q:.2g})", "none"
+            verdict, outcome = f"no difference beyond the search's {c.resolution_pct:g} % resolution ({bh})", "none"
         else:
-            verdict, outcome = f"{c.name_b} {word}, differs ({CORRECTION[1]} p = {q:.2g})", "differs"
+            verdict, outcome = f"{c.name_b} {word}, differs ({bh})", "differs"
         out.append(replace(c, p_adjusted=q, verdict=verdict, outcome=outcome))
     return out
 

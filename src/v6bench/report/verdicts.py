@@ -1,7 +1,9 @@
-"""Every comparison a report states, decided together: one family of tests
-for the multiple-comparison correction (:func:`..stats.decide`, Benjamini–Hochberg),
-so that twelve comparisons at α = 0.05 do not yield a "differs" by chance
-alone. Views look their comparisons up here by :attr:`Pair.key`.
+"""Every comparison a report states, decided together: the report's
+comparisons one family of tests for the multiple-comparison correction
+(:func:`..stats.decide`, Benjamini–Hochberg), so that twelve comparisons at
+α = 0.05 do not yield a "differs" by chance alone, and its A/A controls
+another (:data:`..stats.FAMILIES`). Views look their comparisons up here by
+:attr:`Pair.key`.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ _cache: dict[int, tuple[RunData, dict]] = {}
 
 def _decided(pairs: list[samples.Pair]) -> dict[tuple, tuple[samples.Pair, Comparison]]:
     raw = [compare(p.values.get(p.name_a, []), p.values.get(p.name_b, []), p.estimator, p.higher, p.resolution_pct,
-                   p.excluded, p.name_b) for p in pairs]
+                   p.excluded, p.name_b, "controls" if p.control else "report") for p in pairs]
     return {p.key: (p, c) for p, c in zip(pairs, decide(raw))}
 
 

@@ -15,9 +15,10 @@ OUTCOME_NAMES = {"differs": "differs (after the correction)", "none": "no differ
 
 HOW_TO_READ = (
     f"One value per repetition: a search's NDR or PDR (difference of means; Welch's interval and t-test, the search's "
-    f"resolution counted in its variance), a trial's median latency or a reset time (ratio of geometric means; Welch "
-    f"on the logarithms). B − A in % of A's centre (IPv4's, or the reference scenario's) with its 95 % interval. "
-    f"Every comparison of the report is corrected together ({CORRECTION[1]}, false discovery rate {ALPHA:g}); "
+    f"resolution counted in its variance), a trial's median latency or a reset time (Hodges–Lehmann ratio, the median "
+    f"of all pairwise ratios; exact Mann–Whitney test and interval). B − A in % of A's centre (IPv4's, or the "
+    f"reference scenario's) with its 95 % interval. Every comparison of the report is corrected together "
+    f"({CORRECTION[1]}, false discovery rate {ALPHA:g}), the A/A controls among themselves; "
     f"'differs' needs {MIN_REPETITIONS} or more repetitions a side and a corrected p below {ALPHA:g}. 'No difference "
     f"detected' gives the smallest difference the run could have detected ({POWER:.0%} power): a larger one would "
     f"most likely have shown. Values the tester limited are left out and counted.")
