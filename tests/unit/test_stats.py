@@ -61,8 +61,8 @@ def test_a_two_level_lab_is_compared_exactly():
     """Per-trial median delays at one of two levels (15.5 or 20.8 µs, as
     the emulated lab gave on 2026-11-24): at 5 a side the rank test's false
     positive rate is at most α at every α, as the randomized order makes
-    it exact; Welch's test on the logarithms (used before) gives p < 0.001
-    about 2.5 times as often as it should."""
+    it exact (Welch's test on the logarithms, used before, gave p < 0.001
+    about 2.5 times as often as it should in a simulation: docs/report.md)."""
     rng = np.random.default_rng(7)
 
     def trial_medians(n):
