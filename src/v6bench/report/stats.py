@@ -316,32 +316,28 @@ def compare(a: list[float], b: list[float], estimator: str = "mean", higher: str
         if _flat(x) and _flat(y) and math.isclose(ca, cb, rel_tol=1e-9):  # equal every time: to the resolution
             return replace(base, diff_pct=0.0, ci_low_pct=0.0, ci_high_pct=0.0, p=1.0, mde_pct=_mde(va, na, vb, nb) * pct)
         if va + vb == 0:  # no spread and no resolution: the ranks are all there is
-            return _ranks(base, a, b, pct)
+            return _ranks(base, a, b, lambda d: d * pct)
         lo, hi, p = _welch(ca, va, na, cb, vb, nb)
         return replace(base, diff_pct=(cb - ca) * pct, ci_low_pct=lo * pct, ci_high_pct=hi * pct, p=p,
                        mde_pct=_mde(va, na, vb, nb) * pct)
     if _flat(x) and _flat(y) and math.isclose(ca, cb, rel_tol=1e-9):
         return replace(base, diff_pct=0.0, ci_low_pct=0.0, ci_high_pct=0.0, p=1.0, mde_pct=0.0)
     if method == "log-hodges-lehmann":
-        return _ranks(base, np.log(x), np.log(y), None)
-    return _ranks(base, a, b, pct)
+        return _ranks(base, np.log(x), np.log(y), lambda d: 100 * math.expm1(d), method)
+    return _ranks(base, a, b, lambda d: d * pct)
 
 
-def _ranks(base: Comparison, a, b, pct: float | None) -> Comparison:
+def _ranks(base: Comparison, a, b, to_pct, method: str = "hodges-lehmann") -> Comparison:
     """The rank-based comparison: Hodges–Lehmann shift, its Mann–Whitney
     interval and test; the detectable difference from the t-test's power
     divided by the square root of the Mann–Whitney test's efficiency at
-    the normal (3/π). ``pct``: % per unit of the values' scale; None for
-    logarithms, whose shift, interval and detectable difference are
-    ratios (e^d − 1, in %)."""
+    the normal (3/π). ``to_pct``: a shift on the values' scale in % of
+    A's centre (on logarithms, e^d − 1: a ratio)."""
     effect, lo, hi, p = hodges_lehmann(list(a), list(b))
     va, vb = float(np.var(a, ddof=1)), float(np.var(b, ddof=1))
     mde = _mde(va, len(a), vb, len(b)) / math.sqrt(3 / math.pi)
-    if pct is None:
-        return replace(base, method="log-hodges-lehmann", diff_pct=100 * math.expm1(effect), ci_low_pct=100 * math.expm1(lo),
-                       ci_high_pct=100 * math.expm1(hi), p=p, mde_pct=100 * math.expm1(mde))
-    return replace(base, method="hodges-lehmann", diff_pct=effect * pct, ci_low_pct=lo * pct, ci_high_pct=hi * pct, p=p,
-                   mde_pct=mde * pct)
+    return replace(base, method=method, diff_pct=to_pct(effect), ci_low_pct=to_pct(lo), ci_high_pct=to_pct(hi), p=p,
+                   mde_pct=to_pct(mde))
 
 
 def decide(comparisons: list[Comparison]) -> list[Comparison]:
