@@ -283,8 +283,9 @@ def compare(a: list[float], b: list[float], estimator: str = "mean", higher: str
     the Mann–Whitney test and its interval, on the logarithms; where a
     value is 0 or negative, the Hodges–Lehmann shift. The rank test is
     exact under the run's randomized order whatever the values'
-    distribution: Welch's test on the logarithms, used before, was not for
-    a lab whose per-trial medians sit at one of two levels (docs/report.md).
+    distribution; Welch's test on the logarithms, used before, assumes
+    roughly normal logarithms and on a lab whose per-trial medians sit at
+    one of two levels gave very small p too often (docs/report.md).
     ``higher`` names what a larger value means; ``family``: a key of
     :data:`FAMILIES`."""
     if estimator not in ("mean", "location"):
