@@ -81,7 +81,7 @@ def main() -> int:
             if which not in backend.BACKENDS:
                 ap.error(f"--backends: {which!r} is not one of {', '.join(backend.BACKENDS)}")
             rows += measure(site, store, which, args.searches)
-    print(f"{'backend':<10} {'ran':<10} {'size':>5} {'tester capacity':>16} {'router PDR':>22} {'capped':>7} "
+    print(f"{'backend':<10} {'ran':<16} {'size':>5} {'tester capacity':>16} {'router PDR':>22} {'capped':>7} "
           f"{'tester/router':>14}  target >= {TARGET}")
     for r in rows:
         cap, pdrs, capped = r["capacity_fps"], r["pdr_fps"], r["capped_pdr_fps"]
@@ -100,7 +100,7 @@ def main() -> int:
             verdict = ("NOT met" if cap and cap / low < TARGET else "unknown") + " (the tester capped a search)"
         else:
             pdr_txt, ratio_txt, verdict = "-", "-", "no search"
-        print(f"{r['backend']:<10} {r['used'] or '-':<10} {r['frame_size']:>4}B {(cap or 0):>12,.0f} fps {pdr_txt:>22} "
+        print(f"{r['backend']:<10} {r['used'] or '-':<16} {r['frame_size']:>4}B {(cap or 0):>12,.0f} fps {pdr_txt:>22} "
               f"{len(capped):>7} {ratio_txt:>14}  {verdict}", flush=True)
     print(json.dumps(rows))
     print(f"(results in {db})")

@@ -13,7 +13,10 @@
 //! spin inside the kernel: frame k is due at `t0 + k × period`, the period
 //! in picoseconds (`period_ps`, so the schedule drifts from `pace.rs`'s by
 //! under 0.5 ps a frame). A sender that falls behind sends the frames due
-//! back to back, and the largest lag is recorded as on the other backends.
+//! back to back, and the largest lag is recorded as on the other backends;
+//! with `slip_after_frames` (the spec's `after_stall: slip`) a frame later
+//! than that many periods moves t0 later by its lag instead, as `tx.rs`
+//! does, and the slips are recorded.
 //!
 //! The whole frame is written on every run because the kernel recycles
 //! the frames' pages: a page comes back with whatever the path changed in
@@ -94,7 +97,11 @@ const PEND_SUM: i16 = 96;
 const PEND_FIRST: i16 = 104;
 /// Frames whose stamp-to-flush time is in MAX_GAP and SUM_GAP.
 const HELD_N: i16 = 112;
-const STATE_LEN: usize = 120;
+/// Slips of the schedule: count, total and longest [ns].
+const SLIPS: i16 = 120;
+const SLIPPED: i16 = 128;
+const MAX_SLIP: i16 = 136;
+const STATE_LEN: usize = 144;
 
 /// What the in-kernel sender needs.
 pub struct LiveJob {
@@ -105,6 +112,8 @@ pub struct LiveJob {
     pub rate_fps: f64,
     pub cpu: Option<usize>,
     pub nice: Option<i32>,
+    /// Slip instead of catching up beyond this backlog (`tx::TxJob`).
+    pub slip_after_frames: Option<u64>,
 }
 
 /// A tiny assembler: jumps to one shared `drop` exit are patched at the end.
@@ -165,9 +174,10 @@ impl Asm {
 
 /// The program for frames `base` (a `Template::write(…, 0, 0, 0)`), whose
 /// changing fields are at `layout`, one every `period_ps`, with its state in
-/// map `state_fd`. Registers: r6 context, r7 now, r8 state, r1 frame number
-/// k, r2 packet, r4 transmit stamp, r0 checksum sums.
-fn program(state_fd: i32, base: &[u8], layout: &StampLayout, period_ps: u64) -> Vec<Insn> {
+/// map `state_fd`; a frame more than `slip_ns` late (if given) moves t0
+/// later by its lag. Registers: r6 context, r7 now, r8 state, r1 frame
+/// number k, r2 packet, r4 transmit stamp, r0 checksum sums.
+fn program(state_fd: i32, base: &[u8], layout: &StampLayout, period_ps: u64, slip_ns: Option<u64>) -> Vec<Insn> {
     let mut a = Asm { code: Vec::new(), to_drop: Vec::new() };
     a.op(MOV64_X, 6, 1, 0, 0);
     a.op(CALL, 0, 0, 0, KTIME_GET_NS);
@@ -221,9 +231,24 @@ fn program(state_fd: i32, base: &[u8], layout: &StampLayout, period_ps: u64) -> 
     a.drop_if(JGT_X, 2, 7, 0);
     a.op(MOV64_X, 9, 7, 0, 0);
     a.op(SUB64_X, 9, 2, 0, 0); // lag
-    a.max_into(MAX_LAG, 9);
     a.op(JNE_K, 1, 0, 1, 0);
     a.op(STX_DW, 8, 9, FIRST_LAG, 0);
+    if let Some(most) = slip_ns {
+        // A stall: t0 moves later by the lag, and this frame is on time.
+        a.ld64(3, 0, most);
+        a.op(JGE_X, 3, 9, 13, 0);
+        for (at, reg) in [(T0, 9), (SLIPPED, 9)] {
+            a.op(LDX_DW, 4, 8, at, 0);
+            a.op(ADD64_X, 4, reg, 0, 0);
+            a.op(STX_DW, 8, 4, at, 0);
+        }
+        a.op(LDX_DW, 4, 8, SLIPS, 0);
+        a.op(ADD64_K, 4, 0, 0, 1);
+        a.op(STX_DW, 8, 4, SLIPS, 0);
+        a.max_into(MAX_SLIP, 9);
+        a.op(MOV64_K, 9, 0, 0, 0);
+    }
+    a.max_into(MAX_LAG, 9);
     // The packet must hold the frame.
     a.op(LDX_W, 2, 6, 0, 0);
     a.op(LDX_W, 3, 6, 4, 0);
@@ -357,7 +382,8 @@ fn send(job: &LiveJob, t0: u64, deadline: u64, stop: &AtomicBool, rep: &mut TxRe
     let probe_fd = std::os::unix::io::AsRawFd::as_raw_fd(&probe);
     let ifindex = sock::if_info(probe_fd, &job.interface)?.index;
     let state = ArrayMap::new(STATE_LEN)?;
-    let prog = bpf::load_xdp(&program(state.fd(), &base, &layout, period), "v6b_live_tx")?;
+    let slip_ns = job.slip_after_frames.map(|n| (n as u128 * period as u128 / 1000).min(u64::MAX as u128) as u64);
+    let prog = bpf::load_xdp(&program(state.fd(), &base, &layout, period, slip_ns), "v6b_live_tx")?;
     let counted = || -> Option<(u64, u64)> { Some((xdp_xmitted(probe_fd, &job.interface)?, IfCounters::read(&job.interface)?.tx_dropped)) };
     let before = counted().ok_or_else(|| format!("xdp_live: cannot read the transmit counters of {} (veth's tx_queue_<n>_xdp_xmit, tx_dropped)", job.interface))?;
     let mut init = vec![0u8; STATE_LEN];
@@ -420,6 +446,9 @@ fn send(job: &LiveJob, t0: u64, deadline: u64, stop: &AtomicBool, rep: &mut TxRe
     rep.tx_wire_frames = rep.tx_frames;
     rep.max_lag_ns = field(&s, MAX_LAG);
     rep.first_lag_ns = field(&s, FIRST_LAG);
+    rep.slips = field(&s, SLIPS);
+    rep.slipped_ns = field(&s, SLIPPED);
+    rep.max_slip_ns = field(&s, MAX_SLIP);
     // Frames due within the largest lag were due together: the longest catch-up burst.
     rep.max_backlog_frames = if sent > 0 { (rep.max_lag_ns as u128 * 1000 / period as u128) as u64 + 1 } else { 0 };
     let last = field(&s, LAST);
@@ -428,8 +457,8 @@ fn send(job: &LiveJob, t0: u64, deadline: u64, stop: &AtomicBool, rep: &mut TxRe
     // `tx_stamp_mean_error_ns` is send_call_ns_total over sendmmsg_calls: keep that the mean per frame.
     let held = field(&s, HELD_N);
     rep.send_call_ns_total = if held > 0 { field(&s, SUM_GAP) * rep.sendmmsg_calls.max(1) / held } else { 0 };
-    let due_last = t0 + (sent.saturating_sub(1) as u128 * period as u128 / 1000) as u64;
-    let span = last.max(due_last).saturating_sub(t0);
+    let due_last = t0 + rep.slipped_ns + (sent.saturating_sub(1) as u128 * period as u128 / 1000) as u64;
+    let span = last.max(due_last).saturating_sub(t0 + rep.slipped_ns);
     rep.offered_fps = if sent >= 2 && span > 0 { (sent - 1) as f64 * 1e9 / span as f64 } else { job.rate_fps };
     let unaccounted = sent.saturating_sub(taken + refused);
     if unaccounted > 0 {
@@ -468,7 +497,7 @@ mod tests {
                 return;
             };
             // 1 ps a frame: every k tried is due by now (monotonic time since boot).
-            let prog = bpf::load_xdp(&program(state.fd(), &base, &layout, 1), "v6b_live_test").unwrap();
+            let prog = bpf::load_xdp(&program(state.fd(), &base, &layout, 1, None), "v6b_live_test").unwrap();
             let fd = std::os::unix::io::AsRawFd::as_raw_fd(&prog);
             for k in [0u64, 1, 65_535, 65_536, 0x1234_5678_9abc, signature::MAX_SEQ - 1] {
                 let mut init = vec![0u8; STATE_LEN];
@@ -501,7 +530,7 @@ mod tests {
         let mut base = vec![0u8; t.len()];
         t.write(&mut base, 0, 0, 0);
         let Ok(state) = ArrayMap::new(STATE_LEN) else { return };
-        let prog = bpf::load_xdp(&program(state.fd(), &base, &t.stamp_layout().unwrap(), 1_000_000), "v6b_live_test").unwrap();
+        let prog = bpf::load_xdp(&program(state.fd(), &base, &t.stamp_layout().unwrap(), 1_000_000, None), "v6b_live_test").unwrap();
         let fd = std::os::unix::io::AsRawFd::as_raw_fd(&prog);
         let now = clock::monotonic_ns();
         for (t0, deadline, sends) in [(now + 10_000_000_000, u64::MAX, false), (0, now, false), (0, u64::MAX, true)] {

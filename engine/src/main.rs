@@ -133,6 +133,8 @@ fn cmd_rr(a: &Args) -> Result<i32, Failure> {
 #[derive(serde::Serialize)]
 struct PlanSummary {
     spec_version: u32,
+    /// With `after_stall: slip`, the backlog beyond which a sender slips.
+    slip_after_frames: Option<u64>,
     ports: Vec<PortSummary>,
     streams: Vec<StreamSummary>,
 }
@@ -160,6 +162,7 @@ fn cmd_check(a: &Args) -> Result<i32, Failure> {
     let plan = read_spec(a.spec.as_deref())?;
     let summary = PlanSummary {
         spec_version: spec::SPEC_VERSION,
+        slip_after_frames: plan.slip_after_frames,
         ports: plan
             .ports
             .iter()

@@ -134,6 +134,11 @@ pub struct PortTx {
     /// How late the first frame went after the trial's common start [ns].
     pub first_lag_ns: u64,
     pub max_backlog_frames: u64,
+    /// With `after_stall: slip`: times the schedule slipped after a stall,
+    /// the time it slipped in all and the longest slip [ns]; 0 otherwise.
+    pub slips: u64,
+    pub slipped_ns: u64,
+    pub max_slip_ns: u64,
     /// Upper bound of a transmit timestamp's earliness [ns]: the longest
     /// send call (a frame is stamped as it is built, before the call).
     pub tx_stamp_max_error_ns: u64,

@@ -64,6 +64,20 @@ pub struct TrialSpec {
     /// router's default input queue, net.core.netdev_max_backlog).
     #[serde(default = "default_backlog")]
     pub tester_limited_backlog_frames: u64,
+    /// What a sender does when it finds itself behind schedule by more
+    /// than half of `tester_limited_backlog_frames` (a stall: the host took
+    /// its CPU): `catch_up` sends the frames due back to back (the default);
+    /// `slip` moves the rest of its schedule later by the stall, so the
+    /// DUT sees a pause at the intended rate instead of a burst above it
+    /// (`tx.rs`). Slipped time is reported per port.
+    #[serde(default)]
+    pub after_stall: AfterStall,
+    /// With `slip`: a port whose schedule slipped by more than this share
+    /// of the trial's intended duration marks the trial `tester_limited`
+    /// (default 0.005 = 0.5 %: a DUT given a pause of that share of the
+    /// trial can pass at most that share above its capacity).
+    #[serde(default = "default_slip_ratio")]
+    pub tester_limited_slip_ratio: f64,
     /// Allow destinations outside 198.18.0.0/15 and 2001:2::/48.
     #[serde(default)]
     pub allow_non_benchmarking_addresses: bool,
@@ -80,6 +94,18 @@ fn default_shortfall() -> f64 {
 }
 fn default_backlog() -> u64 {
     1000
+}
+fn default_slip_ratio() -> f64 {
+    0.005
+}
+
+/// What a sender does after a stall (`TrialSpec::after_stall`).
+#[derive(Debug, Deserialize, Clone, Copy, PartialEq, Eq, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum AfterStall {
+    #[default]
+    CatchUp,
+    Slip,
 }
 
 #[derive(Debug, Deserialize, Clone)]
@@ -382,6 +408,11 @@ pub struct Plan {
     pub tx_stamp_check: bool,
     pub tester_limited_shortfall: f64,
     pub tester_limited_backlog_frames: u64,
+    /// With `after_stall: slip`: the backlog [frames] beyond which a sender
+    /// slips its schedule instead of catching up (half of
+    /// `tester_limited_backlog_frames`, at least 1), and the slip ratio.
+    pub slip_after_frames: Option<u64>,
+    pub tester_limited_slip_ratio: f64,
     pub allow_root_netns: bool,
 }
 
@@ -483,6 +514,9 @@ impl TrialSpec {
         }
         if self.tester_limited_backlog_frames == 0 {
             return Err("tester_limited_backlog_frames: must be at least 1".into());
+        }
+        if !(self.tester_limited_slip_ratio.is_finite() && (0.0..1.0).contains(&self.tester_limited_slip_ratio)) {
+            return Err("tester_limited_slip_ratio: must be a ratio in [0, 1)".into());
         }
         if self.ports.is_empty() {
             return Err("ports: at least one port is needed".into());
@@ -753,6 +787,8 @@ impl TrialSpec {
             tx_stamp_check: self.tx_stamp_check,
             tester_limited_shortfall: self.tester_limited_shortfall,
             tester_limited_backlog_frames: self.tester_limited_backlog_frames,
+            slip_after_frames: (self.after_stall == AfterStall::Slip).then(|| (self.tester_limited_backlog_frames / 2).max(1)),
+            tester_limited_slip_ratio: self.tester_limited_slip_ratio,
             allow_root_netns: self.allow_root_netns,
         })
     }
@@ -791,6 +827,22 @@ mod tests {
         assert_eq!(p.streams[1].frames, 200);
         assert_eq!(p.streams[0].dst_ip, "198.19.0.2".parse::<IpAddr>().unwrap());
         assert_eq!(p.streams[1].src_port, DEFAULT_SRC_PORT);
+    }
+
+    #[test]
+    fn a_slip_comes_at_half_the_backlog_limit() {
+        let mut s = base();
+        assert_eq!(spec(s.clone()).unwrap().slip_after_frames, None, "catch_up by default");
+        s["after_stall"] = serde_json::json!("slip");
+        s["tester_limited_backlog_frames"] = serde_json::json!(256);
+        let p = spec(s.clone()).unwrap();
+        assert_eq!((p.slip_after_frames, p.tester_limited_slip_ratio), (Some(128), 0.005));
+        s["tester_limited_backlog_frames"] = serde_json::json!(1);
+        assert_eq!(spec(s.clone()).unwrap().slip_after_frames, Some(1));
+        s["tester_limited_slip_ratio"] = serde_json::json!(1.0);
+        assert!(spec(s.clone()).unwrap_err().starts_with("tester_limited_slip_ratio"));
+        s["after_stall"] = serde_json::json!("skip");
+        assert!(spec(s).is_err());
     }
 
     #[test]

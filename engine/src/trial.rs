@@ -199,7 +199,7 @@ pub fn run(plan: &Plan, stop: &AtomicBool) -> Result<TrialResult, String> {
             .collect();
         if open[pi].backend == Backend::XdpLive {
             let template = templates.into_iter().next().expect("validation: one stream a port");
-            let job = LiveJob { interface: p.interface.clone(), netns: p.netns.clone(), template, frames: t.frames, rate_fps: t.rate_fps, cpu: t.cpu, nice: t.nice };
+            let job = LiveJob { interface: p.interface.clone(), netns: p.netns.clone(), template, frames: t.frames, rate_fps: t.rate_fps, cpu: t.cpu, nice: t.nice, slip_after_frames: plan.slip_after_frames };
             jobs.push((pi, Job::Live(job)));
             continue;
         }
@@ -207,7 +207,7 @@ pub fn run(plan: &Plan, stop: &AtomicBool) -> Result<TrialResult, String> {
             Some(x) => tx::Handover::Xdp(x),
             None => tx::Handover::Packet(open[pi].tx.as_raw_fd()),
         };
-        jobs.push((pi, Job::Paced(TxJob { port, refused_is_loss: open[pi].info.driver.as_deref() == Some("veth"), templates, schedule: t.schedule.clone(), frames: t.frames, pace: t.pace, cpu: t.cpu, nice: t.nice, stamp_check: plan.tx_stamp_check })));
+        jobs.push((pi, Job::Paced(TxJob { port, refused_is_loss: open[pi].info.driver.as_deref() == Some("veth"), templates, schedule: t.schedule.clone(), frames: t.frames, pace: t.pace, cpu: t.cpu, nice: t.nice, stamp_check: plan.tx_stamp_check, slip_after_frames: plan.slip_after_frames })));
     }
     let intended_duration_s = plan.ports.iter().filter_map(|p| p.tx.as_ref()).map(|t| t.pace.span_s(t.frames)).fold(0.0, f64::max);
 
@@ -281,6 +281,15 @@ fn assemble(plan: &Plan, open: &[OpenPort], hops: &learn::NextHops, reports: &[(
                     intended_fps
                 ));
             }
+            if r.slipped_ns as f64 > plan.tester_limited_slip_ratio * t.pace.span_s(t.frames) * 1e9 {
+                reasons.push(format!(
+                    "port {:?}: paused {:.3} ms in {} stall(s), more than {} % of the trial (schedule slipped)",
+                    p.name,
+                    r.slipped_ns as f64 / 1e6,
+                    r.slips,
+                    100.0 * plan.tester_limited_slip_ratio
+                ));
+            }
             if r.max_backlog_frames > plan.tester_limited_backlog_frames {
                 reasons.push(format!(
                     "port {:?}: fell {} frames ({:.3} ms) behind schedule and sent them back to back",
@@ -309,6 +318,9 @@ fn assemble(plan: &Plan, open: &[OpenPort], hops: &learn::NextHops, reports: &[(
                 tx_stamp_max_error_ns: r.max_send_call_ns,
                 tx_stamp_mean_error_ns: if r.sendmmsg_calls > 0 { r.send_call_ns_total as f64 / r.sendmmsg_calls as f64 } else { 0.0 },
                 max_backlog_frames: r.max_backlog_frames,
+                slips: r.slips,
+                slipped_ns: r.slipped_ns,
+                max_slip_ns: r.max_slip_ns,
                 tx_stamp_check: r.stamp_check.clone(),
                 cpu: t.cpu,
             }

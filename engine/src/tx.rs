@@ -6,6 +6,13 @@
 //! sleeps until shortly before the next frame and spins the rest. A sender
 //! that keeps up therefore sends one frame at a time exactly on schedule;
 //! one that falls behind catches up in batches, and the lag is reported.
+//! With `slip_after_frames` (the spec's `after_stall: slip`), a sender
+//! that finds more frames due than that (a stall: the host or another
+//! thread took its CPU) instead moves the rest of its schedule later by
+//! the stall: the frame it is at becomes due now, and the DUT sees a pause
+//! followed by the intended rate, never a burst above it. Each slip is
+//! reported (`slips`, `slipped_ns`, `max_slip_ns`), and the achieved rate
+//! is measured over the sending time less the slipped time.
 //! Each frame is stamped with CLOCK_REALTIME read just before the batch is
 //! handed to the kernel.
 //!
@@ -111,6 +118,9 @@ pub struct TxJob {
     /// Match the kernel's transmit stamps to the carried ones (`txstamp.rs`;
     /// the socket must have them enabled).
     pub stamp_check: bool,
+    /// Slip the schedule when more than this many frames are due at once
+    /// (`spec::Plan::slip_after_frames`); none = catch up.
+    pub slip_after_frames: Option<u64>,
 }
 
 /// What a sender did.
@@ -134,8 +144,13 @@ pub struct TxReport {
     /// sendmmsg calls that failed or sent fewer frames than asked (retried).
     pub send_retries: u64,
     pub sendmmsg_calls: u64,
-    /// Largest delay of a frame behind its due time [ns].
+    /// Largest delay of a frame behind its due time [ns] (on the schedule
+    /// as slipped, when it slipped).
     pub max_lag_ns: u64,
+    /// Times the schedule slipped, by how much in all, and the longest [ns].
+    pub slips: u64,
+    pub slipped_ns: u64,
+    pub max_slip_ns: u64,
     /// How late the port's first frame went, after the common start t0 [ns]:
     /// ports of one trial start within the largest of these (RFC 2889 §5.1.3).
     pub first_lag_ns: u64,
@@ -152,8 +167,8 @@ pub struct TxReport {
     pub send_call_ns_total: u64,
     /// Achieved offered rate [frames/s]: (frames − 1) / time from the first
     /// frame's due time to the last frame's hand-over (or due time, if
-    /// later); refused frames count as offered; the intended rate if only
-    /// one frame was offered.
+    /// later), less the slipped time; refused frames count as offered; the
+    /// intended rate if only one frame was offered.
     pub offered_fps: f64,
     /// The carried stamps against the kernel's, with `stamp_check`.
     #[serde(skip)]
@@ -206,7 +221,7 @@ pub fn run(mut job: TxJob, t0: u64, deadline: u64, stop: &AtomicBool) -> TxRepor
         if now >= deadline {
             break;
         }
-        let next_due = t0 + pace.due_ns(sent) as u64;
+        let mut next_due = t0 + rep.slipped_ns + pace.due_ns(sent) as u64;
         if now < next_due {
             let wait = next_due - now;
             if let Some(r) = stamps.as_mut() {
@@ -223,11 +238,20 @@ pub fn run(mut job: TxJob, t0: u64, deadline: u64, stop: &AtomicBool) -> TxRepor
             }
             continue;
         }
-        rep.max_lag_ns = rep.max_lag_ns.max(now - next_due);
         if rep.sendmmsg_calls == 0 {
             rep.first_lag_ns = now - next_due;
         }
-        let due_by_now = pace.due_by(now - t0).min(job.frames);
+        let mut due_by_now = pace.due_by(now - t0 - rep.slipped_ns).min(job.frames);
+        if job.slip_after_frames.is_some_and(|most| due_by_now - sent > most) {
+            // A stall: frame `sent` becomes due now, and the rest after it.
+            let late = now - next_due;
+            rep.slips += 1;
+            rep.slipped_ns += late;
+            rep.max_slip_ns = rep.max_slip_ns.max(late);
+            next_due = now;
+            due_by_now = sent + 1;
+        }
+        rep.max_lag_ns = rep.max_lag_ns.max(now - next_due);
         rep.max_backlog_frames = rep.max_backlog_frames.max(due_by_now - sent);
         let k = ((due_by_now - sent) as usize).clamp(1, per_call);
         batch.clone_from(&committed); // reuses the allocation
@@ -313,9 +337,9 @@ pub fn run(mut job: TxJob, t0: u64, deadline: u64, stop: &AtomicBool) -> TxRepor
     rep.tx_frames = sent - rep.refused_frames;
     rep.unsent_frames = job.frames - sent;
     rep.send_span_ns = last_handover.saturating_sub(t0);
-    let due_last = t0 + pace.due_ns(sent.saturating_sub(1)) as u64;
+    let due_last = t0 + rep.slipped_ns + pace.due_ns(sent.saturating_sub(1)) as u64;
     // The last frame left no earlier than it was due: measure to its hand-over.
-    let span = last_handover.max(due_last).saturating_sub(t0);
+    let span = last_handover.max(due_last).saturating_sub(t0 + rep.slipped_ns);
     rep.offered_fps = if sent >= 2 && span > 0 { (sent - 1) as f64 * 1e9 / span as f64 } else { pace.rate_fps };
     rep
 }

@@ -14,7 +14,7 @@ from scapy.layers.l2 import Ether
 
 from v6bench import engine
 
-from test_engine_router import assert_a_stall_is_the_testers, ip_in_receives, stalled, with_outage
+from test_engine_router import assert_a_stall_is_the_testers, assert_a_stall_slipped, ip_in_receives, stalled, with_outage
 
 pytestmark = pytest.mark.netns
 
@@ -171,3 +171,11 @@ def test_a_stalled_sender_is_reported_not_hidden(router_lab, tmp_path):
     meanwhile back to back: tester_limited, every frame still sent."""
     live_ready(router_lab)
     assert_a_stall_is_the_testers(stalled(one_way_spec(router_lab), tmp_path))
+
+
+def test_a_stall_slips_the_programs_schedule_instead_of_bursting(router_lab, tmp_path):
+    """With ``after_stall: slip`` the program moves its t0 by the stall (engine/src/live.rs)."""
+    live_ready(router_lab)
+    spec = {**one_way_spec(router_lab), "after_stall": "slip", "tester_limited_backlog_frames": 256,
+            "tester_limited_slip_ratio": 0.2}
+    assert_a_stall_slipped(stalled(spec, tmp_path))

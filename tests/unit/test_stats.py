@@ -126,7 +126,11 @@ def test_smallest_detectable_difference_follows_cohens_power_table():
 
 def test_below_the_minimum_no_verdict_however_large_the_difference():
     c = stats.compare([1.0, 1.1, 0.9, 1.0], [9.0, 9.1, 8.9, 9.0])
-    assert c.outcome == "few" and c.p is None
+    assert c.outcome == "few" and c.p is None and c.test == ""
+    assert c.estimator_name == "difference of means" and c.diff_pct == pytest.approx(800)
+    # Latency below the minimum: the medians' difference, named as such (not a Hodges–Lehmann ratio).
+    m = stats.compare([10.0, 11.0, 30.0], [12.0, 13.0, 50.0], estimator="location")
+    assert m.outcome == "few" and m.estimator_name == "difference of medians" and m.diff_pct == pytest.approx(100 * 2 / 11)
     [d] = stats.decide([c])
     assert d.outcome == "few" and "not enough repetitions" in d.verdict and "5 a side" in d.verdict
 

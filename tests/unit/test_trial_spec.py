@@ -53,6 +53,17 @@ def test_bidirectional_spec_is_valid_and_exact(engine_bin, topology, gw1, gw2):
     assert frames == {"ipv4-t1-t2": 18000, "ipv6-t1-t2": 2000, "ipv4-t2-t1": 18000, "ipv6-t2-t1": 2000}
 
 
+def test_a_stalled_sender_slips_rather_than_bursting_into_the_dut(engine_bin):
+    """v6bench's trials slip their schedule after a stall (trial/spec.py),
+    beyond half the DUT's input queue: 128 of veth's 256 in ``split``."""
+    req = make_request("100/0", 128, "10kfps", 1, False)
+    lab = lab_of("a")
+    spec = engine_spec(lab, req, req.check_against(LabPath.of(lab)))
+    assert spec["after_stall"] == "slip" and spec["tester_limited_backlog_frames"] == 256
+    assert check(engine_bin, spec)["slip_after_frames"] == 128
+    assert check(engine_bin, {**spec, "after_stall": "catch_up"})["slip_after_frames"] is None
+
+
 def test_single_family_unidirectional(engine_bin):
     req = make_request("0/100", 84, "1%", 1, False)
     lab = lab_of("b")
@@ -60,3 +71,31 @@ def test_single_family_unidirectional(engine_bin):
     assert [s["name"] for s in spec["streams"]] == ["ipv6-t1-t2"]
     assert "tx_rate" not in {p["name"]: p for p in spec["ports"]}["t2"]
     check(engine_bin, spec)
+
+
+def test_trials_whose_schedule_is_the_measurement_catch_up(monkeypatch, engine_bin):
+    """A burst, a rate step and a reset keep their schedule (catch up after
+    a stall); a plain trial slips (trial/measurer.py)."""
+    from v6bench.trial import measurer, runner
+    from v6bench.trial.request import parse_mix
+
+    lab = lab_of("a")
+    seen = {}
+
+    def fake_run(lab_, req, pid_file=None, adjust=None, during=None, selftest=None):
+        spec = engine_spec(lab_, req, req.check_against(LabPath.of(lab_)))
+        if adjust:
+            adjust(spec)
+        seen["spec"] = spec
+        return {"offered_fps": 0.0, "tx_frames": 0, "rx_frames": 0, "tester_limited": False, "streams": []}
+
+    monkeypatch.setattr(runner, "run", fake_run)
+    m = measurer.LabMeasurer(Site(Path("/run/v6bench"), "v6b-"), lab, parse_mix("100/0"), 128)
+    calls = {"measure": lambda: m.measure(1.0, 10_000), "burst": lambda: m.burst(100),
+             "step": lambda: m.step(2.0, 10_000, 1.0, 5_000), "reset": lambda: m.reset(2.0, 10_000, 1.0, "soft")}
+    got = {}
+    for name, call in calls.items():
+        call()
+        got[name] = seen["spec"]["after_stall"]
+        check(engine_bin, seen["spec"])
+    assert got == {"measure": "slip", "burst": "catch_up", "step": "catch_up", "reset": "catch_up"}

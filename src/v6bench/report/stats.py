@@ -265,6 +265,9 @@ METHODS = {
     "welch": ("difference of means", "Welch t"),
     "log-hodges-lehmann": ("Hodges–Lehmann ratio", "Mann–Whitney U"),
     "hodges-lehmann": ("Hodges–Lehmann shift", "Mann–Whitney U"),
+    # Below MIN_REPETITIONS a side: the centres' difference, and no test.
+    "means": ("difference of means", ""),
+    "medians": ("difference of medians", ""),
 }
 
 
@@ -309,6 +312,7 @@ def compare(a: list[float], b: list[float], estimator: str = "mean", higher: str
         return replace(base, verdict="A's centre is 0: no percentage")
     if na < MIN_REPETITIONS or nb < MIN_REPETITIONS:
         return replace(base, diff_pct=100 * (cb - ca) / abs(ca), outcome="few",
+                       method="means" if method == "welch" else "medians",
                        verdict=f"not enough repetitions ({na} and {nb}; a verdict needs {MIN_REPETITIONS} a side)")
     pct = 100 / abs(ca)
     if method == "welch":

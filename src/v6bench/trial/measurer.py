@@ -61,6 +61,7 @@ class LabMeasurer:
             del spec["duration_s"]
             spec["frame_count"] = frames
             spec["tester_limited_backlog_frames"] = frames + 1  # a burst is intended here
+            spec["after_stall"] = "catch_up"
         return self._trial(frames / self.line_fps, self.line_fps, adjust)
 
     def step(self, duration_s: float, load_fps: float, after_s: float, then_fps: float) -> Measurement:
@@ -68,6 +69,7 @@ class LabMeasurer:
             for p in spec["ports"]:
                 if "tx_rate" in p:
                     p["rate_step"] = {"after_s": after_s, "fps": then_fps}
+            spec["after_stall"] = "catch_up"  # the step's time is part of the measurement
         return self._trial(duration_s, load_fps, adjust)
 
     def mesh(self, pattern: str, duration_s: float, load_fps: float) -> Measurement:
@@ -77,4 +79,6 @@ class LabMeasurer:
         def action() -> dict:
             self.lab, timing = lab_reset.reset(self.site, self.lab, kind)
             return timing
-        return self._trial(duration_s, load_fps, during=(at_s, action))
+        def adjust(spec: dict) -> None:
+            spec["after_stall"] = "catch_up"  # the outage is timed against the schedule
+        return self._trial(duration_s, load_fps, adjust, during=(at_s, action))

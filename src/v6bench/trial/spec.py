@@ -62,6 +62,7 @@ def engine_spec(lab: LabState, request: TrialRequest, fps: float, path: LabPath 
         "drain_s": request.drain_s,
         "rx_cpu": plan.tester_rx,
         "tester_limited_backlog_frames": input_queue_frames(lab),
+        "after_stall": AFTER_STALL,
         "export_histograms": True,  # per-frame delay distributions for the report (seed 003 Fig. 3-4)
         "ports": ports,
         "streams": streams,
@@ -101,9 +102,21 @@ def _mesh_spec(lab: LabState, request: TrialRequest, fps: float) -> dict:
                 "frame_size": request.frame_size, "share": share}
                for src, dst in flows for v, share in request.mix.versions]
     return {"spec_version": SPEC_VERSION, "duration_s": request.duration_s, "drain_s": request.drain_s,
-            "rx_cpu": plan.tester_rx, "tester_limited_backlog_frames": input_queue_frames(lab), "ports": ports,
+            "rx_cpu": plan.tester_rx, "tester_limited_backlog_frames": input_queue_frames(lab), "after_stall": AFTER_STALL, "ports": ports,
             "streams": streams}
 
+
+#: What a sender does after a stall (the engine's ``after_stall``): on a
+#: shared machine the host takes the tester's CPU for a few milliseconds
+#: now and then, and a sender that then caught up would send the DUT a
+#: burst above the intended rate, spoiling the trial whenever the burst
+#: outgrew the DUT's input queue. ``slip`` moves the rest of the schedule
+#: later instead: the DUT sees a pause, never more than the intended rate,
+#: and a trial paused for more than 0.5 % of its time (the engine's
+#: ``tester_limited_slip_ratio``) is still ``tester_limited``. Trials whose
+#: schedule is the measurement (a burst, a rate step, a reset at a set
+#: time) catch up instead (trial/measurer.py).
+AFTER_STALL = "slip"
 
 #: The frames a veth end with NAPI queues before it drops (VETH_RING_SIZE, drivers/net/veth.c).
 VETH_RING_FRAMES = 256
