@@ -26,6 +26,8 @@ pub struct TrialResult {
     pub traffic_s: f64,
     /// Wait after the traffic before counting [s].
     pub drain_s: f64,
+    /// What the senders did after a stall: "catch_up" or "slip" (the spec's `after_stall`).
+    pub after_stall: &'static str,
     pub tester_limited: bool,
     /// Why, in words; empty when not limited.
     pub tester_limited_reasons: Vec<String>,

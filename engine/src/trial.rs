@@ -415,6 +415,7 @@ fn assemble(plan: &Plan, open: &[OpenPort], hops: &learn::NextHops, reports: &[(
         intended_duration_s: a.intended_duration_s,
         traffic_s: a.traffic_s,
         drain_s: plan.drain_s,
+        after_stall: if plan.slip_after_frames.is_some() { "slip" } else { "catch_up" },
         tester_limited: !reasons.is_empty(),
         tester_limited_reasons: reasons,
         totals,

@@ -230,6 +230,7 @@ def stalled(spec: dict, tmp_path) -> dict:
 def assert_a_stall_is_the_testers(r: dict) -> None:
     """200 ms of frames went late, back to back: tester_limited, every frame still sent."""
     tx = r["ports"][0]["tx"]
+    assert r["after_stall"] == "catch_up" and tx["slips"] == 0, tx
     assert tx["max_backlog_frames"] >= 3_000 and tx["max_lag_ns"] >= 150_000_000, tx
     assert r["tester_limited"]
     assert any("behind schedule" in reason for reason in r["tester_limited_reasons"]), r["tester_limited_reasons"]
@@ -259,6 +260,7 @@ def assert_a_stall_slipped(r: dict) -> None:
     backlog limit (128) went back to back, nothing was lost, the rate
     while sending was the intended one, and the trial is the DUT's."""
     tx = r["ports"][0]["tx"]
+    assert r["after_stall"] == "slip"
     assert tx["slips"] >= 1 and 150_000_000 <= tx["slipped_ns"] <= 1_000_000_000, tx
     assert tx["max_slip_ns"] >= 150_000_000 and tx["max_slip_ns"] <= tx["slipped_ns"], tx
     assert tx["max_backlog_frames"] <= 128, tx

@@ -1,8 +1,9 @@
 """A trial the tester spoiled is run again.
 
-On a shared machine the tester stalls now and then: its sender falls
-behind and catches up in a burst, its receive queue overflows while it is
-descheduled, or a clock read lands on the wrong side of a send. Such a
+On a shared machine the tester stalls now and then: its sender pauses
+for longer than a trial allows (trial/spec.py, ``AFTER_STALL``) or, where
+the schedule is kept, catches up in a burst; its receive queue overflows
+while it is descheduled, or a clock read lands on the wrong side of a send. Such a
 trial is ``tester_limited`` (its counts are not the DUT's) or ``suspect``
 (its delays are not), and it is never reported as the DUT's
 (DEVELOPERS.md). Left at that, one stall costs a search its result (the

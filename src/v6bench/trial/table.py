@@ -14,6 +14,18 @@ def _pct(ratio: float | None) -> str:
     return "-" if ratio is None else f"{ratio * 100:.1f} %"
 
 
+def pauses(r: dict) -> list[str]:
+    """A line per sending port whose schedule slipped after a stall (the
+    engine's ``after_stall: slip``): the DUT saw a pause there, no burst."""
+    out = []
+    for p in (r.get("engine") or {}).get("ports", []):
+        tx = p.get("tx") or {}
+        if tx.get("slips"):
+            out.append(f"sender {p['name']} paused {tx['slipped_ns'] / 1e6:.3f} ms in {tx['slips']} stall(s) "
+                       f"(longest {tx['max_slip_ns'] / 1e6:.3f} ms): its schedule slipped, the DUT saw pauses, no bursts")
+    return out
+
+
 def render(r: dict) -> str:
     lab = r["lab"]
     plan = lab["cpu_plan"]
@@ -50,6 +62,7 @@ def render(r: dict) -> str:
                  "the tester's own latency floor: unknown (no self-test consulted)")
     lines.append("")
     lines.append(f"offered {r['offered_fps']:,.0f} frames/s of {r['intended_fps']:,.0f} intended (all directions)")
+    lines += pauses(r)
     for s in r["streams"]:
         f = s.get("fragments")
         if f:
