@@ -114,7 +114,7 @@ def measured_rows(label: str, d) -> list[tuple]:
         if p.point.startswith("128 B") and metric in ("NDR", "PDR", "median latency"):
             for fam in ("IPv4", "IPv6"):
                 values[(metric, fam)] = p.values.get(fam, [])
-                left_out[(metric, fam)] = p.excluded  # both families' (a pair counts them together)
+                left_out[(metric, fam)] = p.excluded_by.get(fam, 0)
     rows = []
     for (metric, fam), xs in sorted(values.items()):
         target = TARGETS_PCT.get(metric)

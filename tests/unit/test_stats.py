@@ -210,6 +210,22 @@ def test_suspect_and_tester_limited_trials_leave_the_latency_samples():
     (pair,) = samples.families(run)
     assert pair.values == {"IPv4": [50.0, 51.0], "IPv6": [50.0, 51.0]}
     assert pair.excluded == 4  # per family: one tester-limited, one suspect
+    assert pair.excluded_by == {"IPv4": 2, "IPv6": 2}
+
+
+def test_lower_bounds_leave_the_throughput_samples_counted_per_family():
+    from v6bench.report import data, samples
+
+    def search(i, family, ndr_lb):
+        mix = "100/0" if family == 4 else "0/100"
+        result = {"ndr": {"fps": 1000.0 + i, "is_lower_bound": ndr_lb}, "pdr": {"fps": 2000.0 + i, "is_lower_bound": False}}
+        return data.TestData(i, "throughput", mix, 128, False, family, {"params": {"resolution": 0.01}}, result, ())
+
+    tests = (search(0, 4, True), search(1, 4, False), search(2, 6, True), search(3, 6, True), search(4, 6, False))
+    ndr, pdr = sorted(samples.families(data.RunData({"environment": {}}, None, tests, 0)), key=lambda p: p.metric)
+    assert ndr.values == {"IPv4": [1001.0], "IPv6": [1004.0]}
+    assert (ndr.excluded, ndr.excluded_by) == (3, {"IPv4": 1, "IPv6": 2})
+    assert (pdr.excluded, pdr.excluded_by, len(pdr.values["IPv6"])) == (0, {}, 3)
 
 
 def test_a_simulated_control_campaign_rarely_gives_a_false_difference():

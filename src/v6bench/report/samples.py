@@ -46,13 +46,21 @@ class Pair:
     name_b: str = "IPv6"
     resolution_pct: float | None = None
     values: dict[str, list[float]] = field(default_factory=dict)
+    #: values left out (tester-limited, lower bounds, suspect delays), in all and per series where known
     excluded: int = 0
+    excluded_by: dict[str, int] = field(default_factory=dict)
     #: B is an A/A control of A (``control_of``): its verdict is corrected among the controls (:func:`.stats.decide`).
     control: bool = False
 
     def add(self, name: str, value: float | None) -> None:
         if value is not None:
             self.values.setdefault(name, []).append(value)
+
+    def exclude(self, n: int = 1, name: str | None = None) -> None:
+        """Counts ``n`` values left out, of series ``name`` where one series is theirs."""
+        self.excluded += n
+        if name is not None:
+            self.excluded_by[name] = self.excluded_by.get(name, 0) + n
 
     @property
     def key(self) -> tuple[str, str, str]:
@@ -106,7 +114,7 @@ def _throughput(data: RunData, pairs: dict) -> None:
                       resolution_pct=100 * t.params["params"].get("resolution", 0))
             r = t.result.get(goal) or {}
             if r.get("is_lower_bound"):
-                p.excluded += 1
+                p.exclude(1, f"IPv{t.family}")
             else:
                 p.add(f"IPv{t.family}", r.get("fps"))
 
@@ -116,7 +124,8 @@ def _latency(data: RunData, pairs: dict) -> None:
         for row in t.result["loads"]:
             point = f"{t.label(mix=False, size=True)} at {row['load']} ({_mixes(t)})".strip()
             p = _pair(pairs, "median latency [µs]", point, "slower", "location")
-            p.excluded += row.get("tester_limited_trials", 0) + len(suspect_trials(t, row))
+            p.exclude(row.get("tester_limited_trials", 0) + len(suspect_trials(t, row)),
+                      f"IPv{t.family}" if t.family else None)
             for trial in load_trials(t, row):
                 for v, streams in trial_families(trial).items():
                     if t.family in (None, v):
@@ -131,7 +140,7 @@ def _reset(data: RunData, pairs: dict) -> None:
                       "slower", "location")
             for rep in r["repetitions"]:
                 if rep.get("tester_limited"):
-                    p.excluded += 1
+                    p.exclude()
                     continue
                 for v, f in rep.get("families", {}).items():
                     p.add(f"IPv{v}", f.get("reset_time_s"))
@@ -200,10 +209,11 @@ def scenario_throughput(data: RunData) -> list[Pair]:
                 for t in ts:
                     if t.scenario in (name, ref[name]):
                         r = t.result.get(goal) or {}
+                        name_t = ref[name] if t.scenario == ref[name] else p.name_b
                         if r.get("is_lower_bound"):
-                            p.excluded += 1
+                            p.exclude(1, name_t)
                         else:
-                            p.add(ref[name] if t.scenario == ref[name] else p.name_b, r.get("fps"))
+                            p.add(name_t, r.get("fps"))
                 out.append(p)
     return out
 
