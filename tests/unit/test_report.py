@@ -275,3 +275,14 @@ def test_a_throughput_headline_marks_each_goal_the_tester_capped():
     assert headline("throughput", result(False, False)) == "NDR 1,000 fps, PDR 2,000 fps"
     assert headline("throughput", result(False, True)) == "NDR 1,000 fps, PDR ≥ 2,000 fps"
     assert headline("throughput", result(True, True)) == "NDR ≥ 1,000 fps, PDR ≥ 2,000 fps"
+
+
+def test_a_reset_headline_says_why_a_kind_has_no_time():
+    from v6bench.report.results import headline
+
+    def kind(limited, mean_s):
+        return {"repetitions": [{"tester_limited": t, "families": {}} for t in limited],
+                "reset_time": {"4": {"mean_s": mean_s}} if mean_s is not None else {}}
+
+    r = {"load_fps": 1.0, "kinds": {"soft": kind([True, True, False], None), "hard": kind([False], 0.153)}}
+    assert headline("reset", r) == "soft: no value (2 of 3 repetitions tester-limited); hard: IPv4 0.153 s"

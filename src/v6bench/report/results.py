@@ -41,9 +41,17 @@ def headline(kind: str, result: dict) -> str:
         return f"{result['pattern']} mesh: " + ", ".join(
             f"{r['load']} {r['loss_ratio']:.2%} lost" + (" (tester-limited)" if r["tester_limited"] else "") for r in result["loads"])
     if kind == "reset":
-        return "; ".join(f"{k}: " + ", ".join(f"IPv{v} {s['mean_s']:.3f} s" for v, s in r["reset_time"].items() if s["mean_s"] is not None)
-                         for k, r in result["kinds"].items())
+        return "; ".join(f"{k}: {_reset_kind(r)}" for k, r in result["kinds"].items())
     return "done"
+
+
+def _reset_kind(r: dict) -> str:
+    """One reset kind's mean times per family, or why it has none (every repetition the tester's)."""
+    times = ", ".join(f"IPv{v} {s['mean_s']:.3f} s" for v, s in r["reset_time"].items() if s["mean_s"] is not None)
+    if times:
+        return times
+    limited = sum(1 for rep in r["repetitions"] if rep["tester_limited"])
+    return f"no value ({limited} of {len(r['repetitions'])} repetitions tester-limited)"
 
 
 def _us(ns: float | None) -> str:
