@@ -90,6 +90,7 @@ test-unit: setup $(STAMPS)/apt-test
 # Performance against peer tools measured in the same run (docs/performance.md).
 bench: setup $(STAMPS)/apt-bench
 	$(PY) bench/engine_vs_trafgen.py
+	$(PY) bench/sender_queues.py
 	$(PY) bench/tester_vs_router.py
 	$(PY) bench/lab_arrangements.py
 	$(PY) bench/repeatability.py

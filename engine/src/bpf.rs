@@ -241,26 +241,29 @@ pub struct XdpAttachment {
     _link: OwnedFd,
 }
 
-/// Loads the program, puts `xsk_fd` in its map at `queue`, and attaches
-/// it to `ifindex` in the calling thread's network namespace (driver
-/// mode). Everything is released when the result is dropped.
-pub fn attach(ifindex: i32, queue: u32, xsk_fd: RawFd) -> Result<XdpAttachment, String> {
+/// Loads the program, puts the AF_XDP socket of each receive queue in its
+/// map (`xsk_fds[q]` at queue q), and attaches it to `ifindex` in the
+/// calling thread's network namespace (driver mode). Everything is
+/// released when the result is dropped.
+pub fn attach(ifindex: i32, xsk_fds: &[RawFd]) -> Result<XdpAttachment, String> {
     let mut a = [0u8; ATTR_LEN];
     put_u32(&mut a, 0, BPF_MAP_TYPE_XSKMAP);
     put_u32(&mut a, 4, 4); // key: queue index
     put_u32(&mut a, 8, 4); // value: socket descriptor
-    put_u32(&mut a, 12, queue + 1);
+    put_u32(&mut a, 12, xsk_fds.len().max(1) as u32);
     let map = owned(bpf(BPF_MAP_CREATE, &mut a).map_err(|e| format!("cannot create an XSKMAP (bpf(2) needs root or CAP_BPF): {e}"))?);
 
     let prog = load_xdp(&program(map.as_raw_fd()), "v6b_xsk_rx")?;
 
-    let mut a = [0u8; ATTR_LEN];
-    let key = queue;
-    let value = xsk_fd as u32;
-    put_u32(&mut a, 0, map.as_raw_fd() as u32);
-    put_u64(&mut a, 8, &key as *const u32 as u64);
-    put_u64(&mut a, 16, &value as *const u32 as u64);
-    bpf(BPF_MAP_UPDATE_ELEM, &mut a).map_err(|e| format!("cannot put the AF_XDP socket in the XSKMAP: {e}"))?;
+    for (queue, &fd) in xsk_fds.iter().enumerate() {
+        let mut a = [0u8; ATTR_LEN];
+        let key = queue as u32;
+        let value = fd as u32;
+        put_u32(&mut a, 0, map.as_raw_fd() as u32);
+        put_u64(&mut a, 8, &key as *const u32 as u64);
+        put_u64(&mut a, 16, &value as *const u32 as u64);
+        bpf(BPF_MAP_UPDATE_ELEM, &mut a).map_err(|e| format!("cannot put the AF_XDP socket of queue {queue} in the XSKMAP: {e}"))?;
+    }
 
     let mut a = [0u8; ATTR_LEN];
     put_u32(&mut a, 0, prog.as_raw_fd() as u32);

@@ -102,16 +102,121 @@ impl Cursor {
         self.pos = (self.pos + 1) % schedule.order.len();
         (si, seq)
     }
+}
 
-    /// Frames walked so far, per stream.
-    pub fn frames(&self) -> &[u64] {
-        &self.seq
+/// Which of a port's senders sends each frame: with `count` senders (one
+/// a transmit queue, `tx.rs`), the port's frame k goes to lane k mod
+/// `count`. The lanes run apart, so frames of different lanes may arrive
+/// out of order although each lane keeps its own order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Lane {
+    pub index: u64,
+    pub count: u64,
+}
+
+impl Lane {
+    /// The port's frame number of this lane's frame `i`.
+    #[inline]
+    pub fn position(self, i: u64) -> u64 {
+        i * self.count + self.index
+    }
+
+    /// This lane's frames among the port's first `n`.
+    #[inline]
+    pub fn among(self, n: u64) -> u64 {
+        if n > self.index { (n - self.index - 1) / self.count + 1 } else { 0 }
+    }
+
+    /// The lane's next frame on `walk`: (stream, sequence number); the
+    /// other lanes' frames are stepped over. Start the walk with
+    /// [`Lane::start`].
+    #[inline]
+    pub fn next(self, walk: &mut Cursor, schedule: &Schedule) -> (usize, u64) {
+        let f = walk.next(schedule);
+        for _ in 1..self.count {
+            walk.next(schedule);
+        }
+        f
+    }
+
+    /// A walk at this lane's first frame.
+    pub fn start(self, schedule: &Schedule) -> Cursor {
+        let mut c = Cursor::new(schedule);
+        for _ in 0..self.index {
+            c.next(schedule);
+        }
+        c
+    }
+}
+
+/// The lane of each frame of one stream, for the receiver: stream `i`'s
+/// frame `seq` is the port's frame `index_of(i, seq)`, of lane
+/// `index_of(i, seq) mod lanes`, found without searching the window.
+#[derive(Debug, Clone)]
+pub struct LaneOf {
+    lanes: u64,
+    share: u64,
+    window: u64,
+    /// Position in the window of the stream's r-th frame there (r < share).
+    offsets: Vec<u64>,
+}
+
+impl LaneOf {
+    pub fn new(schedule: &Schedule, i: usize, lanes: u64) -> LaneOf {
+        let offsets = schedule.order.iter().enumerate().filter(|(_, &s)| usize::from(s) == i).map(|(p, _)| p as u64).collect();
+        LaneOf { lanes: lanes.max(1), share: schedule.shares[i], window: schedule.window(), offsets }
+    }
+
+    /// One lane: every frame in lane 0.
+    #[cfg(test)]
+    pub fn single() -> LaneOf {
+        LaneOf { lanes: 1, share: 1, window: 1, offsets: vec![0] }
+    }
+
+    pub fn lanes(&self) -> usize {
+        self.lanes as usize
+    }
+
+    #[inline]
+    pub fn lane(&self, seq: u64) -> usize {
+        if self.lanes == 1 {
+            return 0;
+        }
+        (((seq / self.share) * self.window + self.offsets[(seq % self.share) as usize]) % self.lanes) as usize
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn lanes_split_the_walk_and_the_receiver_finds_each_frames_lane() {
+        let s = Schedule::new(&[7, 4, 1]).unwrap();
+        let frames = 1_003u64;
+        for count in 1..=4u64 {
+            let mut all = Cursor::new(&s);
+            let whole: Vec<(usize, u64)> = (0..frames).map(|_| all.next(&s)).collect();
+            let mut seen = Vec::new();
+            for index in 0..count {
+                let lane = Lane { index, count };
+                let mut walk = lane.start(&s);
+                let mine: Vec<(usize, u64)> = (0..lane.among(frames)).map(|_| lane.next(&mut walk, &s)).collect();
+                for (i, &f) in mine.iter().enumerate() {
+                    assert_eq!(whole[lane.position(i as u64) as usize], f);
+                    assert_eq!(LaneOf::new(&s, f.0, count).lane(f.1), index as usize);
+                }
+                seen.extend(mine);
+            }
+            seen.sort();
+            let mut expected = whole.clone();
+            expected.sort();
+            assert_eq!(seen, expected, "{count} lanes send every frame once");
+        }
+        assert_eq!(Lane { index: 2, count: 3 }.among(2), 0);
+        assert_eq!(Lane { index: 2, count: 3 }.among(3), 1);
+        assert_eq!(Lane { index: 0, count: 3 }.among(7), 3);
+    }
 
     #[test]
     fn index_of_inverts_the_walk() {
@@ -172,8 +277,8 @@ mod tests {
         let mut c = Cursor::new(&s);
         let walked: Vec<(usize, u64)> = (0..6).map(|_| c.next(&s)).collect();
         assert_eq!(walked, vec![(0, 0), (1, 0), (0, 1), (0, 2), (1, 1), (0, 3)]);
-        assert_eq!(c.frames(), &[4, 2]);
-        assert_eq!(c.frames()[1], s.frames_of(1, 6));
+        assert_eq!(c.seq, vec![4, 2]);
+        assert_eq!(c.seq[1], s.frames_of(1, 6));
     }
 
     #[test]

@@ -150,7 +150,11 @@ pub struct PortTx {
     /// kernel's software transmit stamps (`txstamp.rs`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tx_stamp_check: Option<crate::txstamp::StampCheck>,
+    /// The first sender's CPU (all senders' when the port has one).
     pub cpu: Option<usize>,
+    /// Senders (lanes), each on a transmit queue of its own, and each one's CPU.
+    pub queues: u32,
+    pub cpus: Vec<Option<usize>>,
 }
 
 #[derive(Debug, Serialize)]

@@ -121,34 +121,34 @@ const XDP_NAP: std::time::Duration = std::time::Duration::from_micros(500);
 pub enum RxQueue {
     /// A packet socket's TPACKET_V3 ring (`ring.rs`).
     Packet(Ring),
-    /// An AF_XDP socket's RX ring (`xsk.rs`).
-    Xdp(XskRx),
+    /// The RX rings of the AF_XDP sockets, one a receive queue (`xsk.rs`).
+    Xdp(Vec<XskRx>),
 }
 
 impl RxQueue {
-    fn fd(&self) -> RawFd {
+    fn fds(&self) -> Vec<RawFd> {
         match self {
-            RxQueue::Packet(r) => r.fd(),
-            RxQueue::Xdp(x) => x.fd(),
+            RxQueue::Packet(r) => vec![r.fd()],
+            RxQueue::Xdp(x) => x.iter().map(XskRx::fd).collect(),
         }
     }
 
     fn drain(&mut self, f: impl FnMut(RxFrame<'_>)) -> u64 {
         match self {
             RxQueue::Packet(r) => r.drain(f),
-            RxQueue::Xdp(x) => x.drain(f),
+            RxQueue::Xdp(x) => {
+                let mut f = f;
+                x.iter_mut().map(|q| q.drain(&mut f)).sum()
+            }
         }
     }
 
     /// Frames the kernel could not hand to the engine: the ring's drops, or
-    /// the AF_XDP socket's (RX ring full or no free chunk).
+    /// the AF_XDP sockets' (RX ring full or no free chunk).
     fn take_stats(&self) -> RingStats {
         match self {
             RxQueue::Packet(r) => r.take_stats(),
-            RxQueue::Xdp(x) => {
-                let s = x.stats();
-                RingStats { drops: s.rx_dropped + s.rx_ring_full }
-            }
+            RxQueue::Xdp(x) => RingStats { drops: x.iter().map(|q| q.stats()).map(|s| s.rx_dropped + s.rx_ring_full).sum() },
         }
     }
 }
@@ -166,7 +166,7 @@ impl Receiver {
         if let Some(c) = cpu {
             crate::clock::pin_to_cpu(c)?;
         }
-        let mut fds: Vec<libc::pollfd> = self.rings.iter().map(|r| libc::pollfd { fd: r.fd(), events: libc::POLLIN | libc::POLLERR, revents: 0 }).collect();
+        let mut fds: Vec<libc::pollfd> = self.rings.iter().flat_map(RxQueue::fds).map(|fd| libc::pollfd { fd, events: libc::POLLIN | libc::POLLERR, revents: 0 }).collect();
         loop {
             let stopping = shared.stop.load(Ordering::Acquire);
             // SAFETY: `fds` is a valid array of pollfd of the length passed.
@@ -496,7 +496,7 @@ mod tests {
                 ring_stats: RingStats::default(),
             }],
             streams.iter().map(|s| StreamKey { rx_port: 0, ip_version: s.ip_version(), echo: false }).collect(),
-            streams.iter().map(|s| StreamCounters::new(s.frames)).collect(),
+            streams.iter().map(|s| StreamCounters::new(s.frames, crate::mix::LaneOf::single())).collect(),
         );
         (st, templates)
     }

@@ -37,6 +37,10 @@ pub struct IfInfo {
     pub up: bool,
     /// The kernel driver ("veth" on the emulated lab), if it says.
     pub driver: Option<String>,
+    /// Receive and transmit queues in use (ethtool channels: the driver's
+    /// own plus the combined ones); 1 each where the driver does not say.
+    pub rx_queues: u32,
+    pub tx_queues: u32,
 }
 
 fn ifreq(name: &str) -> libc::ifreq {
@@ -88,7 +92,25 @@ pub fn if_info(fd: RawFd, name: &str) -> Result<IfInfo, String> {
     }
     // SAFETY: SIOCGIFFLAGS filled ifru_flags.
     let flags = unsafe { r.ifr_ifru.ifru_flags } as libc::c_int;
-    Ok(IfInfo { index, mac: Mac(mac), mtu, up: flags & libc::IFF_UP != 0 && flags & libc::IFF_RUNNING != 0, driver: driver(fd, name) })
+    let (rx_queues, tx_queues) = channels(fd, name).unwrap_or((1, 1));
+    Ok(IfInfo { index, mac: Mac(mac), mtu, up: flags & libc::IFF_UP != 0 && flags & libc::IFF_RUNNING != 0, driver: driver(fd, name), rx_queues, tx_queues })
+}
+
+/// The receive and transmit queues of `name` in use (ETHTOOL_GCHANNELS,
+/// `ethtool -l`): its receive-only or transmit-only channels plus the
+/// combined ones, at least 1 each; None if the driver does not say.
+pub fn channels(fd: RawFd, name: &str) -> Option<(u32, u32)> {
+    const ETHTOOL_GCHANNELS: u32 = 0x3c;
+    // struct ethtool_channels: cmd, max_rx, max_tx, max_other, max_combined,
+    // rx_count, tx_count, other_count, combined_count (u32 each).
+    let mut c = [0u32; 9];
+    c[0] = ETHTOOL_GCHANNELS;
+    let mut r = ifreq(name);
+    r.ifr_ifru.ifru_data = c.as_mut_ptr() as *mut libc::c_char;
+    if !ioctl(fd, libc::SIOCETHTOOL, &mut r) {
+        return None;
+    }
+    Some(((c[5] + c[8]).max(1), (c[6] + c[8]).max(1)))
 }
 
 /// The kernel driver of `name` (ETHTOOL_GDRVINFO), e.g. "veth"; None if

@@ -24,6 +24,8 @@ const _: () = assert!(MAX_FRAMES_PER_PORT <= signature::MAX_SEQ, "sequence numbe
 pub const MAX_DURATION_S: f64 = 86_400.0;
 /// Highest rate accepted per sending port, frames/s.
 pub const MAX_RATE_FPS: f64 = 100e6;
+/// Most senders (transmit queues) a port may have.
+pub const MAX_TX_QUEUES: u32 = 64;
 /// RFC 2544 App. C.2.6.4 test-frame UDP ports.
 pub const DEFAULT_SRC_PORT: u16 = 0xc020;
 pub const DEFAULT_DST_PORT: u16 = 0x0007;
@@ -153,8 +155,12 @@ pub struct PortSpec {
     pub next_hop_mac: Option<String>,
     /// Sending rate of this port; needed when a stream sends from it.
     pub tx_rate: Option<RateSpec>,
-    /// CPU for this port's sender thread; none = not pinned.
-    pub tx_cpu: Option<usize>,
+    /// CPU for this port's sender threads (one CPU for all, or one a
+    /// `tx_queues`); none = not pinned.
+    pub tx_cpu: Option<CpuChoice>,
+    /// Sender threads, each on a transmit queue of its own (`tx.rs`,
+    /// lanes); default 1. Above 1 needs the af_xdp backend.
+    pub tx_queues: Option<u32>,
     /// Nice value (−20..=19) of this port's sender thread; none = inherited.
     pub tx_nice: Option<i32>,
     /// Change to a second rate after `after_s` of traffic (RFC 2544 §26.5
@@ -165,6 +171,14 @@ pub struct PortSpec {
     /// `tx_stamp_check`).
     #[serde(default)]
     pub backend: Backend,
+}
+
+/// The CPUs of a port's senders: one for all, or one a sender.
+#[derive(Debug, Deserialize, Clone)]
+#[serde(untagged)]
+pub enum CpuChoice {
+    One(usize),
+    Each(Vec<usize>),
 }
 
 /// A port's packet I/O.
@@ -318,8 +332,17 @@ pub struct TxPlan {
     /// Stream indices in schedule order (schedule positions map to these).
     pub streams: Vec<usize>,
     pub schedule: Schedule,
-    pub cpu: Option<usize>,
+    /// The CPU of each sender (lane), none = not pinned; as many as the
+    /// port has senders (`tx_queues`).
+    pub cpus: Vec<Option<usize>>,
     pub nice: Option<i32>,
+}
+
+impl TxPlan {
+    /// The port's senders (lanes, one a transmit queue).
+    pub fn queues(&self) -> u64 {
+        self.cpus.len() as u64
+    }
 }
 
 /// A validated stream.
@@ -699,8 +722,8 @@ impl TrialSpec {
                 if spec.tx_rate.is_some() {
                     return Err(format!("{f}.tx_rate: port {:?} sends no stream", p.name));
                 }
-                if spec.tx_cpu.is_some() || spec.tx_nice.is_some() || spec.rate_step.is_some() {
-                    return Err(format!("{f}: tx_cpu, tx_nice and rate_step need a port that sends, and {:?} sends no stream", p.name));
+                if spec.tx_cpu.is_some() || spec.tx_nice.is_some() || spec.rate_step.is_some() || spec.tx_queues.is_some() {
+                    return Err(format!("{f}: tx_cpu, tx_nice, tx_queues and rate_step need a port that sends, and {:?} sends no stream", p.name));
                 }
                 continue;
             }
@@ -743,7 +766,8 @@ impl TrialSpec {
                     return Err(format!("{f}.tx_nice: must be -20..=19, got {n}"));
                 }
             }
-            p.tx = Some(TxPlan { rate_fps, pace, mean_frame_size: mean_size, mean_wire_frames, mean_wire_bytes, frames, streams: mine, schedule, cpu: spec.tx_cpu, nice: spec.tx_nice });
+            let cpus = sender_cpus(&f, spec)?;
+            p.tx = Some(TxPlan { rate_fps, pace, mean_frame_size: mean_size, mean_wire_frames, mean_wire_bytes, frames, streams: mine, schedule, cpus, nice: spec.tx_nice });
         }
         for (pi, p) in ports.iter().enumerate() {
             let f = format!("ports[{pi}]");
@@ -754,6 +778,14 @@ impl TrialSpec {
                 }
                 if p.max_frame_size > crate::xsk::MAX_FRAME + FCS_LEN {
                     return Err(format!("{f}.backend: {name} carries frames of at most {} bytes, this port has {}", crate::xsk::MAX_FRAME + FCS_LEN, p.max_frame_size));
+                }
+            }
+            if let Some(t) = p.tx.as_ref().filter(|t| t.queues() > 1) {
+                if matches!(p.backend, Backend::AfPacket | Backend::XdpLive) || self.tx_stamp_check {
+                    return Err(format!(
+                        "{f}.tx_queues: {} senders need the af_xdp backend (or auto where it takes af_xdp) and no tx_stamp_check: only an AF_XDP socket is bound to a transmit queue",
+                        t.queues()
+                    ));
                 }
             }
             if let (Backend::XdpLive, Some(t)) = (p.backend, &p.tx) {
@@ -791,6 +823,20 @@ impl TrialSpec {
             tester_limited_slip_ratio: self.tester_limited_slip_ratio,
             allow_root_netns: self.allow_root_netns,
         })
+    }
+}
+
+/// The CPU of each of a sending port's senders (`tx_queues`, `tx_cpu`).
+fn sender_cpus(f: &str, spec: &PortSpec) -> Result<Vec<Option<usize>>, String> {
+    let queues = spec.tx_queues.unwrap_or(1);
+    if !(1..=MAX_TX_QUEUES).contains(&queues) {
+        return Err(format!("{f}.tx_queues: must be 1..={MAX_TX_QUEUES}, got {queues}"));
+    }
+    match &spec.tx_cpu {
+        None => Ok(vec![None; queues as usize]),
+        Some(CpuChoice::One(c)) => Ok(vec![Some(*c); queues as usize]),
+        Some(CpuChoice::Each(list)) if list.len() == queues as usize => Ok(list.iter().map(|&c| Some(c)).collect()),
+        Some(CpuChoice::Each(list)) => Err(format!("{f}.tx_cpu: {} CPUs for {queues} sender(s) (tx_queues); give one CPU, or one a sender", list.len())),
     }
 }
 
@@ -874,6 +920,34 @@ mod tests {
         assert!(spec(s.clone()).unwrap_err().contains("exactly one"));
         s["ports"][0]["tx_rate"] = serde_json::json!({"percent_of_line": 120, "line_rate_bps": 1e9});
         assert!(spec(s).unwrap_err().contains("above line rate"));
+    }
+
+    #[test]
+    fn several_senders_get_one_cpu_each_and_need_af_xdp() {
+        let with = |queues: serde_json::Value, cpu: serde_json::Value, backend: &str| {
+            let mut s = base();
+            s["ports"][0]["tx_queues"] = queues;
+            s["ports"][0]["tx_cpu"] = cpu;
+            s["ports"][0]["backend"] = serde_json::json!(backend);
+            spec(s)
+        };
+        let p = with(serde_json::json!(2), serde_json::json!([0, 1]), "af_xdp").unwrap();
+        assert_eq!(p.ports[0].tx.as_ref().unwrap().cpus, vec![Some(0), Some(1)]);
+        let p = with(serde_json::json!(3), serde_json::json!(1), "auto").unwrap();
+        assert_eq!(p.ports[0].tx.as_ref().unwrap().cpus, vec![Some(1); 3], "one CPU for all");
+        let p = with(serde_json::Value::Null, serde_json::Value::Null, "auto").unwrap();
+        assert_eq!(p.ports[0].tx.as_ref().unwrap().queues(), 1);
+        let e = with(serde_json::json!(2), serde_json::json!([0]), "af_xdp").unwrap_err();
+        assert!(e.starts_with("ports[0].tx_cpu: 1 CPUs for 2 sender(s)"), "{e}");
+        let e = with(serde_json::json!(0), serde_json::Value::Null, "af_xdp").unwrap_err();
+        assert!(e.starts_with("ports[0].tx_queues: must be 1..=64"), "{e}");
+        for backend in ["af_packet", "xdp_live"] {
+            let e = with(serde_json::json!(2), serde_json::Value::Null, backend).unwrap_err();
+            assert!(e.starts_with("ports[0].tx_queues: 2 senders need the af_xdp backend"), "{e}");
+        }
+        let mut s = base();
+        s["ports"][1]["tx_queues"] = serde_json::json!(2);
+        assert!(spec(s).unwrap_err().contains("need a port that sends"));
     }
 
     #[test]

@@ -203,7 +203,11 @@ pub struct StreamCounters {
     /// Frames of which some fragments, the first among them, arrived but
     /// not all: lost.
     pub incomplete_frames: u64,
-    max_seq: Option<u64>,
+    /// Which lane of the sending port each frame came by: frames are in
+    /// order when each lane's are (`mix::Lane`).
+    lanes: crate::mix::LaneOf,
+    /// Highest sequence number seen, per lane.
+    max_seq: Vec<Option<u64>>,
     last_seq: u64,
     last_latency: u64,
     last_rx_ns: Option<u64>,
@@ -213,7 +217,7 @@ pub struct StreamCounters {
 }
 
 impl StreamCounters {
-    pub fn new(planned: u64) -> StreamCounters {
+    pub fn new(planned: u64, lanes: crate::mix::LaneOf) -> StreamCounters {
         StreamCounters {
             planned,
             seen: vec![0; planned.div_ceil(64) as usize],
@@ -224,7 +228,8 @@ impl StreamCounters {
             rx_fragments: 0,
             reassembled_frames: 0,
             incomplete_frames: 0,
-            max_seq: None,
+            max_seq: vec![None; lanes.lanes()],
+            lanes,
             last_seq: u64::MAX,
             last_latency: 0,
             last_rx_ns: None,
@@ -255,9 +260,10 @@ impl StreamCounters {
         }
         self.seen[w] |= bit;
         self.rx_frames += 1;
-        match self.max_seq {
+        let lane = &mut self.max_seq[self.lanes.lane(seq)];
+        match *lane {
             Some(m) if seq < m => self.reordered_frames += 1,
-            _ => self.max_seq = Some(seq),
+            _ => *lane = Some(seq),
         }
         // A frame received "before" it was sent (the clocks disagree) is
         // counted, never timed: it enters no delay statistic, and the
@@ -310,7 +316,7 @@ mod tests {
 
     #[test]
     fn counts_loss_reordering_and_duplicates() {
-        let mut c = StreamCounters::new(10);
+        let mut c = StreamCounters::new(10, crate::mix::LaneOf::single());
         for (seq, tx) in [(0u64, 100u64), (1, 200), (3, 400), (2, 300), (3, 400), (5, 600)] {
             assert!(c.accepts(seq));
             c.record(seq, tx, tx + 50);
@@ -325,8 +331,25 @@ mod tests {
     }
 
     #[test]
+    fn order_is_checked_within_each_lane_of_the_sending_port() {
+        // One stream from a port with two senders: even frames by lane 0, odd by lane 1.
+        let s = crate::mix::Schedule::new(&[1]).unwrap();
+        let mut c = StreamCounters::new(10, crate::mix::LaneOf::new(&s, 0, 2));
+        // Lane 1 runs ahead of lane 0: in order within each lane.
+        for seq in [1u64, 3, 0, 5, 2, 4] {
+            c.record(seq, 100, 150);
+        }
+        assert_eq!(c.reordered_frames, 0);
+        c.record(7, 100, 150);
+        c.record(9, 100, 150);
+        c.record(8, 100, 150);
+        c.record(6, 100, 150); // lane 0: 6 after 8
+        assert_eq!((c.rx_frames, c.reordered_frames), (10, 1));
+    }
+
+    #[test]
     fn lost_range_spans_first_to_last_missing_frame() {
-        let mut c = StreamCounters::new(200);
+        let mut c = StreamCounters::new(200, crate::mix::LaneOf::single());
         for seq in (0..200u64).filter(|q| ![3, 70, 130].contains(q)) {
             c.record(seq, 0, 1);
         }
@@ -339,7 +362,7 @@ mod tests {
     fn lost_range_word_wise_agrees_with_a_bit_by_bit_scan() {
         let mut x = 0x2545_f491_4f6c_dd1d_u64; // xorshift: a fixed pseudo-random pattern
         for planned in [1u64, 63, 64, 65, 128, 129, 1000] {
-            let mut c = StreamCounters::new(planned);
+            let mut c = StreamCounters::new(planned, crate::mix::LaneOf::single());
             for seq in 0..planned {
                 x ^= x << 13;
                 x ^= x >> 7;
@@ -359,7 +382,7 @@ mod tests {
 
     #[test]
     fn latency_summary_and_pdv() {
-        let mut c = StreamCounters::new(1000);
+        let mut c = StreamCounters::new(1000, crate::mix::LaneOf::single());
         for seq in 0..1000u64 {
             c.record(seq, 0, 1000 + seq); // latency 1000..=1999 ns
         }
@@ -380,7 +403,7 @@ mod tests {
 
     #[test]
     fn ipdv_is_signed_and_only_for_consecutive_sequence() {
-        let mut c = StreamCounters::new(10);
+        let mut c = StreamCounters::new(10, crate::mix::LaneOf::single());
         c.record(0, 0, 500);
         c.record(1, 0, 300); // IPDV −200
         c.record(2, 0, 700); // +400
@@ -393,7 +416,7 @@ mod tests {
 
     #[test]
     fn negative_latency_is_counted_not_hidden() {
-        let mut c = StreamCounters::new(2);
+        let mut c = StreamCounters::new(2, crate::mix::LaneOf::single());
         c.record(0, 1000, 900);
         c.record(1, 1000, 1500);
         assert_eq!(c.negative_latency_frames, 1);

@@ -3,6 +3,7 @@
 use crate::clock;
 use crate::frame::Template;
 use crate::learn;
+use crate::mix::{Lane, LaneOf};
 use crate::live::{self, LiveJob};
 use crate::netns;
 use crate::rate;
@@ -34,8 +35,8 @@ struct OpenPort {
     /// The packet socket: test frames on af_packet; ARP, ND and echo replies on both backends.
     tx: OwnedFd,
     rx: Option<RxQueue>,
-    /// The AF_XDP transmit half (af_xdp), taken by the sender.
-    xsk_tx: Option<XskTx>,
+    /// The AF_XDP transmit halves (af_xdp), one a sender, taken by the senders.
+    xsk_tx: Vec<XskTx>,
     /// The backend in use (never `Auto`), and why `auto` did not take its first choice.
     backend: Backend,
     backend_note: Option<String>,
@@ -94,8 +95,20 @@ fn open_port(plan: &Plan, i: usize) -> Result<OpenPort, String> {
             // Its refused frames are counted from veth's own statistics (`live.rs`).
             return Err(format!("{what}: xdp_live runs on veth ports only, this one's driver is {}", info.driver.as_deref().unwrap_or("unknown")));
         }
+        let lanes = p.tx.as_ref().map_or(0, |t| t.queues()) as u32;
+        if lanes > 1 {
+            if backend != Backend::AfXdp {
+                return Err(format!("{what}: tx_queues {lanes} needs af_xdp, and auto takes {backend:?} on this interface (driver {}, MTU {})", info.driver.as_deref().unwrap_or("unknown"), info.mtu));
+            }
+            if info.tx_queues < lanes || info.rx_queues < lanes {
+                return Err(format!(
+                    "{what}: tx_queues {lanes} needs {lanes} transmit and receive queues, the interface has {} and {} (veth: numtxqueues and numrxqueues when it is created)",
+                    info.tx_queues, info.rx_queues
+                ));
+            }
+        }
         let xsk = match backend {
-            Backend::AfXdp | Backend::XdpLive => match xsk::open(info.index) {
+            Backend::AfXdp | Backend::XdpLive => match xsk::open(info.index, info.rx_queues, if backend == Backend::AfXdp { lanes } else { 0 }) {
                 Ok(x) => Some(x),
                 Err(e) if p.backend == Backend::Auto => {
                     backend = Backend::AfPacket;
@@ -107,11 +120,11 @@ fn open_port(plan: &Plan, i: usize) -> Result<OpenPort, String> {
             _ => None,
         };
         let (rx, xsk_tx, xsk_mode, member_fd) = match xsk {
-            Some((rx, xtx, mode)) => (RxQueue::Xdp(rx), Some(xtx), Some(mode), tx.as_raw_fd()),
+            Some((rx, xtx, mode)) => (RxQueue::Xdp(rx), xtx, Some(mode), tx.as_raw_fd()),
             None => {
                 let ring = Ring::open(info.index).map_err(|e| format!("{what}: {e}"))?;
                 let fd = ring.fd();
-                (RxQueue::Packet(ring), None, None, fd)
+                (RxQueue::Packet(ring), Vec::new(), None, fd)
             }
         };
         let counters_before = IfCounters::read(&p.interface);
@@ -161,7 +174,7 @@ pub fn run(plan: &Plan, stop: &AtomicBool) -> Result<TrialResult, String> {
                 })
                 .collect(),
             plan.streams.iter().map(|s| StreamKey { rx_port: s.rx_port, ip_version: s.ip_version(), echo: s.protocol == crate::spec::Protocol::IcmpEcho }).collect(),
-            plan.streams.iter().map(|s| StreamCounters::new(s.frames)).collect(),
+            plan.streams.iter().map(|s| StreamCounters::new(s.frames, lanes_of(plan, s))).collect(),
         ),
     };
     let rx_shared = Arc::clone(&shared);
@@ -199,15 +212,22 @@ pub fn run(plan: &Plan, stop: &AtomicBool) -> Result<TrialResult, String> {
             .collect();
         if open[pi].backend == Backend::XdpLive {
             let template = templates.into_iter().next().expect("validation: one stream a port");
-            let job = LiveJob { interface: p.interface.clone(), netns: p.netns.clone(), template, frames: t.frames, rate_fps: t.rate_fps, cpu: t.cpu, nice: t.nice, slip_after_frames: plan.slip_after_frames };
+            let job = LiveJob { interface: p.interface.clone(), netns: p.netns.clone(), template, frames: t.frames, rate_fps: t.rate_fps, cpu: t.cpus[0], nice: t.nice, slip_after_frames: plan.slip_after_frames };
             jobs.push((pi, Job::Live(job)));
             continue;
         }
-        let port = match open[pi].xsk_tx.take() {
-            Some(x) => tx::Handover::Xdp(x),
-            None => tx::Handover::Packet(open[pi].tx.as_raw_fd()),
-        };
-        jobs.push((pi, Job::Paced(TxJob { port, refused_is_loss: open[pi].info.driver.as_deref() == Some("veth"), templates, schedule: t.schedule.clone(), frames: t.frames, pace: t.pace, cpu: t.cpu, nice: t.nice, stamp_check: plan.tx_stamp_check, slip_after_frames: plan.slip_after_frames })));
+        // One sender a lane: on af_xdp each with its own transmit queue's socket.
+        let mut xsk_tx = std::mem::take(&mut open[pi].xsk_tx).into_iter();
+        let refused_is_loss = open[pi].info.driver.as_deref() == Some("veth");
+        for (j, &cpu) in t.cpus.iter().enumerate() {
+            let port = match xsk_tx.next() {
+                Some(x) => tx::Handover::Xdp(x),
+                None => tx::Handover::Packet(open[pi].tx.as_raw_fd()),
+            };
+            let lane = Lane { index: j as u64, count: t.queues() };
+            let job = TxJob { port, refused_is_loss, templates: templates.clone(), schedule: t.schedule.clone(), frames: t.frames, pace: t.pace, lane, cpu, nice: t.nice, stamp_check: plan.tx_stamp_check, slip_after_frames: plan.slip_after_frames };
+            jobs.push((pi, Job::Paced(job)));
+        }
     }
     let intended_duration_s = plan.ports.iter().filter_map(|p| p.tx.as_ref()).map(|t| t.pace.span_s(t.frames)).fold(0.0, f64::max);
 
@@ -221,7 +241,9 @@ pub fn run(plan: &Plan, stop: &AtomicBool) -> Result<TrialResult, String> {
             Job::Paced(j) => tx::run(j, t0, deadline, stop),
             Job::Live(j) => live::run(j, t0, deadline, stop),
         }))).collect();
-        handles.into_iter().map(|(pi, h)| (pi, h.join().unwrap_or_else(|_| TxReport { error: Some("sender thread panicked".into()), ..Default::default() }))).collect()
+        let lanes: Vec<(usize, TxReport)> = handles.into_iter().map(|(pi, h)| (pi, h.join().unwrap_or_else(|_| TxReport { error: Some("sender thread panicked".into()), ..Default::default() }))).collect();
+        // One report a port, its lanes' merged (they were spawned in lane order).
+        plan.ports.iter().enumerate().filter(|(_, p)| p.tx.is_some()).map(|(pi, _)| (pi, tx::merge(lanes.iter().filter(|(i, _)| *i == pi).map(|(_, r)| r.clone()).collect()))).collect()
     });
     let traffic_s = reports.iter().map(|(_, r)| r.send_span_ns).max().unwrap_or(0) as f64 / 1e9;
 
@@ -238,6 +260,14 @@ pub fn run(plan: &Plan, stop: &AtomicBool) -> Result<TrialResult, String> {
     }
     let interrupted = stop.load(Ordering::Relaxed);
     Ok(assemble(plan, &open, &hops, &reports, receiver, counters_after, Assembly { started_at_unix_ns, learning_s, intended_duration_s, traffic_s, interrupted }))
+}
+
+/// Which lane of its port sends each frame of stream `s` (for the
+/// receiver's order check, which holds within a lane).
+fn lanes_of(plan: &Plan, s: &crate::spec::StreamPlan) -> LaneOf {
+    let t = plan.ports[s.tx_port].tx.as_ref().expect("a stream's tx port sends");
+    let k = t.streams.iter().position(|&x| x == usize::from(s.index)).expect("stream is in its port's schedule");
+    LaneOf::new(&t.schedule, k, t.queues())
 }
 
 struct Assembly {
@@ -322,7 +352,9 @@ fn assemble(plan: &Plan, open: &[OpenPort], hops: &learn::NextHops, reports: &[(
                 slipped_ns: r.slipped_ns,
                 max_slip_ns: r.max_slip_ns,
                 tx_stamp_check: r.stamp_check.clone(),
-                cpu: t.cpu,
+                cpu: t.cpus[0],
+                queues: t.queues() as u32,
+                cpus: t.cpus.clone(),
             }
         });
         if rxp.ring_stats.drops > 0 {
@@ -429,7 +461,7 @@ mod tests {
     use super::*;
 
     fn iface(driver: &str, mtu: usize) -> IfInfo {
-        IfInfo { index: 1, mac: Mac([2, 0, 0, 0, 0, 1]), mtu, up: true, driver: Some(driver.into()) }
+        IfInfo { index: 1, mac: Mac([2, 0, 0, 0, 0, 1]), mtu, up: true, driver: Some(driver.into()), rx_queues: 1, tx_queues: 1 }
     }
 
     #[test]

@@ -34,13 +34,18 @@
 //! which the far end refused any fragment is counted refused (it cannot be
 //! reassembled); its other fragments are still sent.
 //!
+//! A port may have several senders (`tx_queues`), each a thread of its own
+//! on a transmit queue of its own: lane j of N sends the port's frames
+//! k = j, j + N, j + 2N, … at their due times (`mix::Lane`), and the
+//! report of each lane counts only its frames; `merge` adds them up.
+//!
 //! Bounds: the loop sends at most the planned number of frames and stops
 //! by itself at `deadline` (monotonic) or when `stop` is set, whichever
 //! comes first; frames not sent by then are reported as unsent.
 
 use crate::clock;
 use crate::frame::Template;
-use crate::mix::{Cursor, Schedule};
+use crate::mix::{Lane, Schedule};
 use crate::pace::Pace;
 use crate::txstamp;
 use crate::xsk::XskTx;
@@ -111,8 +116,11 @@ pub struct TxJob {
     /// Templates in the order of the port's streams in the schedule.
     pub templates: Vec<Template>,
     pub schedule: Schedule,
+    /// The port's frames (all lanes').
     pub frames: u64,
     pub pace: Pace,
+    /// Which of the port's frames this sender sends.
+    pub lane: Lane,
     pub cpu: Option<usize>,
     pub nice: Option<i32>,
     /// Match the kernel's transmit stamps to the carried ones (`txstamp.rs`;
@@ -180,11 +188,15 @@ pub struct TxReport {
 /// Sends the job's frames; `t0` is the monotonic instant frame 0 is due.
 pub fn run(mut job: TxJob, t0: u64, deadline: u64, stop: &AtomicBool) -> TxReport {
     let streams = job.templates.len();
+    let lane = job.lane;
+    // This sender's frames; `sent` and the batch below count in them, and
+    // `lane.position` gives each one's place in the port's schedule.
+    let own = lane.among(job.frames);
     let mut rep = TxReport { stream_offered_frames: vec![0; streams], stream_refused_frames: vec![0; streams], ..Default::default() };
     let placed = job.cpu.map_or(Ok(()), clock::pin_to_cpu).and_then(|_| job.nice.map_or(Ok(()), clock::set_nice));
     if let Err(e) = placed {
         rep.error = Some(e);
-        rep.unsent_frames = job.frames;
+        rep.unsent_frames = own;
         return rep;
     }
     clock::tight_timer_slack();
@@ -206,14 +218,14 @@ pub fn run(mut job: TxJob, t0: u64, deadline: u64, stop: &AtomicBool) -> TxRepor
     let pace = job.pace;
     // Frames that left or were refused; `batch` walks ahead of it while a
     // batch is built. `sent` counts both: it is the schedule position.
-    let mut committed = Cursor::new(schedule);
+    let mut committed = lane.start(schedule);
     let mut batch = committed.clone();
     let mut sent = 0u64;
     let mut last_handover = t0;
     let mut stamps = job.stamp_check.then(|| txstamp::Reader::new(slot_len));
 
     clock::sleep_until(t0);
-    while sent < job.frames {
+    while sent < own {
         if stop.load(Ordering::Relaxed) {
             break;
         }
@@ -221,7 +233,7 @@ pub fn run(mut job: TxJob, t0: u64, deadline: u64, stop: &AtomicBool) -> TxRepor
         if now >= deadline {
             break;
         }
-        let mut next_due = t0 + rep.slipped_ns + pace.due_ns(sent) as u64;
+        let mut next_due = t0 + rep.slipped_ns + pace.due_ns(lane.position(sent)) as u64;
         if now < next_due {
             let wait = next_due - now;
             if let Some(r) = stamps.as_mut() {
@@ -241,7 +253,7 @@ pub fn run(mut job: TxJob, t0: u64, deadline: u64, stop: &AtomicBool) -> TxRepor
         if rep.sendmmsg_calls == 0 {
             rep.first_lag_ns = now - next_due;
         }
-        let mut due_by_now = pace.due_by(now - t0 - rep.slipped_ns).min(job.frames);
+        let mut due_by_now = lane.among(pace.due_by(now - t0 - rep.slipped_ns).min(job.frames));
         if job.slip_after_frames.is_some_and(|most| due_by_now - sent > most) {
             // A stall: frame `sent` becomes due now, and the rest after it.
             let late = now - next_due;
@@ -257,13 +269,13 @@ pub fn run(mut job: TxJob, t0: u64, deadline: u64, stop: &AtomicBool) -> TxRepor
         batch.clone_from(&committed); // reuses the allocation
         let mut n = 0;
         for (i, pieces) in pieces_of.iter_mut().enumerate().take(k) {
-            let (si, seq) = batch.next(schedule);
+            let (si, seq) = lane.next(&mut batch, schedule);
             let t = &job.templates[si];
             let slot = &mut bufs[i * slot_len..(i + 1) * slot_len];
             // Stamped per frame as it is built, right before the hand-over (max_send_call_ns bounds the rest).
             let tx_ns = clock::realtime_ns();
             // The schedule position identifies the datagram among the port's (RFC 6864).
-            t.write_wire(slot, &mut scratch, seq, tx_ns, sent + i as u64);
+            t.write_wire(slot, &mut scratch, seq, tx_ns, lane.position(sent + i as u64));
             let first = if i == 0 { gone } else { 0 };
             for j in first..t.wire_frames() {
                 let r = t.wire_frame(j);
@@ -317,7 +329,8 @@ pub fn run(mut job: TxJob, t0: u64, deadline: u64, stop: &AtomicBool) -> TxRepor
                 break;
             }
             done -= pieces;
-            let (si, _) = committed.next(schedule);
+            let (si, _) = lane.next(&mut committed, schedule);
+            rep.stream_offered_frames[si] += 1;
             if lost_piece {
                 rep.stream_refused_frames[si] += 1;
                 rep.refused_frames += 1;
@@ -333,13 +346,52 @@ pub fn run(mut job: TxJob, t0: u64, deadline: u64, stop: &AtomicBool) -> TxRepor
         }
         rep.stamp_check = r.finish();
     }
-    rep.stream_offered_frames = committed.frames().to_vec();
     rep.tx_frames = sent - rep.refused_frames;
-    rep.unsent_frames = job.frames - sent;
+    rep.unsent_frames = own - sent;
     rep.send_span_ns = last_handover.saturating_sub(t0);
-    let due_last = t0 + rep.slipped_ns + pace.due_ns(sent.saturating_sub(1)) as u64;
+    let due_first = t0 + rep.slipped_ns + pace.due_ns(lane.position(0)) as u64;
+    let due_last = t0 + rep.slipped_ns + pace.due_ns(lane.position(sent.saturating_sub(1))) as u64;
     // The last frame left no earlier than it was due: measure to its hand-over.
-    let span = last_handover.max(due_last).saturating_sub(t0 + rep.slipped_ns);
-    rep.offered_fps = if sent >= 2 && span > 0 { (sent - 1) as f64 * 1e9 / span as f64 } else { pace.rate_fps };
+    let span = last_handover.max(due_last).saturating_sub(due_first);
+    rep.offered_fps = if sent >= 2 && span > 0 { (sent - 1) as f64 * 1e9 / span as f64 } else { pace.rate_fps / lane.count as f64 };
     rep
+}
+
+/// One report for a port from its lanes' (in lane order): frames, calls
+/// and stream counts add up, rates add up, and for lags, slips, stamp
+/// errors and the send span the worst lane speaks for the port. The
+/// backlog adds up: the lanes' bursts may reach the DUT together.
+pub fn merge(lanes: Vec<TxReport>) -> TxReport {
+    let mut it = lanes.into_iter();
+    let mut m = it.next().unwrap_or_default();
+    for r in it {
+        for (a, b) in m.stream_offered_frames.iter_mut().zip(&r.stream_offered_frames) {
+            *a += b;
+        }
+        for (a, b) in m.stream_refused_frames.iter_mut().zip(&r.stream_refused_frames) {
+            *a += b;
+        }
+        m.tx_frames += r.tx_frames;
+        m.tx_wire_frames += r.tx_wire_frames;
+        m.refused_frames += r.refused_frames;
+        m.unsent_frames += r.unsent_frames;
+        m.send_retries += r.send_retries;
+        m.sendmmsg_calls += r.sendmmsg_calls;
+        m.max_lag_ns = m.max_lag_ns.max(r.max_lag_ns);
+        m.slips += r.slips;
+        m.slipped_ns = m.slipped_ns.max(r.slipped_ns);
+        m.max_slip_ns = m.max_slip_ns.max(r.max_slip_ns);
+        m.first_lag_ns = m.first_lag_ns.max(r.first_lag_ns);
+        m.max_backlog_frames += r.max_backlog_frames;
+        m.send_span_ns = m.send_span_ns.max(r.send_span_ns);
+        m.max_send_call_ns = m.max_send_call_ns.max(r.max_send_call_ns);
+        m.send_call_ns_total += r.send_call_ns_total;
+        m.offered_fps += r.offered_fps;
+        m.stamp_check = m.stamp_check.or(r.stamp_check);
+        m.error = match (m.error, r.error) {
+            (Some(a), Some(b)) => Some(format!("{a}; {b}")),
+            (a, b) => a.or(b),
+        };
+    }
+    m
 }

@@ -1,8 +1,12 @@
-//! AF_XDP ports (Documentation/networking/af_xdp.rst): two sockets per
-//! port, bound to the interface's queue 0 and sharing one UMEM of `RX_RING`
-//! receive and `TX_RING` transmit chunks of `CHUNK` bytes each: the first
-//! owns the UMEM, its fill and completion rings and the RX ring; the second
-//! (XDP_SHARED_UMEM) has only the TX ring. Apart, because poll(2) on a
+//! AF_XDP ports (Documentation/networking/af_xdp.rst). Every receive
+//! queue of the interface has a receive socket with a UMEM of its own
+//! (receive chunks, then transmit chunks, of `CHUNK` bytes each), which
+//! owns the UMEM, its fill and completion rings and the RX ring: a frame
+//! that reached a queue without a socket would pass to the kernel and go
+//! uncounted. A queue the port sends on (one a sender, `tx_queues`) also
+//! has a transmit socket (XDP_SHARED_UMEM) with only the TX ring, bound to
+//! the same queue, so the kernel hands its frames to that transmit queue.
+//! Apart, because poll(2) on a
 //! socket with a TX ring transmits in copy mode (the kernel's xsk_poll), and
 //! a frame the driver refused inside the receive thread's poll would go
 //! uncounted: the receive socket has none, so only the sender's kick sends.
@@ -50,17 +54,26 @@ const PGOFF_COMPLETION_RING: libc::off_t = 0x1_8000_0000;
 pub const CHUNK: usize = 2048;
 /// Largest frame a chunk holds (without FCS).
 pub const MAX_FRAME: usize = CHUNK - 256;
-/// Receive chunks (the first part of the UMEM), and the entries of the
-/// fill and RX rings: 8192 frames are 8 ms at 1 Mfps, time for the receive
-/// thread to come round (`rx.rs`).
+/// Receive chunks of a port (the first part of each queue's UMEM, shared
+/// out among its queues), and the entries of the fill and RX rings: 8192
+/// frames are 8 ms at 1 Mfps, time for the receive thread to come round
+/// (`rx.rs`).
 const RX_RING: u32 = 8192;
 /// Transmit chunks (the rest of the UMEM), and the entries of the TX and
 /// completion rings. A chunk comes back only when the kernel frees the
 /// frame's skb, which on veth is at the far end of the DUT: 8192 frames in
 /// flight cover a DUT queue of 20 ms at 400 kframes/s, about what AF_PACKET's
-/// 4-MB send buffer allows.
+/// 4-MB send buffer allows. Shared out among the port's senders.
 const TX_RING: u32 = 8192;
-const CHUNKS: usize = (RX_RING + TX_RING) as usize;
+/// Fewest entries of a queue's ring when a port's are shared out.
+const MIN_RING: u32 = 1024;
+/// Completion ring of a queue that does not send (the UMEM needs one).
+const IDLE_COMPLETION_RING: u32 = 64;
+
+/// A port's `total` ring entries shared out among `parts` queues, as a power of two.
+fn share_of(total: u32, parts: u32) -> u32 {
+    (total / parts.max(1)).next_power_of_two().clamp(MIN_RING, total)
+}
 /// Kicks without progress before the sender gives a transmit call up.
 const MAX_IDLE_KICKS: u32 = 10_000;
 
@@ -132,8 +145,9 @@ struct Shared {
     xdp: Option<XdpAttachment>,
     /// The receive socket: owner of the UMEM, fill, completion and RX rings.
     fd: OwnedFd,
-    /// The transmit socket: the TX ring only, on the same UMEM.
-    tx_fd: OwnedFd,
+    /// The transmit socket: the TX ring only, on the same UMEM; none on a
+    /// queue the port does not send on.
+    tx_fd: Option<OwnedFd>,
     umem: *mut u8,
     maps: Vec<(*mut libc::c_void, usize)>,
 }
@@ -211,6 +225,8 @@ pub struct XskRx {
     shared: Arc<Shared>,
     rx: MapRing,
     fill: MapRing,
+    /// Receive chunks of this queue: the first part of its UMEM.
+    rx_chunks: u32,
 }
 
 /// The transmit half.
@@ -230,35 +246,79 @@ pub enum XskMode {
     ZeroCopy,
 }
 
-/// Opens an AF_XDP socket on queue 0 of `ifindex` (in the calling
-/// thread's namespace) and attaches the XDP program that feeds it.
-pub fn open(ifindex: i32) -> Result<(XskRx, XskTx, XskMode), String> {
-    let (fd, tx_fd) = (xdp_socket()?, xdp_socket()?);
-    let (raw, raw_tx) = (fd.as_raw_fd(), tx_fd.as_raw_fd());
-    let umem_len = CHUNK * CHUNKS;
+/// Opens the AF_XDP sockets of a port on `ifindex` (in the calling
+/// thread's namespace): a receive socket on each of its `rx_queues` receive
+/// queues and a transmit socket on each of the first `tx_queues` of them,
+/// and attaches the XDP program that feeds the receive sockets. Returns
+/// the receive halves (one a receive queue) and the transmit halves (one a
+/// sending queue, in queue order).
+pub fn open(ifindex: i32, rx_queues: u32, tx_queues: u32) -> Result<(Vec<XskRx>, Vec<XskTx>, XskMode), String> {
+    if tx_queues > rx_queues {
+        return Err(format!("{tx_queues} transmit queues need as many receive queues, the interface has {rx_queues}"));
+    }
+    let rx_ring = share_of(RX_RING, rx_queues);
+    let tx_ring = share_of(TX_RING, tx_queues);
+    let mut queues = Vec::with_capacity(rx_queues as usize);
+    for q in 0..rx_queues {
+        queues.push(open_queue(ifindex, q, rx_ring, (q < tx_queues).then_some(tx_ring))?);
+    }
+    let mode = queues[0].mode;
+    let fds: Vec<RawFd> = queues.iter().map(|q| q.shared.fd.as_raw_fd()).collect();
+    queues[0].shared.xdp = Some(bpf::attach(ifindex, &fds)?);
+    let (mut rxs, mut txs) = (Vec::new(), Vec::new());
+    for q in queues {
+        let shared = Arc::new(q.shared);
+        if let Some((tx, comp)) = q.tx {
+            let free = (rx_ring..rx_ring + tx_ring).map(|i| u64::from(i) * CHUNK as u64).collect();
+            txs.push(XskTx { shared: Arc::clone(&shared), tx, comp, free });
+        }
+        rxs.push(XskRx { shared, rx: q.rx, fill: q.fill, rx_chunks: rx_ring });
+    }
+    Ok((rxs, txs, mode))
+}
+
+/// One queue's sockets before they are split into halves.
+struct Queue {
+    shared: Shared,
+    rx: MapRing,
+    fill: MapRing,
+    /// TX and completion rings, on a queue the port sends on.
+    tx: Option<(MapRing, MapRing)>,
+    mode: XskMode,
+}
+
+/// The sockets of queue `queue`: a receive socket with `rx_ring` receive
+/// chunks and, with `tx_ring`, a transmit socket with that many transmit
+/// chunks, on one UMEM.
+fn open_queue(ifindex: i32, queue: u32, rx_ring: u32, tx_ring: Option<u32>) -> Result<Queue, String> {
+    let fd = xdp_socket()?;
+    let raw = fd.as_raw_fd();
+    let tx_chunks = tx_ring.unwrap_or(0);
+    let umem_len = CHUNK * (rx_ring + tx_chunks) as usize;
     // SAFETY: a private anonymous mapping of the stated length.
     let umem = unsafe { libc::mmap(std::ptr::null_mut(), umem_len, libc::PROT_READ | libc::PROT_WRITE, libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_POPULATE, -1, 0) };
     if umem == libc::MAP_FAILED {
         return Err(errno("cannot allocate the AF_XDP UMEM"));
     }
-    let mut shared = Shared { xdp: None, fd, tx_fd, umem: umem as *mut u8, maps: vec![(umem, umem_len)] };
+    let mut shared = Shared { xdp: None, fd, tx_fd: None, umem: umem as *mut u8, maps: vec![(umem, umem_len)] };
     let reg = UmemReg { addr: umem as u64, len: umem_len as u64, chunk_size: CHUNK as u32, headroom: 0, flags: 0, tx_metadata_len: 0 };
     crate::sock::set_opt(raw, SOL_XDP, XDP_UMEM_REG, &reg, "XDP_UMEM_REG")?;
-    for (opt, size, what) in [(XDP_UMEM_FILL_RING, RX_RING, "fill"), (XDP_UMEM_COMPLETION_RING, TX_RING, "completion"), (XDP_RX_RING, RX_RING, "RX")] {
+    let comp_ring = tx_ring.unwrap_or(IDLE_COMPLETION_RING);
+    for (opt, size, what) in [(XDP_UMEM_FILL_RING, rx_ring, "fill"), (XDP_UMEM_COMPLETION_RING, comp_ring, "completion"), (XDP_RX_RING, rx_ring, "RX")] {
         crate::sock::set_opt(raw, SOL_XDP, opt, &size, &format!("AF_XDP {what} ring size"))?;
     }
     let off = offsets(raw)?;
-    let rx = MapRing::map(raw, &off.rx, PGOFF_RX_RING, RX_RING, 16, &mut shared, "RX")?;
-    let fill = MapRing::map(raw, &off.fr, PGOFF_FILL_RING, RX_RING, 8, &mut shared, "fill")?;
-    let comp = MapRing::map(raw, &off.cr, PGOFF_COMPLETION_RING, TX_RING, 8, &mut shared, "completion")?;
+    let rx = MapRing::map(raw, &off.rx, PGOFF_RX_RING, rx_ring, 16, &mut shared, "RX")?;
+    let fill = MapRing::map(raw, &off.fr, PGOFF_FILL_RING, rx_ring, 8, &mut shared, "fill")?;
+    let comp = MapRing::map(raw, &off.cr, PGOFF_COMPLETION_RING, comp_ring, 8, &mut shared, "completion")?;
     // Every receive chunk starts on the fill ring.
-    for i in 0..RX_RING {
-        // SAFETY: the fill ring has RX_RING entries; the kernel reads none before bind.
+    for i in 0..rx_ring {
+        // SAFETY: the fill ring has rx_ring entries; the kernel reads none before bind.
         unsafe { *fill.u64_at(i) = u64::from(i) * CHUNK as u64 };
     }
-    fill.producer().store(RX_RING, Ordering::Release);
+    fill.producer().store(rx_ring, Ordering::Release);
     let mut mode = XskMode::ZeroCopy;
-    let mut addr = SockaddrXdp { family: AF_XDP as u16, flags: XDP_ZEROCOPY, ifindex: ifindex as u32, queue_id: 0, shared_umem_fd: 0 };
+    let mut addr = SockaddrXdp { family: AF_XDP as u16, flags: XDP_ZEROCOPY, ifindex: ifindex as u32, queue_id: queue, shared_umem_fd: 0 };
     let bind = |a: &SockaddrXdp| {
         // SAFETY: `a` is a valid sockaddr_xdp of the size passed.
         unsafe { libc::bind(raw, a as *const SockaddrXdp as *const libc::sockaddr, std::mem::size_of::<SockaddrXdp>() as libc::socklen_t) }
@@ -267,20 +327,26 @@ pub fn open(ifindex: i32) -> Result<(XskRx, XskTx, XskMode), String> {
         mode = XskMode::Copy;
         addr.flags = XDP_COPY;
         if bind(&addr) != 0 {
-            return Err(errno("cannot bind the AF_XDP socket to queue 0"));
+            return Err(errno(&format!("cannot bind the AF_XDP socket to queue {queue}")));
         }
     }
-    crate::sock::set_opt(raw_tx, SOL_XDP, XDP_TX_RING, &TX_RING, "AF_XDP TX ring size")?;
-    let tx = MapRing::map(raw_tx, &offsets(raw_tx)?.tx, PGOFF_TX_RING, TX_RING, 16, &mut shared, "TX")?;
-    let shared_addr = SockaddrXdp { family: AF_XDP as u16, flags: XDP_SHARED_UMEM, ifindex: ifindex as u32, queue_id: 0, shared_umem_fd: raw as u32 };
-    // SAFETY: a valid sockaddr_xdp of the size passed.
-    if unsafe { libc::bind(raw_tx, &shared_addr as *const SockaddrXdp as *const libc::sockaddr, std::mem::size_of::<SockaddrXdp>() as libc::socklen_t) } != 0 {
-        return Err(errno("cannot bind the transmit AF_XDP socket to the receive socket's UMEM"));
-    }
-    shared.xdp = Some(bpf::attach(ifindex, 0, raw)?);
-    let shared = Arc::new(shared);
-    let free = (RX_RING..RX_RING + TX_RING).map(|i| u64::from(i) * CHUNK as u64).collect();
-    Ok((XskRx { shared: Arc::clone(&shared), rx, fill }, XskTx { shared, tx, comp, free }, mode))
+    let tx = match tx_ring {
+        None => None,
+        Some(size) => {
+            let tx_fd = xdp_socket()?;
+            let raw_tx = tx_fd.as_raw_fd();
+            crate::sock::set_opt(raw_tx, SOL_XDP, XDP_TX_RING, &size, "AF_XDP TX ring size")?;
+            let tx = MapRing::map(raw_tx, &offsets(raw_tx)?.tx, PGOFF_TX_RING, size, 16, &mut shared, "TX")?;
+            let shared_addr = SockaddrXdp { family: AF_XDP as u16, flags: XDP_SHARED_UMEM, ifindex: ifindex as u32, queue_id: queue, shared_umem_fd: raw as u32 };
+            // SAFETY: a valid sockaddr_xdp of the size passed.
+            if unsafe { libc::bind(raw_tx, &shared_addr as *const SockaddrXdp as *const libc::sockaddr, std::mem::size_of::<SockaddrXdp>() as libc::socklen_t) } != 0 {
+                return Err(errno(&format!("cannot bind the transmit AF_XDP socket of queue {queue} to the receive socket's UMEM")));
+            }
+            shared.tx_fd = Some(tx_fd);
+            Some((tx, comp))
+        }
+    };
+    Ok(Queue { shared, rx, fill, tx, mode })
 }
 
 fn xdp_socket() -> Result<OwnedFd, String> {
@@ -328,7 +394,7 @@ impl XskRx {
             let d = unsafe { *self.rx.desc_at(i) };
             let (addr, len) = (d.addr as usize, d.len as usize);
             let chunk = addr - addr % CHUNK;
-            if addr + len <= CHUNK * RX_RING as usize && addr - chunk >= bpf::META_LEN {
+            if addr + len <= CHUNK * self.rx_chunks as usize && addr - chunk >= bpf::META_LEN {
                 // SAFETY: [addr - 8, addr + len) lies in the receive half of the UMEM (checked above).
                 let (data, stamp) = unsafe {
                     (std::slice::from_raw_parts(self.shared.umem.add(addr), len), std::ptr::read_unaligned(self.shared.umem.add(addr - bpf::META_LEN) as *const u64))
@@ -401,7 +467,7 @@ impl XskTx {
         self.tx.producer().store(end, Ordering::Release);
         let mut out = Handed::default();
         let mut idle = 0;
-        let tx_fd = self.shared.tx_fd.as_raw_fd();
+        let tx_fd = self.shared.tx_fd.as_ref().expect("a transmit half has a transmit socket").as_raw_fd();
         loop {
             let taken = self.tx.consumer().load(Ordering::Acquire).wrapping_sub(start) as usize;
             out.taken = taken;
