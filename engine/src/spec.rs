@@ -781,9 +781,9 @@ impl TrialSpec {
                 }
             }
             if let Some(t) = p.tx.as_ref().filter(|t| t.queues() > 1) {
-                if matches!(p.backend, Backend::AfPacket | Backend::XdpLive) || self.tx_stamp_check {
+                if matches!(p.backend, Backend::AfPacket | Backend::XdpLive) {
                     return Err(format!(
-                        "{f}.tx_queues: {} senders need the af_xdp backend (or auto where it takes af_xdp) and no tx_stamp_check: only an AF_XDP socket is bound to a transmit queue",
+                        "{f}.tx_queues: {} senders need the af_xdp backend, or auto (which sends with one where it takes af_packet): only an AF_XDP socket is bound to a transmit queue",
                         t.queues()
                     ));
                 }

@@ -42,6 +42,9 @@ struct OpenPort {
     backend_note: Option<String>,
     xsk_mode: Option<XskMode>,
     counters_before: Option<IfCounters>,
+    /// Sender threads (lanes) of a sending port: its `tx_queues`, or 1
+    /// where `auto` did not take af_xdp; 0 on a port that does not send.
+    senders: u64,
 }
 
 /// The largest MTU at which a veth takes a single-buffer XDP program:
@@ -96,10 +99,7 @@ fn open_port(plan: &Plan, i: usize) -> Result<OpenPort, String> {
             return Err(format!("{what}: xdp_live runs on veth ports only, this one's driver is {}", info.driver.as_deref().unwrap_or("unknown")));
         }
         let lanes = p.tx.as_ref().map_or(0, |t| t.queues()) as u32;
-        if lanes > 1 {
-            if backend != Backend::AfXdp {
-                return Err(format!("{what}: tx_queues {lanes} needs af_xdp, and auto takes {backend:?} on this interface (driver {}, MTU {})", info.driver.as_deref().unwrap_or("unknown"), info.mtu));
-            }
+        if lanes > 1 && backend == Backend::AfXdp {
             if info.tx_queues < lanes || info.rx_queues < lanes {
                 return Err(format!(
                     "{what}: tx_queues {lanes} needs {lanes} transmit and receive queues, the interface has {} and {} (veth: numtxqueues and numrxqueues when it is created)",
@@ -127,13 +127,19 @@ fn open_port(plan: &Plan, i: usize) -> Result<OpenPort, String> {
                 (RxQueue::Packet(ring), Vec::new(), None, fd)
             }
         };
+        // Several senders need af_xdp; where auto took af_packet the port has one (validation refused the rest).
+        let senders = if backend == Backend::AfXdp { lanes } else { lanes.min(1) };
+        if senders < lanes {
+            let why = format!("auto took {}: one sender for tx_queues {lanes}", if backend == Backend::AfPacket { "af_packet" } else { "another backend" });
+            backend_note = Some(backend_note.map_or(why.clone(), |n| format!("{n}; {why}")));
+        }
         let counters_before = IfCounters::read(&p.interface);
         if mac != info.mac {
             // The interface must pass frames for the engine's MAC up; the
             // membership ends when the socket closes.
             sock::promiscuous(member_fd, info.index).map_err(|e| format!("{what}: {e}"))?;
         }
-        Ok(OpenPort { mac, info, tx, rx: Some(rx), xsk_tx, backend, backend_note, xsk_mode, counters_before })
+        Ok(OpenPort { mac, info, tx, rx: Some(rx), xsk_tx, backend, backend_note, xsk_mode, counters_before, senders: u64::from(senders) })
     })
 }
 
@@ -174,7 +180,7 @@ pub fn run(plan: &Plan, stop: &AtomicBool) -> Result<TrialResult, String> {
                 })
                 .collect(),
             plan.streams.iter().map(|s| StreamKey { rx_port: s.rx_port, ip_version: s.ip_version(), echo: s.protocol == crate::spec::Protocol::IcmpEcho }).collect(),
-            plan.streams.iter().map(|s| StreamCounters::new(s.frames, lanes_of(plan, s))).collect(),
+            plan.streams.iter().map(|s| StreamCounters::new(s.frames, lanes_of(plan, &open, s))).collect(),
         ),
     };
     let rx_shared = Arc::clone(&shared);
@@ -219,12 +225,13 @@ pub fn run(plan: &Plan, stop: &AtomicBool) -> Result<TrialResult, String> {
         // One sender a lane: on af_xdp each with its own transmit queue's socket.
         let mut xsk_tx = std::mem::take(&mut open[pi].xsk_tx).into_iter();
         let refused_is_loss = open[pi].info.driver.as_deref() == Some("veth");
-        for (j, &cpu) in t.cpus.iter().enumerate() {
+        let senders = open[pi].senders;
+        for (j, &cpu) in t.cpus.iter().take(senders as usize).enumerate() {
             let port = match xsk_tx.next() {
                 Some(x) => tx::Handover::Xdp(x),
                 None => tx::Handover::Packet(open[pi].tx.as_raw_fd()),
             };
-            let lane = Lane { index: j as u64, count: t.queues() };
+            let lane = Lane { index: j as u64, count: senders };
             let job = TxJob { port, refused_is_loss, templates: templates.clone(), schedule: t.schedule.clone(), frames: t.frames, pace: t.pace, lane, cpu, nice: t.nice, stamp_check: plan.tx_stamp_check, slip_after_frames: plan.slip_after_frames };
             jobs.push((pi, Job::Paced(job)));
         }
@@ -264,10 +271,10 @@ pub fn run(plan: &Plan, stop: &AtomicBool) -> Result<TrialResult, String> {
 
 /// Which lane of its port sends each frame of stream `s` (for the
 /// receiver's order check, which holds within a lane).
-fn lanes_of(plan: &Plan, s: &crate::spec::StreamPlan) -> LaneOf {
+fn lanes_of(plan: &Plan, open: &[OpenPort], s: &crate::spec::StreamPlan) -> LaneOf {
     let t = plan.ports[s.tx_port].tx.as_ref().expect("a stream's tx port sends");
     let k = t.streams.iter().position(|&x| x == usize::from(s.index)).expect("stream is in its port's schedule");
-    LaneOf::new(&t.schedule, k, t.queues())
+    LaneOf::new(&t.schedule, k, open[s.tx_port].senders)
 }
 
 struct Assembly {
@@ -353,8 +360,8 @@ fn assemble(plan: &Plan, open: &[OpenPort], hops: &learn::NextHops, reports: &[(
                 max_slip_ns: r.max_slip_ns,
                 tx_stamp_check: r.stamp_check.clone(),
                 cpu: t.cpus[0],
-                queues: t.queues() as u32,
-                cpus: t.cpus.clone(),
+                queues: open[pi].senders as u32,
+                cpus: t.cpus[..open[pi].senders as usize].to_vec(),
             }
         });
         if rxp.ring_stats.drops > 0 {

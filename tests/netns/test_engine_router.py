@@ -382,3 +382,16 @@ def test_af_xdp_counts_frames_on_every_receive_queue(router_lab_2q):
     for s in r["streams"]:
         assert s["rx_frames"] == s["tx_frames"]
         assert s["lost_frames"] == s["reordered_frames"] == 0
+
+
+def test_auto_sends_with_one_sender_where_it_takes_af_packet(router_lab):
+    """With tx_stamp_check auto takes af_packet (no kernel transmit stamps
+    on AF_XDP), which cannot choose a transmit queue: two senders asked for
+    become one, and the port says so."""
+    spec = mix_spec(router_lab, rate_fps=2_000, duration_s=0.5, tx_stamp_check=True)
+    spec["ports"][0].update(tx_queues=2, tx_cpu=[0, 1])
+    r = unspoiled_trial(spec)
+    a = r["ports"][0]
+    assert (a["backend"], a["tx"]["queues"], a["tx"]["cpus"]) == ("af_packet", 1, [0])
+    assert "one sender for tx_queues 2" in a["backend_note"]
+    assert r["totals"]["rx_frames"] == r["totals"]["tx_frames"] == 1_000

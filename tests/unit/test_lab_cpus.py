@@ -17,6 +17,16 @@ def test_split_keeps_tester_and_dut_apart_from_two_cpus():
     assert [plan("split", tuple(range(6))).router_cpu(k) for k in range(4)] == [3, 4, 5, 3]
 
 
+def test_sender_cpus_are_dealt_out_so_a_port_sending_alone_gets_them_all():
+    big = plan("split", tuple(range(6)))  # senders c0, c1
+    assert big.tester_link_queues == 2
+    assert big.sender_cpus(0, 1) == (0, 1), "unidirectional: both sender CPUs, a sender on each"
+    assert [big.sender_cpus(i, 2) for i in range(2)] == [(0,), (1,)], "bidirectional: one each"
+    assert [big.sender_cpus(i, 4) for i in range(4)] == [(0,), (1,), (0,), (1,)], "a mesh: shared in turn"
+    small = plan("split", (0, 1))
+    assert small.tester_link_queues == 1 and small.sender_cpus(0, 1) == (0,) and small.sender_cpus(1, 2) == (0,)
+
+
 def test_one_cpu_is_inline_and_shared():
     p = plan(None, (3,))
     assert p.arrangement == "inline" and p.shared

@@ -58,3 +58,16 @@ def test_xdp_live_stays_only_where_the_in_kernel_sender_can_send():
         p["backend"] = "af_packet"
     backend.settle(other)
     assert [p["backend"] for p in other["ports"]] == ["af_packet", "af_packet"], "other settings are left as they are"
+
+
+@pytest.mark.parametrize("setting,senders", [("auto", 2), ("af_xdp", 2), ("af_packet", 1), ("xdp_live", 1)])
+def test_several_senders_stay_where_the_backend_has_them(setting, senders):
+    """af_packet and xdp_live send from one thread a port: a port given two
+    senders gets one, on its first CPU; auto and af_xdp keep both."""
+    spec = _spec({"ip_version": 4})
+    for p in spec["ports"]:
+        p["backend"] = setting
+    spec["ports"][0].update(tx_cpu=[3, 4], tx_queues=2)
+    backend.settle(spec)
+    port = spec["ports"][0]
+    assert (port.get("tx_queues", 1), port["tx_cpu"]) == ((2, [3, 4]) if senders == 2 else (1, 3))

@@ -18,12 +18,12 @@ from v6bench.trial.path import LabPath
 from v6bench.trial.spec import engine_spec
 
 
-def lab_of(topology: str, mtu: Mtus = Mtus()) -> LabState:
+def lab_of(topology: str, mtu: Mtus = Mtus(), cpus: tuple[int, ...] = (0, 1)) -> LabState:
     """A recorded lab as `lab/build.py` writes it, without building it."""
     topo = parse_topology(topology)
     macs = {(n.name, i.name): "02:00:00:00:00:01" for n in topo.nodes for i in n.interfaces}
     nodes = tuple(describe_nodes(Site(Path("/run/v6bench"), "v6b-"), topo, macs))
-    return LabState(topo.name, 1e9, mtu, "up", False, 1, 0.0, plan("split", (0, 1)), nodes, (), {}, "test")
+    return LabState(topo.name, 1e9, mtu, "up", False, 1, 0.0, plan("split", cpus), nodes, (), {}, "test")
 
 
 def check(engine_bin, spec: dict) -> dict:
@@ -62,6 +62,23 @@ def test_a_stalled_sender_slips_rather_than_bursting_into_the_dut(engine_bin):
     assert spec["after_stall"] == "slip" and spec["tester_limited_backlog_frames"] == 256
     assert check(engine_bin, spec)["slip_after_frames"] == 128
     assert check(engine_bin, {**spec, "after_stall": "catch_up"})["slip_after_frames"] is None
+
+
+@pytest.mark.parametrize("bidirectional", [False, True])
+def test_a_port_gets_a_sender_on_each_of_its_sender_cpus(engine_bin, bidirectional):
+    """On 5+ CPUs the tester has two sender CPUs: a port sending alone gets
+    both, two senders on two transmit queues; in both directions, one each."""
+    req = make_request("90/10", 128, "10kfps", 1, bidirectional)
+    lab = lab_of("a", cpus=tuple(range(6)))
+    spec = engine_spec(lab, req, req.check_against(LabPath.of(lab)))
+    ports = {p["name"]: p for p in spec["ports"]}
+    if bidirectional:
+        assert (ports["t1"]["tx_cpu"], ports["t2"]["tx_cpu"]) == (0, 1)
+        assert "tx_queues" not in ports["t1"] and "tx_queues" not in ports["t2"]
+    else:
+        assert (ports["t1"]["tx_cpu"], ports["t1"]["tx_queues"]) == ([0, 1], 2)
+    assert spec["rx_cpu"] == 2
+    check(engine_bin, spec)
 
 
 def test_single_family_unidirectional(engine_bin):

@@ -106,8 +106,12 @@ def build(site: Site, topo: Topology, link_speed_bps: float, mtu: Mtus, cpu_plan
         for left, right in topo.links():
             with IPRoute(netns=site.netns(left.node)) as ipr:
                 m = mtu.of(left.node, right.node)
-                ipr.link("add", ifname=left.name, kind="veth", mtu=m,
-                         peer={"ifname": right.name, "net_ns_fd": site.netns(right.node), "mtu": m})
+                # A tester's link has a queue for each sender a port may have (lab/cpus.py), both ends alike.
+                tester_link = "tester" in (topo.node(left.node).role, topo.node(right.node).role)
+                q = cpu_plan.tester_link_queues if tester_link else 1
+                ipr.link("add", ifname=left.name, kind="veth", mtu=m, num_tx_queues=q, num_rx_queues=q,
+                         peer={"ifname": right.name, "net_ns_fd": site.netns(right.node), "mtu": m,
+                               "num_tx_queues": q, "num_rx_queues": q})
         macs = {}
         for node in topo.nodes:
             macs.update(configure_node(site, node, mtu))
@@ -237,10 +241,10 @@ def arrange_cpus(site: Site, topo: Topology, cpu_plan: CpuPlan, only: str | None
         tester = node.role == "tester"
         cpu = cpu_plan.tester_rx if tester else cpu_plan.router_cpu(routers.index(node.name))
         for i in node.interfaces:
-            t = napi.enable_threaded(site.netns(node.name), i.name, cpu, known)
-            os.sched_setscheduler(t.pid, os.SCHED_FIFO, os.sched_param(napi.FIFO_PRIORITY))
-            threads.append({"node": node.name, "netns": t.netns, "ifname": t.ifname, "pid": t.pid, "cpu": t.cpu,
-                            "policy": "fifo", "priority": napi.FIFO_PRIORITY})
+            for t in napi.enable_threaded(site.netns(node.name), i.name, cpu, known):
+                os.sched_setscheduler(t.pid, os.SCHED_FIFO, os.sched_param(napi.FIFO_PRIORITY))
+                threads.append({"node": node.name, "netns": t.netns, "ifname": t.ifname, "pid": t.pid, "cpu": t.cpu,
+                                "policy": "fifo", "priority": napi.FIFO_PRIORITY})
     return threads
 
 

@@ -32,6 +32,12 @@ inline      ≥ 2           c0               c1              c0 (in the sender)
 ==========  ============  ===============  ==============  ===============
 
 Routers take the DUT CPUs in turn (r1 the first, r2 the next, …).
+
+Sending ports share the tester's sender CPUs out (:meth:`CpuPlan.sender_cpus`):
+with two sender CPUs, a port sending alone gets both, one sender thread on
+each of its two transmit queues (the engine's ``tx_queues``), and in a
+bidirectional test each port gets one. So the links of the testers have as
+many queues as there are sender CPUs (:attr:`CpuPlan.tester_link_queues`).
 """
 
 from __future__ import annotations
@@ -58,6 +64,20 @@ class CpuPlan:
     def shared(self) -> bool:
         """True when tester and DUT work can run on the same CPU."""
         return bool(set(self.dut) & (set(self.tester_tx) | {self.tester_rx}))
+
+    @property
+    def tester_link_queues(self) -> int:
+        """Transmit and receive queues of each veth end of a tester's link:
+        one a sender CPU, the most senders a port may get."""
+        return len(self.tester_tx)
+
+    def sender_cpus(self, index: int, senders: int) -> tuple[int, ...]:
+        """The CPUs of the ``index``-th of ``senders`` sending ports, one a
+        sender thread: the sender CPUs dealt out in turn, so a port sending
+        alone gets them all; with more ports than CPUs they share."""
+        if senders >= len(self.tester_tx):
+            return (self.tester_tx[index % len(self.tester_tx)],)
+        return tuple(c for j, c in enumerate(self.tester_tx) if j % senders == index)
 
     def router_cpu(self, router_index: int) -> int:
         """The CPU of the ``router_index``-th router (0 for r1)."""

@@ -18,6 +18,7 @@ one frame, as on a router's NIC.
 from __future__ import annotations
 
 import errno
+import glob
 import os
 from dataclasses import dataclass
 
@@ -63,7 +64,7 @@ def _enable(ifname: str) -> str:
 
 @dataclass(frozen=True)
 class NapiThread:
-    """The NAPI kernel thread of one interface, pinned to ``cpu``."""
+    """A NAPI kernel thread of one interface (one a receive queue), pinned to ``cpu``."""
 
     netns: str
     ifname: str
@@ -71,27 +72,30 @@ class NapiThread:
     cpu: int
 
 
-def enable_threaded(netns: str, ifname: str, cpu: int, known: dict[int, str] | None = None) -> NapiThread:
+def enable_threaded(netns: str, ifname: str, cpu: int, known: dict[int, str] | None = None) -> list[NapiThread]:
     """Turns ``ifname`` (up, in ``netns``) into a NAPI receiver whose kernel
-    thread runs on ``cpu``. The caller must hold the lab lock: the thread is
-    recognised as the ``napi/<ifname>-`` thread that appears. ``known``:
-    the threads (:func:`threads`) from before the interface was last
-    brought up, for an interface already threaded whose thread the kernel
-    created when it came up again (after a reset); default: now."""
+    threads, one a receive queue, run on ``cpu``. The caller must hold the
+    lab lock: the threads are recognised as the ``napi/<ifname>-`` threads
+    that appear. ``known``: the threads (:func:`threads`) from before the
+    interface was last brought up, for an interface already threaded whose
+    threads the kernel created when it came up again (after a reset);
+    default: now."""
     before = threads() if known is None else known
-    state = nsctl.run_in(netns, lambda: _enable(ifname))
+    state, queues = nsctl.run_in(netns, lambda: (_enable(ifname), len(glob.glob(f"/sys/class/net/{ifname}/queues/rx-*"))))
     if state not in ("1", "enabled"):
         raise LabError(f"{netns}/{ifname}: threaded NAPI not enabled (threaded={state})")
     prefix = f"napi/{ifname}-"[:15]
-    new = [pid for pid, comm in threads().items() if pid not in before and comm.startswith(prefix)]
-    if len(new) != 1:
-        raise LabError(f"{netns}/{ifname}: expected one new NAPI thread, found {len(new)}")
-    pid = new[0]
-    try:
-        os.sched_setaffinity(pid, {cpu})
-    except OSError as e:
-        raise LabError(f"{netns}/{ifname}: cannot pin NAPI thread {pid} to CPU {cpu}: {e}") from e
-    return NapiThread(netns, ifname, pid, cpu)
+    new = sorted(pid for pid, comm in threads().items() if pid not in before and comm.startswith(prefix))
+    if len(new) != max(queues, 1):
+        raise LabError(f"{netns}/{ifname}: expected {max(queues, 1)} new NAPI thread(s), one a receive queue, found {len(new)}")
+    out = []
+    for pid in new:
+        try:
+            os.sched_setaffinity(pid, {cpu})
+        except OSError as e:
+            raise LabError(f"{netns}/{ifname}: cannot pin NAPI thread {pid} to CPU {cpu}: {e}") from e
+        out.append(NapiThread(netns, ifname, pid, cpu))
+    return out
 
 
 def cpu_time_ns(pid: int) -> int | None:

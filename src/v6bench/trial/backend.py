@@ -45,7 +45,13 @@ def live_fits(port: dict, streams: list[dict]) -> bool:
 
 def settle(spec: dict) -> None:
     """Resolves ``xdp_live`` per port of an engine spec: kept where
-    :func:`live_fits`, ``af_xdp`` elsewhere."""
+    :func:`live_fits`, ``af_xdp`` elsewhere. A port given several senders
+    (``tx_queues``) keeps them on ``auto`` and ``af_xdp``; ``af_packet``
+    and ``xdp_live`` send from one thread a port, so there it gets one,
+    on its first CPU."""
     for port in spec["ports"]:
         if port.get("backend") == "xdp_live" and not live_fits(port, spec["streams"]):
             port["backend"] = "af_xdp"
+        if port.get("tx_queues", 1) > 1 and port.get("backend") in ("af_packet", "xdp_live"):
+            del port["tx_queues"]
+            port["tx_cpu"] = port["tx_cpu"][0]

@@ -38,7 +38,7 @@ def engine_spec(lab: LabState, request: TrialRequest, fps: float, path: LabPath 
         port = _port(lab, tester)
         if tester in senders:
             port["tx_rate"] = {"fps": fps}
-            port["tx_cpu"] = plan.tester_tx[senders.index(tester) % len(plan.tester_tx)]
+            port.update(_sender_cpus(plan, senders.index(tester), len(senders)))
         ports.append(port)
     streams = [
         {"name": f"ipv{version}-{src}-{dst}", "tx_port": src, "rx_port": dst, "ip_version": version,
@@ -69,6 +69,13 @@ def engine_spec(lab: LabState, request: TrialRequest, fps: float, path: LabPath 
     }
 
 
+def _sender_cpus(plan, index: int, senders: int) -> dict:
+    """The engine's ``tx_cpu`` (and ``tx_queues``, with several) for the
+    ``index``-th of ``senders`` sending ports (:meth:`CpuPlan.sender_cpus`)."""
+    cpus = plan.sender_cpus(index, senders)
+    return {"tx_cpu": cpus[0]} if len(cpus) == 1 else {"tx_cpu": list(cpus), "tx_queues": len(cpus)}
+
+
 def _port(lab: LabState, tester: str) -> dict:
     node = lab.node(tester)
     (iface,) = node["interfaces"]
@@ -96,7 +103,7 @@ def _mesh_spec(lab: LabState, request: TrialRequest, fps: float) -> dict:
         port = _port(lab, tester)
         if tester in senders:
             port["tx_rate"] = {"fps": fps}
-            port["tx_cpu"] = plan.tester_tx[senders.index(tester) % len(plan.tester_tx)]
+            port.update(_sender_cpus(plan, senders.index(tester), len(senders)))
         ports.append(port)
     streams = [{"name": f"ipv{v}-{src}-{dst}", "tx_port": src, "rx_port": dst, "ip_version": v,
                 "frame_size": request.frame_size, "share": share}
