@@ -55,11 +55,14 @@ def sh(*args, **kw) -> subprocess.CompletedProcess:
     return subprocess.run(list(args), capture_output=True, text=True, check=True, timeout=kw.pop("timeout", 60), **kw)
 
 
-def build(napi: bool) -> None:
+def build(napi: bool, queues: int = 1) -> None:
+    """The veth pair A–B; ``queues`` transmit and receive queues each way
+    (bench/sender_queues.py)."""
     for ns in (NS_A, NS_B):
         sh("ip", "netns", "add", ns)
         sh("ip", "netns", "exec", ns, "sysctl", "-qw", "net.ipv6.conf.all.disable_ipv6=1")
-    sh("ip", "link", "add", IF_A, "netns", NS_A, "type", "veth", "peer", "name", IF_B, "netns", NS_B)
+    q = ("numtxqueues", str(queues), "numrxqueues", str(queues))
+    sh("ip", "link", "add", IF_A, "netns", NS_A, *q, "type", "veth", "peer", "name", IF_B, "netns", NS_B, *q)
     sh("ip", "-n", NS_A, "link", "set", IF_A, "up")
     sh("ip", "-n", NS_B, "link", "set", IF_B, "up")
     for _ in range(100):

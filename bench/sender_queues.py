@@ -2,7 +2,8 @@
 """The engine's sending rate with one sender a port against several
 (``tx_queues``, docs/engine-spec.md "Several senders a port"), in one run.
 
-One veth pair between namespaces v6bq-a and v6bq-b, made with as many
+The veth pair of bench/engine_vs_trafgen.py (namespaces v6bb-a and
+v6bb-b, its plain arrangement), made with as many
 transmit and receive queues as senders (``--queues``, default: the CPUs
 this process may use, at most 4). The engine sends 64-byte IPv4/UDP frames
 by AF_XDP from A and receives and counts them on B, first with one sender
@@ -25,53 +26,18 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
-import subprocess
 import sys
-import time
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
-from v6bench import engine, stopping  # noqa: E402
-
-NS_A, NS_B, IF_A, IF_B = "v6bq-a", "v6bq-b", "v6bqa", "v6bqb"
-
-
-def sh(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run(list(args), capture_output=True, text=True, check=True, timeout=60)
-
-
-def build(queues: int) -> None:
-    for ns in (NS_A, NS_B):
-        sh("ip", "netns", "add", ns)
-        sh("ip", "netns", "exec", ns, "sysctl", "-qw", "net.ipv6.conf.all.disable_ipv6=1")
-    q = ("numtxqueues", str(queues), "numrxqueues", str(queues))
-    sh("ip", "link", "add", IF_A, "netns", NS_A, *q, "type", "veth", "peer", "name", IF_B, "netns", NS_B, *q)
-    for ns, ifname in ((NS_A, IF_A), (NS_B, IF_B)):
-        sh("ip", "-n", ns, "link", "set", ifname, "up")
-    for _ in range(100):
-        if "LOWER_UP" in sh("ip", "-n", NS_B, "link", "show", IF_B).stdout:
-            return
-        time.sleep(0.05)
-
-
-def destroy() -> None:
-    for ns in (NS_A, NS_B):
-        subprocess.run(["ip", "netns", "del", ns], capture_output=True)
-
-
-def port(name: str, **extra) -> dict:
-    me, peer = (2, 3) if name == "a" else (3, 2)
-    return {"name": name, "interface": IF_A if name == "a" else IF_B, "netns": NS_A if name == "a" else NS_B,
-            "ipv4": f"198.18.0.{me}/24", "gateway_ipv4": f"198.18.0.{peer}", "backend": "af_xdp", **extra}
+from engine_vs_trafgen import build, destroy, spec  # the veth pair A–B and the engine's spec for it
+from v6bench import engine, stopping
 
 
 def run(cpus: list[int], offer_fps: float, duration_s: float) -> dict:
     """One trial with one sender a CPU in ``cpus``: achieved rate, lost frames."""
-    sender = {"tx_rate": {"fps": offer_fps}, "tx_queues": len(cpus), "tx_cpu": cpus if len(cpus) > 1 else cpus[0]}
-    spec = {"spec_version": 1, "duration_s": duration_s, "drain_s": 0.5,
-            "ports": [port("a", **sender), port("b")],
-            "streams": [{"name": "v4", "tx_port": "a", "rx_port": "b", "ip_version": 4, "frame_size": 64}]}
-    r = engine.run_trial(spec)
+    sp = spec(offer_fps, duration_s, "af_xdp")
+    del sp["rx_cpu"]  # the receive thread wherever the kernel puts it: every CPU sends here
+    sp["ports"][0].update(tx_queues=len(cpus), tx_cpu=cpus if len(cpus) > 1 else cpus[0])
+    r = engine.run_trial(sp)
     s = r["streams"][0]
     return {"offered_fps": r["ports"][0]["tx"]["offered_fps"], "lost": s["lost_frames"], "reordered": s["reordered_frames"],
             "ring_drops": r["ports"][1]["rx_ring_drops"]}
@@ -90,7 +56,7 @@ def main() -> int:
         raise SystemExit(f"--queues: 2..{len(cpus)} (one CPU a sender), got {args.queues}")
     destroy()  # a run cut short before
     try:
-        build(args.queues)
+        build(napi=False, queues=args.queues)
         rows: dict[int, list[dict]] = {1: [], args.queues: []}
         for i in range(args.rounds):
             for n in ((1, args.queues) if i % 2 == 0 else (args.queues, 1)):

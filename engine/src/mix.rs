@@ -72,10 +72,7 @@ impl Schedule {
     /// Position among all frames of the schedule of stream `i`'s frame
     /// number `n` (the inverse of the walk).
     pub fn index_of(&self, i: usize, n: u64) -> u64 {
-        let share = self.shares[i];
-        let (full, rest) = (n / share, n % share);
-        let pos = self.order.iter().enumerate().filter(|(_, &s)| usize::from(s) == i).nth(rest as usize).map(|(p, _)| p).expect("rest < share");
-        full * self.window() + pos as u64
+        Positions::new(self, i).index_of(n)
     }
 }
 
@@ -149,28 +146,47 @@ impl Lane {
     }
 }
 
-/// The lane of each frame of one stream, for the receiver: stream `i`'s
-/// frame `seq` is the port's frame `index_of(i, seq)`, of lane
-/// `index_of(i, seq) mod lanes`, found without searching the window.
+/// Where one stream's frames lie among all frames of its schedule, found
+/// without searching the window.
 #[derive(Debug, Clone)]
-pub struct LaneOf {
-    lanes: u64,
+struct Positions {
     share: u64,
     window: u64,
     /// Position in the window of the stream's r-th frame there (r < share).
     offsets: Vec<u64>,
 }
 
+impl Positions {
+    fn new(schedule: &Schedule, i: usize) -> Positions {
+        let offsets = schedule.order.iter().enumerate().filter(|(_, &s)| usize::from(s) == i).map(|(p, _)| p as u64).collect();
+        Positions { share: schedule.shares[i], window: schedule.window(), offsets }
+    }
+
+    /// Position among all frames of the stream's frame number `n`.
+    #[inline]
+    fn index_of(&self, n: u64) -> u64 {
+        (n / self.share) * self.window + self.offsets[(n % self.share) as usize]
+    }
+}
+
+/// The lane of each frame of one stream, for the receiver: stream `i`'s
+/// frame `seq` is the port's frame `index_of(i, seq)`, of lane
+/// `index_of(i, seq) mod lanes`.
+#[derive(Debug, Clone)]
+pub struct LaneOf {
+    lanes: u64,
+    positions: Positions,
+}
+
 impl LaneOf {
     pub fn new(schedule: &Schedule, i: usize, lanes: u64) -> LaneOf {
-        let offsets = schedule.order.iter().enumerate().filter(|(_, &s)| usize::from(s) == i).map(|(p, _)| p as u64).collect();
-        LaneOf { lanes: lanes.max(1), share: schedule.shares[i], window: schedule.window(), offsets }
+        LaneOf { lanes: lanes.max(1), positions: Positions::new(schedule, i) }
     }
 
     /// One lane: every frame in lane 0.
     #[cfg(test)]
     pub fn single() -> LaneOf {
-        LaneOf { lanes: 1, share: 1, window: 1, offsets: vec![0] }
+        LaneOf { lanes: 1, positions: Positions { share: 1, window: 1, offsets: vec![0] } }
     }
 
     pub fn lanes(&self) -> usize {
@@ -182,7 +198,7 @@ impl LaneOf {
         if self.lanes == 1 {
             return 0;
         }
-        (((seq / self.share) * self.window + self.offsets[(seq % self.share) as usize]) % self.lanes) as usize
+        (self.positions.index_of(seq) % self.lanes) as usize
     }
 }
 

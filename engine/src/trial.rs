@@ -130,7 +130,7 @@ fn open_port(plan: &Plan, i: usize) -> Result<OpenPort, String> {
         // Several senders need af_xdp; where auto took af_packet the port has one (validation refused the rest).
         let senders = if backend == Backend::AfXdp { lanes } else { lanes.min(1) };
         if senders < lanes {
-            let why = format!("auto took {}: one sender for tx_queues {lanes}", if backend == Backend::AfPacket { "af_packet" } else { "another backend" });
+            let why = format!("auto took af_packet: one sender for tx_queues {lanes}");
             backend_note = Some(backend_note.map_or(why.clone(), |n| format!("{n}; {why}")));
         }
         let counters_before = IfCounters::read(&p.interface);
@@ -248,9 +248,12 @@ pub fn run(plan: &Plan, stop: &AtomicBool) -> Result<TrialResult, String> {
             Job::Paced(j) => tx::run(j, t0, deadline, stop),
             Job::Live(j) => live::run(j, t0, deadline, stop),
         }))).collect();
-        let lanes: Vec<(usize, TxReport)> = handles.into_iter().map(|(pi, h)| (pi, h.join().unwrap_or_else(|_| TxReport { error: Some("sender thread panicked".into()), ..Default::default() }))).collect();
         // One report a port, its lanes' merged (they were spawned in lane order).
-        plan.ports.iter().enumerate().filter(|(_, p)| p.tx.is_some()).map(|(pi, _)| (pi, tx::merge(lanes.iter().filter(|(i, _)| *i == pi).map(|(_, r)| r.clone()).collect()))).collect()
+        let mut lanes: Vec<Vec<TxReport>> = vec![Vec::new(); plan.ports.len()];
+        for (pi, h) in handles {
+            lanes[pi].push(h.join().unwrap_or_else(|_| TxReport { error: Some("sender thread panicked".into()), ..Default::default() }));
+        }
+        lanes.into_iter().enumerate().filter(|(_, l)| !l.is_empty()).map(|(pi, l)| (pi, tx::merge(l))).collect()
     });
     let traffic_s = reports.iter().map(|(_, r)| r.send_span_ns).max().unwrap_or(0) as f64 / 1e9;
 

@@ -225,8 +225,6 @@ pub struct XskRx {
     shared: Arc<Shared>,
     rx: MapRing,
     fill: MapRing,
-    /// Receive chunks of this queue: the first part of its UMEM.
-    rx_chunks: u32,
 }
 
 /// The transmit half.
@@ -272,7 +270,7 @@ pub fn open(ifindex: i32, rx_queues: u32, tx_queues: u32) -> Result<(Vec<XskRx>,
             let free = (rx_ring..rx_ring + tx_ring).map(|i| u64::from(i) * CHUNK as u64).collect();
             txs.push(XskTx { shared: Arc::clone(&shared), tx, comp, free });
         }
-        rxs.push(XskRx { shared, rx: q.rx, fill: q.fill, rx_chunks: rx_ring });
+        rxs.push(XskRx { shared, rx: q.rx, fill: q.fill });
     }
     Ok((rxs, txs, mode))
 }
@@ -370,6 +368,11 @@ fn offsets(fd: RawFd) -> Result<MmapOffsets, String> {
 }
 
 impl XskRx {
+    /// Receive chunks of this queue, the first part of its UMEM: one a fill-ring entry.
+    fn rx_chunks(&self) -> usize {
+        self.fill.mask as usize + 1
+    }
+
     /// The receive socket, which has no TX ring: polling it never transmits.
     pub fn fd(&self) -> RawFd {
         self.shared.fd.as_raw_fd()
@@ -394,7 +397,7 @@ impl XskRx {
             let d = unsafe { *self.rx.desc_at(i) };
             let (addr, len) = (d.addr as usize, d.len as usize);
             let chunk = addr - addr % CHUNK;
-            if addr + len <= CHUNK * self.rx_chunks as usize && addr - chunk >= bpf::META_LEN {
+            if addr + len <= CHUNK * self.rx_chunks() && addr - chunk >= bpf::META_LEN {
                 // SAFETY: [addr - 8, addr + len) lies in the receive half of the UMEM (checked above).
                 let (data, stamp) = unsafe {
                     (std::slice::from_raw_parts(self.shared.umem.add(addr), len), std::ptr::read_unaligned(self.shared.umem.add(addr - bpf::META_LEN) as *const u64))
