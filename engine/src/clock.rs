@@ -85,6 +85,16 @@ pub fn set_nice(nice: i32) -> Result<(), String> {
     Ok(())
 }
 
+/// Puts the calling thread in SCHED_FIFO at `priority` (1..=99).
+pub fn set_fifo(priority: u8) -> Result<(), String> {
+    let param = libc::sched_param { sched_priority: i32::from(priority) };
+    // SAFETY: pid 0 is the calling thread; `param` is a valid sched_param.
+    if unsafe { libc::sched_setscheduler(0, libc::SCHED_FIFO, &param) } != 0 {
+        return Err(format!("cannot run the receive thread at SCHED_FIFO {priority}: {}", std::io::Error::last_os_error()));
+    }
+    Ok(())
+}
+
 /// Asks for 1 ns timer slack so sleeps end when asked (default is 50 µs).
 pub fn tight_timer_slack() {
     // SAFETY: PR_SET_TIMERSLACK takes an integer argument and affects only this thread.

@@ -135,6 +135,8 @@ struct PlanSummary {
     spec_version: u32,
     /// With `after_stall: slip`, the backlog beyond which a sender slips.
     slip_after_frames: Option<u64>,
+    /// The receive thread's SCHED_FIFO priority where every port receives through AF_XDP.
+    rx_priority: Option<u8>,
     ports: Vec<PortSummary>,
     streams: Vec<StreamSummary>,
 }
@@ -163,6 +165,7 @@ fn cmd_check(a: &Args) -> Result<i32, Failure> {
     let summary = PlanSummary {
         spec_version: spec::SPEC_VERSION,
         slip_after_frames: plan.slip_after_frames,
+        rx_priority: plan.rx_priority,
         ports: plan
             .ports
             .iter()

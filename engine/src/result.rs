@@ -28,6 +28,10 @@ pub struct TrialResult {
     pub drain_s: f64,
     /// What the senders did after a stall: "catch_up" or "slip" (the spec's `after_stall`).
     pub after_stall: &'static str,
+    /// SCHED_FIFO priority the receive thread ran at (the spec's
+    /// `rx_priority`, when every port received through AF_XDP); null: an
+    /// ordinary thread.
+    pub rx_priority: Option<u8>,
     pub tester_limited: bool,
     /// Why, in words; empty when not limited.
     pub tester_limited_reasons: Vec<String>,

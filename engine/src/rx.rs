@@ -157,14 +157,24 @@ impl RxQueue {
 pub struct Receiver {
     pub rings: Vec<RxQueue>,
     pub state: RxState,
+    /// The SCHED_FIFO priority it ran at, none: an ordinary thread.
+    pub fifo_priority: Option<u8>,
 }
 
 impl Receiver {
     /// Runs until `shared.stop` is set, then drains the rings once more and
     /// returns itself with the counts.
-    pub fn run(mut self, shared: Arc<Shared>, cpu: Option<usize>) -> Result<Receiver, String> {
+    /// With `priority`, the thread runs at SCHED_FIFO when every port
+    /// receives through AF_XDP: it then rests after each pass that found
+    /// frames, so it cannot hold its CPU. A packet socket's ring has no
+    /// such rest, and a receiver with one stays an ordinary thread.
+    pub fn run(mut self, shared: Arc<Shared>, cpu: Option<usize>, priority: Option<u8>) -> Result<Receiver, String> {
         if let Some(c) = cpu {
             crate::clock::pin_to_cpu(c)?;
+        }
+        if let Some(p) = priority.filter(|_| self.rings.iter().all(|r| matches!(r, RxQueue::Xdp(_)))) {
+            crate::clock::set_fifo(p)?;
+            self.fifo_priority = Some(p);
         }
         let mut fds: Vec<libc::pollfd> = self.rings.iter().flat_map(RxQueue::fds).map(|fd| libc::pollfd { fd, events: libc::POLLIN | libc::POLLERR, revents: 0 }).collect();
         loop {

@@ -47,6 +47,12 @@ pub struct TrialSpec {
     pub learning: LearningSpec,
     /// CPU for the receive thread; none = not pinned.
     pub rx_cpu: Option<usize>,
+    /// SCHED_FIFO priority (1..=99) for the receive thread when every port
+    /// receives through AF_XDP; none = an ordinary thread. Give it the
+    /// priority of the NAPI threads that share its CPU: at the same FIFO
+    /// priority neither preempts the other in the middle of its batch
+    /// (`docs/engine-spec.md`, "Receive thread priority").
+    pub rx_priority: Option<u8>,
     /// Include each stream's latency histogram (HdrHistogram V2, base64) in the result.
     #[serde(default)]
     pub export_histograms: bool,
@@ -427,6 +433,7 @@ pub struct Plan {
     pub drain_s: f64,
     pub learning: LearningSpec,
     pub rx_cpu: Option<usize>,
+    pub rx_priority: Option<u8>,
     pub export_histograms: bool,
     pub tx_stamp_check: bool,
     pub tester_limited_shortfall: f64,
@@ -540,6 +547,11 @@ impl TrialSpec {
         }
         if !(self.tester_limited_slip_ratio.is_finite() && (0.0..1.0).contains(&self.tester_limited_slip_ratio)) {
             return Err("tester_limited_slip_ratio: must be a ratio in [0, 1)".into());
+        }
+        if let Some(p) = self.rx_priority {
+            if !(1..=99).contains(&p) {
+                return Err(format!("rx_priority: must be a SCHED_FIFO priority 1..=99, got {p}"));
+            }
         }
         if self.ports.is_empty() {
             return Err("ports: at least one port is needed".into());
@@ -815,6 +827,7 @@ impl TrialSpec {
             drain_s: self.drain_s,
             learning: self.learning.clone(),
             rx_cpu: self.rx_cpu,
+            rx_priority: self.rx_priority,
             export_histograms: self.export_histograms,
             tx_stamp_check: self.tx_stamp_check,
             tester_limited_shortfall: self.tester_limited_shortfall,
@@ -873,6 +886,22 @@ mod tests {
         assert_eq!(p.streams[1].frames, 200);
         assert_eq!(p.streams[0].dst_ip, "198.19.0.2".parse::<IpAddr>().unwrap());
         assert_eq!(p.streams[1].src_port, DEFAULT_SRC_PORT);
+    }
+
+    #[test]
+    fn the_receive_priority_is_a_fifo_priority() {
+        let mut s = base();
+        assert_eq!(spec(s.clone()).unwrap().rx_priority, None, "an ordinary thread by default");
+        s["rx_priority"] = serde_json::json!(1);
+        assert_eq!(spec(s.clone()).unwrap().rx_priority, Some(1));
+        s["rx_priority"] = serde_json::json!(99);
+        assert_eq!(spec(s.clone()).unwrap().rx_priority, Some(99));
+        s["rx_priority"] = serde_json::json!(0);
+        assert!(spec(s.clone()).unwrap_err().starts_with("rx_priority: must be a SCHED_FIFO priority"));
+        s["rx_priority"] = serde_json::json!(100);
+        assert!(spec(s.clone()).unwrap_err().starts_with("rx_priority"));
+        s["rx_priority"] = serde_json::json!(-1);
+        assert!(spec(s).is_err(), "not a u8");
     }
 
     #[test]

@@ -182,10 +182,11 @@ pub fn run(plan: &Plan, stop: &AtomicBool) -> Result<TrialResult, String> {
             plan.streams.iter().map(|s| StreamKey { rx_port: s.rx_port, ip_version: s.ip_version(), echo: s.protocol == crate::spec::Protocol::IcmpEcho }).collect(),
             plan.streams.iter().map(|s| StreamCounters::new(s.frames, lanes_of(plan, &open, s))).collect(),
         ),
+        fifo_priority: None,
     };
     let rx_shared = Arc::clone(&shared);
-    let rx_cpu = plan.rx_cpu;
-    let rx_thread = std::thread::Builder::new().name("rx".into()).spawn(move || receiver.run(rx_shared, rx_cpu)).map_err(|e| format!("cannot start receive thread: {e}"))?;
+    let (rx_cpu, rx_priority) = (plan.rx_cpu, plan.rx_priority);
+    let rx_thread = std::thread::Builder::new().name("rx".into()).spawn(move || receiver.run(rx_shared, rx_cpu, rx_priority)).map_err(|e| format!("cannot start receive thread: {e}"))?;
     let stop_rx = |shared: &Shared| shared.stop.store(true, Ordering::Release);
 
     // Learning.
@@ -458,6 +459,7 @@ fn assemble(plan: &Plan, open: &[OpenPort], hops: &learn::NextHops, reports: &[(
         traffic_s: a.traffic_s,
         drain_s: plan.drain_s,
         after_stall: if plan.slip_after_frames.is_some() { "slip" } else { "catch_up" },
+        rx_priority: rx.fifo_priority,
         tester_limited: !reasons.is_empty(),
         tester_limited_reasons: reasons,
         totals,

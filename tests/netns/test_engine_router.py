@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import signal
 import subprocess
 import time
+from pathlib import Path
 
 import pytest
 
@@ -395,3 +397,31 @@ def test_auto_sends_with_one_sender_where_it_takes_af_packet(router_lab):
     assert (a["backend"], a["tx"]["queues"], a["tx"]["cpus"]) == ("af_packet", 1, [0])
     assert "one sender for tx_queues 2" in a["backend_note"]
     assert r["totals"]["rx_frames"] == r["totals"]["tx_frames"] == 1_000
+
+
+def test_the_receive_thread_runs_at_fifo_only_beside_af_xdp(router_lab, tmp_path):
+    """``rx_priority`` puts the receive thread at SCHED_FIFO where every
+    port receives through AF_XDP (the thread rests after each pass that
+    found frames, so it cannot hold its CPU); beside a packet socket it
+    stays an ordinary thread. The result says which, and the thread's
+    policy while it runs agrees."""
+    for backend, want in (("af_xdp", 1), ("af_packet", None)):
+        r = unspoiled_trial(mix_spec(router_lab, rate_fps=2_000, duration_s=0.5, backend=backend, rx_priority=1))
+        assert r["rx_priority"] == want, backend
+        assert r["totals"]["rx_frames"] == r["totals"]["tx_frames"] == 1_000
+    assert engine.run_trial(mix_spec(router_lab, rate_fps=2_000, duration_s=0.5))["rx_priority"] is None, "ordinary by default"
+    p = start_engine(mix_spec(router_lab, rate_fps=2_000, duration_s=2, backend="af_xdp", rx_priority=1), tmp_path)
+    try:
+        policy = None
+        for _ in range(200):
+            time.sleep(0.01)
+            rx = [t for t in Path(f"/proc/{p.pid}/task").iterdir() if (t / "comm").read_text().strip() == "rx"]
+            if rx:
+                time.sleep(0.5)  # past the thread's start, where it sets its policy
+                policy = os.sched_getscheduler(int(rx[0].name))
+                break
+        assert policy == os.SCHED_FIFO
+    finally:
+        out, err = p.communicate(timeout=30)
+    assert p.returncode == 0, err
+    assert json.loads(out)["rx_priority"] == 1

@@ -39,6 +39,16 @@ def test_inline_runs_the_dut_in_the_sender():
     assert p.dut == p.tester_tx and p.tester_rx == 1
 
 
+def test_the_receive_thread_shares_the_fifo_priority_of_the_tester_napi_threads():
+    """In split the tester's NAPI threads run at SCHED_FIFO 1 on the receive
+    CPU, and so does the engine's receive thread; inline has no NAPI threads."""
+    from v6bench.lab.napi import FIFO_PRIORITY
+
+    assert plan("split", (0, 1)).tester_rx_priority == FIFO_PRIORITY == 1
+    assert plan("split", tuple(range(6))).tester_rx_priority == FIFO_PRIORITY
+    assert plan("inline", (0, 1)).tester_rx_priority is None
+
+
 def test_unknown_arrangement():
     with pytest.raises(UsageError, match="--cpu-arrangement"):
         plan("magic", (0, 1))

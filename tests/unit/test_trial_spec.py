@@ -49,6 +49,7 @@ def test_bidirectional_spec_is_valid_and_exact(engine_bin, topology, gw1, gw2):
     assert ports["t1"]["tx_cpu"] == 0 and spec["rx_cpu"] == 0
     assert ports["t1"]["interface"].startswith("t1-") and ports["t1"]["netns"] == "v6b-t1"
     plan_out = check(engine_bin, spec)
+    assert plan_out["rx_priority"] == 1, "the receive thread beside the tester's FIFO NAPI threads (lab/cpus.py)"
     frames = {s["name"]: s["frames"] for s in plan_out["streams"]}
     assert frames == {"ipv4-t1-t2": 18000, "ipv6-t1-t2": 2000, "ipv4-t2-t1": 18000, "ipv6-t2-t1": 2000}
 

@@ -46,6 +46,7 @@ import os
 from dataclasses import asdict, dataclass
 
 from ..errors import UsageError
+from .napi import FIFO_PRIORITY
 
 ARRANGEMENTS = ("split", "inline")
 
@@ -64,6 +65,16 @@ class CpuPlan:
     def shared(self) -> bool:
         """True when tester and DUT work can run on the same CPU."""
         return bool(set(self.dut) & (set(self.tester_tx) | {self.tester_rx}))
+
+    @property
+    def tester_rx_priority(self) -> int | None:
+        """SCHED_FIFO priority for the engine's receive thread (its
+        ``rx_priority``): in ``split`` that of the tester ports' NAPI
+        threads on the same CPU, so that neither preempts the other in the
+        middle of a batch (at ordinary priority the receive thread was
+        preempted at every NAPI wake-up and its AF_XDP rings overflowed,
+        docs/performance.md); ``inline`` has no NAPI threads: none."""
+        return FIFO_PRIORITY if self.arrangement == "split" else None
 
     @property
     def tester_link_queues(self) -> int:

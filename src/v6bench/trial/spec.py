@@ -61,12 +61,20 @@ def engine_spec(lab: LabState, request: TrialRequest, fps: float, path: LabPath 
         "duration_s": request.duration_s,
         "drain_s": request.drain_s,
         "rx_cpu": plan.tester_rx,
+        **_rx_priority(plan),
         "tester_limited_backlog_frames": input_queue_frames(lab),
         "after_stall": AFTER_STALL,
         "export_histograms": True,  # per-frame delay distributions for the report (seed 003 Fig. 3-4)
         "ports": ports,
         "streams": streams,
     }
+
+
+def _rx_priority(plan) -> dict:
+    """The engine's ``rx_priority``, where the CPU plan gives one
+    (:attr:`CpuPlan.tester_rx_priority`)."""
+    p = plan.tester_rx_priority
+    return {} if p is None else {"rx_priority": p}
 
 
 def _sender_cpus(plan, index: int, senders: int) -> dict:
@@ -109,7 +117,8 @@ def _mesh_spec(lab: LabState, request: TrialRequest, fps: float) -> dict:
                 "frame_size": request.frame_size, "share": share}
                for src, dst in flows for v, share in request.mix.versions]
     return {"spec_version": SPEC_VERSION, "duration_s": request.duration_s, "drain_s": request.drain_s,
-            "rx_cpu": plan.tester_rx, "tester_limited_backlog_frames": input_queue_frames(lab), "after_stall": AFTER_STALL, "ports": ports,
+            "rx_cpu": plan.tester_rx, **_rx_priority(plan), "tester_limited_backlog_frames": input_queue_frames(lab),
+            "after_stall": AFTER_STALL, "ports": ports,
             "streams": streams}
 
 
