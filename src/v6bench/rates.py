@@ -34,7 +34,7 @@ def parse_link_speed(text: str) -> float:
     """``100M``, ``1G`` or ``10G`` → bits/s."""
     key = text.strip().upper().removesuffix("BPS").removesuffix("B")
     if key not in LINK_SPEEDS_BPS:
-        raise UsageError(f"--link-speed: {text!r} is not one of {', '.join(LINK_SPEEDS_BPS)}")
+        raise UsageError(f"{text!r} is not one of {', '.join(LINK_SPEEDS_BPS)}", "link_speed")
     return LINK_SPEEDS_BPS[key]
 
 
@@ -66,7 +66,7 @@ class Rate:
         if self.unit not in ("fps", "percent", "l1_bps", "l2_bps"):
             raise ValueError(f"unknown rate unit {self.unit}")
         if not self.value > 0:
-            raise UsageError(f"--rate: {self.text!r} must be above zero")
+            raise UsageError(f"{self.text!r} must be above zero", "rate")
 
     def fps(self, frame_size: float, link_bps: float) -> float:
         """Frames/s at ``frame_size`` bytes on a link of ``link_bps``."""
@@ -90,16 +90,26 @@ def parse_rate(text: str) -> Rate:
     m = _RATE_RE.match(text.strip())
     if not m:
         raise UsageError(
-            f"--rate: {text!r} is not a rate; use frames/s (20000fps, 20kpps), percent of line (50%) or bits/s (30Mbps, 30Mbps:l2)"
-        )
+            f"{text!r} is not a rate; use frames/s (20000fps, 20kpps), percent of line (50%) or bits/s (30Mbps, 30Mbps:l2)",
+            "rate")
     value = float(m["num"])
     if m["pct"]:
         if value > 100:
-            raise UsageError(f"--rate: {text!r} is above line rate (100%)")
+            raise UsageError(f"{text!r} is above line rate (100%)", "rate")
         return Rate(value, "percent", text)
     value *= _PREFIX[m["pfx"].lower()]
     if m["unit"].lower() in ("fps", "pps"):
         if m["layer"]:
-            raise UsageError(f"--rate: {text!r}: a layer applies to bits/s only")
+            raise UsageError(f"{text!r}: a layer applies to bits/s only", "rate")
         return Rate(value, "fps", text)
     return Rate(value, "l2_bps" if (m["layer"] or "").lower() == ":l2" else "l1_bps", text)
+
+
+def check_rates(texts: tuple[str, ...], field: str, also: tuple[str, ...] = ()) -> None:
+    """Each of ``texts`` is a rate (:func:`parse_rate`) or one of ``also``; errors name ``field``."""
+    for text in texts:
+        if text not in also:
+            try:
+                parse_rate(text)
+            except UsageError as e:
+                raise UsageError(e.message, field) from None

@@ -53,7 +53,7 @@ def test_campaign_expands_the_matrix_in_file_order():
     (("[lab]", "[lab]\nmtu = \"r1-r2=500\""), "t.toml: lab.mtu: this topology has no link r1-r2"),
     (("[lab]", "[lab]\nmtu = \"t1-r1=60\""), "t.toml: lab.mtu: t1-r1=60 is outside 68..9198 bytes"),
     (("[lab]", "[labs]"), "t.toml: labs: unknown key"),
-    (('frame_sizes = [128]', 'frame_sizes = [64]'), "t.toml: test[1].frame_sizes: 64 bytes cannot carry IPv6"),
+    (('frame_sizes = [128]', 'frame_sizes = [64]'), "t.toml: test[1].frame_sizes[0]: 64 bytes is outside 84..9216 for IPv6"),
     (("hold_s = 1.0", "hold_s = 1.0\n[[tset]]"), "t.toml: tset: unknown key"),
     (("name = \"t\"", "name = "), "t.toml: not valid TOML"),
     (("hold_s = 1.0", 'hold_s = 1.0\next_headers = "hbh2"'), "t.toml: test[1].ext_headers: 'hbh2' is not one of hbh"),
@@ -227,10 +227,10 @@ def test_scenarios_merge_over_lab_and_dut_and_expand_with_their_names():
     (lambda t: t.replace('kind = "recovery"', 'kind = "recovery"\nscenarios = ["nope"]'),
      r"test\[1\]\.scenarios\[0\]: 'nope' is not a scenario \(known: plain, nat, small-mtu\)"),
     (lambda t: t.replace('dut = { nat44 = true }', 'dut = { tunnel = "6in4" }'),
-     r"scenario\[1\]\.dut\.tunnel: 6in4 runs between R1 and R2: it needs lab.topology"),
+     r"scenario\[1\]\.dut\.tunnel: 6in4 runs between R1 and R2: it needs topology b"),
     (lambda t: t.replace('mtu = "r1-r2=1000"', 'mtu = "r1-r2=1000", speed = 1'), r"scenario\[2\]\.lab\.speed: unknown key"),
     # IPv6 cannot cross the 1000-B link: the test is checked against the scenario's lab.
-    (lambda t: t, r"scenario small-mtu: test\[0\]\.mixes: 0/100: .*1280"),
+    (lambda t: t, r"test\[0\]\.mixes\[1\]: in scenario small-mtu: 0/100: .*1280"),
 ])
 def test_bad_scenarios_name_the_field(edit, message):
     with pytest.raises(UsageError, match=message):
@@ -347,10 +347,13 @@ def test_tests_that_give_no_count_repeat_enough_for_a_verdict():
 
 def test_v6bench_test_repeats_a_search_enough_for_a_verdict_unless_told(monkeypatch, tmp_path):
     from v6bench import cli
+    from v6bench.cli import test as test_cmd
+    from v6bench.lab.site import Site
 
     monkeypatch.setenv("V6BENCH_RUN_DIR", str(tmp_path))  # no lab up: the lab options' defaults
     parser = cli.parser()
-    c = cli._test_campaign(parser.parse_args(["test", "throughput", "--mix", "100/0,0/100", "--frame-size", "128"]))
+    site = Site.from_env()
+    c = test_cmd.campaign(site, parser.parse_args(["test", "throughput", "--mix", "100/0,0/100", "--frame-size", "128"]))
     assert c.tests[0].matrix.repeat == 5
-    c = cli._test_campaign(parser.parse_args(["test", "throughput", "--frame-size", "128", "--repeat", "1"]))
+    c = test_cmd.campaign(site, parser.parse_args(["test", "throughput", "--frame-size", "128", "--repeat", "1"]))
     assert c.tests[0].matrix.repeat == 1

@@ -50,5 +50,5 @@ def test_the_receive_thread_shares_the_fifo_priority_of_the_tester_napi_threads(
 
 
 def test_unknown_arrangement():
-    with pytest.raises(UsageError, match="--cpu-arrangement"):
+    with pytest.raises(UsageError, match="^cpu_arrangement: "):
         plan("magic", (0, 1))

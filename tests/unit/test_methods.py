@@ -198,13 +198,13 @@ def test_latency_loads_resolve_rates_and_throughput():
 
 def test_params_name_the_field():
     with pytest.raises(UsageError, match=r"tests\[1\]\.trial_duration_s: expected a number"):
-        parse(throughput.Params, {"trial_duration_s": "x"}, "tests[1]")
+        parse(throughput.Params, {"trial_duration_s": "x"}, ("tests", 1))
     with pytest.raises(UsageError, match=r"tests\[0\]\.serch: unknown key"):
-        parse(throughput.Params, {"serch": "mlr"}, "tests[0]")
+        parse(throughput.Params, {"serch": "mlr"}, ("tests", 0))
     with pytest.raises(UsageError, match=r"t\.search: 'fast' is not binary or mlr"):
-        parse(throughput.Params, {"search": "fast"}, "t")
+        parse(throughput.Params, {"search": "fast"}, ("t",))
     with pytest.raises(UsageError, match=r"kinds: 'warm'"):
-        parse(reset.Params, {"kinds": ["warm"]}, "t")
+        parse(reset.Params, {"kinds": ["warm"]}, ("t",))
     with pytest.raises(UsageError, match="kind: 'jitter' is not a test"):
         registry.kind("jitter")
 

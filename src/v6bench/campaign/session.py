@@ -64,7 +64,7 @@ def run(site: Site, c: Campaign, store: Store, resume: bool, command: str,
     recorded), one lab per visit of a scenario."""
     run_id = store.resumable_run(c.sha256) if resume else None
     if resume and run_id is None:
-        raise UsageError(f"--resume: no unfinished run of {c.name} (this exact file) in {store.path}; run it without --resume")
+        raise UsageError(f"no unfinished run of {c.name} (this exact file) in {store.path}; run it without --resume", "resume")
     sts = ensure_selftests(site, store, c, progress)
     # The run's own record: the self-test of the campaign's [lab] arrangement (each scenario's is in its environment).
     st = sts.get(c.lab.cpu_arrangement, next(iter(sts.values())))

@@ -34,8 +34,13 @@ block visits the scenarios in a random order and, in each, runs its points
 in a random order, the throughput searches other tests start from first
 (runner.schedule).
 
-Every error is one :class:`UsageError` naming the field:
-``quick.toml: test[2].frame_sizes[0]: 50 bytes is outside 64..9216``.
+Every error is one :class:`UsageError` naming the field as a path,
+``("test", 2, "frame_sizes", 0)``: a file renders it
+``quick.toml: test[2].frame_sizes[0]: 50 bytes is outside 64..9216``
+(:func:`load`), ``v6bench test`` as the option that set it
+(``cli/options.py``). The rules a trial shares live in
+:mod:`v6bench.trial.traffic` and :mod:`v6bench.lab.spec`, the kinds'
+parameters in their dataclasses (:mod:`v6bench.methods.registry`).
 """
 
 from __future__ import annotations
@@ -47,23 +52,21 @@ from pathlib import Path
 from typing import Any
 
 from .. import selftest
-from ..errors import UsageError
+from ..errors import Field, UsageError
 from ..lab.dut import DutConfig
-from ..lab.topology import parse_topology
+from ..lab.spec import LabSpec, dut_config, lab_spec, only
 from ..methods import registry, throughput
 from ..params import parse
-from ..rates import parse_link_speed
-from ..trial import ext_headers
-from ..trial.request import ICMP_ECHO_TARGETS, Traffic
+from ..trial import traffic as frames
 from ..trial.path import LabPath
-from ..lab.mtu import Mtus
-from ..lab.mtu import parse as parse_mtu
-from ..trial.request import MAX_FRAME, MIN_FRAME, Mix, parse_mix
+from ..trial.traffic import MAX_FRAME, MIN_FRAME, Mix, Traffic, parse_mix
 
 MATRIX_KEYS = ("mixes", "frame_sizes", "directions", "repeat", "drain_s")
 DIRECTIONS = ("uni", "bi")
 SELFTEST_WHEN = selftest.WHEN
 DESIGN_ORDERS = ("randomized", "file")
+#: The keys of a [[test]] besides its kind's parameters and the matrix's.
+TEST_KEYS = ("kind", "blocks", "scenarios", "throughput_search", "ext_headers", "icmp_echo")
 
 
 @dataclass(frozen=True)
@@ -74,14 +77,6 @@ class Design:
     order: str = "randomized"
     #: The shuffle's seed; None: drawn when a run starts (and recorded with it).
     seed: int | None = None
-
-
-@dataclass(frozen=True)
-class LabSpec:
-    topology: str = "a"
-    link_speed_bps: float = 1e9
-    mtu: Mtus = Mtus()
-    cpu_arrangement: str | None = None
 
 
 @dataclass(frozen=True)
@@ -100,7 +95,7 @@ class TestSpec:
     params: Any
     matrix: Matrix
     throughput_search: throughput.Params
-    #: Extension headers or ICMP echo instead of plain UDP frames (trial/request.py).
+    #: Extension headers or ICMP echo instead of plain UDP frames (trial/traffic.py).
     traffic: Traffic = Traffic()
 
 
@@ -132,122 +127,156 @@ class Campaign:
     design: Design = Design()
 
 
-def _table(d: dict, key: str, where: str) -> dict:
+def _table(d: dict, key: str, where: Field = ()) -> dict:
     v = d.get(key, {})
     if not isinstance(v, dict):
-        raise UsageError(f"{where}{key}: expected a table")
+        raise UsageError("expected a table", (*where, key))
     return v
 
 
-def _only(d: dict, known: tuple[str, ...], where: str) -> None:
-    for k in d:
-        if k not in known:
-            raise UsageError(f"{where}{k}: unknown key (known: {', '.join(known)})")
+def _only(d: dict, known: tuple[str, ...], where: Field) -> None:
+    try:
+        only(d, known)
+    except UsageError as e:
+        raise e.at(*where) from None
 
 
-def _list(v: Any, where: str) -> list:
+def _list(v: Any, where: Field) -> list:
     if not isinstance(v, list) or not v:
-        raise UsageError(f"{where}: expected a non-empty list")
+        raise UsageError("expected a non-empty list", where)
     return v
 
 
-def frame_sizes(v: Any, where: str) -> tuple[int, ...]:
+def _count(v: Any, where: Field) -> int:
+    if not isinstance(v, int) or isinstance(v, bool) or not 1 <= v <= 1000:
+        raise UsageError(f"expected a whole number 1..1000, got {v!r}", where)
+    return v
+
+
+def frame_sizes(v: Any, where: Field) -> tuple[int, ...]:
     """A non-empty list of frame sizes in bytes (incl. FCS), each in
     MIN_FRAME[4]..MAX_FRAME; errors name ``where``."""
     out = []
     for i, x in enumerate(_list(v, where)):
         if not isinstance(x, int) or isinstance(x, bool):
-            raise UsageError(f"{where}[{i}]: expected a whole number of bytes, got {x!r}")
+            raise UsageError(f"expected a whole number of bytes, got {x!r}", (*where, i))
         if not MIN_FRAME[4] <= x <= MAX_FRAME:
-            raise UsageError(f"{where}[{i}]: {x} bytes is outside {MIN_FRAME[4]}..{MAX_FRAME}")
+            raise UsageError(f"{x} bytes is outside {MIN_FRAME[4]}..{MAX_FRAME}", (*where, i))
         out.append(x)
     return tuple(out)
 
 
-def _matrix(d: dict, base: Matrix | None, where: str) -> Matrix:
+def _mixes(v: Any, where: Field) -> tuple[Mix, ...]:
+    out = []
+    for i, x in enumerate(_list(v, where)):
+        if not isinstance(x, str):
+            raise UsageError(f"expected a string such as \"90/10\", got {x!r}", (*where, i))
+        try:
+            out.append(parse_mix(x))
+        except UsageError as e:
+            raise UsageError(e.message, (*where, i)) from None
+    return tuple(out)
+
+
+def _directions(v: Any, where: Field) -> tuple[str, ...]:
+    for i, x in enumerate(_list(v, where)):
+        if x not in DIRECTIONS:
+            raise UsageError(f"{x!r} is not uni or bi", (*where, i))
+    return tuple(v)
+
+
+def _drain(v: Any, where: Field) -> float:
+    if not isinstance(v, (int, float)) or isinstance(v, bool) or not 0 <= v <= 600:
+        raise UsageError(f"expected seconds in 0..600, got {v!r}", where)
+    return float(v)
+
+
+#: Default sizes: RFC 2544 §9's, with 84 for 64, which cannot carry IPv6/UDP and the signature
+#: (a default that fails with the default mixes would be no default).
+DEFAULT_MATRIX = Matrix((Mix(100, 0), Mix(0, 100)), (84, 128, 256, 512, 1024, 1280, 1518), ("uni",), 1, 2.0)
+
+
+def _matrix(d: dict, base: Matrix, where: Field) -> Matrix:
     def get(key, conv, default):
-        return conv(d[key], where + key) if key in d else default
+        return conv(d[key], (*where, key)) if key in d else default
 
-    def mixes(v, w):
-        out = []
-        for i, x in enumerate(_list(v, w)):
-            if not isinstance(x, str):
-                raise UsageError(f"{w}[{i}]: expected a string such as \"90/10\", got {x!r}")
-            try:
-                out.append(parse_mix(x))
-            except UsageError as e:
-                raise UsageError(f"{w}[{i}]: {str(e).removeprefix('--mix: ')}") from None
-        return tuple(out)
-
-    def directions(v, w):
-        for i, x in enumerate(_list(v, w)):
-            if x not in DIRECTIONS:
-                raise UsageError(f"{w}[{i}]: {x!r} is not uni or bi")
-        return tuple(v)
-
-    def positive_int(v, w):
-        if not isinstance(v, int) or isinstance(v, bool) or not 1 <= v <= 1000:
-            raise UsageError(f"{w}: expected a whole number 1..1000, got {v!r}")
-        return v
-
-    def drain(v, w):
-        if not isinstance(v, (int, float)) or isinstance(v, bool) or not 0 <= v <= 600:
-            raise UsageError(f"{w}: expected seconds in 0..600, got {v!r}")
-        return float(v)
-
-    # Default sizes: RFC 2544 §9's, with 84 for 64, which cannot carry IPv6/UDP and the signature
-    # (a default that fails with the default mixes would be no default).
-    b = base or Matrix((Mix(100, 0), Mix(0, 100)), (84, 128, 256, 512, 1024, 1280, 1518), ("uni",), 1, 2.0)
-    return Matrix(get("mixes", mixes, b.mixes), get("frame_sizes", frame_sizes, b.frame_sizes),
-                  get("directions", directions, b.directions), get("repeat", positive_int, b.repeat),
-                  get("drain_s", drain, b.drain_s))
+    return Matrix(get("mixes", _mixes, base.mixes), get("frame_sizes", frame_sizes, base.frame_sizes),
+                  get("directions", _directions, base.directions), get("repeat", _count, base.repeat),
+                  get("drain_s", _drain, base.drain_s))
 
 
 def parse_campaign(text: str, path: str = "<campaign>") -> Campaign:
-    """Parses and checks a campaign; every error names its field."""
+    """Parses and checks a campaign file; every error is one line naming
+    the file and the field: ``quick.toml: test[2].mixes[0]: …``."""
     name = Path(path).name
     try:
         d = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
         raise UsageError(f"{name}: not valid TOML: {e}") from None
-    return from_dict(d, text, path)
+    try:
+        return from_dict(d, text, path)
+    except UsageError as e:
+        raise UsageError(f"{name}: {e}") from None
 
 
 def from_dict(d: dict, text: str, path: str) -> Campaign:
-    """A campaign from its parsed table (``text`` is kept with the run)."""
+    """A campaign from its parsed table (``text`` is kept with the run);
+    errors carry their field (:class:`UsageError`)."""
+    _only(d, ("name", "description", "lab", "dut", "selftest", "matrix", "test", "scenario", "design"), ())
+    cname = d.get("name", Path(path).stem)
+    if not isinstance(cname, str) or not cname:
+        raise UsageError("expected a non-empty string", "name")
+    lab_d, dut_d = _table(d, "lab"), _table(d, "dut")
+    when, st_sizes = _selftest(_table(d, "selftest"))
+    m = _table(d, "matrix")
+    _only(m, MATRIX_KEYS, ("matrix",))
+    base = _matrix(m, DEFAULT_MATRIX, ("matrix",))
+    tests_d = d.get("test", [])
+    if not isinstance(tests_d, list) or not tests_d:
+        raise UsageError("a campaign needs at least one [[test]]", "test")
+    for i, t in enumerate(tests_d):
+        if not isinstance(t, dict):
+            raise UsageError("expected a [[test]] table", ("test", i))
+    selected = {i: _list(t["scenarios"], ("test", i, "scenarios")) for i, t in enumerate(tests_d) if "scenarios" in t}
+    scenarios = _scenarios(d, lab_d, dut_d, len(tests_d), selected)
+    paths = {sc.name: LabPath.build(sc.lab.topology, sc.lab.link_speed_bps, sc.lab.mtu, sc.dut.tunnel) for sc in scenarios}
+    tests = []
+    for i, t in enumerate(tests_d):
+        spec = _test(i, t, base, counted="repeat" in m)
+        for sc in scenarios:
+            if i in sc.tests:
+                try:
+                    _check_on_lab(spec, sc.lab, paths[sc.name])
+                except UsageError as e:
+                    raise UsageError(f"in scenario {sc.name}: {e.message}" if sc.name else e.message,
+                                     ("test", i, *e.field)) from None
+        tests.append(spec)
+    first = scenarios[0]
+    return Campaign(cname, path, text, hashlib.sha256(text.encode()).hexdigest(), first.lab, first.dut, when, st_sizes,
+                    tuple(tests), scenarios, _design(_table(d, "design")))
+
+
+def _selftest(st: dict) -> tuple[str, tuple[int, ...]]:
+    _only(st, ("when", "frame_sizes"), ("selftest",))
+    when = st.get("when", "if-stale")
+    if when not in SELFTEST_WHEN:
+        raise UsageError(f"{when!r} is not one of {', '.join(SELFTEST_WHEN)}", ("selftest", "when"))
+    sizes = frame_sizes(st["frame_sizes"], ("selftest", "frame_sizes")) if "frame_sizes" in st else (64, 128, 512, 1518)
+    return when, sizes
+
+
+def _lab(lab_d: dict, where: Field) -> LabSpec:
     try:
-        return _campaign(d, text, path)
+        return lab_spec(lab_d)
     except UsageError as e:
-        raise UsageError(f"{Path(path).name}: {e}") from None
+        raise e.at(*where) from None
 
 
-def _lab(lab_d: dict, where: str) -> LabSpec:
-    _only(lab_d, ("topology", "link_speed", "mtu", "cpu_arrangement"), where)
-    topo = lab_d.get("topology", "a")
+def _dut(dut_d: dict, lab: LabSpec, where: Field) -> DutConfig:
     try:
-        parse_topology(str(topo))
-        speed = parse_link_speed(str(lab_d.get("link_speed", "1G")))
+        return dut_config(dut_d, lab)
     except UsageError as e:
-        raise UsageError(f"{where}{'topology' if 'topolog' in str(e) else 'link_speed'}: {str(e).split(': ', 1)[-1]}") from None
-    mtu_v = lab_d.get("mtu", 1500)
-    if not isinstance(mtu_v, (int, str)) or isinstance(mtu_v, bool):
-        raise UsageError(f"{where}mtu: expected bytes or \"LINK=BYTES,…\", got {mtu_v!r}")
-    try:
-        mtu = parse_mtu(mtu_v)
-        mtu.check([(a.node, b.node) for a, b in parse_topology(str(topo)).links()])
-    except UsageError as e:
-        raise UsageError(f"{where}mtu: {str(e).removeprefix('--mtu: ')}") from None
-    arr = lab_d.get("cpu_arrangement")
-    if arr not in (None, "split", "inline"):
-        raise UsageError(f"{where}cpu_arrangement: {arr!r} is not split or inline")
-    return LabSpec(str(topo), speed, mtu, arr)
-
-
-def _dut(dut_d: dict, lab: LabSpec, where: str) -> DutConfig:
-    dut = parse(DutConfig, dut_d, where.rstrip("."))
-    if dut.tunnel and lab.topology != "b":
-        raise UsageError(f"{where}tunnel: {dut.tunnel} runs between R1 and R2: it needs lab.topology = \"b\", not {lab.topology!r}")
-    return dut
+        raise e.at(*where) from None
 
 
 SCENARIO_NAME_CHARS = set("abcdefghijklmnopqrstuvwxyz0123456789-")
@@ -257,195 +286,166 @@ def _scenarios(d: dict, lab_d: dict, dut_d: dict, n_tests: int, selected: dict[i
     """The ``[[scenario]]`` tables, each lab and DUT merged over the top-level ones."""
     raw = d.get("scenario")
     if raw is None:
-        for i, names in selected.items():
-            raise UsageError(f"test[{i}].scenarios: the campaign has no [[scenario]] tables")
-        lab = _lab(lab_d, "lab.")
-        return (Scenario("", lab, _dut(dut_d, lab, "dut."), tuple(range(n_tests))),)
+        for i in selected:
+            raise UsageError("the campaign has no [[scenario]] tables", ("test", i, "scenarios"))
+        lab = _lab(lab_d, ("lab",))
+        return (Scenario("", lab, _dut(dut_d, lab, ("dut",)), tuple(range(n_tests))),)
     if not isinstance(raw, list) or not raw:
-        raise UsageError("scenario: expected [[scenario]] tables")
+        raise UsageError("expected [[scenario]] tables", "scenario")
     out: list[Scenario] = []
     for j, sc in enumerate(raw):
-        where = f"scenario[{j}]."
-        if not isinstance(sc, dict):
-            raise UsageError(f"scenario[{j}]: expected a [[scenario]] table")
-        _only(sc, ("name", "description", "lab", "dut", "control_of"), where)
-        name = sc.get("name")
-        if not isinstance(name, str) or not name or not set(name) <= SCENARIO_NAME_CHARS:
-            raise UsageError(f"{where}name: expected a name of a-z, 0-9 and -, got {name!r}")
-        if name in (x.name for x in out):
-            raise UsageError(f"{where}name: {name!r} is used twice")
-        if "control_of" in sc:
-            of = next((x for x in out if x.name == sc["control_of"]), None)
-            if of is None:
-                raise UsageError(f"{where}control_of: {sc['control_of']!r} is not a scenario above this one "
-                                 f"(known: {', '.join(x.name for x in out) or 'none'})")
-            for key in ("lab", "dut"):
-                if key in sc:
-                    raise UsageError(f"{where}{key}: a control runs exactly as {of.name!r}: it takes no {key} of its own")
-            out.append(Scenario(name, of.lab, of.dut, (), of.name))
-            continue
-        lab = _lab({**lab_d, **_table(sc, "lab", where)}, where + "lab.")
-        dut = _dut({**dut_d, **_table(sc, "dut", where)}, lab, where + "dut.")
-        out.append(Scenario(name, lab, dut, ()))
+        out.append(_scenario(j, sc, out, lab_d, dut_d))
     names = [x.name for x in out]
     for i, sel in selected.items():
         for k, n in enumerate(sel):
             if n not in names:
-                raise UsageError(f"test[{i}].scenarios[{k}]: {n!r} is not a scenario (known: {', '.join(names)})")
+                raise UsageError(f"{n!r} is not a scenario (known: {', '.join(names)})", ("test", i, "scenarios", k))
     return tuple(Scenario(x.name, x.lab, x.dut, tuple(i for i in range(n_tests) if i not in selected or x.name in selected[i]),
                           x.control_of) for x in out)
 
 
-def _campaign(d: dict, text: str, path: str) -> Campaign:
-    _only(d, ("name", "description", "lab", "dut", "selftest", "matrix", "test", "scenario", "design"), "")
-    cname = d.get("name", Path(path).stem)
-    if not isinstance(cname, str) or not cname:
-        raise UsageError("name: expected a non-empty string")
-    lab_d, dut_d = _table(d, "lab", ""), _table(d, "dut", "")
-    st = _table(d, "selftest", "")
-    _only(st, ("when", "frame_sizes"), "selftest.")
-    when = st.get("when", "if-stale")
-    if when not in SELFTEST_WHEN:
-        raise UsageError(f"selftest.when: {when!r} is not one of {', '.join(SELFTEST_WHEN)}")
-    st_sizes = frame_sizes(st["frame_sizes"], "selftest.frame_sizes") if "frame_sizes" in st else (64, 128, 512, 1518)
-    m = _table(d, "matrix", "")
-    _only(m, MATRIX_KEYS, "matrix.")
-    base = _matrix(m, None, "matrix.")
-    tests_d = d.get("test", [])
-    if not isinstance(tests_d, list) or not tests_d:
-        raise UsageError("test: a campaign needs at least one [[test]]")
-    selected = {i: _list(t["scenarios"], f"test[{i}].scenarios") for i, t in enumerate(tests_d) if "scenarios" in t}
-    scenarios = _scenarios(d, lab_d, dut_d, len(tests_d), selected)
-    paths = {sc.name: LabPath.build(sc.lab.topology, sc.lab.link_speed_bps, sc.lab.mtu, sc.dut.tunnel) for sc in scenarios}
-    tests = []
-    for i, t in enumerate(tests_d):
-        where = f"test[{i}]."
-        if "kind" not in t:
-            raise UsageError(f"{where}kind: missing (one of {', '.join(registry.KINDS)})")
-        try:
-            k = registry.kind(t["kind"])
-        except UsageError as e:
-            raise UsageError(f"{where}{e}") from None
-        # `repeat` in a [[test]] is the kind's own repetitions if it has them
-        # (latency, back-to-back, recovery, reset); otherwise the test's.
-        own_repeat = "repeat" in k.params.__dataclass_fields__
-        matrix_keys = tuple(key for key in MATRIX_KEYS if not (own_repeat and key == "repeat"))
-        if "blocks" in t and "repeat" in matrix_keys and "repeat" in t:
-            raise UsageError(f"{where}blocks: give repeat or blocks, not both (for {k.name} they are the same)")
-        blocks = {}
-        if "blocks" in t:
-            b = t["blocks"]
-            if not isinstance(b, int) or isinstance(b, bool) or not 1 <= b <= 1000:
-                raise UsageError(f"{where}blocks: expected a whole number 1..1000, got {b!r}")
-            blocks = {"repeat": b}
-        mx = _matrix({**{key: t[key] for key in matrix_keys if key in t}, **blocks}, base, where)
-        matrix_keys += ("blocks",)
-        t = {key: v for key, v in t.items() if key != "scenarios"}
-        if isinstance(k, registry.HostKind):
-            spec = _host_test(i, k, t, mx, where)
-        else:
-            for fs in mx.frame_sizes:
-                for mix in mx.mixes:
-                    smallest = max(MIN_FRAME[v] for v, _ in mix.versions)
-                    if fs < smallest:
-                        raise UsageError(f"{where}frame_sizes: {fs} bytes cannot carry IPv6 (mix {mix}); the smallest is {smallest}")
-            if k.name == "mesh" and "bi" in mx.directions:
-                raise UsageError(f"{where}directions: the mesh pattern sets the directions; use [\"uni\"]")
-            traffic = Traffic(_ext_headers(t.get("ext_headers"), mx, where), _icmp_echo(t.get("icmp_echo"), mx, where))
-            rest = {key: v for key, v in t.items()
-                    if key not in matrix_keys + ("kind", "throughput_search", "ext_headers", "icmp_echo")}
-            params = parse(k.params, rest, where.rstrip("."))
-            ts = parse(throughput.Params, _table(t, "throughput_search", where), where + "throughput_search")
-            spec = TestSpec(i, k.name, params, mx, ts, traffic)
-        if not {"repeat", "blocks"} & (set(m) | set(t)):  # no count given: enough for a verdict
-            n, params = registry.default_design(k, spec.params)
-            spec = replace(spec, params=params, matrix=replace(spec.matrix, repeat=n))
-        for sc in scenarios:
-            if i in sc.tests:
-                _check_on_lab(spec, sc.lab, paths[sc.name], f"scenario {sc.name}: {where}" if sc.name else where)
-        tests.append(spec)
-    first = scenarios[0]
-    return Campaign(cname, path, text, hashlib.sha256(text.encode()).hexdigest(), first.lab, first.dut, when, st_sizes,
-                    tuple(tests), scenarios, _design(_table(d, "design", "")))
+def _scenario(j: int, sc: Any, above: list[Scenario], lab_d: dict, dut_d: dict) -> Scenario:
+    """``scenario[j]``, given the scenarios ``above`` it."""
+    where: Field = ("scenario", j)
+    if not isinstance(sc, dict):
+        raise UsageError("expected a [[scenario]] table", where)
+    _only(sc, ("name", "description", "lab", "dut", "control_of"), where)
+    name = sc.get("name")
+    if not isinstance(name, str) or not name or not set(name) <= SCENARIO_NAME_CHARS:
+        raise UsageError(f"expected a name of a-z, 0-9 and -, got {name!r}", (*where, "name"))
+    if name in (x.name for x in above):
+        raise UsageError(f"{name!r} is used twice", (*where, "name"))
+    if "control_of" in sc:
+        of = next((x for x in above if x.name == sc["control_of"]), None)
+        if of is None:
+            raise UsageError(f"{sc['control_of']!r} is not a scenario above this one "
+                             f"(known: {', '.join(x.name for x in above) or 'none'})", (*where, "control_of"))
+        for key in ("lab", "dut"):
+            if key in sc:
+                raise UsageError(f"a control runs exactly as {of.name!r}: it takes no {key} of its own", (*where, key))
+        return Scenario(name, of.lab, of.dut, (), of.name)
+    lab = _lab({**lab_d, **_table(sc, "lab", where)}, (*where, "lab"))
+    return Scenario(name, lab, _dut({**dut_d, **_table(sc, "dut", where)}, lab, (*where, "dut")), ())
+
+
+def _test(i: int, t: dict, base: Matrix, counted: bool) -> TestSpec:
+    """``test[i]`` over the campaign's matrix ``base`` (``counted``: the
+    matrix gives a repeat count)."""
+    where: Field = ("test", i)
+    if "kind" not in t:
+        raise UsageError(f"missing (one of {', '.join(registry.KINDS)})", (*where, "kind"))
+    try:
+        k = registry.kind(t["kind"])
+    except UsageError as e:
+        raise e.at(*where) from None
+    # `repeat` in a [[test]] is the kind's own repetitions if it has them
+    # (latency, back-to-back, recovery, reset); otherwise the test's.
+    own_repeat = "repeat" in k.params.__dataclass_fields__
+    matrix_keys = tuple(key for key in MATRIX_KEYS if not (own_repeat and key == "repeat"))
+    if "blocks" in t and "repeat" in matrix_keys and "repeat" in t:
+        raise UsageError(f"give repeat or blocks, not both (for {k.name} they are the same)", (*where, "blocks"))
+    blocks = {"repeat": _count(t["blocks"], (*where, "blocks"))} if "blocks" in t else {}
+    mx = _matrix({**{key: t[key] for key in matrix_keys if key in t}, **blocks}, base, where)
+    rest = {key: v for key, v in t.items() if key not in matrix_keys + TEST_KEYS}
+    params = parse(k.params, rest, where)
+    if isinstance(k, registry.HostKind):
+        spec = _host_test(i, k, t, mx, params)
+    else:
+        spec = TestSpec(i, k.name, params, mx, _throughput_search(k, t, params, where), _traffic(k, t, mx, where))
+    if not counted and not {"repeat", "blocks"} & set(t):  # no count given: enough for a verdict
+        n, params = registry.default_design(k, spec.params)
+        spec = replace(spec, params=params, matrix=replace(spec.matrix, repeat=n))
+    return spec
+
+
+def _throughput_search(k: registry.Kind, t: dict, params: Any, where: Field) -> throughput.Params:
+    """``[test.throughput_search]``: only where the test may start from a search."""
+    if "throughput_search" not in t:
+        return throughput.Params()
+    if not k.needs_throughput(params):
+        raise UsageError(f"{k.name} with these parameters runs no throughput search "
+                         f"(only latency at \"throughput\", back-to-back, recovery and reset start from one)",
+                         (*where, "throughput_search"))
+    return parse(throughput.Params, _table(t, "throughput_search", where), (*where, "throughput_search"))
+
+
+def _traffic(k: registry.Kind, t: dict, mx: Matrix, where: Field) -> Traffic:
+    """The test's frames (``ext_headers``, ``icmp_echo``), checked at every
+    mix, size and direction of its matrix (:func:`v6bench.trial.traffic.check`)."""
+    for key in ("ext_headers", "icmp_echo"):
+        if key in t and not isinstance(t[key], str):
+            raise UsageError(f"expected a string, got {t[key]!r}", (*where, key))
+    traffic = Traffic(t.get("ext_headers"), t.get("icmp_echo"))
+    for j, mix in enumerate(mx.mixes):
+        for n, fs in enumerate(mx.frame_sizes):
+            for bi in sorted({d == "bi" for d in mx.directions}):
+                try:
+                    frames.check(traffic, mix, fs, bi, mesh=k.name == "mesh")
+                except UsageError as e:
+                    raise _test_field(e, where, j, n) from None
+    return traffic
+
+
+def _test_field(e: UsageError, where: Field, mix_index: int, size_index: int) -> UsageError:
+    """An error of :mod:`v6bench.trial.traffic` (a trial's field names)
+    placed in ``test[i]`` (``mixes[j]``, ``frame_sizes[n]``, ``directions``)."""
+    name = e.field[0] if e.field else None
+    index = {"mix": (mix_index,), "frame_size": (size_index,)}.get(name, ())
+    return UsageError(e.message, (*where, frames.TEST_FIELDS.get(name, name), *index) if name else where)
 
 
 def _design(d: dict) -> Design:
-    _only(d, ("order", "seed"), "design.")
+    _only(d, ("order", "seed"), ("design",))
     order = d.get("order", "randomized")
     if order not in DESIGN_ORDERS:
-        raise UsageError(f"design.order: {order!r} is not one of {', '.join(DESIGN_ORDERS)}")
+        raise UsageError(f"{order!r} is not one of {', '.join(DESIGN_ORDERS)}", ("design", "order"))
     seed = d.get("seed")
     if seed is not None and (not isinstance(seed, int) or isinstance(seed, bool) or not 0 <= seed < 2 ** 63):
-        raise UsageError(f"design.seed: expected a whole number 0..2^63-1, got {seed!r}")
+        raise UsageError(f"expected a whole number 0..2^63-1, got {seed!r}", ("design", "seed"))
     return Design(order, seed)
 
 
-def _check_on_lab(t: TestSpec, lab: LabSpec, lab_path: LabPath, where: str) -> None:
+def _check_on_lab(t: TestSpec, lab: LabSpec, lab_path: LabPath) -> None:
     """What a test needs of the lab it runs on (``lab_path``: its path from
-    t1 to t2): a path that carries its frames, a mesh topology for mesh, a
-    router for echo to the DUT."""
+    t1 to t2), with the rules a trial checks (:mod:`v6bench.trial.traffic`);
+    errors name fields of the test."""
     if isinstance(registry.kind(t.kind), registry.HostKind):
         for j, mix in enumerate(t.matrix.mixes):
             why = lab_path.problem(4 if mix.ipv4_pct else 6, 0)
             if why:
-                raise UsageError(f"{where}mixes[{j}]: {mix}: {why}")
+                raise UsageError(f"{mix}: {why}", ("mixes", j))
         return
-    for fs in t.matrix.frame_sizes:
-        for mix in t.matrix.mixes:
-            for v, _ in mix.versions:
-                why = lab_path.problem(v, fs)
-                if why:
-                    raise UsageError(f"{where}mixes: {mix}: {why}")
-    if t.kind == "mesh" and not lab.topology.startswith("mesh:"):
-        raise UsageError(f"{where}kind: mesh needs lab.topology = \"mesh:N\" (N tester ports on one router), not {lab.topology!r}")
-    if t.traffic.icmp_echo == "dut" and lab.topology == "p2p":
-        raise UsageError(f"{where}icmp_echo: topology p2p has no router; use \"far\"")
+    mesh = t.kind == "mesh"
+    for j, mix in enumerate(t.matrix.mixes):
+        for n, fs in enumerate(t.matrix.frame_sizes):
+            try:
+                frames.check_on_topology(t.traffic, lab.topology, mesh=mesh)
+                if mesh:
+                    frames.check_mesh(t.params.pattern, mix, fs, lab.topology, lab.link_speed_bps, lab.mtu)
+                else:
+                    frames.check_on_path(t.traffic, mix, fs, lab_path)
+            except UsageError as e:
+                raise _test_field(e, (), j, n) from None
 
 
-def _host_test(i: int, k: registry.HostKind, t: dict, mx: Matrix, where: str) -> TestSpec:
+def _host_test(i: int, k: registry.HostKind, t: dict, mx: Matrix, params: Any) -> TestSpec:
     """A host-stack test: one family per mix, no frames, one direction."""
-    for key in ("frame_sizes", "ext_headers", "icmp_echo", "throughput_search"):
+    for key in ("frame_sizes", "ext_headers", "icmp_echo", "throughput_search", "drain_s"):
         if key in t:
-            raise UsageError(f"{where}{key}: {k.name} sends no test frames (it uses the hosts' own stacks)")
+            raise UsageError(f"{k.name} sends no test frames (it uses the hosts' own stacks)", ("test", i, key))
     for j, mix in enumerate(mx.mixes):
         if str(mix) not in ("100/0", "0/100"):
-            raise UsageError(f"{where}mixes[{j}]: {mix}: {k.name} measures one family at a time; use \"100/0\" and \"0/100\"")
+            raise UsageError(f"{mix}: {k.name} measures one family at a time; use \"100/0\" and \"0/100\"",
+                             ("test", i, "mixes", j))
     if "bi" in mx.directions:
-        raise UsageError(f"{where}directions: {k.name} runs from t1 to t2; use [\"uni\"]")
-    rest = {key: v for key, v in t.items() if key not in MATRIX_KEYS + ("kind",)}
-    params = parse(k.params, rest, where.rstrip("."))
+        raise UsageError(f"{k.name} runs from t1 to t2; use [\"uni\"]", ("test", i, "directions"))
     return TestSpec(i, k.name, params, Matrix(mx.mixes, (), ("uni",), mx.repeat, mx.drain_s), throughput.Params())
 
 
-def _ext_headers(v: Any, mx: Matrix, where: str) -> str | None:
-    """A test's ``ext_headers`` preset, checked against its mixes and sizes."""
-    if v is None:
-        return None
-    if not isinstance(v, str) or v not in ext_headers.LENGTHS:
-        raise UsageError(f"{where}ext_headers: {v!r} is not one of {', '.join(ext_headers.PRESETS)}")
-    for mix in mx.mixes:
-        for fs in mx.frame_sizes:
-            why = ext_headers.problem(v, mix, fs, MIN_FRAME[6])
-            if why:
-                raise UsageError(f"{where}ext_headers: {why}")
-    return v
-
-
-def _icmp_echo(v: Any, mx: Matrix, where: str) -> str | None:
-    """A test's ``icmp_echo`` target, checked against its directions (the
-    lab in :func:`_check_on_lab`)."""
-    if v is None:
-        return None
-    if v not in ICMP_ECHO_TARGETS:
-        raise UsageError(f"{where}icmp_echo: {v!r} is not one of {', '.join(ICMP_ECHO_TARGETS)}")
-    if "bi" in mx.directions:
-        raise UsageError(f"{where}icmp_echo: echo traffic is already two-way; set directions = [\"uni\"]")
-    return v
-
-
 def load(path: str) -> Campaign:
+    """The campaign file at ``path``; errors name the file and the field."""
     try:
         text = Path(path).read_text()
     except OSError as e:
-        raise UsageError(f"FILE: cannot read {path}: {e.strerror}") from None
+        raise UsageError(f"cannot read {path}: {e.strerror}", "file") from None
     return parse_campaign(text, path)

@@ -84,8 +84,7 @@ def build(site: Site, topo: Topology, link_speed_bps: float, mtu: Mtus, cpu_plan
     error is raised again.
     """
     mtu.check([(a.node, b.node) for a, b in topo.links()])
-    if dut.tunnel and topo.name != "b":
-        raise LabError(f"--tunnel {dut.tunnel}: runs between R1 and R2: it needs --topology b, not {topo.name}")
+    tunnel.check_topology(dut.tunnel, topo.name)
     existing = our_namespaces(site)
     if existing:
         raise LabError(f"namespaces {', '.join(existing)} exist already")

@@ -112,11 +112,11 @@ def plan(arrangement: str | None = None, available: tuple[int, ...] | None = Non
     if arrangement is None:
         arrangement = "split" if n >= 2 else "inline"
     if arrangement not in ARRANGEMENTS:
-        raise UsageError(f"--cpu-arrangement: {arrangement!r} is not one of {', '.join(ARRANGEMENTS)}")
+        raise UsageError(f"{arrangement!r} is not one of {', '.join(ARRANGEMENTS)}", "cpu_arrangement")
     if arrangement == "inline":
         return CpuPlan("inline", cpus, (cpus[0],), cpus[min(1, n - 1)], (cpus[0],))
     if n == 1:
-        raise UsageError("--cpu-arrangement split needs 2 CPUs; this machine lets v6bench use 1 (use inline)")
+        raise UsageError("split needs 2 CPUs; this machine lets v6bench use 1 (use inline)", "cpu_arrangement")
     if n == 2:
         return CpuPlan("split", cpus, (cpus[0],), cpus[0], (cpus[1],))
     if n <= 4:

@@ -52,10 +52,10 @@ class Mtus:
     def __post_init__(self) -> None:
         for name, value in (("all", self.all_bytes), *self.links):
             if not IPV4_MIN <= value <= MAX:
-                raise UsageError(f"--mtu: {name}={value} is outside {IPV4_MIN}..{MAX} bytes")
+                raise UsageError(f"{name}={value} is outside {IPV4_MIN}..{MAX} bytes", "mtu")
         if self.all_bytes < IPV6_MIN:
-            raise UsageError(f"--mtu: all={self.all_bytes} leaves no link for IPv6 (at least {IPV6_MIN} bytes, RFC 8200 §5); "
-                             f"set single links below {IPV6_MIN}, e.g. r1-r2={self.all_bytes}")
+            raise UsageError(f"all={self.all_bytes} leaves no link for IPv6 (at least {IPV6_MIN} bytes, RFC 8200 §5); "
+                             f"set single links below {IPV6_MIN}, e.g. r1-r2={self.all_bytes}", "mtu")
 
     def of(self, a: str, b: str) -> int:
         """The MTU of the link between nodes ``a`` and ``b`` [bytes]."""
@@ -70,7 +70,7 @@ class Mtus:
         known = {link_name(a, b) for a, b in links}
         for name, _ in self.links:
             if name not in known:
-                raise UsageError(f"--mtu: this topology has no link {name}; its links are {', '.join(sorted(known))}")
+                raise UsageError(f"this topology has no link {name}; its links are {', '.join(sorted(known))}", "mtu")
 
     def __str__(self) -> str:
         if not self.links:
@@ -94,12 +94,12 @@ def parse(text: str | int) -> Mtus:
     for part in text.split(","):
         m = re.fullmatch(r"\s*([a-z]+\d*)(?:-([a-z]+\d*))?\s*=\s*(\d+)\s*", part)
         if not m or (m[2] is None) != (m[1] == "all"):
-            raise UsageError(f"--mtu: {part.strip()!r} is not BYTES, all=BYTES or LINK=BYTES with LINK such as r1-r2")
+            raise UsageError(f"{part.strip()!r} is not BYTES, all=BYTES or LINK=BYTES with LINK such as r1-r2", "mtu")
         if m[1] == "all":
             all_bytes = int(m[3])
         else:
             name = link_name(m[1], m[2])
             if name in links:
-                raise UsageError(f"--mtu: link {name} is given twice")
+                raise UsageError(f"link {name} is given twice", "mtu")
             links[name] = int(m[3])
     return Mtus(all_bytes, tuple(sorted(links.items())))

@@ -234,13 +234,13 @@ def parse_topology(text: str) -> Topology:
     if key.startswith("chain:"):
         n_text = key.split(":", 1)[1]
         if not n_text.isdigit() or not 1 <= int(n_text) <= MAX_CHAIN:
-            raise UsageError(f"--topology: {text!r}: chain:N needs 1 ≤ N ≤ {MAX_CHAIN}")
+            raise UsageError(f"{text!r}: chain:N needs 1 ≤ N ≤ {MAX_CHAIN}", "topology")
         return _chain(f"chain:{int(n_text)}", int(n_text))
     if key.startswith("mesh:"):
         n_text = key.split(":", 1)[1]
         low, high = MESH_PORTS
         if not n_text.isdigit() or not low <= int(n_text) <= high:
-            raise UsageError(f"--topology: {text!r}: mesh:N needs {low} ≤ N ≤ {high} tester ports")
+            raise UsageError(f"{text!r}: mesh:N needs {low} ≤ N ≤ {high} tester ports", "topology")
         return _mesh(int(n_text))
-    raise UsageError(f"--topology: unknown topology {text!r}; use p2p, a, b, chain:N (1 ≤ N ≤ {MAX_CHAIN}) "
-                     f"or mesh:N ({MESH_PORTS[0]} ≤ N ≤ {MESH_PORTS[1]})")
+    raise UsageError(f"unknown topology {text!r}; use p2p, a, b, chain:N (1 ≤ N ≤ {MAX_CHAIN}) "
+                     f"or mesh:N ({MESH_PORTS[0]} ≤ N ≤ {MESH_PORTS[1]})", "topology")

@@ -56,7 +56,7 @@ VXLAN_DEV, VXLAN_VNI, VXLAN_PORT = "vx46", 46, 4789
 
 def get(name: str) -> Tunnel:
     if name not in TUNNELS:
-        raise UsageError(f"--tunnel: {name!r} is not one of {', '.join(TUNNELS)}")
+        raise UsageError(f"{name!r} is not one of {', '.join(TUNNELS)}", "tunnel")
     return TUNNELS[name]
 
 
@@ -69,20 +69,25 @@ def check_frame(tunnel: str | None, frame_size: int, versions: set[int], mtu: in
         return
     t = get(tunnel)
     if t.carried in versions and frame_size - 18 + t.overhead_bytes > mtu:
-        raise UsageError(f"--frame-size: {frame_size} bytes with the {t.name} tunnel's {t.overhead_bytes} bytes needs an MTU of "
+        raise UsageError(f"{frame_size} bytes with the {t.name} tunnel's {t.overhead_bytes} bytes needs an MTU of "
                          f"{frame_size - 18 + t.overhead_bytes} on the R1–R2 link; the lab's is {mtu} (at most "
-                         f"{mtu + 18 - t.overhead_bytes}-byte frames of IPv{t.carried})")
+                         f"{mtu + 18 - t.overhead_bytes}-byte frames of IPv{t.carried})", "frame_size")
 
 
 def _ip(netns: str, *args: str) -> None:
     nsctl.command(netns, ["ip", *args])
 
 
+def check_topology(name: str, topology: str) -> None:
+    """A tunnel runs between R1 and R2: it needs topology b."""
+    if name and topology != "b":
+        raise UsageError(f"{name} runs between R1 and R2: it needs topology b (t1 - r1 - r2 - t2), not {topology}", "tunnel")
+
+
 def configure(site: Site, topo: Topology, name: str, mtu: int, only: str | None = None) -> None:
     """Sets the tunnel up on R1 and R2 (``only``: that router's half), after
     their addresses and static routes; idempotent."""
-    if topo.name != "b":
-        raise LabError(f"--tunnel {name}: needs topology b (t1 - r1 - r2 - t2), not {topo.name}")
+    check_topology(name, topo.name)
     t = get(name)
     for me, peer in (("r1", "r2"), ("r2", "r1")):
         if only not in (None, me):

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 
 from .measurer import Tester
 from ..params import check
+from ..rates import check_rates
 
 
 @dataclass(frozen=True)
@@ -38,6 +39,7 @@ class Params:
         check(0 < self.trial_duration_s <= 86400, "trial_duration_s", f"{self.trial_duration_s:g} s is outside (0, 86400]")
         check(1 <= self.repeat <= 1000, "repeat", f"{self.repeat} is outside 1..1000 (the RFCs ask for at least 20)")
         check(bool(self.loads), "loads", "give at least one load: \"throughput\" or a rate such as \"50%\"")
+        check_rates(self.loads, "loads", also=("throughput",))
 
 
 def _median(xs: list[float]) -> float | None:

@@ -11,8 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..params import check
-from ..rates import parse_rate
-from ..errors import UsageError
+from ..rates import check_rates, parse_rate
 from ..trial.mesh import PATTERNS
 from .measurer import Tester
 
@@ -28,11 +27,7 @@ class Params:
         check(self.pattern in PATTERNS, "pattern", f"{self.pattern!r} is not one of {', '.join(PATTERNS)}")
         check(0 < self.trial_duration_s <= 86400, "trial_duration_s", f"{self.trial_duration_s:g} s is outside (0, 86400]")
         check(bool(self.loads), "loads", "give at least one load")
-        for x in self.loads:
-            try:
-                parse_rate(x)
-            except UsageError as e:
-                raise UsageError(f"loads: {str(e).removeprefix('--rate: ')}") from None
+        check_rates(self.loads, "loads")
 
 
 def run(tester: Tester, p: Params, frame_size: int, link_speed_bps: float) -> dict:

@@ -44,6 +44,11 @@ class Kind:
     #: scenarios (report/samples.py): see :func:`default_design`.
     compared: bool = False
 
+    @property
+    def searches(self) -> bool:
+        """Whether the test may start from a throughput search (it does with its default parameters)."""
+        return self.needs_throughput(self.params())
+
 
 def _latency(t: Tester, p: latency.Params, pt: Point, ndr: float | None) -> dict:
     loads = []
@@ -109,7 +114,7 @@ def default_design(k: Kind | HostKind, params: Any) -> tuple[int, Any]:
 
 def kind(name: str) -> Kind | HostKind:
     if name not in KINDS:
-        raise UsageError(f"kind: {name!r} is not a test (known: {', '.join(KINDS)})")
+        raise UsageError(f"{name!r} is not a test (known: {', '.join(KINDS)})", "kind")
     return KINDS[name]
 
 

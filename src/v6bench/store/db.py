@@ -118,8 +118,8 @@ class Store:
             self.db.executescript("BEGIN;" + SCHEMA + f"INSERT INTO meta VALUES ('schema_version', '{SCHEMA_VERSION}'); COMMIT;")
         version = self.db.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
         if version is None or int(version[0]) != SCHEMA_VERSION:
-            raise UsageError(f"--db: {self.path} has results schema version {version[0] if version else '?'}; "
-                             f"this v6bench reads version {SCHEMA_VERSION}")
+            raise UsageError(f"{self.path} has results schema version {version[0] if version else '?'}; "
+                             f"this v6bench reads version {SCHEMA_VERSION}", "db")
 
     def close(self) -> None:
         self.db.close()
@@ -208,7 +208,7 @@ class Store:
     def run(self, run_id: int) -> dict:
         row = self.db.execute("SELECT * FROM runs WHERE id=?", (run_id,)).fetchone()
         if row is None:
-            raise UsageError(f"RUN: there is no run {run_id} in {self.path} (see `v6bench results list`)")
+            raise UsageError(f"there is no run {run_id} in {self.path} (see `v6bench results list`)", "run")
         d = dict(row)
         d["environment"] = json.loads(d.pop("environment_json"))
         return d

@@ -55,7 +55,7 @@ LENGTHS = {n: sum(_length(h) for h in _chain(n, "::", "::")) for n in PRESETS}
 
 def check(name: str) -> str:
     if name not in LENGTHS:
-        raise UsageError(f"--ext-headers: {name!r} is not one of {', '.join(PRESETS)}")
+        raise UsageError(f"{name!r} is not one of {', '.join(PRESETS)}", "ext_headers")
     return name
 
 
@@ -75,7 +75,7 @@ def problem(name: str, mix, frame_size: int, min_ipv6_frame: int) -> str | None:
 def headers(name: str, router_sid: str | None, destination: str) -> list[dict]:
     """The engine's list for ``name``; ``router_sid`` is the address of the
     first router the frame meets (needed by ``srh``), ``destination`` the
-    receiving port's address (no prefix length)."""
-    if check(name) == "srh" and router_sid is None:
-        raise UsageError("--ext-headers srh: needs a router to process it (topology a, b or chain:N, not p2p)")
+    receiving port's address (no prefix length); an ``srh`` needs a router
+    (:func:`v6bench.trial.traffic.check_on_topology`)."""
+    assert not (check(name) == "srh" and router_sid is None), "srh without a router"
     return _chain(name, router_sid or "::", destination)

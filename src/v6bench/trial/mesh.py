@@ -33,7 +33,7 @@ START_SPREAD_RATIO = 0.01
 def testers(topology: str) -> list[str]:
     """The tester ports of a ``mesh:N`` topology, t1 … tN."""
     if not topology.startswith("mesh:"):
-        raise UsageError(f"--mesh: needs a mesh:N topology (N tester ports on one router), not {topology}")
+        raise UsageError(f"mesh traffic needs a mesh:N topology (N tester ports on one router), not {topology}", "mesh")
     return sorted((n.name for n in parse_topology(topology).testers), key=lambda t: int(t[1:]))
 
 
@@ -45,7 +45,7 @@ def flows(topology: str, pattern: str) -> list[tuple[str, str]]:
     if pattern == "full":
         n = len(ports)
         return [(ports[i], ports[(i + k) % n]) for i in range(n) for k in range(1, n)]
-    raise UsageError(f"--mesh: {pattern!r} is not one of {', '.join(PATTERNS)}")
+    raise UsageError(f"{pattern!r} is not one of {', '.join(PATTERNS)}", "mesh")
 
 
 def senders(topology: str, pattern: str) -> list[str]:

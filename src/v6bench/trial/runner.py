@@ -166,7 +166,7 @@ def run(lab: LabState, request: TrialRequest, engine_pid_file: Path | None = Non
     time it started after the first frame was due.
     """
     path = LabPath.of(lab)
-    fps = request.check_against(path)
+    fps = request.check_on_lab(lab.topology, lab.link_speed_bps, lab.mtu, lab.dut_config.tunnel)
     spec = engine_spec(lab, request, fps, path)
     if adjust:
         adjust(spec)

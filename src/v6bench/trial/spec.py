@@ -13,7 +13,6 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..engine import SPEC_VERSION
-from ..errors import UsageError
 from ..lab.state import LabState
 from . import backend, ext_headers, mesh
 from .path import LabPath
@@ -25,7 +24,8 @@ def directions(request: TrialRequest) -> list[tuple[str, str]]:
 
 
 def engine_spec(lab: LabState, request: TrialRequest, fps: float, path: LabPath | None = None) -> dict:
-    """The spec; ``fps`` is the validated rate per direction. A stream
+    """The spec; ``fps`` is the rate per direction, validated on the lab
+    (:meth:`~v6bench.trial.request.TrialRequest.check_on_lab`). A stream
     whose frames the path does not carry whole is fragmented at the source
     (``fragment_mtu``, :mod:`v6bench.trial.path`)."""
     if request.mesh:
@@ -94,16 +94,9 @@ def _port(lab: LabState, tester: str) -> dict:
 
 def _mesh_spec(lab: LabState, request: TrialRequest, fps: float) -> dict:
     """Every tester port; each sender at ``fps`` to its destinations in
-    round-robin order (:mod:`v6bench.trial.mesh`). Frames are sent whole:
-    a mesh whose links would fragment them is refused."""
+    round-robin order (:mod:`v6bench.trial.mesh`). Frames are sent whole
+    (:func:`v6bench.trial.traffic.check_mesh`)."""
     flows = mesh.flows(lab.topology, request.mesh)
-    for src, dst in flows:
-        p = LabPath.build(lab.topology, lab.link_speed_bps, lab.mtu, None, src, dst)
-        for v, _ in request.mix.versions:
-            why = p.problem(v, request.frame_size)
-            if why or p.source_mtu(v, request.frame_size) is not None:
-                raise UsageError(f"--mesh: {src} -> {dst}: " + (why or f"{request.frame_size}-byte IPv{v} frames exceed the "
-                                 f"path MTU {min(p.mtus())}; mesh frames are sent whole"))
     plan = lab.cpu_plan
     senders = mesh.senders(lab.topology, request.mesh)
     ports = []
@@ -155,8 +148,6 @@ def input_queue_frames(lab: LabState) -> int:
 def _icmp_echo(lab: LabState, target: str, streams: list[dict]) -> None:
     """Turns t1's streams into ICMP echo streams to ``target`` (``dut``: t1's
     gateway, R1; ``far``: t2's port); their replies come back to t1."""
-    if target == "dut" and lab.topology == "p2p":
-        raise UsageError("--icmp-echo dut: topology p2p has no router; use far, or topology a or b")
     (tx,) = lab.node("t1")["interfaces"]
     (far,) = lab.node("t2")["interfaces"]
     for s in streams:

@@ -1,6 +1,6 @@
 """The readable trial result (``v6bench trial`` without ``--json``)."""
 
-from v6bench.trial.table import pauses
+from v6bench.report.trial import pauses
 
 
 def test_a_slipped_schedule_is_said_per_port():

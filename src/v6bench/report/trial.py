@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ..rates import format_link_speed
-from ..report.text import align
+from .text import align
 
 
 def _us(ns: float | None) -> str:

@@ -1,0 +1,51 @@
+"""``v6bench lab up | status | down``."""
+
+from __future__ import annotations
+
+import argparse
+
+from ..lab import control
+from ..lab.site import Site
+from ..lab.spec import dut_config, lab_spec
+from ..lab.dut import DutConfig
+from ..errors import UsageError
+from . import render
+from .options import Options, add_json, add_lab, dut_table, lab_table
+
+
+def add(sub: argparse._SubParsersAction, parser_class: type) -> None:
+    lab = sub.add_parser("lab", help="build, show or remove the emulated lab")
+    lab_sub = lab.add_subparsers(dest="lab_command", required=True, parser_class=parser_class)
+    up = Options(lab_sub.add_parser("up", help="build the lab (one per machine)"))
+    add_lab(up, defaults=True)
+    add_json(up, "the lab")
+    add_json(Options(lab_sub.add_parser("status", help="show the lab that is up")), "the lab")
+    Options(lab_sub.add_parser("down", help="remove the lab and anything a crashed run left"))
+    lab.set_defaults(command_run=run)
+
+
+def run(site: Site, args: argparse.Namespace, say) -> int:
+    if args.lab_command == "up":
+        lab, dut = specs(args, {})
+        built = control.up(site, lab.topology, lab.link_speed_bps, lab.mtu, lab.cpu_arrangement, dut or DutConfig())
+        print(render.status(built, False, args.json))
+    elif args.lab_command == "status":
+        print(render.status(*control.status(site), args.json))
+    else:
+        removed = control.down(site)
+        print(f"removed {', '.join(removed)}" if removed else "no lab was up")
+    return 0
+
+
+def specs(args: argparse.Namespace, current: dict):
+    """The lab and DUT the options give over ``current`` (a ``[lab]``
+    table), checked like a campaign's; the DUT is None if no option gave one."""
+    try:
+        lab = lab_spec(lab_table(args, current))
+    except UsageError as e:
+        raise e.at("lab") from None
+    d = dut_table(args)
+    try:
+        return lab, (dut_config(d, lab) if d is not None else None)
+    except UsageError as e:
+        raise e.at("dut") from None

@@ -1,0 +1,240 @@
+"""Command-line options as fields of a test definition.
+
+Every option sets one field of the document a campaign file holds (the
+``[lab]``, ``[dut]`` and ``[[test]]`` keys, or a trial's fields), and is
+declared here once: :class:`Options` adds it to a parser and remembers
+which field it sets, so that an error about a field (``("test", 0,
+"mixes", 1)``, :class:`~v6bench.errors.UsageError`) is shown as the option
+that set it (``--mix``). The options of ``test KIND`` are made from the
+kind's parameter dataclass (:func:`add_params`): an option that does not
+apply to a kind does not exist for it, and argparse refuses it before
+anything runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import os
+import typing
+from dataclasses import dataclass
+from typing import Any
+
+from .. import selftest
+from ..errors import Field, UsageError, field_path
+from ..lab.cpus import ARRANGEMENTS
+from ..lab.dut import ACL_AT, DutConfig
+from ..store.db import DEFAULT_PATH
+from ..trial.ext_headers import PRESETS as EXT_PRESETS
+from ..trial.mesh import PATTERNS as MESH_PATTERNS
+from ..trial.traffic import ICMP_ECHO_TARGETS
+
+
+@dataclass(frozen=True)
+class Option:
+    """One option: its flag (and other spellings), help, and how it reads.
+    ``items``: a comma-separated list; ``switch``: present or not."""
+
+    flag: str
+    help: str = ""
+    choices: tuple[str, ...] | None = None
+    metavar: str | None = None
+    aliases: tuple[str, ...] = ()
+    items: bool = False
+    switch: bool = False
+
+
+LAB = {
+    "topology": Option("--topology", "p2p, a (t1-r1-t2), b (t1-r1-r2-t2), chain:N (1..5 routers) or mesh:N"),
+    "link_speed": Option("--link-speed", "nominal link speed for %% of line rate: 100M, 1G, 10G"),
+    "mtu": Option("--mtu", "IP MTU of every lab link, or per link: r1-r2=500, all=9000,r1-r2=1280 (lab/mtu.py); "
+                  "IPv4 is fragmented by the routers, IPv6 at the source", metavar="BYTES|LINK=BYTES,…"),
+    "cpu_arrangement": Option("--cpu-arrangement", "split: DUT on its own CPU(s), CPU measured; inline: all in the "
+                              "sender (docs/architecture.md) [split on 2+ CPUs]", choices=ARRANGEMENTS),
+}
+DUT = {
+    "limit_fps": Option("--dut-limit", "a DUT of known capacity: R1 drops above FPS frames/s per direction "
+                        "(nftables limit) [none]", metavar="FPS"),
+    "acl": Option("--acl", "access lists in R1, one per IP version: 1 permit rule, or 24 denies and the permit "
+                  "last (seed 000 §3) [none]", choices=("none", "1", "25")),
+    "acl_at": Option("--acl-at", "where the ACL filters: in (R1's input port), out (its output port), both [in]",
+                     choices=ACL_AT),
+    "acl_udp_only": Option("--acl-udp-only", "the ACL permits only UDP: IPv6 frames are walked to their transport "
+                           "header", switch=True),
+    "nat44": Option("--nat44", "IPv4 source NAT on R1 toward t2 (IPv6 forwarded as before)", switch=True),
+    "tunnel": Option("--tunnel", "topology b: IPv4 in IPv6 (SRv6 encap) or IPv6 in IPv4 (VXLAN) between R1 and R2 "
+                     "[none]", choices=("4in6", "6in4")),
+    "shape": Option("--shape", "shape every router interface to the link speed (L1), so converging traffic "
+                    "congests", switch=True),
+}
+#: What a trial's frames are (trial/traffic.py): ``trial`` and the kinds that send test frames.
+EXT_HEADERS = Option("--ext-headers", "IPv6 extension headers in every IPv6 frame, frame size kept "
+                     "(docs/methods.md) [none]", choices=EXT_PRESETS)
+ICMP_ECHO = Option("--icmp-echo", "send ICMP Echo Requests instead of UDP test frames, at the rate, size and mix "
+                   "given: to R1's own address (dut) or through the DUT to t2, which answers (far); replies are "
+                   "counted at t1, latency is the round trip", choices=tuple(ICMP_ECHO_TARGETS))
+BIDIRECTIONAL = Option("--bidirectional", "the same rate each way (RFC 2544 §14)", switch=True)
+#: Kind parameters whose option is not ``--field-name`` (with help); the others are named after their field.
+PARAMS = {
+    "trial_duration_s": Option("--duration", "seconds per trial", aliases=("--trial-duration",)),
+    "duration_s": Option("--duration", "seconds per measurement"),
+    "loads": Option("--loads", "loads such as throughput,50%%,10kpps", items=True),
+    "loads_pct": Option("--loads", "percentages of line rate, e.g. 10,50,95", items=True),
+    "kinds": Option("--kinds", "soft,hard", items=True),
+    "pattern": Option("--pattern", "full or partial", choices=tuple(MESH_PATTERNS)),
+    "protocols": Option("--protocol", "tcp,udp", items=True),
+    "message_sizes": Option("--message-size", "comma-separated bytes per write or datagram", items=True),
+    "payload_sizes": Option("--payload-size", "comma-separated IP payload bytes (UDP header and data), 'mtu' for "
+                            "the largest the path carries whole", items=True),
+    "search": Option("--search", "throughput search", choices=("binary", "mlr")),
+    "resolution": Option("--resolution", "relative resolution of the search"),
+    "pdr_loss_ratio": Option("--pdr-loss-ratio", "loss ratio goal of the PDR"),
+}
+#: A kind's parameter with an option of its own name (kind, field).
+KIND_PARAMS = {("mesh", "loads"): Option("--rate", "comma-separated loads per sending port, e.g. 10%%,50%%,20kpps",
+                                         items=True)}
+#: Fields without an option of their own: ``repeat`` is --repeat (the kind's or the test's), ``mtu_payload``
+#: the item 'mtu' of --payload-size.
+NO_OPTION = ("repeat", "mtu_payload")
+#: Fields of the throughput search (methods/throughput.py) a test that starts from one takes as options.
+SEARCH = ("search", "resolution", "pdr_loss_ratio", "trial_duration_s")
+
+
+class Options:
+    """The options of one command: which field each sets, and the flag of a field."""
+
+    def __init__(self, parser: argparse.ArgumentParser) -> None:
+        self.parser = parser
+        self.flags: dict[str, str] = {"db": "--db", "resume": "--resume", "run": "RUN", "file": "FILE", "kind": "KIND"}
+        parser.set_defaults(options=self)
+
+    def add(self, name: str, option: Option, default: Any = None, help_default: str = "") -> None:
+        """``option`` sets field ``name`` (argparse dest ``name``)."""
+        self.flags.setdefault(name, option.flag)
+        if option.flag in self.parser._option_string_actions:  # one option for two fields (kind's and search's)
+            return
+        text = option.help + (f" [{help_default.replace('%', '%%')}]" if help_default else "")
+        if option.switch:
+            self.parser.add_argument(option.flag, *option.aliases, dest=name, action="store_true", default=default,
+                                     help=text)
+        else:
+            self.parser.add_argument(option.flag, *option.aliases, dest=name, default=default, choices=option.choices,
+                                     metavar=option.metavar or (None if option.choices else option.flag[2:].upper()),
+                                     help=text)
+
+    def flag(self, field: Field) -> str:
+        """The option that sets ``field`` (its innermost named part), or the field's path."""
+        for part in reversed(field):
+            if isinstance(part, str) and part in self.flags:
+                return self.flags[part]
+        return field_path(field)
+
+    def render(self, e: UsageError) -> str:
+        return f"{self.flag(e.field)}: {e.message}" if e.field else e.message
+
+
+def add_lab(o: Options, defaults: bool) -> None:
+    """The ``[lab]`` and ``[dut]`` options; ``defaults``: show the lab's defaults."""
+    shown = {"topology": "a", "link_speed": "1G", "mtu": "1500"}
+    for name, option in LAB.items():
+        o.add(name, option, help_default=shown.get(name, "") if defaults else "")
+    for name, option in DUT.items():
+        o.add(name, option)
+
+
+def add_selftest(o: Options) -> None:
+    default = os.environ.get("V6BENCH_SELFTEST", "if-stale")
+    o.parser.add_argument("--selftest", choices=selftest.WHEN, default=default,
+                          help="measure the tester first (its capacity and latency floor, stored in --db): when the "
+                               "stored self-test is missing or stale (other kernel, engine, CPU arrangement, MTU), "
+                               f"always, or never [$V6BENCH_SELFTEST or if-stale: {default}]")
+
+
+def add_db(o: Options) -> None:
+    o.parser.add_argument("--db", default=str(DEFAULT_PATH), help=f"results database [{DEFAULT_PATH}]")
+
+
+def add_json(o: Options, what: str) -> None:
+    o.parser.add_argument("--json", action="store_true", help=f"print {what} as JSON")
+
+
+def param_option(kind: str, name: str) -> Option:
+    """The option of parameter ``name`` of test kind ``kind``."""
+    return KIND_PARAMS.get((kind, name)) or PARAMS.get(name) or Option("--" + name.replace("_", "-"))
+
+
+def add_params(o: Options, kind: str, params: type, searches: bool) -> None:
+    """An option for every field of ``params`` (but :data:`NO_OPTION`),
+    and the search's (:data:`SEARCH`) if the kind ``searches``."""
+    defaults = params()
+    for f in dataclasses.fields(params):
+        if f.name not in NO_OPTION:
+            value = getattr(defaults, f.name)
+            shown = ",".join(map(str, value)) if isinstance(value, tuple) else value
+            o.add(f.name, param_option(kind, f.name), help_default=str(shown) if shown is not None else "none")
+    if searches:
+        o.flags["throughput_search"] = "/".join(PARAMS[name].flag for name in SEARCH if name not in o.flags)
+        for name in SEARCH:
+            option = PARAMS[name]
+            o.add(name, Option(option.flag, option.help + " (of the throughput search the test starts from)",
+                               option.choices, aliases=option.aliases))
+
+
+def items(text: str, name: str) -> list[str]:
+    """A comma-separated list, each item stripped; at least one."""
+    out = [x.strip() for x in text.split(",") if x.strip()]
+    if not out:
+        raise UsageError("give a comma-separated list", name)
+    return out
+
+
+def value(hint: Any, text: Any, name: str) -> Any:
+    """The option's text as the field's type: a whole number, a number
+    (a trailing % allowed), a string, or a list of these."""
+    if not isinstance(text, str):
+        return text  # a switch, or a default
+    if typing.get_origin(hint) is tuple:
+        (inner, _) = typing.get_args(hint)
+        return [value(inner, x, name) for x in items(text, name)]
+    args = [a for a in typing.get_args(hint) if a is not type(None)]
+    hint = args[0] if args else hint
+    try:
+        if hint is int:
+            return int(text)
+        if hint is float:
+            return float(text.rstrip("%"))
+    except ValueError:
+        raise UsageError(f"{text!r} is not a {'whole number' if hint is int else 'number'}", name) from None
+    return text
+
+
+def params_table(args: argparse.Namespace, params: type) -> dict:
+    """The fields of ``params`` given on the command line, typed."""
+    hints = typing.get_type_hints(params)
+    return {f.name: value(hints[f.name], getattr(args, f.name), f.name) for f in dataclasses.fields(params)
+            if f.name not in NO_OPTION and getattr(args, f.name, None) is not None}
+
+
+def lab_table(args: argparse.Namespace, current: dict) -> dict:
+    """The ``[lab]`` table: the options given, else ``current``'s."""
+    given = {name: getattr(args, name) for name in LAB if getattr(args, name) is not None}
+    return {**current, **given}
+
+
+def dut_table(args: argparse.Namespace) -> dict | None:
+    """The ``[dut]`` table of the options given; None if none was."""
+    given = {name: getattr(args, name) for name in DUT if getattr(args, name) is not None}
+    if not given:
+        return None
+    if "acl" in given:
+        given["acl"] = 0 if given["acl"] == "none" else int(given["acl"])
+    if "limit_fps" in given:
+        given["limit_fps"] = value(int, given["limit_fps"], "limit_fps")
+    return given
+
+
+def dut_of(dut: DutConfig) -> dict:
+    """``dut`` as a ``[dut]`` table of its fields that differ from the defaults."""
+    plain = DutConfig().to_json()
+    return {k: v for k, v in dut.to_json().items() if v != plain[k]}
+

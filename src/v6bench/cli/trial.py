@@ -1,0 +1,74 @@
+"""``v6bench trial``: one trial on the lab that is up, or on a temporary one."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+
+from .. import selftest
+from ..lab import control
+from ..lab.dut import DutConfig
+from ..lab.site import Site
+from ..rates import format_link_speed
+from ..report import trial as trial_text
+from ..store.db import Store
+from ..trial import runner
+from ..trial.mesh import PATTERNS as MESH_PATTERNS
+from ..trial.request import make_request
+from . import lab as lab_cmd
+from .options import (BIDIRECTIONAL, EXT_HEADERS, ICMP_ECHO, Option, Options, add_db, add_json, add_lab, add_selftest,
+                      value)
+
+TRIAL = {  # field: (option, default)
+    "mix": (Option("--mix", "IPv4/IPv6 percentages of frames, e.g. 100/0, 90/10, 0/100"), "50/50"),
+    "frame_size": (Option("--frame-size", "bytes incl. FCS; IPv6 needs 84 or more"), "128"),
+    "rate": (Option("--rate", "per direction: 20000fps, 20kpps, 50%% (of line, L1), 30Mbps (L1), 30Mbps:l2"), "10%"),
+    "duration_s": (Option("--duration", "traffic seconds"), "10"),
+}
+
+
+def add(sub: argparse._SubParsersAction, parser_class: type) -> None:
+    o = Options(sub.add_parser("trial", help="run one trial on the lab that is up, or on a temporary one"))
+    for name, (option, default) in TRIAL.items():
+        o.add(name, option, default=default, help_default=default)
+    o.add("bidirectional", BIDIRECTIONAL)
+    o.add("icmp_echo", ICMP_ECHO)
+    o.add("ext_headers", EXT_HEADERS)
+    o.add("mesh", Option("--mesh", "mesh traffic among the testers of a mesh:N topology, --rate per sending port: "
+                         + "; ".join(f"{k}: {v}" for k, v in MESH_PATTERNS.items()), choices=tuple(MESH_PATTERNS)))
+    add_json(o, "the result")
+    add_selftest(o)
+    add_db(o)
+    add_lab(o, defaults=False)
+    o.parser.set_defaults(command_run=run)
+
+
+def current_lab(site: Site) -> tuple[dict, DutConfig]:
+    """The ``[lab]`` table and DUT of the lab that is up (the CPU
+    arrangement only if given: a trial checks what it is given against the
+    lab); the defaults if none is up."""
+    current, _ = control.status(site)
+    if current is None:
+        return {}, DutConfig()
+    return ({"topology": current.topology, "link_speed": format_link_speed(current.link_speed_bps),
+             "mtu": current.mtu.to_json()}, current.dut_config)
+
+
+def run(site: Site, args: argparse.Namespace, say) -> int:
+    req = make_request(args.mix, value(int, args.frame_size, "frame_size"), args.rate,
+                       value(float, args.duration_s, "duration_s"), args.bidirectional, args.ext_headers,
+                       args.icmp_echo, args.mesh)
+    current, current_dut = current_lab(site)
+    lab, dut = lab_cmd.specs(args, current)
+    dut = dut if dut is not None else current_dut
+    req.check_on_lab(lab.topology, lab.link_speed_bps, lab.mtu, dut.tunnel)  # bad input before any privileged work
+    st = None
+    if args.selftest != "never" or os.path.exists(args.db):  # `never` creates no database
+        with Store(args.db) as store:
+            st = selftest.ensure(site, store, args.selftest, (req.frame_size,), (req.frame_size,), lab.mtu.largest,
+                                 lab.cpu_arrangement, say)
+    with control.for_trial(site, lab.topology, lab.link_speed_bps, lab.mtu, lab.cpu_arrangement, dut) as built:
+        result = runner.run(built, req, site.engine_pid_file, selftest=st[1] if st else None)
+    print(json.dumps(result, indent=1) if args.json else trial_text.render(result))
+    return 0

@@ -1,0 +1,79 @@
+"""The ``[lab]`` and ``[dut]`` tables of a test definition, checked into a
+frozen :class:`LabSpec` and :class:`~v6bench.lab.dut.DutConfig`.
+
+One route for every front end: a campaign file's tables, and the lab and
+DUT options of ``v6bench lab up``, ``trial`` and ``test`` (which
+``cli/options.py`` turns into the same tables). Errors name the field
+relative to the table (``("topology",)``, ``("acl_at",)``); the caller
+places them (``lab.topology``, ``scenario[1].dut.acl_at``, ``--acl-at``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from ..errors import UsageError
+from ..params import parse
+from ..rates import parse_link_speed
+from . import tunnel
+from .cpus import ARRANGEMENTS
+from .dut import DutConfig
+from .mtu import Mtus
+from .mtu import parse as parse_mtu
+from .topology import parse_topology
+
+LAB_KEYS = ("topology", "link_speed", "mtu", "cpu_arrangement")
+
+
+@dataclass(frozen=True)
+class LabSpec:
+    """The lab a test runs on: topology, nominal link speed [b/s], MTUs,
+    CPU arrangement (None: the machine's default, lab/cpus.py)."""
+
+    topology: str = "a"
+    link_speed_bps: float = 1e9
+    mtu: Mtus = Mtus()
+    cpu_arrangement: str | None = None
+
+
+def only(d: dict, known: tuple[str, ...]) -> None:
+    """Every key of table ``d`` is one of ``known``."""
+    for k in d:
+        if k not in known:
+            raise UsageError(f"unknown key (known: {', '.join(known)})", k)
+
+
+def lab_spec(d: dict) -> LabSpec:
+    """The ``[lab]`` table: ``topology`` [a], ``link_speed`` [1G], ``mtu``
+    [1500; or "LINK=BYTES,…", lab/mtu.py], ``cpu_arrangement``."""
+    only(d, LAB_KEYS)
+    topo = d.get("topology", "a")
+    if not isinstance(topo, str):
+        raise UsageError(f"expected a name such as \"a\" or \"chain:3\", got {topo!r}", "topology")
+    links = [(a.node, b.node) for a, b in parse_topology(topo).links()]
+    speed = d.get("link_speed", "1G")
+    if not isinstance(speed, str):
+        raise UsageError(f"expected a speed such as \"1G\", got {speed!r}", "link_speed")
+    mtu_v: Any = d.get("mtu", 1500)
+    if isinstance(mtu_v, Mtus):
+        mtu = mtu_v
+    elif not isinstance(mtu_v, (int, str)) or isinstance(mtu_v, bool):
+        raise UsageError(f"expected bytes or \"LINK=BYTES,…\", got {mtu_v!r}", "mtu")
+    else:
+        mtu = parse_mtu(mtu_v)
+    mtu.check(links)
+    arr = d.get("cpu_arrangement")
+    if arr is not None and arr not in ARRANGEMENTS:
+        raise UsageError(f"{arr!r} is not one of {', '.join(ARRANGEMENTS)}", "cpu_arrangement")
+    return LabSpec(topo, parse_link_speed(speed), mtu, arr)
+
+
+def dut_config(d: dict, lab: LabSpec) -> DutConfig:
+    """The ``[dut]`` table (lab/dut.py), on ``lab``: an ACL's place and
+    protocol need an ACL; a tunnel needs topology b."""
+    dut = parse(DutConfig, d, ())
+    if "acl_at" in d and not dut.acl:
+        raise UsageError("needs an ACL (acl = 1 or 25)", "acl_at")
+    tunnel.check_topology(dut.tunnel, lab.topology)
+    return dut

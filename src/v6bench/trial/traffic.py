@@ -1,0 +1,155 @@
+"""What test frames are, and the rules that make a choice of them valid.
+
+One place for each rule that ``v6bench trial``, ``v6bench test`` and
+campaign files share (issue 17): the smallest frame a mix takes, what ICMP
+echo, extension headers and mesh traffic combine with, and what each needs
+of the lab's topology. Errors name the field as a trial does (``mix``,
+``frame_size``, ``bidirectional``, ``icmp_echo``, ``ext_headers``,
+``mesh``); a campaign test renames them to its own (:data:`TEST_FIELDS`).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from ..errors import UsageError
+from ..lab import tunnel
+from ..lab.mtu import Mtus
+from . import ext_headers, mesh as mesh_traffic
+from .path import LabPath
+
+#: Smallest frames (bytes incl. FCS, RFC 1242 §3.5) that hold the headers
+#: and the engine's 18-byte signature: IPv4 14+20+8+18+4 = 64,
+#: IPv6 14+40+8+18+4 = 84 (docs/engine-spec.md).
+MIN_FRAME = {4: 64, 6: 84}
+MAX_FRAME = 9216
+#: Where ``icmp_echo`` sends its Echo Requests.
+ICMP_ECHO_TARGETS = {"dut": "R1's own address on t1's link", "far": "t2, through the DUT; the engine answers"}
+
+
+@dataclass(frozen=True)
+class Mix:
+    """IPv4/IPv6 shares in percent of frames (``90/10``); they sum to 100."""
+
+    ipv4_pct: int
+    ipv6_pct: int
+
+    def __post_init__(self) -> None:
+        if self.ipv4_pct < 0 or self.ipv6_pct < 0 or self.ipv4_pct + self.ipv6_pct != 100:
+            raise UsageError(f"{self} must be two shares summing to 100", "mix")
+
+    def __str__(self) -> str:
+        return f"{self.ipv4_pct}/{self.ipv6_pct}"
+
+    @property
+    def versions(self) -> list[tuple[int, int]]:
+        """(IP version, share) for each family with a share above zero."""
+        return [(v, s) for v, s in ((4, self.ipv4_pct), (6, self.ipv6_pct)) if s > 0]
+
+    @property
+    def smallest_frame(self) -> int:
+        """The smallest frame [bytes incl. FCS] every family of the mix fits in."""
+        return max(MIN_FRAME[v] for v, _ in self.versions)
+
+
+def parse_mix(text: str) -> Mix:
+    """``IPV4/IPV6`` percentages: ``100/0``, ``90/10``, ``50/50``, ``0/100``."""
+    m = re.fullmatch(r"\s*(\d{1,3})\s*/\s*(\d{1,3})\s*", text)
+    if not m:
+        raise UsageError(f"{text!r} is not IPV4/IPV6 percentages such as 90/10", "mix")
+    a, b = int(m[1]), int(m[2])
+    if a + b != 100:
+        raise UsageError(f"{text!r}: the shares sum to {a + b}, not 100", "mix")
+    return Mix(a, b)
+
+
+@dataclass(frozen=True)
+class Traffic:
+    """What a test's frames are besides mix and size: an IPv6 extension
+    header preset, or ICMP echo to a target (``--ext-headers``,
+    ``--icmp-echo``; campaign test keys of the same names). Stored with
+    each test (``params_json``); a test reuses only a throughput measured
+    with the same traffic."""
+
+    ext_headers: str | None = None
+    icmp_echo: str | None = None
+
+    def to_json(self) -> dict:
+        return {"ext_headers": self.ext_headers, "icmp_echo": self.icmp_echo}
+
+    def describe(self) -> str:
+        return "".join(f" +{x}" for x in (self.ext_headers, self.icmp_echo and f"echo-{self.icmp_echo}") if x)
+
+
+#: A trial's field names → a campaign test's (``mixes[j]`` and ``frame_sizes[k]`` take their index there).
+TEST_FIELDS = {"mix": "mixes", "frame_size": "frame_sizes", "bidirectional": "directions", "mesh": "kind"}
+
+
+def check_frame_size(mix: Mix, frame_size: int) -> None:
+    """Frames of ``frame_size`` bytes hold every family of ``mix`` and the signature."""
+    if not mix.smallest_frame <= frame_size <= MAX_FRAME:
+        fams = " and ".join(f"IPv{v}" for v, _ in mix.versions)
+        raise UsageError(f"{frame_size} bytes is outside {mix.smallest_frame}..{MAX_FRAME} for {fams} "
+                         f"(IPv6/UDP with the signature needs {MIN_FRAME[6]} bytes, IPv4 {MIN_FRAME[4]})", "frame_size")
+
+
+def check(traffic: Traffic, mix: Mix, frame_size: int, bidirectional: bool, mesh: bool = False) -> None:
+    """The frames' kind fits the mix, the size and the directions: echo
+    traffic is two-way already and sent plain; extension headers need IPv6
+    frames large enough for them; a mesh pattern sets its own directions."""
+    check_frame_size(mix, frame_size)
+    if mesh and (bidirectional or traffic.icmp_echo or traffic.ext_headers):
+        raise UsageError("the pattern sets the directions; not with bidirectional traffic, ICMP echo or "
+                         "extension headers", "mesh")
+    if traffic.icmp_echo is not None:
+        if traffic.icmp_echo not in ICMP_ECHO_TARGETS:
+            raise UsageError(f"{traffic.icmp_echo!r} is not one of {', '.join(ICMP_ECHO_TARGETS)}", "icmp_echo")
+        if bidirectional:
+            raise UsageError("echo traffic is already two-way (requests out, replies back); send it one way",
+                             "icmp_echo")
+        if traffic.ext_headers:
+            raise UsageError("not with extension headers", "icmp_echo")
+    if traffic.ext_headers is not None:
+        why = ext_headers.problem(ext_headers.check(traffic.ext_headers), mix, frame_size, MIN_FRAME[6])
+        if why:
+            raise UsageError(why, "ext_headers")
+
+
+def check_on_topology(traffic: Traffic, topology: str, mesh: bool = False) -> None:
+    """What the traffic needs of the lab's topology: a router to answer
+    echo to the DUT or to process an SRH, a ``mesh:N`` lab for mesh traffic."""
+    if mesh:
+        mesh_traffic.testers(topology)
+    if traffic.icmp_echo == "dut" and topology == "p2p":
+        raise UsageError("dut: topology p2p has no router; use far, or topology a or b", "icmp_echo")
+    if traffic.ext_headers == "srh" and topology == "p2p":
+        raise UsageError("srh: needs a router to process it (topology a, b or chain:N, not p2p)", "ext_headers")
+
+
+def check_on_path(traffic: Traffic, mix: Mix, frame_size: int, path: LabPath) -> None:
+    """What the frames need of the lab's path from t1 to t2: links every
+    family can cross; echo and extension-header frames are sent whole (the
+    path's MTU must carry them); a tunnel's overhead must fit its link."""
+    versions = {v for v, _ in mix.versions}
+    for v in sorted(versions):
+        why = path.problem(v, frame_size)
+        if why:
+            raise UsageError(f"{mix}: {why}", "mix")
+    if traffic.icmp_echo and any(path.source_mtu(v, frame_size) for v in versions):
+        raise UsageError(f"{frame_size}-byte frames do not fit the path MTU; echo frames are sent whole", "icmp_echo")
+    if traffic.ext_headers and 6 in versions and path.source_mtu(6, frame_size) is not None:
+        raise UsageError(f"{frame_size}-byte IPv6 frames exceed the path MTU {min(path.mtus())} and would be "
+                         f"fragmented; frames with extension headers are sent whole", "ext_headers")
+    tunnel.check_frame(path.tunnel, frame_size, versions, dict(path.links).get("r1-r2", 0))
+
+
+def check_mesh(pattern: str, mix: Mix, frame_size: int, topology: str, link_speed_bps: float, mtu: Mtus) -> None:
+    """Mesh frames are sent whole: every flow's path must carry them."""
+    for src, dst in mesh_traffic.flows(topology, pattern):
+        p = LabPath.build(topology, link_speed_bps, mtu, None, src, dst)
+        for v, _ in mix.versions:
+            why = p.problem(v, frame_size)
+            if why or p.source_mtu(v, frame_size) is not None:
+                raise UsageError(f"{src} -> {dst}: " + (why or f"{frame_size}-byte IPv{v} frames exceed the "
+                                 f"path MTU {min(p.mtus())}; mesh frames are sent whole"), "mesh")
