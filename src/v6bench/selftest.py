@@ -42,12 +42,12 @@ from .lab import control, cpus, wakeful
 from .lab.mtu import Mtus
 from .lab.site import Site
 from .methods import binary_search
-from .methods.measurer import Measurement, Tester
+from .core.tester import Measurement, Tester
 from .methods.retry import Retrying
-from .rates import line_rate_fps
+from .core.rates import line_rate_fps
 from .trial import backend
-from .trial.measurer import LabMeasurer
-from .trial.request import Mix
+from .trial.tester import LabTester
+from .core.frames import Mix
 
 LINK_BPS = 10e9  # nominal speed of the p2p link: high enough not to cap the search
 RESOLUTION = 0.05
@@ -65,7 +65,7 @@ def run(site: Site, frame_sizes: tuple[int, ...], arrangement: str | None, progr
     mtu = max(mtu, p2p_mtu(frame_sizes))
     with control.for_trial(site, "p2p", LINK_BPS, Mtus(mtu), arrangement) as lab:
         for size in frame_sizes:
-            t = LabMeasurer(site, lab, Mix(100, 0), size, drain_s=0.5)
+            t = LabTester(site, lab, Mix(100, 0), size, drain_s=0.5)
             r, attempts = search_capacity(t, size)
             low = min(LOW_LOAD_FPS, r.throughput_fps / 10) if r.throughput_fps else LOW_LOAD_FPS / 10
             lats, leads, used = [], [], set()

@@ -14,7 +14,7 @@ import pytest
 from cli_site import PREFIX, RUN_DIR, capture, clean_site, facing, remove_run_dir, tshark_fields, v6bench  # noqa: F401
 from v6bench.lab import state
 from v6bench.lab.site import Site
-from v6bench.trial.ext_headers import PRESETS
+from v6bench.core.ext_headers import PRESETS
 
 pytestmark = [pytest.mark.netns, pytest.mark.usefixtures("clean_site", "remove_run_dir")]
 SITE = Site(RUN_DIR, PREFIX)

@@ -5,7 +5,7 @@ import random
 import pytest
 
 from v6bench.methods.binary_search import search
-from v6bench.methods.measurer import Measurement
+from v6bench.core.tester import Measurement
 
 
 class SimulatedDut:

@@ -7,7 +7,7 @@ import sqlite3
 import pytest
 
 from v6bench.campaign import runner, spec
-from v6bench.errors import UsageError
+from v6bench.core.errors import UsageError
 from v6bench.methods.simulated import SimulatedTester
 from v6bench.store import export
 from v6bench.store.db import SCHEMA_VERSION, Store
@@ -319,7 +319,7 @@ def test_tests_that_give_no_count_repeat_enough_for_a_verdict():
     """Issue 15: the default repetitions of anything the report compares
     give a verdict (MIN_REPETITIONS a side); a count that is given is run
     as given, and kinds the report does not compare run once."""
-    from v6bench.repetitions import MIN_REPETITIONS
+    from v6bench.core.repetitions import MIN_REPETITIONS
 
     def blocks(body: str) -> list[int]:
         return [t.matrix.repeat for t in spec.parse_campaign('name = "t"\n' + body, "t.toml").tests]

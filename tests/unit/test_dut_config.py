@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from v6bench.errors import UsageError
+from v6bench.core.errors import UsageError
 from v6bench.lab.dut import DutConfig, ports, ruleset
 from v6bench.lab.topology import parse_topology
-from v6bench.params import parse
+from v6bench.core.params import parse
 
 
 def chain(text: str, name: str) -> list[str]:

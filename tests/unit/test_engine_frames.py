@@ -136,7 +136,7 @@ def scapy_ext(name: str):
 
 @pytest.mark.parametrize("name", ["hbh", "dst", "rh0", "srh", "frag", "chain", "dst20"])
 def test_extension_headers_are_byte_exact(tmp_path, name):
-    from v6bench.trial import ext_headers
+    from v6bench.core import ext_headers
 
     frame_size = 1280  # seed 000 held its extension-header frames at 1280 bytes
     s = spec(6, frame_size)
@@ -156,7 +156,7 @@ def test_extension_headers_are_byte_exact(tmp_path, name):
 
 @pytest.mark.skipif(shutil.which("tshark") is None, reason="tshark is not installed (make test installs it)")
 def test_tshark_reads_the_extension_headers_and_checks_udp(tmp_path):
-    from v6bench.trial import ext_headers
+    from v6bench.core import ext_headers
 
     s = spec(6, 1280)
     s["streams"] = [{"tx_port": "a", "rx_port": "b", "ip_version": 6, "frame_size": 1280, "share": 1,

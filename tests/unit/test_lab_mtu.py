@@ -2,7 +2,7 @@
 
 import pytest
 
-from v6bench.errors import UsageError
+from v6bench.core.errors import UsageError
 from v6bench.lab.mtu import Mtus, parse
 from v6bench.trial.path import LabPath, fragment_data
 

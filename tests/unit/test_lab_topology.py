@@ -4,7 +4,7 @@ import ipaddress
 
 import pytest
 
-from v6bench.errors import UsageError
+from v6bench.core.errors import UsageError
 from v6bench.lab.topology import parse_topology
 
 

@@ -10,7 +10,7 @@ import pytest
 
 from v6bench.campaign import runner
 from v6bench.campaign.spec import load, parse_campaign
-from v6bench.errors import UsageError
+from v6bench.core.errors import UsageError
 from v6bench.host import iperf
 from v6bench.host.kernel import Host, Pair
 from v6bench.trial import mesh

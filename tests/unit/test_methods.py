@@ -5,9 +5,9 @@ import dataclasses
 
 import pytest
 
-from v6bench.errors import UsageError
+from v6bench.core.errors import UsageError
 from v6bench.methods import back_to_back, latency, loss, mlr, recovery, registry, reset, throughput
-from v6bench.params import parse
+from v6bench.core.params import parse
 from v6bench.methods.simulated import SimulatedTester
 
 
@@ -211,7 +211,7 @@ def test_params_name_the_field():
 
 def test_latency_repetitions_count_trials_not_streams():
     """A bidirectional trial has two streams of each family: still one repetition."""
-    from v6bench.methods.measurer import Measurement
+    from v6bench.core.tester import Measurement
 
     class TwoWay:
         line_fps = 1e5

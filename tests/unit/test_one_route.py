@@ -15,7 +15,7 @@ import pytest
 from v6bench import cli
 from v6bench.campaign import spec
 from v6bench.cli import options
-from v6bench.errors import UsageError
+from v6bench.core.errors import UsageError
 from v6bench.methods import registry
 
 SRC = Path(__file__).resolve().parents[2] / "src" / "v6bench"

@@ -2,8 +2,8 @@
 
 import pytest
 
-from v6bench.errors import UsageError
-from v6bench.rates import line_rate_fps, parse_link_speed, parse_rate
+from v6bench.core.errors import UsageError
+from v6bench.core.rates import line_rate_fps, parse_link_speed, parse_rate
 
 
 def test_reference_line_rates():

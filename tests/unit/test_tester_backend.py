@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from v6bench import selftest
-from v6bench.errors import UsageError
+from v6bench.core.errors import UsageError
 from v6bench.trial import backend
 
 

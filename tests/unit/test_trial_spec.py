@@ -93,8 +93,9 @@ def test_single_family_unidirectional(engine_bin):
 
 def test_trials_whose_schedule_is_the_measurement_catch_up(monkeypatch, engine_bin):
     """A burst, a rate step and a reset keep their schedule (catch up after
-    a stall); a plain trial slips (trial/measurer.py)."""
-    from v6bench.trial import measurer, runner
+    a stall); a plain trial slips (trial/tester.py)."""
+    from v6bench.trial import runner
+    from v6bench.trial import tester
     from v6bench.trial.request import parse_mix
 
     lab = lab_of("a")
@@ -108,7 +109,7 @@ def test_trials_whose_schedule_is_the_measurement_catch_up(monkeypatch, engine_b
         return {"offered_fps": 0.0, "tx_frames": 0, "rx_frames": 0, "tester_limited": False, "streams": []}
 
     monkeypatch.setattr(runner, "run", fake_run)
-    m = measurer.LabMeasurer(Site(Path("/run/v6bench"), "v6b-"), lab, parse_mix("100/0"), 128)
+    m = tester.LabTester(Site(Path("/run/v6bench"), "v6b-"), lab, parse_mix("100/0"), 128)
     calls = {"measure": lambda: m.measure(1.0, 10_000), "burst": lambda: m.burst(100),
              "step": lambda: m.step(2.0, 10_000, 1.0, 5_000), "reset": lambda: m.reset(2.0, 10_000, 1.0, "soft")}
     got = {}

@@ -23,14 +23,14 @@ from typing import Callable
 
 from ..methods import registry
 from ..report.results import headline
-from ..methods.measurer import HostTester, Measurement, Tester
+from ..core.tester import HostTester, Measurement, Tester
 from ..store.db import Store
-from ..trial.request import Mix
+from ..core.frames import Mix
 from .spec import Campaign, TestSpec
 
 
 @dataclass(frozen=True)
-class Point:
+class ScheduledTest:
     """One stored test. Host-stack kinds have no frames (``frame_size``
     0) and a ``variant`` instead: their protocol and message or payload size."""
 
@@ -60,7 +60,7 @@ class Point:
         return f"{where}{self.test.kind} {self.mix} {self.frame_size} B {d}{rep}"
 
 
-def expand(c: Campaign) -> list[Point]:
+def expand(c: Campaign) -> list[ScheduledTest]:
     """Every point, scenario by scenario, in file order within each."""
     out = []
     for sc in c.scenarios:
@@ -70,21 +70,21 @@ def expand(c: Campaign) -> list[Point]:
             k = registry.kind(t.kind)
             reps = range(1, t.matrix.repeat + 1)
             if isinstance(k, registry.HostKind):
-                out += [Point(t, mix, 0, False, rep, tuple(v.items()), sc.name)
+                out += [ScheduledTest(t, mix, 0, False, rep, tuple(v.items()), sc.name)
                         for mix in t.matrix.mixes for v in k.variants(t.params) for rep in reps]
             else:
-                out += [Point(t, mix, fs, d == "bi", rep, (), sc.name)
+                out += [ScheduledTest(t, mix, fs, d == "bi", rep, (), sc.name)
                         for d in t.matrix.directions for mix in t.matrix.mixes for fs in t.matrix.frame_sizes for rep in reps]
     return out
 
 
-def _stage(p: Point) -> int:
+def _stage(p: ScheduledTest) -> int:
     """0 for the tests others start from (throughput), 1 for the rest."""
     k = registry.kind(p.test.kind)
     return 1 if isinstance(k, registry.Kind) and k.needs_throughput(p.test.params) else 0
 
 
-def schedule(c: Campaign, seed: int) -> list[Point]:
+def schedule(c: Campaign, seed: int) -> list[ScheduledTest]:
     """The run order. ``randomized``: one block per repetition number, in
     order; each block visits its scenarios in a random order (one lab
     build per scenario and block) and runs each scenario's points in a
@@ -95,7 +95,7 @@ def schedule(c: Campaign, seed: int) -> list[Point]:
     if c.design.order == "file":
         return points
     rng = random.Random(seed)
-    out: list[Point] = []
+    out: list[ScheduledTest] = []
     for block in sorted({p.repetition for p in points}):
         here = [p for p in points if p.repetition == block]
         scenarios = list(dict.fromkeys(p.scenario for p in here))
@@ -108,13 +108,13 @@ def schedule(c: Campaign, seed: int) -> list[Point]:
     return out
 
 
-def design_record(c: Campaign, seed: int, plan: list[Point]) -> dict:
+def design_record(c: Campaign, seed: int, plan: list[ScheduledTest]) -> dict:
     """What the run stores of its design: order, seed, blocks and the point keys in run order."""
     return {"order": c.design.order, "seed": seed, "blocks": len({p.repetition for p in plan}),
             "schedule": [p.key for p in plan]}
 
 
-def planned(c: Campaign, store: Store, run_id: int) -> list[Point]:
+def planned(c: Campaign, store: Store, run_id: int) -> list[ScheduledTest]:
     """The run's recorded order (points the record lacks after, in file
     order); a run recorded without a design: file order."""
     points = expand(c)
@@ -126,10 +126,10 @@ def planned(c: Campaign, store: Store, run_id: int) -> list[Point]:
     return first + [p for p in points if p.key not in set(recorded)]
 
 
-def visits(plan: list[Point], done: set[str]) -> list[tuple[str, list[Point]]]:
+def visits(plan: list[ScheduledTest], done: set[str]) -> list[tuple[str, list[ScheduledTest]]]:
     """The points still to run, in order, cut where the scenario changes:
     each visit is one lab."""
-    out: list[tuple[str, list[Point]]] = []
+    out: list[tuple[str, list[ScheduledTest]]] = []
     for p in plan:
         if p.key in done:
             continue
@@ -185,7 +185,7 @@ class Recorder:
                           lambda: self.tester.reset(duration_s, load_fps, at_s, kind))
 
 
-def resuming(run_id: int, plan: list[Point], done: set[str]) -> str:
+def resuming(run_id: int, plan: list[ScheduledTest], done: set[str]) -> str:
     return f"resuming run {run_id}: {len(done & {p.key for p in plan})} of {len(plan)} tests already done"
 
 
@@ -193,9 +193,9 @@ def _eta(seconds: float) -> str:
     return f"{seconds / 60:.0f} min" if seconds >= 90 else f"{seconds:.0f} s"
 
 
-def run(c: Campaign, store: Store, run_id: int, make_tester: Callable[[Point], Tester | HostTester],
-        progress: Callable[[str], None], scenario: str | None = None, points: list[Point] | None = None,
-        spent: list[float] | None = None, plan: list[Point] | None = None) -> dict:
+def run(c: Campaign, store: Store, run_id: int, make_tester: Callable[[ScheduledTest], Tester | HostTester],
+        progress: Callable[[str], None], scenario: str | None = None, points: list[ScheduledTest] | None = None,
+        spent: list[float] | None = None, plan: list[ScheduledTest] | None = None) -> dict:
     """Runs the points of the run's order (:func:`planned`) not done yet in
     ``run_id``: all of them, those of ``scenario``, or ``points`` (one
     visit of the session); returns counts. ``spent``: seconds per test so

@@ -11,15 +11,15 @@ import sys
 from typing import Callable
 
 from .. import __version__, selftest
-from ..errors import UsageError
+from ..core.errors import UsageError
 from ..lab import control
 from ..lab import dut as dut_rules
 from ..lab.site import Site
 from ..lab.state import LabState
 from ..store.db import Store
 from ..host import iperf
-from ..host.measurer import HostMeasurer
-from ..trial.measurer import LabMeasurer
+from ..host.tester import LabHostTester
+from ..trial.tester import LabTester
 from . import runner
 from .spec import Campaign
 
@@ -115,16 +115,16 @@ def run(site: Site, c: Campaign, store: Store, resume: bool, command: str,
 
 
 def _run_visit(site: Site, c: Campaign, store: Store, run_id: int, lab: LabState, st: tuple[int, dict] | None,
-               progress: Callable[[str], None], points: list[runner.Point], spent: list[float],
-               plan: list[runner.Point]) -> None:
+               progress: Callable[[str], None], points: list[runner.ScheduledTest], spent: list[float],
+               plan: list[runner.ScheduledTest]) -> None:
     holder = {"lab": lab}
 
-    def make_tester(p: runner.Point) -> LabMeasurer | HostMeasurer:
+    def make_tester(p: runner.ScheduledTest) -> LabTester | LabHostTester:
         if "tester" in holder:  # a reset may have changed the lab's state
             holder["lab"] = holder["tester"].lab
         if p.variant:
-            return HostMeasurer(site, holder["lab"])
-        holder["tester"] = LabMeasurer(site, holder["lab"], p.mix, p.frame_size, p.bidirectional,
+            return LabHostTester(site, holder["lab"])
+        holder["tester"] = LabTester(site, holder["lab"], p.mix, p.frame_size, p.bidirectional,
                                        p.test.matrix.drain_s, st[1] if st else None, p.test.traffic)
         return holder["tester"]
 

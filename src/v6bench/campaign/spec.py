@@ -14,7 +14,7 @@ name = "quick"
              # trials inside one test; `blocks` is how many repetition blocks
              # the test runs in, [matrix] repeat by default);
              # [test.throughput_search] for kinds that start from throughput;
-             # ext_headers = "chain" etc.: IPv6 extension headers (trial/ext_headers.py)
+             # ext_headers = "chain" etc.: IPv6 extension headers (core/ext_headers.py)
              # icmp_echo = "dut" | "far": ICMP Echo Requests instead of UDP frames
              # kind = "mesh" (lab.topology = "mesh:N"): pattern = "full" | "partial",
              # loads = ["10%", "50%"] per sending port, trial_duration_s
@@ -52,14 +52,15 @@ from pathlib import Path
 from typing import Any
 
 from .. import selftest
-from ..errors import Field, UsageError
+from ..core.errors import Field, UsageError
 from ..lab.dut import DutConfig
 from ..lab.spec import LabSpec, dut_config, lab_spec, only
 from ..methods import registry, throughput
-from ..params import parse
-from ..trial import traffic as frames
+from ..core.params import parse
+from ..core import frames
+from ..trial import fit
 from ..trial.path import LabPath
-from ..trial.traffic import MAX_FRAME, MIN_FRAME, Mix, Traffic, parse_mix
+from ..core.frames import MAX_FRAME, MIN_FRAME, Mix, Traffic, parse_mix
 
 MATRIX_KEYS = ("mixes", "frame_sizes", "directions", "repeat", "drain_s")
 DIRECTIONS = ("uni", "bi")
@@ -419,11 +420,11 @@ def _check_on_lab(t: TestSpec, lab: LabSpec, lab_path: LabPath) -> None:
     for j, mix in enumerate(t.matrix.mixes):
         for n, fs in enumerate(t.matrix.frame_sizes):
             try:
-                frames.check_on_topology(t.traffic, lab.topology, mesh=mesh)
+                fit.check_on_topology(t.traffic, lab.topology, mesh=mesh)
                 if mesh:
-                    frames.check_mesh(t.params.pattern, mix, fs, lab.topology, lab.link_speed_bps, lab.mtu)
+                    fit.check_mesh(t.params.pattern, mix, fs, lab.topology, lab.link_speed_bps, lab.mtu)
                 else:
-                    frames.check_on_path(t.traffic, mix, fs, lab_path)
+                    fit.check_on_path(t.traffic, mix, fs, lab_path)
             except UsageError as e:
                 raise _test_field(e, (), j, n) from None
 

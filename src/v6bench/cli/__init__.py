@@ -16,7 +16,7 @@ import argparse
 import sys
 
 from .. import engine, selftest, stopping
-from ..errors import UsageError, V6benchError
+from ..core.errors import UsageError, V6benchError
 from ..lab.site import Site
 from . import lab, results, test, trial
 

@@ -8,7 +8,7 @@ from ..lab import control
 from ..lab.site import Site
 from ..lab.spec import dut_config, lab_spec
 from ..lab.dut import DutConfig
-from ..errors import UsageError
+from ..core.errors import UsageError
 from . import render
 from .options import Options, add_json, add_lab, dut_table, lab_table
 

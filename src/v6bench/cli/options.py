@@ -4,7 +4,7 @@ Every option sets one field of the document a campaign file holds (the
 ``[lab]``, ``[dut]`` and ``[[test]]`` keys, or a trial's fields), and is
 declared here once: :class:`Options` adds it to a parser and remembers
 which field it sets, so that an error about a field (``("test", 0,
-"mixes", 1)``, :class:`~v6bench.errors.UsageError`) is shown as the option
+"mixes", 1)``, :class:`~v6bench.core.errors.UsageError`) is shown as the option
 that set it (``--mix``). The options of ``test KIND`` are made from the
 kind's parameter dataclass (:func:`add_params`): an option that does not
 apply to a kind does not exist for it, and argparse refuses it before
@@ -21,13 +21,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from .. import selftest
-from ..errors import Field, UsageError, field_path
+from ..core.errors import Field, UsageError, field_path
 from ..lab.cpus import ARRANGEMENTS
 from ..lab.dut import ACL_AT, DutConfig
 from ..store.db import DEFAULT_PATH
-from ..trial.ext_headers import PRESETS as EXT_PRESETS
-from ..trial.mesh import PATTERNS as MESH_PATTERNS
-from ..trial.traffic import ICMP_ECHO_TARGETS
+from ..core.ext_headers import PRESETS as EXT_PRESETS
+from ..core.frames import ICMP_ECHO_TARGETS, MESH_PATTERNS
 
 
 @dataclass(frozen=True)

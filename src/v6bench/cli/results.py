@@ -9,7 +9,7 @@ from pathlib import Path
 
 from .. import __version__, engine, selftest
 from ..campaign import spec as campaign_spec
-from ..errors import UsageError
+from ..core.errors import UsageError
 from ..lab.cpus import ARRANGEMENTS
 from ..lab.site import Site
 from ..store import export as store_export

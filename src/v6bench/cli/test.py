@@ -15,10 +15,10 @@ import typing
 
 from ..campaign import session
 from ..campaign import spec as campaign_spec
-from ..errors import UsageError
+from ..core.errors import UsageError
 from ..lab.site import Site
 from ..methods import registry, throughput
-from ..params import parse
+from ..core.params import parse
 from ..store.db import Store
 from . import render
 from .options import (BIDIRECTIONAL, EXT_HEADERS, ICMP_ECHO, SEARCH, Option, Options, add_db, add_json, add_lab,

@@ -10,11 +10,11 @@ from .. import selftest
 from ..lab import control
 from ..lab.dut import DutConfig
 from ..lab.site import Site
-from ..rates import format_link_speed
+from ..core.rates import format_link_speed
 from ..report import trial as trial_text
 from ..store.db import Store
 from ..trial import runner
-from ..trial.mesh import PATTERNS as MESH_PATTERNS
+from ..core.frames import MESH_PATTERNS
 from ..trial.request import make_request
 from . import lab as lab_cmd
 from .options import (BIDIRECTIONAL, EXT_HEADERS, ICMP_ECHO, Option, Options, add_db, add_json, add_lab, add_selftest,

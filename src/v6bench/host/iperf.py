@@ -21,15 +21,11 @@ import shutil
 import subprocess
 import time
 
-from ..errors import LabError, UsageError
+from ..core.errors import LabError
+from ..core.tester import HOST_PROTOCOLS, message_problem
 from .kernel import Pair
 
-PROTOCOLS = ("tcp", "udp")
 PORT = 5201
-#: Largest UDP message: 65,535 − 8 (UDP) − 20 (IPv4 header); IPv6 allows
-#: 20 bytes more, but one limit keeps the families comparable.
-MAX_UDP_MESSAGE = 65507
-MAX_TCP_MESSAGE = 1 << 20
 SERVER_START_S = 0.3
 
 
@@ -46,24 +42,10 @@ def version() -> str:
     return out.splitlines()[0].strip() if out else "iperf3 (version unknown)"
 
 
-def message_problem(protocols: tuple[str, ...], message_bytes: int) -> str | None:
-    """Why ``message_bytes`` cannot be a message of every one of
-    ``protocols``, or None."""
-    udp = "udp" in protocols
-    top = MAX_UDP_MESSAGE if udp else MAX_TCP_MESSAGE
-    if not 1 <= message_bytes <= top:
-        return f"{message_bytes} bytes is outside 1..{top:,}" + (" (the largest UDP datagram over IPv4)" if udp else "")
-    return None
-
-
 def run(pair: Pair, version_ip: int, protocol: str, message_bytes: int, duration_s: float,
         client_cpu: int, server_cpu: int) -> dict:
     """One iperf3 run from ``pair.client`` to ``pair.server``; returns the summary."""
-    if protocol not in PROTOCOLS:
-        raise UsageError(f"protocol: {protocol!r} is not one of {', '.join(PROTOCOLS)}")
-    why = message_problem((protocol,), message_bytes)
-    if why:
-        raise UsageError(f"message size: {why}")
+    assert protocol in HOST_PROTOCOLS and message_problem((protocol,), message_bytes) is None, "checked by its Params"
     exe = _exe()
     server_addr, client_addr = pair.server.address(version_ip), pair.client.address(version_ip)
     server = subprocess.Popen(["ip", "netns", "exec", pair.server.netns, exe, "-s", "-1", "-J", "-B", server_addr,

@@ -21,7 +21,7 @@ from pyroute2 import IPRoute
 from pyroute2 import netns as pr_netns
 
 from .. import engine
-from ..errors import LabError
+from ..core.errors import LabError
 from . import dut as dut_rules
 from . import napi, nsctl, shape, tunnel
 from .dut import DutConfig

@@ -9,8 +9,8 @@ import os
 from contextlib import contextmanager
 from typing import Iterator
 
-from ..errors import LabError
-from ..rates import format_link_speed
+from ..core.errors import LabError
+from ..core.rates import format_link_speed
 from . import build, state
 from .cpus import plan
 from .dut import DutConfig

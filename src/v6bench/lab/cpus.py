@@ -45,7 +45,7 @@ from __future__ import annotations
 import os
 from dataclasses import asdict, dataclass
 
-from ..errors import UsageError
+from ..core.errors import UsageError
 from .napi import FIFO_PRIORITY
 
 ARRANGEMENTS = ("split", "inline")

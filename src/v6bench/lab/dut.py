@@ -55,8 +55,8 @@ import ipaddress
 import json
 from dataclasses import asdict, dataclass
 
-from ..errors import LabError
-from ..params import check
+from ..core.errors import LabError
+from ..core.params import check
 from . import nsctl, tunnel
 from .topology import Topology
 

@@ -22,7 +22,7 @@ import glob
 import os
 from dataclasses import dataclass
 
-from ..errors import LabError
+from ..core.errors import LabError
 from . import nsctl
 
 #: Real-time priority of every lab NAPI thread (the lowest FIFO level): a

@@ -19,7 +19,7 @@ import subprocess
 import traceback
 from typing import Callable
 
-from ..errors import LabError
+from ..core.errors import LabError
 
 _libc = ctypes.CDLL(None, use_errno=True)
 CLONE_NEWNS = 0x00020000

@@ -30,8 +30,8 @@ import time
 from pyroute2 import IPRoute
 from pyroute2 import netns as pr_netns
 
-from ..errors import LabError
-from ..methods.reset import KINDS
+from ..core.errors import LabError
+from ..core.tester import RESET_KINDS as KINDS
 from . import build, napi, nsctl, tunnel
 from .site import Site
 from .state import LabState, save

@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..errors import UsageError
+from ..core.errors import UsageError
 
 DEFAULT_RUN_DIR = "/run/v6bench"
 DEFAULT_PREFIX = "v6b-"

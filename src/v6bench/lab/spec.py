@@ -13,9 +13,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ..errors import UsageError
-from ..params import parse
-from ..rates import parse_link_speed
+from ..core.errors import UsageError
+from ..core.params import parse
+from ..core.rates import parse_link_speed
 from . import tunnel
 from .cpus import ARRANGEMENTS
 from .dut import DutConfig

@@ -28,7 +28,7 @@ from typing import Iterator
 
 from pyroute2 import netns as pr_netns
 
-from ..errors import LabError
+from ..core.errors import LabError
 from .cpus import CpuPlan
 from .dut import DutConfig
 from .mtu import Mtus

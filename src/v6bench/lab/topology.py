@@ -37,7 +37,7 @@ from __future__ import annotations
 import ipaddress
 from dataclasses import dataclass
 
-from ..errors import UsageError
+from ..core.errors import UsageError
 
 MAX_CHAIN = 5
 MESH_PORTS = (4, 8)

@@ -31,7 +31,7 @@ from __future__ import annotations
 import ipaddress
 from dataclasses import dataclass
 
-from ..errors import LabError, UsageError
+from ..core.errors import LabError, UsageError
 from . import nsctl
 from .site import Site
 from .topology import Topology

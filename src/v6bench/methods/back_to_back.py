@@ -19,8 +19,8 @@ from __future__ import annotations
 import statistics
 from dataclasses import dataclass
 
-from .measurer import Tester
-from ..params import check
+from ..core.tester import Tester
+from ..core.params import check
 
 
 @dataclass(frozen=True)

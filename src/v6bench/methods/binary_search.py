@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .measurer import Measurement, Measurer
+from ..core.tester import Measurement, Measurer
 
 
 @dataclass(frozen=True)

@@ -24,9 +24,9 @@ from __future__ import annotations
 import statistics
 from dataclasses import dataclass
 
-from .measurer import Tester
-from ..params import check
-from ..rates import check_rates
+from ..core.tester import Tester
+from ..core.params import check
+from ..core.rates import check_rates
 
 
 @dataclass(frozen=True)

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..params import check
-from ..rates import check_rates, parse_rate
-from ..trial.mesh import PATTERNS
-from .measurer import Tester
+from ..core.params import check
+from ..core.rates import check_rates, parse_rate
+from ..core.frames import MESH_PATTERNS as PATTERNS
+from ..core.tester import Tester
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,7 @@ from MLRsearch import Config, MultipleLossRatioSearch, SearchGoal
 from MLRsearch.trial_measurement import AbstractMeasurer, MeasurementResult
 
 from .binary_search import min_load_fps
-from .measurer import Measurement, Measurer
+from ..core.tester import Measurement, Measurer
 
 
 class _Adapter(AbstractMeasurer):

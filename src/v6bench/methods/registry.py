@@ -2,7 +2,7 @@
 
 Each kind's parameters are a frozen dataclass checked by
 :func:`v6bench.methods.params.parse`; its procedure runs on a
-:class:`~v6bench.methods.measurer.Tester` bound to one mix, frame size and
+:class:`~v6bench.core.tester.Tester` bound to one mix, frame size and
 direction. Kinds that start from the throughput (latency at
 ``"throughput"``, back-to-back, recovery, reset) take the NDR the same run
 already measured for that point, or search it first with the
@@ -14,11 +14,11 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any, Callable
 
-from ..errors import UsageError
-from ..rates import parse_rate
-from ..repetitions import MIN_REPETITIONS
+from ..core.errors import UsageError
+from ..core.rates import parse_rate
+from ..core.repetitions import MIN_REPETITIONS
 from . import back_to_back, latency, loss, mesh, recovery, reset, retry, rr_latency, stack_throughput, throughput
-from .measurer import HostTester, Tester
+from ..core.tester import HostTester, Tester
 
 
 @dataclass(frozen=True)

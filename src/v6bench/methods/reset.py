@@ -17,10 +17,9 @@ from __future__ import annotations
 import statistics
 from dataclasses import dataclass
 
-from .measurer import Tester
-from ..params import check
+from ..core.tester import RESET_KINDS as KINDS, Tester
+from ..core.params import check
 
-KINDS = ("soft", "hard")  # the kinds lab/reset.py implements
 
 
 @dataclass(frozen=True)

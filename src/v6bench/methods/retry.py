@@ -27,7 +27,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Callable
 
-from .measurer import Measurement, Tester
+from ..core.tester import Measurement, Tester
 
 #: How many times a spoiled trial is run again.
 RETRIES = 2

@@ -16,8 +16,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..params import check
-from .measurer import HostTester
+from ..core.params import check
+from ..core.tester import HostTester
 
 #: Seed 004 Table 1's payload sizes below the MTU [bytes].
 DEFAULT_PAYLOAD_SIZES = (8, 16, 32, 64, 128, 256, 512, 1024)

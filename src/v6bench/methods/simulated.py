@@ -15,7 +15,7 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass, field
 
-from .measurer import Measurement
+from ..core.tester import Measurement
 
 
 @dataclass

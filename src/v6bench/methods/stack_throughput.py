@@ -12,9 +12,9 @@ CPUs).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from ..params import check
-from ..host.iperf import PROTOCOLS, message_problem
-from .measurer import HostTester
+from ..core.params import check
+from ..core.tester import HOST_PROTOCOLS as PROTOCOLS, message_problem
+from ..core.tester import HostTester
 
 #: Seed 001 Fig. 1–4: 64 B to 64 KB; 1408 is the largest its Fig. 2 and 4 show
 #: below the MTU, 65507 the largest UDP datagram.

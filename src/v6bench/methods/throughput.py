@@ -12,8 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from . import binary_search, mlr
-from .measurer import Tester
-from ..params import check
+from ..core.tester import Tester
+from ..core.params import check
 
 
 @dataclass(frozen=True)

@@ -11,9 +11,9 @@ import json
 import tomllib
 from dataclasses import dataclass
 
-from ..rates import line_rate_fps
+from ..core.rates import line_rate_fps
 from ..store.db import Store
-from ..trial.request import Traffic
+from ..core.frames import Traffic
 
 
 @dataclass(frozen=True)

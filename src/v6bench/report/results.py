@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import time
 
-from ..trial.request import Traffic
+from ..core.frames import Traffic
 from .text import align
 
 

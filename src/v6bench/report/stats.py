@@ -36,7 +36,7 @@ from scipy import stats as sps
 from statsmodels.stats.multitest import multipletests
 from statsmodels.stats.power import TTestIndPower
 
-from ..repetitions import MIN_REPETITIONS
+from ..core.repetitions import MIN_REPETITIONS
 
 
 @dataclass(frozen=True)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..rates import format_link_speed
+from ..core.rates import format_link_speed
 from .text import align
 
 

@@ -15,7 +15,7 @@ import sqlite3
 import time
 from pathlib import Path
 
-from ..errors import UsageError
+from ..core.errors import UsageError
 
 SCHEMA_VERSION = 1
 DEFAULT_PATH = Path("results/v6bench.db")
@@ -269,7 +269,7 @@ class Store:
 
     # Trials.
     def add_trial(self, test_id: int, seq: int, call: str, call_args: dict, m) -> int:
-        """Records one :class:`~v6bench.methods.measurer.Measurement` of ``test_id``."""
+        """Records one :class:`~v6bench.core.tester.Measurement` of ``test_id``."""
         return self.insert_trial({"test_id": test_id, "seq": seq, "call": call, "call_args": call_args,
                                   "recorded_at_unix_s": time.time(), "duration_s": m.duration_s,
                                   "intended_fps": m.intended_load_fps, "offered_fps": m.offered_load_fps,

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import os
 
-from ..errors import UsageError
+from ..core.errors import UsageError
 
 BACKENDS = ("auto", "af_packet", "af_xdp", "xdp_live")
 ENV = "V6BENCH_TESTER_BACKEND"

@@ -19,13 +19,10 @@ from each port's ``first_lag_ns``.
 
 from __future__ import annotations
 
-from ..errors import UsageError
+from ..core.errors import UsageError
+from ..core.frames import MESH_PATTERNS
 from ..lab.topology import parse_topology
 
-PATTERNS = {
-    "full": "every tester port to every other, round-robin (RFC 2889 §5.1.3)",
-    "partial": "N-1 tester ports to the last one (seed 004 Fig. 4)",
-}
 #: Largest spread of the senders' starts, as a share of the trial time (RFC 2889 §5.1.3).
 START_SPREAD_RATIO = 0.01
 
@@ -45,7 +42,7 @@ def flows(topology: str, pattern: str) -> list[tuple[str, str]]:
     if pattern == "full":
         n = len(ports)
         return [(ports[i], ports[(i + k) % n]) for i in range(n) for k in range(1, n)]
-    raise UsageError(f"{pattern!r} is not one of {', '.join(PATTERNS)}", "mesh")
+    raise UsageError(f"{pattern!r} is not one of {', '.join(MESH_PATTERNS)}", "mesh")
 
 
 def senders(topology: str, pattern: str) -> list[str]:

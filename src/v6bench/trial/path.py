@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from ..lab import tunnel as lab_tunnel
 from ..lab.mtu import IPV6_MIN, Mtus, link_name
 from ..lab.topology import parse_topology
-from ..rates import L1_OVERHEAD_BYTES
+from ..core.rates import L1_OVERHEAD_BYTES
 
 ETHERNET_BYTES = 18  # 14 B header + 4 B FCS
 IP_HEADER = {4: 20, 6: 40}

@@ -8,10 +8,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..errors import UsageError
-from ..rates import Rate, format_link_speed, line_rate_fps, parse_rate
-from . import mesh as mesh_traffic, traffic as frames
-from .traffic import Mix, Traffic, parse_mix
+from ..core.errors import UsageError
+from ..core.rates import Rate, format_link_speed, line_rate_fps, parse_rate
+from ..core import frames
+from ..core.frames import MESH_PATTERNS, Mix, Traffic, parse_mix
+from . import fit
 from .path import LabPath
 from ..lab.mtu import Mtus
 
@@ -29,7 +30,7 @@ class TrialRequest:
     duration_s: float
     bidirectional: bool = False
     drain_s: float = 2.0
-    #: An IPv6 extension header preset (:mod:`v6bench.trial.ext_headers`) for every IPv6 frame.
+    #: An IPv6 extension header preset (:mod:`v6bench.core.ext_headers`) for every IPv6 frame.
     ext_headers: str | None = None
     #: ICMP echo instead of UDP test frames: Echo Requests from t1 to R1's
     #: own address (``dut``) or through the DUT to t2 (``far``), which the
@@ -40,8 +41,8 @@ class TrialRequest:
     mesh: str | None = None
 
     def __post_init__(self) -> None:
-        if self.mesh is not None and self.mesh not in mesh_traffic.PATTERNS:
-            raise UsageError(f"{self.mesh!r} is not one of {', '.join(mesh_traffic.PATTERNS)}", "mesh")
+        if self.mesh is not None and self.mesh not in MESH_PATTERNS:
+            raise UsageError(f"{self.mesh!r} is not one of {', '.join(MESH_PATTERNS)}", "mesh")
         frames.check(self.traffic, self.mix, self.frame_size, self.bidirectional, mesh=self.mesh is not None)
         if not 0 < self.duration_s <= MAX_DURATION_S:
             raise UsageError(f"{self.duration_s:g} s is outside (0, {MAX_DURATION_S:g}] s", "duration_s")
@@ -63,9 +64,9 @@ class TrialRequest:
         rate per direction [fps]. The command line calls it before it
         builds a lab, the trial runner on the lab it runs on."""
         mesh = self.mesh is not None
-        frames.check_on_topology(self.traffic, topology, mesh=mesh)
+        fit.check_on_topology(self.traffic, topology, mesh=mesh)
         if mesh:
-            frames.check_mesh(self.mesh, self.mix, self.frame_size, topology, link_speed_bps, mtu)
+            fit.check_mesh(self.mesh, self.mix, self.frame_size, topology, link_speed_bps, mtu)
         return self.check_against(LabPath.build(topology, link_speed_bps, mtu, tunnel))
 
     def check_against(self, path: LabPath) -> float:
@@ -73,7 +74,7 @@ class TrialRequest:
         tunnel between its routers, if any); returns the rate per
         direction [fps]. Frames larger than the path carries whole are
         fragmented (:mod:`v6bench.trial.path`)."""
-        frames.check_on_path(self.traffic, self.mix, self.frame_size, path)
+        fit.check_on_path(self.traffic, self.mix, self.frame_size, path)
         fps = self.fps(path.link_speed_bps)
         line = path.line_fps(self.frame_size, self.mix.ipv4_pct, self.bidirectional)
         if fps > line * (1 + 1e-9):

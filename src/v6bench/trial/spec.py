@@ -14,7 +14,8 @@ from pathlib import Path
 
 from ..engine import SPEC_VERSION
 from ..lab.state import LabState
-from . import backend, ext_headers, mesh
+from . import backend, mesh
+from ..core import ext_headers
 from .path import LabPath
 from .request import TrialRequest
 
@@ -124,7 +125,7 @@ def _mesh_spec(lab: LabState, request: TrialRequest, fps: float) -> dict:
 #: and a trial paused for more than 0.5 % of its time (the engine's
 #: ``tester_limited_slip_ratio``) is still ``tester_limited``. Trials whose
 #: schedule is the measurement (a burst, a rate step, a reset at a set
-#: time) catch up instead (trial/measurer.py).
+#: time) catch up instead (trial/tester.py).
 AFTER_STALL = "slip"
 
 #: The frames a veth end with NAPI queues before it drops (VETH_RING_SIZE, drivers/net/veth.c).

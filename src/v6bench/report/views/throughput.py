@@ -6,7 +6,7 @@ the 100/0 NDR at that size)."""
 
 from __future__ import annotations
 
-from ...rates import format_link_speed, line_rate_fps
+from ...core.rates import format_link_speed, line_rate_fps
 from ..data import RunData
 from ..model import Figure, Section, Series, Table
 from ..group import by, cv_pct, mean, mix_key, series_key

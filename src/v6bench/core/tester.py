@@ -4,13 +4,17 @@ A method asks ``measure(duration_s, load_fps)`` (and, for the RFC 2544
 §26.4–26.6 tests, a burst, a rate step or a reset) and gets the counts
 back; it never knows whether a lab, a physical tester or a simulation
 answered. :mod:`v6bench.methods.simulated` is a seeded simulation with a
-known loss curve; :mod:`v6bench.trial.measurer` is the lab.
+known loss curve; :mod:`v6bench.trial.tester` is the lab.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Protocol
+
+#: The DUT resets a :class:`Tester` performs (RFC 2544 §26.6): ``soft``
+#: (interfaces down and up) and ``hard`` (the router rebuilt, lab/reset.py).
+RESET_KINDS = ("soft", "hard")
 
 
 @dataclass(frozen=True)
@@ -91,11 +95,34 @@ class Tester(Measurer, Protocol):
         """``load_fps`` for ``after_s``, then ``then_fps`` until ``duration_s`` (RFC 2544 §26.5)."""
         ...
 
+    def mesh(self, pattern: str, duration_s: float, load_fps: float) -> Measurement:
+        """Mesh traffic among the lab's tester ports (``pattern``, core/frames.py's
+        MESH_PATTERNS), ``load_fps`` per sending port (RFC 2889 §5.1)."""
+        ...
+
     def reset(self, duration_s: float, load_fps: float, at_s: float, kind: str) -> Measurement:
-        """A trial during which the DUT is reset (``kind``: hard or soft) about
+        """A trial during which the DUT is reset (``kind``: one of :data:`RESET_KINDS`) about
         ``at_s`` into the traffic (RFC 2544 §26.6); ``extra`` holds the
         reset's timing."""
         ...
+
+
+#: The transports a :class:`HostTester` streams over.
+HOST_PROTOCOLS = ("tcp", "udp")
+#: Largest UDP message: 65,535 − 8 (UDP) − 20 (IPv4 header); IPv6 allows
+#: 20 bytes more, but one limit keeps the families comparable.
+MAX_UDP_MESSAGE = 65507
+MAX_TCP_MESSAGE = 1 << 20
+
+
+def message_problem(protocols: tuple[str, ...], message_bytes: int) -> str | None:
+    """Why ``message_bytes`` cannot be a message of every one of
+    ``protocols``, or None."""
+    udp = "udp" in protocols
+    top = MAX_UDP_MESSAGE if udp else MAX_TCP_MESSAGE
+    if not 1 <= message_bytes <= top:
+        return f"{message_bytes} bytes is outside 1..{top:,}" + (" (the largest UDP datagram over IPv4)" if udp else "")
+    return None
 
 
 class HostTester(Protocol):

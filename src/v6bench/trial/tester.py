@@ -1,4 +1,4 @@
-"""The lab as a :class:`~v6bench.methods.measurer.Tester`: each call runs
+"""The lab as a :class:`~v6bench.core.tester.Tester`: each call runs
 one trial of a fixed mix, frame size and direction.
 
 Each trial is checked against the self-test it is given
@@ -11,13 +11,14 @@ from __future__ import annotations
 from ..lab import reset as lab_reset
 from ..lab.site import Site
 from ..lab.state import LabState
-from ..methods.measurer import Measurement
-from ..rates import Rate
+from ..core.tester import Measurement
+from ..core.rates import Rate
 from . import runner
 from .path import LabPath
-from .request import Mix, Traffic, TrialRequest
+from ..core.frames import Mix, Traffic
+from .request import TrialRequest
 
-class LabMeasurer:
+class LabTester:
     """``selftest``: the latest self-test result (``capacity`` per frame size), or None;
     ``traffic``: extension headers or ICMP echo instead of plain UDP frames."""
 

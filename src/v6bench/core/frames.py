@@ -2,10 +2,11 @@
 
 One place for each rule that ``v6bench trial``, ``v6bench test`` and
 campaign files share (issue 17): the smallest frame a mix takes, what ICMP
-echo, extension headers and mesh traffic combine with, and what each needs
-of the lab's topology. Errors name the field as a trial does (``mix``,
-``frame_size``, ``bidirectional``, ``icmp_echo``, ``ext_headers``,
-``mesh``); a campaign test renames them to its own (:data:`TEST_FIELDS`).
+echo, extension headers and mesh traffic combine with. What they need of
+a lab's topology and path is :mod:`v6bench.trial.fit`. Errors name the
+field as a trial does (``mix``, ``frame_size``, ``bidirectional``,
+``icmp_echo``, ``ext_headers``, ``mesh``); a campaign test renames them to
+its own (:data:`TEST_FIELDS`).
 """
 
 from __future__ import annotations
@@ -13,17 +14,19 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from ..errors import UsageError
-from ..lab import tunnel
-from ..lab.mtu import Mtus
-from . import ext_headers, mesh as mesh_traffic
-from .path import LabPath
+from . import ext_headers
+from .errors import UsageError
 
 #: Smallest frames (bytes incl. FCS, RFC 1242 §3.5) that hold the headers
 #: and the engine's 18-byte signature: IPv4 14+20+8+18+4 = 64,
 #: IPv6 14+40+8+18+4 = 84 (docs/engine-spec.md).
 MIN_FRAME = {4: 64, 6: 84}
 MAX_FRAME = 9216
+#: Mesh traffic among a ``mesh:N`` lab's tester ports (trial/mesh.py).
+MESH_PATTERNS = {
+    "full": "every tester port to every other, round-robin (RFC 2889 §5.1.3)",
+    "partial": "N-1 tester ports to the last one (seed 004 Fig. 4)",
+}
 #: Where ``icmp_echo`` sends its Echo Requests.
 ICMP_ECHO_TARGETS = {"dut": "R1's own address on t1's link", "far": "t2, through the DUT; the engine answers"}
 
@@ -114,42 +117,3 @@ def check(traffic: Traffic, mix: Mix, frame_size: int, bidirectional: bool, mesh
         why = ext_headers.problem(ext_headers.check(traffic.ext_headers), mix, frame_size, MIN_FRAME[6])
         if why:
             raise UsageError(why, "ext_headers")
-
-
-def check_on_topology(traffic: Traffic, topology: str, mesh: bool = False) -> None:
-    """What the traffic needs of the lab's topology: a router to answer
-    echo to the DUT or to process an SRH, a ``mesh:N`` lab for mesh traffic."""
-    if mesh:
-        mesh_traffic.testers(topology)
-    if traffic.icmp_echo == "dut" and topology == "p2p":
-        raise UsageError("dut: topology p2p has no router; use far, or topology a or b", "icmp_echo")
-    if traffic.ext_headers == "srh" and topology == "p2p":
-        raise UsageError("srh: needs a router to process it (topology a, b or chain:N, not p2p)", "ext_headers")
-
-
-def check_on_path(traffic: Traffic, mix: Mix, frame_size: int, path: LabPath) -> None:
-    """What the frames need of the lab's path from t1 to t2: links every
-    family can cross; echo and extension-header frames are sent whole (the
-    path's MTU must carry them); a tunnel's overhead must fit its link."""
-    versions = {v for v, _ in mix.versions}
-    for v in sorted(versions):
-        why = path.problem(v, frame_size)
-        if why:
-            raise UsageError(f"{mix}: {why}", "mix")
-    if traffic.icmp_echo and any(path.source_mtu(v, frame_size) for v in versions):
-        raise UsageError(f"{frame_size}-byte frames do not fit the path MTU; echo frames are sent whole", "icmp_echo")
-    if traffic.ext_headers and 6 in versions and path.source_mtu(6, frame_size) is not None:
-        raise UsageError(f"{frame_size}-byte IPv6 frames exceed the path MTU {min(path.mtus())} and would be "
-                         f"fragmented; frames with extension headers are sent whole", "ext_headers")
-    tunnel.check_frame(path.tunnel, frame_size, versions, dict(path.links).get("r1-r2", 0))
-
-
-def check_mesh(pattern: str, mix: Mix, frame_size: int, topology: str, link_speed_bps: float, mtu: Mtus) -> None:
-    """Mesh frames are sent whole: every flow's path must carry them."""
-    for src, dst in mesh_traffic.flows(topology, pattern):
-        p = LabPath.build(topology, link_speed_bps, mtu, None, src, dst)
-        for v, _ in mix.versions:
-            why = p.problem(v, frame_size)
-            if why or p.source_mtu(v, frame_size) is not None:
-                raise UsageError(f"{src} -> {dst}: " + (why or f"{frame_size}-byte IPv{v} frames exceed the "
-                                 f"path MTU {min(p.mtus())}; mesh frames are sent whole"), "mesh")

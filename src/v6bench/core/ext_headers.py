@@ -26,7 +26,7 @@ preset      headers, in order                                           bytes
 
 from __future__ import annotations
 
-from ..errors import UsageError
+from .errors import UsageError
 
 _HBH = {"kind": "hop_by_hop", "len": 8}
 _DST = {"kind": "dest_opts", "len": 8}

@@ -1,4 +1,4 @@
-"""The lab's tester hosts as a :class:`~v6bench.methods.measurer.HostTester`:
+"""The lab's tester hosts as a :class:`~v6bench.core.tester.HostTester`:
 iperf3 runs (:mod:`v6bench.host.iperf`) and UDP request/response
 (``v6bench-engine rr``) between t1's and t2's own stacks
 (:mod:`v6bench.host.kernel`), pinned to the tester's CPUs (client on the
@@ -9,7 +9,7 @@ theirs.
 from __future__ import annotations
 
 from .. import engine
-from ..errors import UsageError
+from ..core.errors import UsageError
 from ..lab.site import Site
 from ..lab.state import LabState
 from ..trial.path import IP_HEADER, LabPath
@@ -19,7 +19,7 @@ from .kernel import Pair, kernel_stacks
 RR_SERVER_PORT = 7
 
 
-class HostMeasurer:
+class LabHostTester:
     def __init__(self, site: Site, lab: LabState) -> None:
         self.site, self.lab = site, lab
         plan = lab.cpu_plan

@@ -1,0 +1,56 @@
+"""Whether a trial's frames fit a lab: what they need of its topology
+(a router, a mesh) and of its path from t1 to t2 (MTUs, a tunnel).
+
+The rules :mod:`v6bench.core.frames` cannot check without a lab, shared by
+``v6bench trial`` (before it builds a lab, and on the lab it runs on) and
+campaign files (against each scenario's lab). Errors name the field as a
+trial does.
+"""
+
+from __future__ import annotations
+
+from ..core.errors import UsageError
+from ..core.frames import Mix, Traffic
+from ..lab import tunnel
+from ..lab.mtu import Mtus
+from . import mesh as mesh_traffic
+from .path import LabPath
+
+
+def check_on_topology(traffic: Traffic, topology: str, mesh: bool = False) -> None:
+    """What the traffic needs of the lab's topology: a router to answer
+    echo to the DUT or to process an SRH, a ``mesh:N`` lab for mesh traffic."""
+    if mesh:
+        mesh_traffic.testers(topology)
+    if traffic.icmp_echo == "dut" and topology == "p2p":
+        raise UsageError("dut: topology p2p has no router; use far, or topology a or b", "icmp_echo")
+    if traffic.ext_headers == "srh" and topology == "p2p":
+        raise UsageError("srh: needs a router to process it (topology a, b or chain:N, not p2p)", "ext_headers")
+
+
+def check_on_path(traffic: Traffic, mix: Mix, frame_size: int, path: LabPath) -> None:
+    """What the frames need of the lab's path from t1 to t2: links every
+    family can cross; echo and extension-header frames are sent whole (the
+    path's MTU must carry them); a tunnel's overhead must fit its link."""
+    versions = {v for v, _ in mix.versions}
+    for v in sorted(versions):
+        why = path.problem(v, frame_size)
+        if why:
+            raise UsageError(f"{mix}: {why}", "mix")
+    if traffic.icmp_echo and any(path.source_mtu(v, frame_size) for v in versions):
+        raise UsageError(f"{frame_size}-byte frames do not fit the path MTU; echo frames are sent whole", "icmp_echo")
+    if traffic.ext_headers and 6 in versions and path.source_mtu(6, frame_size) is not None:
+        raise UsageError(f"{frame_size}-byte IPv6 frames exceed the path MTU {min(path.mtus())} and would be "
+                         f"fragmented; frames with extension headers are sent whole", "ext_headers")
+    tunnel.check_frame(path.tunnel, frame_size, versions, dict(path.links).get("r1-r2", 0))
+
+
+def check_mesh(pattern: str, mix: Mix, frame_size: int, topology: str, link_speed_bps: float, mtu: Mtus) -> None:
+    """Mesh frames are sent whole: every flow's path must carry them."""
+    for src, dst in mesh_traffic.flows(topology, pattern):
+        p = LabPath.build(topology, link_speed_bps, mtu, None, src, dst)
+        for v, _ in mix.versions:
+            why = p.problem(v, frame_size)
+            if why or p.source_mtu(v, frame_size) is not None:
+                raise UsageError(f"{src} -> {dst}: " + (why or f"{frame_size}-byte IPv{v} frames exceed the "
+                                 f"path MTU {min(p.mtus())}; mesh frames are sent whole"), "mesh")
