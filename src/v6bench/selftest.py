@@ -44,7 +44,7 @@ from .lab.site import Site
 from .methods import binary_search
 from .core.tester import Measurement, Tester
 from .methods.retry import Retrying
-from .core.rates import line_rate_fps
+from .core.rates import ETHERNET_BYTES, line_rate_fps
 from .trial import backend
 from .trial.tester import LabTester
 from .core.frames import Mix
@@ -176,7 +176,7 @@ def ensure(site: Site, store, when: str, selftest_sizes: tuple[int, ...], frame_
 
 def p2p_mtu(frame_sizes: tuple[int, ...]) -> int:
     """The p2p link's MTU for these frame sizes [bytes]: 1500, or the largest frame's IP packet."""
-    return max(1500, max(frame_sizes) - 18)
+    return max(1500, max(frame_sizes) - ETHERNET_BYTES)
 
 
 def stale(result: dict | None, cpu_plan: dict, frame_sizes: tuple[int, ...], mtu: int,

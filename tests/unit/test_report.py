@@ -286,3 +286,20 @@ def test_a_reset_headline_says_why_a_kind_has_no_time():
 
     r = {"load_fps": 1.0, "kinds": {"soft": kind([True, True, False], None), "hard": kind([False], 0.153)}}
     assert headline("reset", r) == "soft: no value (2 of 3 repetitions tester-limited); hard: IPv4 0.153 s"
+
+
+def test_loads_are_placed_against_the_line_rate_the_test_stored():
+    """On a path that fragments, 100 % of line is the path's line rate (the
+    tester's), which the test stored; the report places a trial's load
+    against it, not against the nominal rate of the frame size (issue 17)."""
+    from v6bench.core.rates import line_rate_fps
+    from v6bench.report.group import load_pct
+
+    nominal = line_rate_fps(1e9, 1518)
+    path_line = nominal * 0.6  # e.g. IPv4 1518-B frames fragmented over a 1000-B link
+    trial = {"call_args": {"load_fps": path_line / 2}}
+    stored = data.TestData(1, "loss", "100/0", 1518, False, 1, {"params": {}}, {"line_fps": path_line}, (),
+                           link_speed_bps=1e9)
+    assert load_pct(stored, trial) == pytest.approx(50.0)
+    older = data.TestData(2, "loss", "100/0", 1518, False, 1, {"params": {}}, {}, (), link_speed_bps=1e9)
+    assert load_pct(older, trial) == pytest.approx(30.0)  # a run stored before: the nominal line rate

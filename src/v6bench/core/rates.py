@@ -1,4 +1,7 @@
-"""Rates and link speeds: text with units in, frames/s out.
+"""Rates and link speeds: text with units in, frames/s out. The one place
+for line rate and for the bytes a frame puts on the wire (the path's line
+rate, with fragments and a tunnel, adds up :func:`l1_bytes` per piece,
+trial/path.py; the shaper counts them too, lab/shape.py).
 
 Arithmetic follows RFC 5180 App. A.1 (and RFC 2544 §20): a frame of ``size``
 bytes (destination MAC to FCS, RFC 1242 §3.5) occupies ``size + 20`` bytes
@@ -23,6 +26,11 @@ from .errors import UsageError
 
 #: Bytes of preamble, start-of-frame delimiter and inter-frame gap per frame.
 L1_OVERHEAD_BYTES = 20
+#: Bytes of an Ethernet header (MACs and EtherType) and of its frame check sequence.
+ETHERNET_HEADER_BYTES = 14
+FCS_BYTES = 4
+#: An IP packet of N bytes is a frame of N + ETHERNET_BYTES (incl. FCS).
+ETHERNET_BYTES = ETHERNET_HEADER_BYTES + FCS_BYTES
 
 _PREFIX = {"": 1.0, "k": 1e3, "m": 1e6, "g": 1e9}
 
@@ -45,9 +53,19 @@ def format_link_speed(link_bps: float) -> str:
     return f"{link_bps:g} bit/s"
 
 
+def l1_bytes(frame_size: float) -> float:
+    """Bytes a frame of ``frame_size`` (incl. FCS) occupies on the wire at layer 1."""
+    return frame_size + L1_OVERHEAD_BYTES
+
+
 def line_rate_fps(link_bps: float, frame_size: float) -> float:
     """The most frames/s a link of ``link_bps`` carries at ``frame_size`` bytes."""
-    return link_bps / (8.0 * (frame_size + L1_OVERHEAD_BYTES))
+    return link_bps / (8.0 * l1_bytes(frame_size))
+
+
+def bit_rates(fps: float, frame_size: float) -> dict:
+    """``fps`` frames/s of ``frame_size`` bytes as bits/s at layer 1 and 2."""
+    return {"l1_bps": fps * 8 * l1_bytes(frame_size), "l2_bps": fps * 8 * frame_size}
 
 
 @dataclass(frozen=True)
@@ -68,6 +86,11 @@ class Rate:
         if not self.value > 0:
             raise UsageError(f"{self.text!r} must be above zero", "rate")
 
+    @classmethod
+    def of_fps(cls, fps: float) -> "Rate":
+        """A rate already in frames/s (a method's load): its text is its value."""
+        return cls(fps, "fps", f"{fps:g}fps")
+
     def fps(self, frame_size: float, link_bps: float) -> float:
         """Frames/s at ``frame_size`` bytes on a link of ``link_bps``."""
         if self.unit == "fps":
@@ -75,7 +98,7 @@ class Rate:
         if self.unit == "percent":
             return self.value / 100.0 * line_rate_fps(link_bps, frame_size)
         if self.unit == "l1_bps":
-            return self.value / (8.0 * (frame_size + L1_OVERHEAD_BYTES))
+            return line_rate_fps(self.value, frame_size)
         return self.value / (8.0 * frame_size)
 
 

@@ -19,19 +19,21 @@ router: the DUT's loss.
 
 from __future__ import annotations
 
+from ..core.rates import ETHERNET_HEADER_BYTES, FCS_BYTES, L1_OVERHEAD_BYTES, l1_bytes
 from . import nsctl
 
-L1_OVERHEAD_BYTES = 24  # FCS 4 + preamble 8 + inter-frame gap 12
+#: What the kernel does not count in a packet's length (it counts the Ethernet header): FCS and layer 1.
+STAB_OVERHEAD_BYTES = FCS_BYTES + L1_OVERHEAD_BYTES
 QUEUE_S = 0.020
 BURST_S = 0.002
 
 
 def tbf_args(ifname: str, link_speed_bps: float, mtu: int) -> list[str]:
     """The ``tc`` arguments shaping ``ifname`` to ``link_speed_bps`` (L1)."""
-    frame = mtu + 14 + L1_OVERHEAD_BYTES
+    frame = l1_bytes(mtu + ETHERNET_HEADER_BYTES + FCS_BYTES)
     limit = max(2 * frame, int(link_speed_bps / 8 * QUEUE_S))
     burst = max(frame + 1, int(link_speed_bps / 8 * BURST_S))
-    return ["qdisc", "replace", "dev", ifname, "root", "stab", "overhead", str(L1_OVERHEAD_BYTES), "linklayer", "ethernet",
+    return ["qdisc", "replace", "dev", ifname, "root", "stab", "overhead", str(STAB_OVERHEAD_BYTES), "linklayer", "ethernet",
             "tbf", "rate", f"{int(link_speed_bps)}bit", "burst", str(burst), "limit", str(limit)]
 
 

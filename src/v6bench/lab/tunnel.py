@@ -32,6 +32,7 @@ import ipaddress
 from dataclasses import dataclass
 
 from ..core.errors import LabError, UsageError
+from ..core.rates import ETHERNET_BYTES
 from . import nsctl
 from .site import Site
 from .topology import Topology
@@ -68,10 +69,10 @@ def check_frame(tunnel: str | None, frame_size: int, versions: set[int], mtu: in
     if not tunnel:
         return
     t = get(tunnel)
-    if t.carried in versions and frame_size - 18 + t.overhead_bytes > mtu:
+    if t.carried in versions and frame_size - ETHERNET_BYTES + t.overhead_bytes > mtu:
         raise UsageError(f"{frame_size} bytes with the {t.name} tunnel's {t.overhead_bytes} bytes needs an MTU of "
-                         f"{frame_size - 18 + t.overhead_bytes} on the R1–R2 link; the lab's is {mtu} (at most "
-                         f"{mtu + 18 - t.overhead_bytes}-byte frames of IPv{t.carried})", "frame_size")
+                         f"{frame_size - ETHERNET_BYTES + t.overhead_bytes} on the R1–R2 link; the lab's is {mtu} (at most "
+                         f"{mtu + ETHERNET_BYTES - t.overhead_bytes}-byte frames of IPv{t.carried})", "frame_size")
 
 
 def _ip(netns: str, *args: str) -> None:

@@ -120,11 +120,13 @@ def kind(name: str) -> Kind | HostKind:
 
 def run(k: Kind, tester: Tester, params: Any, point: Point, throughput_search: throughput.Params) -> dict:
     """Runs one test, repeating trials the tester spoiled (:mod:`.retry`);
-    adds ``throughput_fps`` and where it came from when the kind needs it
+    adds ``line_fps``, the tester's line rate per direction [frames/s] on
+    its path (the report's 100 % of line), and ``throughput_fps`` and where
+    it came from when the kind needs it
     (with ``throughput_search_trials``, how many of the test's first trials
     were its own search's), and ``trials_repeated`` when a trial was run again."""
     retrying = retry.Retrying(tester)
-    result = _run(k, retrying, params, point, throughput_search)
+    result = {**_run(k, retrying, params, point, throughput_search), "line_fps": tester.line_fps}
     return {**result, "trials_repeated": retrying.repeated} if retrying.repeated else result
 
 

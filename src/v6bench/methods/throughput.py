@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from . import binary_search, mlr
 from ..core.tester import Tester
 from ..core.params import check
+from ..core.rates import bit_rates
 
 
 @dataclass(frozen=True)
@@ -44,7 +45,7 @@ def rates(fps: float | None, frame_size: int) -> dict:
     """``fps`` [frames/s] with its L1 and L2 bit rates [b/s]."""
     if fps is None:
         return {"fps": None, "l1_bps": None, "l2_bps": None}
-    return {"fps": fps, "l1_bps": fps * 8 * (frame_size + 20), "l2_bps": fps * 8 * frame_size}
+    return {"fps": fps, **bit_rates(fps, frame_size)}
 
 
 def run(tester: Tester, p: Params, frame_size: int) -> dict:

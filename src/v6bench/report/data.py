@@ -37,7 +37,12 @@ class TestData:
 
     @property
     def line_fps(self) -> float | None:
-        """Line rate [frames/s per direction] at the frame size (RFC 2544 §26.1's maximum)."""
+        """Line rate [frames/s per direction] the test ran against, as it
+        stored it (its path's: fragments and a tunnel lower it); for runs
+        stored before tests stored it, the nominal line rate at the frame
+        size (RFC 2544 §26.1's maximum)."""
+        if self.result.get("line_fps"):
+            return self.result["line_fps"]
         if not self.link_speed_bps or not self.frame_size:
             return None
         return line_rate_fps(self.link_speed_bps, self.frame_size)

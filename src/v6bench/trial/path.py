@@ -26,9 +26,8 @@ from dataclasses import dataclass
 from ..lab import tunnel as lab_tunnel
 from ..lab.mtu import IPV6_MIN, Mtus, link_name
 from ..lab.topology import parse_topology
-from ..core.rates import L1_OVERHEAD_BYTES
+from ..core.rates import ETHERNET_BYTES, l1_bytes
 
-ETHERNET_BYTES = 18  # 14 B header + 4 B FCS
 IP_HEADER = {4: 20, 6: 40}
 FRAGMENT_HEADER_BYTES = 8  # IPv6 (RFC 8200 §4.5)
 
@@ -117,6 +116,6 @@ class LabPath:
             for v, share in shares:
                 for j, frames in enumerate(self.wire_frames(v, frame_size, reverse)):
                     extra = carried.overhead_bytes if carried and carried.carried == v and names[j] == "r1-r2" else 0
-                    per_link[j] += share * sum(f + L1_OVERHEAD_BYTES + extra for f in frames)
+                    per_link[j] += share * sum(l1_bytes(f + extra) for f in frames)
             worst = max(worst, *per_link)
         return self.link_speed_bps / (8 * worst)

@@ -31,7 +31,7 @@ class LabTester:
         self.line_fps = LabPath.of(lab).line_fps(frame_size, mix.ipv4_pct, bidirectional)
 
     def _trial(self, duration_s: float, load_fps: float, adjust=None, during=None, mesh: str | None = None) -> Measurement:
-        req = TrialRequest(self.mix, self.frame_size, Rate(load_fps, "fps", f"{load_fps:.0f}fps"), duration_s,
+        req = TrialRequest(self.mix, self.frame_size, Rate.of_fps(load_fps), duration_s,
                            self.bidirectional, self.drain_s, self.traffic.ext_headers, self.traffic.icmp_echo, mesh)
         r = runner.run(self.lab, req, self.site.engine_pid_file, adjust, during, self.selftest)
         extra = {}
