@@ -44,7 +44,7 @@ def test_the_acl_permits_the_test_flow_and_denies_other_destinations():
         assert r["dut"]["acl"]["r1"] == {"v4": {"permit": 2 * v4, "deny": 0}, "v6": {"permit": 2 * v6, "deny": 0}}
         # Frames to another host on t2's link (198.19.0.3, 2001:2:0:1::3) are not permitted.
         lab = state.load(SITE)
-        spec = engine_spec(lab, make_request("50/50", 128, "1kfps", 1.0, False), 1000.0)
+        spec = engine_spec(lab, make_request("50/50", 128, "1kfps", 1.0, False), 1000.0).to_json()
         for s in spec["streams"]:
             s["dst_ip"] = "198.19.0.3" if s["ip_version"] == 4 else "2001:2:0:1::3"
         before = acl_counters(lab.node("r1")["netns"])

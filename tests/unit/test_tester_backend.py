@@ -8,6 +8,7 @@ import pytest
 
 from v6bench import selftest
 from v6bench.core.errors import UsageError
+from v6bench.engine.spec import Port, RateStep, Stream, TrialSpec
 from v6bench.trial import backend
 
 
@@ -34,10 +35,11 @@ def test_a_selftest_of_another_backend_is_stale(monkeypatch):
     assert why == "its tester packet I/O (V6BENCH_TESTER_BACKEND) was af_packet, now af_xdp"
 
 
-def _spec(*streams: dict, **port_a) -> dict:
-    a = {"name": "t1", "backend": "xdp_live", "tx_rate": {"fps": 1000}, **port_a}
-    b = {"name": "t2", "backend": "xdp_live"}
-    return {"ports": [a, b], "streams": [{"tx_port": "t1", "rx_port": "t2", **s} for s in streams]}
+def _spec(*streams: dict, backend_: str = "xdp_live", **port_a) -> TrialSpec:
+    a = Port("t1", "t1-r1", backend=backend_, tx_fps=1000, **port_a)
+    b = Port("t2", "t2-r1", backend=backend_)
+    return TrialSpec((a, b), tuple(Stream(f"s{i}", "t1", "t2", frame_size=128, **s) for i, s in enumerate(streams)),
+                     duration_s=1)
 
 
 def test_xdp_live_stays_only_where_the_in_kernel_sender_can_send():
@@ -48,26 +50,19 @@ def test_xdp_live_stays_only_where_the_in_kernel_sender_can_send():
         (_spec({"ip_version": 4}, {"ip_version": 6}), "af_xdp"),
         (_spec({"ip_version": 4, "protocol": "icmp_echo"}), "af_xdp"),
         (_spec({"ip_version": 4, "fragment_mtu": 576}), "af_xdp"),
-        (_spec({"ip_version": 4}, rate_step={"after_s": 1, "fps": 10}), "af_xdp"),
+        (_spec({"ip_version": 4}, rate_step=RateStep(1, 10)), "af_xdp"),
     ]
     for spec, want in cases:
-        backend.settle(spec)
-        assert [p["backend"] for p in spec["ports"]] == [want, "af_xdp"], spec
-    other = _spec({"ip_version": 4})
-    for p in other["ports"]:
-        p["backend"] = "af_packet"
-    backend.settle(other)
-    assert [p["backend"] for p in other["ports"]] == ["af_packet", "af_packet"], "other settings are left as they are"
+        settled = backend.settle(spec)
+        assert [p.backend for p in settled.ports] == [want, "af_xdp"], spec
+    other = backend.settle(_spec({"ip_version": 4}, backend_="af_packet"))
+    assert [p.backend for p in other.ports] == ["af_packet", "af_packet"], "other settings are left as they are"
 
 
 @pytest.mark.parametrize("setting,senders", [("auto", 2), ("af_xdp", 2), ("af_packet", 1), ("xdp_live", 1)])
 def test_several_senders_stay_where_the_backend_has_them(setting, senders):
     """af_packet and xdp_live send from one thread a port: a port given two
     senders gets one, on its first CPU; auto and af_xdp keep both."""
-    spec = _spec({"ip_version": 4})
-    for p in spec["ports"]:
-        p["backend"] = setting
-    spec["ports"][0].update(tx_cpu=[3, 4], tx_queues=2)
-    backend.settle(spec)
-    port = spec["ports"][0]
-    assert (port.get("tx_queues", 1), port["tx_cpu"]) == ((2, [3, 4]) if senders == 2 else (1, 3))
+    spec = backend.settle(_spec({"ip_version": 4}, backend_=setting, tx_cpu=(3, 4), tx_queues=2))
+    port = spec.ports[0]
+    assert (port.tx_queues or 1, port.tx_cpu) == ((2, (3, 4)) if senders == 2 else (1, 3))

@@ -41,7 +41,7 @@ def check(engine_bin, spec: dict) -> dict:
 def test_bidirectional_spec_is_valid_and_exact(engine_bin, topology, gw1, gw2):
     req = make_request("90/10", 128, "10kfps", 2, True)
     lab = lab_of(topology)
-    spec = engine_spec(lab, req, req.check_against(LabPath.of(lab)))
+    spec = engine_spec(lab, req, req.check_against(LabPath.of(lab))).to_json()
     ports = {p["name"]: p for p in spec["ports"]}
     assert (ports["t1"]["gateway_ipv4"], ports["t1"]["gateway_ipv6"]) == gw1
     assert (ports["t2"]["gateway_ipv4"], ports["t2"]["gateway_ipv6"]) == gw2
@@ -59,7 +59,7 @@ def test_a_stalled_sender_slips_rather_than_bursting_into_the_dut(engine_bin):
     beyond half the DUT's input queue: 128 of veth's 256 in ``split``."""
     req = make_request("100/0", 128, "10kfps", 1, False)
     lab = lab_of("a")
-    spec = engine_spec(lab, req, req.check_against(LabPath.of(lab)))
+    spec = engine_spec(lab, req, req.check_against(LabPath.of(lab))).to_json()
     assert spec["after_stall"] == "slip" and spec["tester_limited_backlog_frames"] == 256
     assert check(engine_bin, spec)["slip_after_frames"] == 128
     assert check(engine_bin, {**spec, "after_stall": "catch_up"})["slip_after_frames"] is None
@@ -71,7 +71,7 @@ def test_a_port_gets_a_sender_on_each_of_its_sender_cpus(engine_bin, bidirection
     both, two senders on two transmit queues; in both directions, one each."""
     req = make_request("90/10", 128, "10kfps", 1, bidirectional)
     lab = lab_of("a", cpus=tuple(range(6)))
-    spec = engine_spec(lab, req, req.check_against(LabPath.of(lab)))
+    spec = engine_spec(lab, req, req.check_against(LabPath.of(lab))).to_json()
     ports = {p["name"]: p for p in spec["ports"]}
     if bidirectional:
         assert (ports["t1"]["tx_cpu"], ports["t2"]["tx_cpu"]) == (0, 1)
@@ -85,7 +85,7 @@ def test_a_port_gets_a_sender_on_each_of_its_sender_cpus(engine_bin, bidirection
 def test_single_family_unidirectional(engine_bin):
     req = make_request("0/100", 84, "1%", 1, False)
     lab = lab_of("b")
-    spec = engine_spec(lab, req, req.check_against(LabPath.of(lab)))
+    spec = engine_spec(lab, req, req.check_against(LabPath.of(lab))).to_json()
     assert [s["name"] for s in spec["streams"]] == ["ipv6-t1-t2"]
     assert "tx_rate" not in {p["name"]: p for p in spec["ports"]}["t2"]
     check(engine_bin, spec)
@@ -104,8 +104,8 @@ def test_trials_whose_schedule_is_the_measurement_catch_up(monkeypatch, engine_b
     def fake_run(lab_, req, pid_file=None, adjust=None, during=None, selftest=None):
         spec = engine_spec(lab_, req, req.check_against(LabPath.of(lab_)))
         if adjust:
-            adjust(spec)
-        seen["spec"] = spec
+            spec = adjust(spec)
+        seen["spec"] = spec.to_json()
         return {"offered_fps": 0.0, "tx_frames": 0, "rx_frames": 0, "tester_limited": False, "streams": []}
 
     monkeypatch.setattr(runner, "run", fake_run)

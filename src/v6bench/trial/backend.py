@@ -20,8 +20,10 @@ rate, on veth; with the setting ``xdp_live`` the other ports of a trial
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 
 from ..core.errors import UsageError
+from ..engine.spec import Port, Stream, TrialSpec
 
 BACKENDS = ("auto", "af_packet", "af_xdp", "xdp_live")
 ENV = "V6BENCH_TESTER_BACKEND"
@@ -35,23 +37,24 @@ def chosen() -> str:
     return value
 
 
-def live_fits(port: dict, streams: list[dict]) -> bool:
+def live_fits(port: Port, streams: tuple[Stream, ...]) -> bool:
     """Whether the engine's in-kernel sender can send ``port``'s traffic:
     it sends, one UDP stream sent whole, at one constant rate."""
-    mine = [s for s in streams if s["tx_port"] == port["name"]]
-    return ("tx_rate" in port and "rate_step" not in port and len(mine) == 1
-            and mine[0].get("protocol", "udp") == "udp" and "fragment_mtu" not in mine[0])
+    mine = [s for s in streams if s.tx_port == port.name]
+    return (port.sends and port.rate_step is None and len(mine) == 1
+            and mine[0].protocol in (None, "udp") and mine[0].fragment_mtu is None)
 
 
-def settle(spec: dict) -> None:
+def settle(spec: TrialSpec) -> TrialSpec:
     """Resolves ``xdp_live`` per port of an engine spec: kept where
     :func:`live_fits`, ``af_xdp`` elsewhere. A port given several senders
     (``tx_queues``) keeps them on ``auto`` and ``af_xdp``; ``af_packet``
     and ``xdp_live`` send from one thread a port, so there it gets one,
     on its first CPU."""
-    for port in spec["ports"]:
-        if port.get("backend") == "xdp_live" and not live_fits(port, spec["streams"]):
-            port["backend"] = "af_xdp"
-        if port.get("tx_queues", 1) > 1 and port.get("backend") in ("af_packet", "xdp_live"):
-            del port["tx_queues"]
-            port["tx_cpu"] = port["tx_cpu"][0]
+    def one(port: Port) -> Port:
+        if port.backend == "xdp_live" and not live_fits(port, spec.streams):
+            port = replace(port, backend="af_xdp")
+        if (port.tx_queues or 1) > 1 and port.backend in ("af_packet", "xdp_live"):
+            port = replace(port, tx_queues=None, tx_cpu=port.tx_cpu[0])
+        return port
+    return spec.with_ports(one)

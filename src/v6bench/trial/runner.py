@@ -26,10 +26,10 @@ from pathlib import Path
 from typing import Callable
 
 from .. import engine
+from ..engine.spec import TrialSpec
 from ..lab import observe, wakeful
 from ..lab.state import LabState
 from . import backend, mesh, tester_limits
-from .path import LabPath
 from .request import TrialRequest
 from .spec import engine_spec
 
@@ -152,25 +152,24 @@ ENGINE_LEAD_S = 0.6
 
 
 def run(lab: LabState, request: TrialRequest, engine_pid_file: Path | None = None,
-        adjust: Callable[[dict], None] | None = None,
+        adjust: Callable[[TrialSpec], TrialSpec] | None = None,
         during: tuple[float, Callable[[], dict]] | None = None, selftest: dict | None = None) -> dict:
     """Runs ``request`` on ``lab`` (which the caller holds locked); the
     engine's PID goes to ``engine_pid_file`` while it runs. ``selftest``:
     the tester's self-test the trial is checked against (:mod:`.tester_limits`).
 
-    ``adjust`` may change the engine spec before it runs (a burst's
+    ``adjust`` may return a changed engine spec to run (a burst's
     ``frame_count``, a ``rate_step``). ``during`` = (at_s, action) calls
     ``action`` about ``at_s`` into the traffic, from another thread (on the
     DUT's CPUs when the lab keeps them apart from the tester's); its
     returned dict is stored under ``action`` with ``action_at_s``, the
     time it started after the first frame was due.
     """
-    path = LabPath.of(lab)
     fps = request.check_on_lab(lab.topology, lab.link_speed_bps, lab.mtu, lab.dut_config.tunnel)
-    spec = engine_spec(lab, request, fps, path)
+    spec = engine_spec(lab, request, fps)
     if adjust:
-        adjust(spec)
-    backend.settle(spec)
+        spec = adjust(spec)
+    spec = backend.settle(spec)
     before = observe.snapshot(lab)
     done: dict = {}
     thread = None

@@ -10,9 +10,10 @@ sender's link, IPv6 to the path MTU).
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
-from ..engine import SPEC_VERSION
+from ..engine.spec import Port, Stream, TrialSpec
 from ..lab.state import LabState
 from . import backend, mesh
 from ..core import ext_headers
@@ -24,96 +25,59 @@ def directions(request: TrialRequest) -> list[tuple[str, str]]:
     return [("t1", "t2"), ("t2", "t1")] if request.bidirectional else [("t1", "t2")]
 
 
-def engine_spec(lab: LabState, request: TrialRequest, fps: float, path: LabPath | None = None) -> dict:
-    """The spec; ``fps`` is the rate per direction, validated on the lab
-    (:meth:`~v6bench.trial.request.TrialRequest.check_on_lab`). A stream
-    whose frames the path does not carry whole is fragmented at the source
-    (``fragment_mtu``, :mod:`v6bench.trial.path`)."""
+def flows(lab: LabState, request: TrialRequest) -> tuple[list[str], list[tuple[str, str]]]:
+    """The tester ports of the trial and its (sender, receiver) pairs: t1
+    and t2, one way or both; or a ``mesh:N`` lab's ports in the pattern's
+    round-robin order (:mod:`v6bench.trial.mesh`)."""
     if request.mesh:
-        return _mesh_spec(lab, request, fps)
-    path = path or LabPath.of(lab)
+        return mesh.testers(lab.topology), mesh.flows(lab.topology, request.mesh)
+    return ["t1", "t2"], directions(request)
+
+
+def engine_spec(lab: LabState, request: TrialRequest, fps: float) -> TrialSpec:
+    """The spec; ``fps`` is the rate per direction (per sending port), validated on the lab
+    (:meth:`~v6bench.trial.request.TrialRequest.check_on_lab`). One builder for
+    point-to-point and mesh traffic: a stream per flow and family, fragmented
+    at the source where its path does not carry the frames whole
+    (``fragment_mtu``, :mod:`v6bench.trial.path`; mesh frames are always whole,
+    :func:`v6bench.trial.fit.check_mesh`)."""
+    testers, pairs = flows(lab, request)
+    senders = list(dict.fromkeys(src for src, _ in pairs))
     plan = lab.cpu_plan
-    senders = [src for src, _ in directions(request)]
-    ports = []
-    for tester in ("t1", "t2"):
-        port = _port(lab, tester)
-        if tester in senders:
-            port["tx_rate"] = {"fps": fps}
-            port.update(_sender_cpus(plan, senders.index(tester), len(senders)))
-        ports.append(port)
-    streams = [
-        {"name": f"ipv{version}-{src}-{dst}", "tx_port": src, "rx_port": dst, "ip_version": version,
-         "frame_size": request.frame_size, "share": share}
-        for src, dst in directions(request)
-        for version, share in request.mix.versions
-    ]
-    for s in streams:
-        mtu = path.source_mtu(s["ip_version"], request.frame_size, reverse=s["tx_port"] == "t2")
-        if mtu is not None:
-            s["fragment_mtu"] = mtu
-    if request.icmp_echo:
-        _icmp_echo(lab, request.icmp_echo, streams)
-    if request.ext_headers:
-        for s in streams:
-            if s["ip_version"] == 6:
-                s["ipv6_ext_headers"] = _ext_headers(lab, request.ext_headers, s["tx_port"], s["rx_port"])
-    return {
-        "spec_version": SPEC_VERSION,
-        "duration_s": request.duration_s,
-        "drain_s": request.drain_s,
-        "rx_cpu": plan.tester_rx,
-        **_rx_priority(plan),
-        "tester_limited_backlog_frames": input_queue_frames(lab),
-        "after_stall": AFTER_STALL,
-        "export_histograms": True,  # per-frame delay distributions for the report (seed 003 Fig. 3-4)
-        "ports": ports,
-        "streams": streams,
-    }
+    ports = tuple(_port(lab, t, fps, plan.sender_cpus(senders.index(t), len(senders)) if t in senders else None)
+                  for t in testers)
+    tunnel = lab.dut_config.tunnel
+    streams = []
+    for src, dst in pairs:
+        path = LabPath.build(lab.topology, lab.link_speed_bps, lab.mtu, tunnel, src, dst)
+        for version, share in request.mix.versions:
+            stream = Stream(f"ipv{version}-{src}-{dst}", src, dst, version, request.frame_size, share,
+                            fragment_mtu=path.source_mtu(version, request.frame_size))
+            if request.icmp_echo:
+                stream = _icmp_echo(lab, request.icmp_echo, stream)
+            elif request.ext_headers and version == 6:
+                stream = replace(stream, ipv6_ext_headers=tuple(_ext_headers(lab, request.ext_headers, src, dst)))
+            streams.append(stream)
+    return TrialSpec(ports, tuple(streams), duration_s=request.duration_s, drain_s=request.drain_s, rx_cpu=plan.tester_rx,
+                     rx_priority=plan.tester_rx_priority, tester_limited_backlog_frames=input_queue_frames(lab),
+                     after_stall=AFTER_STALL,
+                     # per-frame delay distributions for the report (seed 003 Fig. 3-4); mesh reports loss per flow
+                     export_histograms=not request.mesh)
 
 
-def _rx_priority(plan) -> dict:
-    """The engine's ``rx_priority``, where the CPU plan gives one
-    (:attr:`CpuPlan.tester_rx_priority`)."""
-    p = plan.tester_rx_priority
-    return {} if p is None else {"rx_priority": p}
-
-
-def _sender_cpus(plan, index: int, senders: int) -> dict:
-    """The engine's ``tx_cpu`` (and ``tx_queues``, with several) for the
-    ``index``-th of ``senders`` sending ports (:meth:`CpuPlan.sender_cpus`)."""
-    cpus = plan.sender_cpus(index, senders)
-    return {"tx_cpu": cpus[0]} if len(cpus) == 1 else {"tx_cpu": list(cpus), "tx_queues": len(cpus)}
-
-
-def _port(lab: LabState, tester: str) -> dict:
+def _port(lab: LabState, tester: str, fps: float, cpus: tuple[int, ...] | None) -> Port:
+    """Tester port ``tester``; it sends at ``fps`` from ``cpus`` (the CPU
+    plan's, :meth:`CpuPlan.sender_cpus`: several give it as many senders,
+    ``tx_queues``) if given."""
     node = lab.node(tester)
     (iface,) = node["interfaces"]
-    return {"name": tester, "interface": iface["name"], "netns": node["netns"], "ipv4": iface["ipv4"],
-            "ipv6": iface["ipv6"], "gateway_ipv4": iface["gateway_ipv4"], "gateway_ipv6": iface["gateway_ipv6"],
-            "backend": backend.chosen()}
-
-
-def _mesh_spec(lab: LabState, request: TrialRequest, fps: float) -> dict:
-    """Every tester port; each sender at ``fps`` to its destinations in
-    round-robin order (:mod:`v6bench.trial.mesh`). Frames are sent whole
-    (:func:`v6bench.trial.traffic.check_mesh`)."""
-    flows = mesh.flows(lab.topology, request.mesh)
-    plan = lab.cpu_plan
-    senders = mesh.senders(lab.topology, request.mesh)
-    ports = []
-    for tester in mesh.testers(lab.topology):
-        port = _port(lab, tester)
-        if tester in senders:
-            port["tx_rate"] = {"fps": fps}
-            port.update(_sender_cpus(plan, senders.index(tester), len(senders)))
-        ports.append(port)
-    streams = [{"name": f"ipv{v}-{src}-{dst}", "tx_port": src, "rx_port": dst, "ip_version": v,
-                "frame_size": request.frame_size, "share": share}
-               for src, dst in flows for v, share in request.mix.versions]
-    return {"spec_version": SPEC_VERSION, "duration_s": request.duration_s, "drain_s": request.drain_s,
-            "rx_cpu": plan.tester_rx, **_rx_priority(plan), "tester_limited_backlog_frames": input_queue_frames(lab),
-            "after_stall": AFTER_STALL, "ports": ports,
-            "streams": streams}
+    port = Port(tester, iface["name"], node["netns"], iface["ipv4"], iface["ipv6"], iface["gateway_ipv4"],
+                iface["gateway_ipv6"], backend.chosen())
+    if cpus is None:
+        return port
+    if len(cpus) == 1:
+        return replace(port, tx_fps=fps, tx_cpu=cpus[0])
+    return replace(port, tx_fps=fps, tx_cpu=tuple(cpus), tx_queues=len(cpus))
 
 
 #: What a sender does after a stall (the engine's ``after_stall``): on a
@@ -146,18 +110,14 @@ def input_queue_frames(lab: LabState) -> int:
         return 1000
 
 
-def _icmp_echo(lab: LabState, target: str, streams: list[dict]) -> None:
-    """Turns t1's streams into ICMP echo streams to ``target`` (``dut``: t1's
-    gateway, R1; ``far``: t2's port); their replies come back to t1."""
+def _icmp_echo(lab: LabState, target: str, stream: Stream) -> Stream:
+    """``stream`` (from t1) as ICMP echo to ``target`` (``dut``: t1's
+    gateway, R1; ``far``: t2's port); its replies come back to t1."""
     (tx,) = lab.node("t1")["interfaces"]
     (far,) = lab.node("t2")["interfaces"]
-    for s in streams:
-        v = s["ip_version"]
-        if target == "dut":
-            dst = tx[f"gateway_ipv{v}"]
-        else:
-            dst = far[f"ipv{v}"].split("/")[0]
-        s.update(protocol="icmp_echo", rx_port="t1", dst_ip=dst, name=f"icmp{v}-t1-{target}")
+    v = stream.ip_version
+    dst = tx[f"gateway_ipv{v}"] if target == "dut" else far[f"ipv{v}"].split("/")[0]
+    return replace(stream, protocol="icmp_echo", rx_port="t1", dst_ip=dst, name=f"icmp{v}-t1-{target}")
 
 
 def _ext_headers(lab: LabState, preset: str, src: str, dst: str) -> list[dict]:

@@ -8,6 +8,9 @@ Each trial is checked against the self-test it is given
 
 from __future__ import annotations
 
+from dataclasses import replace
+
+from ..engine.spec import RateStep, TrialSpec
 from ..lab import reset as lab_reset
 from ..lab.site import Site
 from ..lab.state import LabState
@@ -52,25 +55,21 @@ class LabTester:
         (:mod:`.backend`; ``auto`` takes AF_XDP on veth) the trial runs
         unchecked, on the backend the other trials use, and its ports carry
         no ``tx.tx_stamp_check``."""
-        def adjust(spec: dict) -> None:
-            if all(p.get("backend") == "af_packet" for p in spec["ports"]):
-                spec["tx_stamp_check"] = True
+        def adjust(spec: TrialSpec) -> TrialSpec:
+            return replace(spec, tx_stamp_check=all(p.backend == "af_packet" for p in spec.ports))
         return self._trial(duration_s, load_fps, adjust)
 
     def burst(self, frames: int) -> Measurement:
-        def adjust(spec: dict) -> None:
-            del spec["duration_s"]
-            spec["frame_count"] = frames
-            spec["tester_limited_backlog_frames"] = frames + 1  # a burst is intended here
-            spec["after_stall"] = "catch_up"
+        def adjust(spec: TrialSpec) -> TrialSpec:
+            return replace(spec, duration_s=None, frame_count=frames, after_stall="catch_up",
+                           tester_limited_backlog_frames=frames + 1)  # a burst is intended here
         return self._trial(frames / self.line_fps, self.line_fps, adjust)
 
     def step(self, duration_s: float, load_fps: float, after_s: float, then_fps: float) -> Measurement:
-        def adjust(spec: dict) -> None:
-            for p in spec["ports"]:
-                if "tx_rate" in p:
-                    p["rate_step"] = {"after_s": after_s, "fps": then_fps}
-            spec["after_stall"] = "catch_up"  # the step's time is part of the measurement
+        def adjust(spec: TrialSpec) -> TrialSpec:
+            step = RateStep(after_s, then_fps)
+            spec = spec.with_ports(lambda p: replace(p, rate_step=step) if p.sends else p)
+            return replace(spec, after_stall="catch_up")  # the step's time is part of the measurement
         return self._trial(duration_s, load_fps, adjust)
 
     def mesh(self, pattern: str, duration_s: float, load_fps: float) -> Measurement:
@@ -80,6 +79,6 @@ class LabTester:
         def action() -> dict:
             self.lab, timing = lab_reset.reset(self.site, self.lab, kind)
             return timing
-        def adjust(spec: dict) -> None:
-            spec["after_stall"] = "catch_up"  # the outage is timed against the schedule
+        def adjust(spec: TrialSpec) -> TrialSpec:
+            return replace(spec, after_stall="catch_up")  # the outage is timed against the schedule
         return self._trial(duration_s, load_fps, adjust, during=(at_s, action))

@@ -1,9 +1,9 @@
-"""Runs the packet engine: trial spec (dict) in, trial result (dict) out.
+"""Runs the packet engine: trial spec in, trial result (dict) out.
 
 The engine binary and its JSON contract are documented in
 ``docs/engine-spec.md``. This module only locates the binary, passes the
-spec on stdin and maps the engine's exit status to exceptions; it never
-touches packets.
+spec on stdin, checks the result's version (:mod:`.result`) and maps the
+engine's exit status to exceptions; it never touches packets.
 """
 
 from __future__ import annotations
@@ -16,15 +16,13 @@ import subprocess
 import time
 from pathlib import Path
 
-from . import stopping
-
-#: Spec and result versions this module speaks.
-SPEC_VERSION = 1
-RESULT_VERSION = 1
+from .. import stopping
+from . import result as result_types
+from .spec import TrialSpec
 #: How often a wait for the engine looks for a stop request (:func:`stopping.check`), in seconds.
 WAIT_SLICE_S = 0.5
 
-_REPO_BINARY = Path(__file__).resolve().parents[2] / "engine" / "target" / "release" / "v6bench-engine"
+_REPO_BINARY = Path(__file__).resolve().parents[3] / "engine" / "target" / "release" / "v6bench-engine"
 
 
 class EngineError(RuntimeError):
@@ -97,18 +95,24 @@ def run_rr(spec: dict, pid_file: Path | None = None) -> dict:
     return run_trial(spec, timeout_s, pid_file, command="rr")
 
 
-def run_trial(spec: dict, timeout_s: float | None = None, pid_file: Path | None = None, command: str = "run") -> dict:
+def run_trial(spec: TrialSpec | dict, timeout_s: float | None = None, pid_file: Path | None = None,
+              command: str = "run") -> dict:
     """Runs one trial and returns the parsed result.
 
     The engine bounds every trial itself; ``timeout_s`` is a safety net that
     defaults to that bound (traffic × 1.1 + 1 s + drain + learning + margin)
     when the spec gives ``duration_s``, and to none for ``frame_count``. A
     trial the engine marks interrupted (exit 130) still returns its result.
-    Raises :class:`EngineError` on refusal or failure. With ``pid_file``,
+    Raises :class:`EngineError` on refusal or failure, or on a trial
+    result of another version (:mod:`.result`; ``rr`` results are not
+    trial results). ``spec``: a :class:`TrialSpec`, or its JSON as a dict
+    (benchmarks and tests that ask what no trial of v6bench asks). With ``pid_file``,
     the engine's PID and start time are recorded there while it runs, so
     whoever cleans up after a crash of this process can stop it
     (:func:`kill_recorded`).
     """
+    if isinstance(spec, TrialSpec):
+        spec = spec.to_json()
     if timeout_s is None and spec.get("duration_s") is not None:
         learning = spec.get("learning", {})
         timeout_s = (
@@ -155,7 +159,11 @@ def run_trial(spec: dict, timeout_s: float | None = None, pid_file: Path | None 
             pid_file.unlink(missing_ok=True)
     if proc.returncode not in (0, 130):
         raise EngineError(_stderr_line(err), proc.returncode)
-    return json.loads(out)
+    result = json.loads(out)
+    why = result_types.problem(result) if command == "run" else None
+    if why:
+        raise EngineError(f"the engine's trial result is not one this v6bench reads: {why}", 1)
+    return result
 
 
 def version() -> dict:
@@ -166,8 +174,10 @@ def version() -> dict:
     return json.loads(proc.stdout)
 
 
-def write_frames(spec: dict, out: Path, count: int = 10, timestamp_ns: int = 0) -> None:
+def write_frames(spec: TrialSpec | dict, out: Path, count: int = 10, timestamp_ns: int = 0) -> None:
     """Writes the first ``count`` frames of every sending port to a pcap."""
+    if isinstance(spec, TrialSpec):
+        spec = spec.to_json()
     proc = subprocess.run(
         [str(binary()), "frames", "--spec", "-", "--out", str(out), "--count", str(count), "--timestamp-ns", str(timestamp_ns)],
         input=json.dumps(spec),

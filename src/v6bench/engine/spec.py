@@ -1,0 +1,130 @@
+"""The engine's trial spec as types (``docs/engine-spec.md``, version
+:data:`SPEC_VERSION`): what the Python side may ask of the engine, frozen,
+turned into the engine's JSON by :meth:`TrialSpec.to_json`.
+
+Fields and defaults are the engine's; a field left at None (or False) is
+left out of the JSON, so the engine's own default applies. The engine
+validates every spec again (``v6bench-engine check``); the golden-JSON
+tests (tests/unit/test_engine_seam.py) hold the two sides together.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields, replace
+
+#: The spec version this module writes.
+SPEC_VERSION = 1
+AFTER_STALL = ("catch_up", "slip")
+
+
+@dataclass(frozen=True)
+class RateStep:
+    """``rate_step``: after ``after_s`` seconds of traffic the port sends at ``fps``."""
+
+    after_s: float
+    fps: float
+
+
+@dataclass(frozen=True)
+class Port:
+    """One tester port; it sends at ``tx_fps`` frames/s (``tx_rate``) if given."""
+
+    name: str
+    interface: str
+    netns: str | None = None
+    ipv4: str | None = None
+    ipv6: str | None = None
+    gateway_ipv4: str | None = None
+    gateway_ipv6: str | None = None
+    backend: str | None = None
+    tx_fps: float | None = None
+    #: One CPU, or one per sender thread (``tx_queues``).
+    tx_cpu: int | tuple[int, ...] | None = None
+    tx_queues: int | None = None
+    rate_step: RateStep | None = None
+
+    @property
+    def sends(self) -> bool:
+        return self.tx_fps is not None
+
+    def to_json(self) -> dict:
+        out = _plain(self, skip=("tx_fps", "tx_cpu", "rate_step"))
+        if self.tx_fps is not None:
+            out["tx_rate"] = {"fps": self.tx_fps}
+        if self.tx_cpu is not None:
+            out["tx_cpu"] = list(self.tx_cpu) if isinstance(self.tx_cpu, tuple) else self.tx_cpu
+        if self.rate_step is not None:
+            out["rate_step"] = {"after_s": self.rate_step.after_s, "fps": self.rate_step.fps}
+        return out
+
+
+@dataclass(frozen=True)
+class Stream:
+    """One stream of test frames from ``tx_port`` to ``rx_port``."""
+
+    name: str
+    tx_port: str
+    rx_port: str
+    ip_version: int
+    frame_size: int
+    share: int = 1
+    #: Fragment at the source to this IP MTU (the path does not carry the frames whole).
+    fragment_mtu: int | None = None
+    #: ``icmp_echo`` instead of UDP test frames (None: udp).
+    protocol: str | None = None
+    dst_ip: str | None = None
+    #: The engine's ``ipv6_ext_headers`` list (core/ext_headers.py).
+    ipv6_ext_headers: tuple[dict, ...] | None = None
+
+    def to_json(self) -> dict:
+        out = _plain(self, skip=("ipv6_ext_headers",))
+        if self.ipv6_ext_headers is not None:
+            out["ipv6_ext_headers"] = list(self.ipv6_ext_headers)
+        return out
+
+
+@dataclass(frozen=True)
+class TrialSpec:
+    """One trial: its ports and streams, and ``duration_s`` of traffic or
+    ``frame_count`` frames per sending port (exactly one)."""
+
+    ports: tuple[Port, ...]
+    streams: tuple[Stream, ...]
+    duration_s: float | None = None
+    frame_count: int | None = None
+    drain_s: float | None = None
+    rx_cpu: int | None = None
+    rx_priority: int | None = None
+    tester_limited_backlog_frames: int | None = None
+    after_stall: str | None = None
+    export_histograms: bool = False
+    tx_stamp_check: bool = False
+    spec_version: int = SPEC_VERSION
+
+    def __post_init__(self) -> None:
+        if (self.duration_s is None) == (self.frame_count is None):
+            raise ValueError("a trial spec gives exactly one of duration_s and frame_count")
+        if self.after_stall is not None and self.after_stall not in AFTER_STALL:
+            raise ValueError(f"after_stall {self.after_stall!r} is not one of {AFTER_STALL}")
+        names = [p.name for p in self.ports]
+        for s in self.streams:
+            if s.tx_port not in names or s.rx_port not in names:
+                raise ValueError(f"stream {s.name}: its ports are not the spec's")
+
+    def to_json(self) -> dict:
+        """The engine's JSON (docs/engine-spec.md)."""
+        out = {"spec_version": self.spec_version, **_plain(self, skip=("spec_version", "ports", "streams"))}
+        return {**out, "ports": [p.to_json() for p in self.ports], "streams": [s.to_json() for s in self.streams]}
+
+    def port(self, name: str) -> Port:
+        return next(p for p in self.ports if p.name == name)
+
+    def with_ports(self, change) -> "TrialSpec":
+        """The spec with ``change(port)`` in place of every port."""
+        return replace(self, ports=tuple(change(p) for p in self.ports))
+
+
+def _plain(obj, skip: tuple[str, ...]) -> dict:
+    """``obj``'s fields but ``skip``, without those at None or False."""
+    return {f.name: getattr(obj, f.name) for f in fields(obj)
+            if f.name not in skip and getattr(obj, f.name) is not None and getattr(obj, f.name) is not False}

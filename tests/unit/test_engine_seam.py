@@ -1,0 +1,118 @@
+"""The seam between v6bench and its engine (issue 17): the trial spec as
+Python types, checked against golden JSON and against the engine binary's
+own validator; the result's version and fields checked on arrival.
+
+A golden file is the exact JSON a trial on a recorded lab becomes. When
+the spec changes on purpose, regenerate them with
+``V6BENCH_UPDATE_GOLDEN=1 pytest tests/unit/test_engine_seam.py`` and
+review the diff: it is the change the engine sees.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import gzip
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from test_trial_spec import lab_of
+from v6bench import engine
+from v6bench.engine import result as results
+from v6bench.engine.spec import Port, Stream, TrialSpec
+from v6bench.lab.dut import DutConfig
+from v6bench.lab.mtu import parse as parse_mtu
+from v6bench.trial import backend
+from v6bench.trial.request import make_request
+from v6bench.trial.spec import engine_spec
+
+GOLDEN = Path(__file__).resolve().parents[1] / "golden" / "engine-spec"
+FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "report-run.json.gz"
+
+#: name: (topology, MTUs, DUT, trial request arguments)
+CASES = {
+    "p2p-uni-50-50": ("p2p", "1500", {}, ("50/50", 128, "10kfps", 1, False)),
+    "a-bi-90-10": ("a", "1500", {}, ("90/10", 256, "20kfps", 2, True)),
+    "b-fragments": ("b", "all=1500,r1-r2=1300", {}, ("50/50", 1518, "1kfps", 1, True)),
+    "b-tunnel-6in4": ("b", "1500", {"tunnel": "6in4"}, ("50/50", 1400, "1kfps", 1, False)),
+    "a-echo-dut": ("a", "1500", {}, ("50/50", 128, "1kfps", 1, False, None, "dut")),
+    "a-ext-headers-srh": ("a", "1500", {}, ("0/100", 512, "1kfps", 1, False, "srh")),
+    "mesh4-full": ("mesh:4", "1500", {}, ("50/50", 1518, "5kfps", 1, False, None, None, "full")),
+}
+
+
+def built(name: str) -> TrialSpec:
+    topology, mtu, dut, args = CASES[name]
+    lab = dataclasses.replace(lab_of(topology, parse_mtu(mtu)), dut=DutConfig(**dut).to_json())
+    req = make_request(*args)
+    return engine_spec(lab, req, req.check_on_lab(lab.topology, lab.link_speed_bps, lab.mtu, lab.dut_config.tunnel))
+
+
+@pytest.fixture(autouse=True)
+def auto_backend(monkeypatch):
+    monkeypatch.delenv(backend.ENV, raising=False)
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_a_trial_becomes_the_golden_spec_and_the_engine_accepts_it(engine_bin, name):
+    got = built(name).to_json()
+    path = GOLDEN / f"{name}.json"
+    if os.environ.get("V6BENCH_UPDATE_GOLDEN"):
+        path.write_text(json.dumps(got, indent=1, sort_keys=True) + "\n")
+    assert path.exists(), f"no golden spec {path.name}: run with V6BENCH_UPDATE_GOLDEN=1 and review it"
+    golden = json.loads(path.read_text())
+    assert got == golden, f"the spec of {name} changed: regenerate the golden file if that is intended"
+    p = subprocess.run([str(engine_bin), "check", "--spec", "-"], input=json.dumps(golden), capture_output=True,
+                       text=True, timeout=30)
+    assert p.returncode == 0, p.stderr
+    plan = json.loads(p.stdout)
+    assert [s["name"] for s in plan["streams"]] == [s["name"] for s in golden["streams"]]
+
+
+def test_one_builder_makes_point_to_point_and_mesh_streams():
+    """Both are a stream per (sender, receiver, family); mesh ports send at
+    the rate each, whole frames, no histograms."""
+    a, mesh = built("a-bi-90-10"), built("mesh4-full")
+    assert [(s.tx_port, s.rx_port, s.ip_version) for s in a.streams] == [
+        ("t1", "t2", 4), ("t1", "t2", 6), ("t2", "t1", 4), ("t2", "t1", 6)]
+    assert len(mesh.streams) == 4 * 3 * 2 and all(s.fragment_mtu is None for s in mesh.streams)
+    assert all(p.tx_fps == 5000 for p in mesh.ports) and a.export_histograms and not mesh.export_histograms
+    frag = built("b-fragments")  # IPv4 is fragmented by the routers, IPv6 at the source to the path MTU
+    assert {s.name: s.fragment_mtu for s in frag.streams} == {
+        "ipv4-t1-t2": None, "ipv6-t1-t2": 1300, "ipv4-t2-t1": None, "ipv6-t2-t1": 1300}
+
+
+def test_specs_are_validated_when_made():
+    port = Port("t1", "t1-r1", tx_fps=10)
+    with pytest.raises(ValueError, match="exactly one of duration_s and frame_count"):
+        TrialSpec((port,), (), duration_s=1, frame_count=10)
+    with pytest.raises(ValueError, match="its ports are not the spec's"):
+        TrialSpec((port,), (Stream("s", "t1", "t9", 4, 128),), duration_s=1)
+    assert "tx_rate" not in Port("t2", "t2-r1").to_json() and Port("t1", "i", tx_cpu=(1, 2)).to_json()["tx_cpu"] == [1, 2]
+
+
+def test_the_engine_speaks_the_versions_this_v6bench_writes_and_reads(engine_bin):
+    v = engine.version()
+    assert (v["spec_version"], v["result_version"]) == (engine.SPEC_VERSION, engine.RESULT_VERSION)
+
+
+def stored_engine_result() -> dict:
+    """An engine result as a measured run stored it (tests/fixtures)."""
+    d = json.loads(gzip.decompress(FIXTURE.read_bytes()))
+    return next(tr["result"]["engine"] for t in d["tests"] for tr in t["trials"] if (tr["result"] or {}).get("engine"))
+
+
+def test_a_result_of_another_version_or_missing_a_field_is_refused_on_arrival():
+    good = stored_engine_result()
+    assert results.problem(good) is None
+    for change, why in ((lambda r: r.update(result_version=2), "result_version 2"),
+                        (lambda r: r.pop("totals"), "totals: missing"),
+                        (lambda r: r["totals"].pop("rx_frames"), "totals.rx_frames"),
+                        (lambda r: r.update(traffic_s="1"), "traffic_s")):
+        bad = copy.deepcopy(good)
+        change(bad)
+        assert why in results.problem(bad)
