@@ -21,9 +21,6 @@ use crate::wire::{checksum, echo, ext, ipv4, ipv6, udp, FCS_LEN};
 use std::net::IpAddr;
 use std::ops::Range;
 
-/// Most wire frames one datagram is cut into.
-pub const MAX_FRAGMENTS: usize = 256;
-
 /// One wire frame of a fragmented datagram.
 #[derive(Debug, Clone)]
 struct Piece {
@@ -32,19 +29,6 @@ struct Piece {
     /// Which bytes of the fragmentable part it carries.
     data: Range<usize>,
     more: bool,
-}
-
-/// How a datagram of `ip_version` whose fragmentable part (after the IP
-/// header) is `data_len` bytes is cut for a link of `mtu` bytes: the data
-/// range of each fragment. One range (the whole) if it fits.
-#[allow(clippy::single_range_in_vec_init)] // one range: the whole datagram
-pub fn fragment_ranges(ip_version: u8, data_len: usize, mtu: usize) -> Vec<Range<usize>> {
-    let (header, frag_header) = if ip_version == 4 { (ipv4::HEADER_LEN, 0) } else { (ipv6::HEADER_LEN, ipv6::FRAGMENT_HEADER_LEN) };
-    if header + data_len <= mtu {
-        return vec![0..data_len];
-    }
-    let step = (mtu.saturating_sub(header + frag_header) / 8 * 8).max(8);
-    (0..data_len).step_by(step).map(|o| o..(o + step).min(data_len)).collect()
 }
 
 /// Where a template's frames change from one frame to the next, for a

@@ -179,141 +179,181 @@ impl Asm {
 /// number k, r2 packet, r4 transmit stamp, r0 checksum sums.
 fn program(state_fd: i32, base: &[u8], layout: &StampLayout, period_ps: u64, slip_ns: Option<u64>) -> Vec<Insn> {
     let mut a = Asm { code: Vec::new(), to_drop: Vec::new() };
-    a.op(MOV64_X, 6, 1, 0, 0);
-    a.op(CALL, 0, 0, 0, KTIME_GET_NS);
-    a.op(MOV64_X, 7, 0, 0, 0);
-    a.op(ST_W, 10, 0, -4, 0); // key 0
-    a.op(LD_IMM64, 1, PSEUDO_MAP_FD, 0, state_fd);
-    a.op(0, 0, 0, 0, 0);
-    a.op(MOV64_X, 2, 10, 0, 0);
-    a.op(ADD64_K, 2, 0, 0, -4);
-    a.op(CALL, 0, 0, 0, MAP_LOOKUP_ELEM);
-    a.drop_if(JEQ_K, 0, 0, 0);
-    a.op(MOV64_X, 8, 0, 0, 0);
-    // The first run of a batch: the frames the previous batch sent were
-    // handed over (flushed) at its end, before this run's clock read, so
-    // now − stamp bounds each one's stamp error.
-    a.op(LDX_DW, 3, 8, RUNS, 0);
-    a.op(MOV64_X, 4, 3, 0, 0);
-    a.op(ADD64_K, 4, 0, 0, 1);
-    a.op(STX_DW, 8, 4, RUNS, 0);
-    a.op(AND64_K, 3, 0, 0, BATCH_RUNS as i32 - 1);
-    a.op(JNE_K, 3, 0, 19, 0);
-    a.op(LDX_DW, 3, 8, PEND_N, 0);
-    a.op(JEQ_K, 3, 0, 17, 0);
-    a.op(LDX_DW, 4, 8, HELD_N, 0);
-    a.op(ADD64_X, 4, 3, 0, 0);
-    a.op(STX_DW, 8, 4, HELD_N, 0);
-    a.op(MOV64_X, 4, 7, 0, 0);
-    a.op(MUL64_X, 4, 3, 0, 0);
-    a.op(LDX_DW, 5, 8, PEND_SUM, 0);
-    a.op(SUB64_X, 4, 5, 0, 0); // Σ (now − stamp) over the batch's frames
-    a.op(LDX_DW, 5, 8, SUM_GAP, 0);
-    a.op(ADD64_X, 5, 4, 0, 0);
-    a.op(STX_DW, 8, 5, SUM_GAP, 0);
-    a.op(MOV64_X, 4, 7, 0, 0);
-    a.op(LDX_DW, 5, 8, PEND_FIRST, 0);
-    a.op(SUB64_X, 4, 5, 0, 0); // the batch's first frame waited longest
-    a.max_into(MAX_GAP, 4);
-    a.op(ST_DW, 8, 0, PEND_N, 0);
-    // Frame k is due?
-    a.op(LDX_DW, 1, 8, NEXT, 0);
-    a.op(LDX_DW, 2, 8, END, 0);
-    a.drop_if(JGE_X, 1, 2, 0);
-    a.op(LDX_DW, 2, 8, DEADLINE, 0);
-    a.drop_if(JGE_X, 7, 2, 0);
-    a.op(MOV64_X, 2, 1, 0, 0);
-    a.ld64(3, 0, period_ps);
-    a.op(MUL64_X, 2, 3, 0, 0);
-    a.op(DIV64_K, 2, 0, 0, 1000);
-    a.op(LDX_DW, 3, 8, T0, 0);
-    a.op(ADD64_X, 2, 3, 0, 0);
-    a.drop_if(JGT_X, 2, 7, 0);
-    a.op(MOV64_X, 9, 7, 0, 0);
-    a.op(SUB64_X, 9, 2, 0, 0); // lag
-    a.op(JNE_K, 1, 0, 1, 0);
-    a.op(STX_DW, 8, 9, FIRST_LAG, 0);
+    a.state(state_fd);
+    a.batch_accounting();
+    a.due(period_ps);
     if let Some(most) = slip_ns {
-        // A stall: t0 moves later by the lag, and this frame is on time.
-        a.ld64(3, 0, most);
-        a.op(JGE_X, 3, 9, 13, 0);
-        for (at, reg) in [(T0, 9), (SLIPPED, 9)] {
-            a.op(LDX_DW, 4, 8, at, 0);
-            a.op(ADD64_X, 4, reg, 0, 0);
-            a.op(STX_DW, 8, 4, at, 0);
-        }
-        a.op(LDX_DW, 4, 8, SLIPS, 0);
-        a.op(ADD64_K, 4, 0, 0, 1);
-        a.op(STX_DW, 8, 4, SLIPS, 0);
-        a.max_into(MAX_SLIP, 9);
-        a.op(MOV64_K, 9, 0, 0, 0);
+        a.slip(most);
     }
     a.max_into(MAX_LAG, 9);
-    // The packet must hold the frame.
-    a.op(LDX_W, 2, 6, 0, 0);
-    a.op(LDX_W, 3, 6, 4, 0);
-    a.op(MOV64_X, 4, 2, 0, 0);
-    a.op(ADD64_K, 4, 0, 0, base.len() as i32);
-    a.drop_if(JGT_X, 4, 3, 0);
-    // The frame, four bytes a store.
-    let mut at = 0;
-    while at < base.len() {
-        let rest = &base[at..];
-        let (code, n, imm) = match rest.len() {
-            4.. => (ST_W, 4, u32::from_le_bytes(rest[..4].try_into().expect("4 bytes")) as i32),
-            2 | 3 => (ST_H, 2, i32::from(u16::from_le_bytes([rest[0], rest[1]]))),
-            _ => (ST_B, 1, i32::from(rest[0])),
-        };
-        a.op(code, 2, 0, at as i16, imm);
-        at += n;
-    }
-    // Sequence number (48 bits; its store's last two bytes are overwritten by the stamp's).
-    a.op(MOV64_X, 5, 1, 0, 0);
-    a.op(LSH64_K, 5, 0, 0, 16);
-    a.op(TO_BE, 5, 0, 0, 64);
-    a.op(STX_DW, 2, 5, layout.seq_off as i16, 0);
-    a.op(LDX_DW, 4, 8, OFFSET, 0);
-    a.op(ADD64_X, 4, 7, 0, 0);
-    a.op(MOV64_X, 5, 4, 0, 0);
-    a.op(TO_BE, 5, 0, 0, 64);
-    a.op(STX_DW, 2, 5, layout.tx_ns_off as i16, 0);
-    // UDP checksum: the template's sum plus the words of k and the stamp.
-    a.ld64(0, 0, layout.udp_acc);
-    a.add_words(1, 48);
-    a.add_words(4, 64);
-    a.finish_checksum();
-    a.op(JNE_K, 0, 0, 1, 0);
-    a.op(MOV64_K, 0, 0, 0, 0xffff); // UDP sends a zero checksum as all ones
-    a.op(TO_BE, 0, 0, 0, 16);
-    a.op(STX_H, 2, 0, layout.udp_checksum_off as i16, 0);
-    if let Some((ident_off, checksum_off, acc)) = layout.ipv4 {
-        // Identification: k's low 16 bits (the schedule position, as `tx.rs` gives it).
-        a.op(MOV64_X, 3, 1, 0, 0);
-        a.op(AND64_K, 3, 0, 0, 0xffff);
-        a.ld64(0, 0, acc);
-        a.op(ADD64_X, 0, 3, 0, 0);
-        a.op(TO_BE, 3, 0, 0, 16);
-        a.op(STX_H, 2, 3, ident_off as i16, 0);
-        a.finish_checksum();
-        a.op(TO_BE, 0, 0, 0, 16);
-        a.op(STX_H, 2, 0, checksum_off as i16, 0);
-    }
-    a.op(ADD64_K, 1, 0, 0, 1);
-    a.op(STX_DW, 8, 1, NEXT, 0);
-    a.op(STX_DW, 8, 7, LAST, 0);
-    // Pending until the batch's flush: count, sum of stamps, first stamp.
-    a.op(LDX_DW, 3, 8, PEND_N, 0);
-    a.op(JNE_K, 3, 0, 2, 0);
-    a.op(STX_DW, 8, 7, PEND_FIRST, 0);
-    a.op(ST_DW, 8, 0, PEND_SUM, 0);
-    a.op(ADD64_K, 3, 0, 0, 1);
-    a.op(STX_DW, 8, 3, PEND_N, 0);
-    a.op(LDX_DW, 3, 8, PEND_SUM, 0);
-    a.op(ADD64_X, 3, 7, 0, 0);
-    a.op(STX_DW, 8, 3, PEND_SUM, 0);
-    a.op(MOV64_K, 0, 0, 0, XDP_TX);
-    a.op(EXIT, 0, 0, 0, 0);
+    a.frame(base);
+    a.stamp(layout);
+    a.pend();
     a.finish()
+}
+
+/// The program's parts, in the order they run (jumps stay within a part).
+impl Asm {
+    /// r6 the context, r7 now, r8 the state (drop without it).
+    fn state(&mut self, state_fd: i32) {
+        self.op(MOV64_X, 6, 1, 0, 0);
+        self.op(CALL, 0, 0, 0, KTIME_GET_NS);
+        self.op(MOV64_X, 7, 0, 0, 0);
+        self.op(ST_W, 10, 0, -4, 0); // key 0
+        self.op(LD_IMM64, 1, PSEUDO_MAP_FD, 0, state_fd);
+        self.op(0, 0, 0, 0, 0);
+        self.op(MOV64_X, 2, 10, 0, 0);
+        self.op(ADD64_K, 2, 0, 0, -4);
+        self.op(CALL, 0, 0, 0, MAP_LOOKUP_ELEM);
+        self.drop_if(JEQ_K, 0, 0, 0);
+        self.op(MOV64_X, 8, 0, 0, 0);
+    }
+
+    /// The first run of a batch: the frames the previous batch sent were
+    /// handed over (flushed) at its end, before this run's clock read, so
+    /// now − stamp bounds each one's stamp error.
+    fn batch_accounting(&mut self) {
+        // The first run of a batch: the frames the previous batch sent were
+        // handed over (flushed) at its end, before this run's clock read, so
+        // now − stamp bounds each one's stamp error.
+        self.op(LDX_DW, 3, 8, RUNS, 0);
+        self.op(MOV64_X, 4, 3, 0, 0);
+        self.op(ADD64_K, 4, 0, 0, 1);
+        self.op(STX_DW, 8, 4, RUNS, 0);
+        self.op(AND64_K, 3, 0, 0, BATCH_RUNS as i32 - 1);
+        self.op(JNE_K, 3, 0, 19, 0);
+        self.op(LDX_DW, 3, 8, PEND_N, 0);
+        self.op(JEQ_K, 3, 0, 17, 0);
+        self.op(LDX_DW, 4, 8, HELD_N, 0);
+        self.op(ADD64_X, 4, 3, 0, 0);
+        self.op(STX_DW, 8, 4, HELD_N, 0);
+        self.op(MOV64_X, 4, 7, 0, 0);
+        self.op(MUL64_X, 4, 3, 0, 0);
+        self.op(LDX_DW, 5, 8, PEND_SUM, 0);
+        self.op(SUB64_X, 4, 5, 0, 0); // Σ (now − stamp) over the batch's frames
+        self.op(LDX_DW, 5, 8, SUM_GAP, 0);
+        self.op(ADD64_X, 5, 4, 0, 0);
+        self.op(STX_DW, 8, 5, SUM_GAP, 0);
+        self.op(MOV64_X, 4, 7, 0, 0);
+        self.op(LDX_DW, 5, 8, PEND_FIRST, 0);
+        self.op(SUB64_X, 4, 5, 0, 0); // the batch's first frame waited longest
+        self.max_into(MAX_GAP, 4);
+        self.op(ST_DW, 8, 0, PEND_N, 0);
+    }
+
+    /// Frame k (r1) is due? Drop if not, past the end or the deadline; r9 its lag.
+    fn due(&mut self, period_ps: u64) {
+        // Frame k is due?
+        self.op(LDX_DW, 1, 8, NEXT, 0);
+        self.op(LDX_DW, 2, 8, END, 0);
+        self.drop_if(JGE_X, 1, 2, 0);
+        self.op(LDX_DW, 2, 8, DEADLINE, 0);
+        self.drop_if(JGE_X, 7, 2, 0);
+        self.op(MOV64_X, 2, 1, 0, 0);
+        self.ld64(3, 0, period_ps);
+        self.op(MUL64_X, 2, 3, 0, 0);
+        self.op(DIV64_K, 2, 0, 0, 1000);
+        self.op(LDX_DW, 3, 8, T0, 0);
+        self.op(ADD64_X, 2, 3, 0, 0);
+        self.drop_if(JGT_X, 2, 7, 0);
+        self.op(MOV64_X, 9, 7, 0, 0);
+        self.op(SUB64_X, 9, 2, 0, 0); // lag
+        self.op(JNE_K, 1, 0, 1, 0);
+        self.op(STX_DW, 8, 9, FIRST_LAG, 0);
+    }
+
+    /// A stall: t0 moves later by the lag, and this frame is on time.
+    fn slip(&mut self, most: u64) {
+        // A stall: t0 moves later by the lag, and this frame is on time.
+        self.ld64(3, 0, most);
+        self.op(JGE_X, 3, 9, 13, 0);
+        for (at, reg) in [(T0, 9), (SLIPPED, 9)] {
+            self.op(LDX_DW, 4, 8, at, 0);
+            self.op(ADD64_X, 4, reg, 0, 0);
+            self.op(STX_DW, 8, 4, at, 0);
+        }
+        self.op(LDX_DW, 4, 8, SLIPS, 0);
+        self.op(ADD64_K, 4, 0, 0, 1);
+        self.op(STX_DW, 8, 4, SLIPS, 0);
+        self.max_into(MAX_SLIP, 9);
+        self.op(MOV64_K, 9, 0, 0, 0);
+    }
+
+    /// The frame `base` in the packet (r2), four bytes a store.
+    fn frame(&mut self, base: &[u8]) {
+        // The packet must hold the frame.
+        self.op(LDX_W, 2, 6, 0, 0);
+        self.op(LDX_W, 3, 6, 4, 0);
+        self.op(MOV64_X, 4, 2, 0, 0);
+        self.op(ADD64_K, 4, 0, 0, base.len() as i32);
+        self.drop_if(JGT_X, 4, 3, 0);
+        // The frame, four bytes a store.
+        let mut at = 0;
+        while at < base.len() {
+            let rest = &base[at..];
+            let (code, n, imm) = match rest.len() {
+                4.. => (ST_W, 4, u32::from_le_bytes(rest[..4].try_into().expect("4 bytes")) as i32),
+                2 | 3 => (ST_H, 2, i32::from(u16::from_le_bytes([rest[0], rest[1]]))),
+                _ => (ST_B, 1, i32::from(rest[0])),
+            };
+            self.op(code, 2, 0, at as i16, imm);
+            at += n;
+        }
+    }
+
+    /// Sequence number, transmit stamp (r4), UDP checksum, and for IPv4 the Identification and header checksum.
+    fn stamp(&mut self, layout: &StampLayout) {
+        // Sequence number (48 bits; its store's last two bytes are overwritten by the stamp's).
+        self.op(MOV64_X, 5, 1, 0, 0);
+        self.op(LSH64_K, 5, 0, 0, 16);
+        self.op(TO_BE, 5, 0, 0, 64);
+        self.op(STX_DW, 2, 5, layout.seq_off as i16, 0);
+        self.op(LDX_DW, 4, 8, OFFSET, 0);
+        self.op(ADD64_X, 4, 7, 0, 0);
+        self.op(MOV64_X, 5, 4, 0, 0);
+        self.op(TO_BE, 5, 0, 0, 64);
+        self.op(STX_DW, 2, 5, layout.tx_ns_off as i16, 0);
+        // UDP checksum: the template's sum plus the words of k and the stamp.
+        self.ld64(0, 0, layout.udp_acc);
+        self.add_words(1, 48);
+        self.add_words(4, 64);
+        self.finish_checksum();
+        self.op(JNE_K, 0, 0, 1, 0);
+        self.op(MOV64_K, 0, 0, 0, 0xffff); // UDP sends a zero checksum as all ones
+        self.op(TO_BE, 0, 0, 0, 16);
+        self.op(STX_H, 2, 0, layout.udp_checksum_off as i16, 0);
+        if let Some((ident_off, checksum_off, acc)) = layout.ipv4 {
+            // Identification: k's low 16 bits (the schedule position, as `tx.rs` gives it).
+            self.op(MOV64_X, 3, 1, 0, 0);
+            self.op(AND64_K, 3, 0, 0, 0xffff);
+            self.ld64(0, 0, acc);
+            self.op(ADD64_X, 0, 3, 0, 0);
+            self.op(TO_BE, 3, 0, 0, 16);
+            self.op(STX_H, 2, 3, ident_off as i16, 0);
+            self.finish_checksum();
+            self.op(TO_BE, 0, 0, 0, 16);
+            self.op(STX_H, 2, 0, checksum_off as i16, 0);
+        }
+    }
+
+    /// Frame k sent: the next, and the batch's pending stamps until its flush; XDP_TX.
+    fn pend(&mut self) {
+        self.op(ADD64_K, 1, 0, 0, 1);
+        self.op(STX_DW, 8, 1, NEXT, 0);
+        self.op(STX_DW, 8, 7, LAST, 0);
+        // Pending until the batch's flush: count, sum of stamps, first stamp.
+        self.op(LDX_DW, 3, 8, PEND_N, 0);
+        self.op(JNE_K, 3, 0, 2, 0);
+        self.op(STX_DW, 8, 7, PEND_FIRST, 0);
+        self.op(ST_DW, 8, 0, PEND_SUM, 0);
+        self.op(ADD64_K, 3, 0, 0, 1);
+        self.op(STX_DW, 8, 3, PEND_N, 0);
+        self.op(LDX_DW, 3, 8, PEND_SUM, 0);
+        self.op(ADD64_X, 3, 7, 0, 0);
+        self.op(STX_DW, 8, 3, PEND_SUM, 0);
+        self.op(MOV64_K, 0, 0, 0, XDP_TX);
+        self.op(EXIT, 0, 0, 0, 0);
+    }
 }
 
 /// Frames veth has taken from XDP on the port (`ndo_xdp_xmit`): the sum
@@ -392,11 +432,20 @@ fn send(job: &LiveJob, t0: u64, deadline: u64, stop: &AtomicBool, rep: &mut TxRe
     }
     state.write(&init)?;
     catch_interrupt();
-    let prog_fd = std::os::unix::io::AsRawFd::as_raw_fd(&prog);
+    call_program(job, &state, std::os::unix::io::AsRawFd::as_raw_fd(&prog), ifindex, &base, deadline, stop, rep)?;
+    let after = counted().unwrap_or(before);
+    report(job, &state.read()?, (after.0 - before.0, after.1 - before.1), t0, period, rep)
+}
+
+/// Runs the program in one `BPF_PROG_RUN` call for the whole trial (again
+/// after an interruption), while a watcher interrupts it when the frames
+/// are sent, the deadline passed or the trial was stopped.
+#[allow(clippy::too_many_arguments)]
+fn call_program(job: &LiveJob, state: &ArrayMap, prog_fd: i32, ifindex: i32, base: &[u8], deadline: u64, stop: &AtomicBool, rep: &mut TxReport) -> Result<(), String> {
     // SAFETY: gettid has no preconditions.
     let me = unsafe { libc::gettid() };
     let running = AtomicBool::new(true);
-    let ran: Result<(), String> = std::thread::scope(|sc| {
+    std::thread::scope(|sc| {
         sc.spawn(|| {
             // Bounded by the sender: it clears `running` when its last call returns.
             while running.load(Ordering::Acquire) {
@@ -423,7 +472,7 @@ fn send(job: &LiveJob, t0: u64, deadline: u64, stop: &AtomicBool, rep: &mut TxRe
                 s[at as usize..at as usize + 8].fill(0);
             }
             state.write(&s)?;
-            match bpf::test_run(prog_fd, &base, ifindex, u32::MAX, Some(BATCH_RUNS), None) {
+            match bpf::test_run(prog_fd, base, ifindex, u32::MAX, Some(BATCH_RUNS), None) {
                 Ok(_) => {}
                 Err(e) if e.raw_os_error() == Some(libc::EINTR) => {}
                 Err(e) => break Err(format!("xdp_live: BPF_PROG_RUN: {e}")),
@@ -432,31 +481,33 @@ fn send(job: &LiveJob, t0: u64, deadline: u64, stop: &AtomicBool, rep: &mut TxRe
         };
         running.store(false, Ordering::Release);
         out
-    });
-    ran?;
-    let s = state.read()?;
-    let after = counted().unwrap_or(before);
-    let sent = field(&s, NEXT);
-    let taken = after.0 - before.0;
-    let refused = (after.1 - before.1).min(sent);
+    })
+}
+
+/// The sender's report from the program's state `s` and the port's
+/// counters over the trial: (frames veth took, frames it refused).
+fn report(job: &LiveJob, s: &[u8], counted: (u64, u64), t0: u64, period: u64, rep: &mut TxReport) -> Result<(), String> {
+    let sent = field(s, NEXT);
+    let taken = counted.0;
+    let refused = counted.1.min(sent);
     rep.stream_offered_frames[0] = sent;
     rep.stream_refused_frames[0] = refused;
     rep.refused_frames = refused;
     rep.tx_frames = sent - refused;
     rep.tx_wire_frames = rep.tx_frames;
-    rep.max_lag_ns = field(&s, MAX_LAG);
-    rep.first_lag_ns = field(&s, FIRST_LAG);
-    rep.slips = field(&s, SLIPS);
-    rep.slipped_ns = field(&s, SLIPPED);
-    rep.max_slip_ns = field(&s, MAX_SLIP);
+    rep.max_lag_ns = field(s, MAX_LAG);
+    rep.first_lag_ns = field(s, FIRST_LAG);
+    rep.slips = field(s, SLIPS);
+    rep.slipped_ns = field(s, SLIPPED);
+    rep.max_slip_ns = field(s, MAX_SLIP);
     // Frames due within the largest lag were due together: the longest catch-up burst.
     rep.max_backlog_frames = if sent > 0 { (rep.max_lag_ns as u128 * 1000 / period as u128) as u64 + 1 } else { 0 };
-    let last = field(&s, LAST);
+    let last = field(s, LAST);
     rep.send_span_ns = last.saturating_sub(t0);
-    rep.max_send_call_ns = field(&s, MAX_GAP);
+    rep.max_send_call_ns = field(s, MAX_GAP);
     // `tx_stamp_mean_error_ns` is send_call_ns_total over sendmmsg_calls: keep that the mean per frame.
-    let held = field(&s, HELD_N);
-    rep.send_call_ns_total = if held > 0 { field(&s, SUM_GAP) * rep.sendmmsg_calls.max(1) / held } else { 0 };
+    let held = field(s, HELD_N);
+    rep.send_call_ns_total = if held > 0 { field(s, SUM_GAP) * rep.sendmmsg_calls.max(1) / held } else { 0 };
     let due_last = t0 + rep.slipped_ns + (sent.saturating_sub(1) as u128 * period as u128 / 1000) as u64;
     let span = last.max(due_last).saturating_sub(t0 + rep.slipped_ns);
     rep.offered_fps = if sent >= 2 && span > 0 { (sent - 1) as f64 * 1e9 / span as f64 } else { job.rate_fps };

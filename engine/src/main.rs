@@ -13,6 +13,7 @@
 //! not run (namespace, interface, learning, permissions); 130 interrupted
 //! (a result is still printed).
 
+mod assemble;
 mod bpf;
 mod clock;
 mod frame;
@@ -24,10 +25,12 @@ mod pace;
 mod pcap;
 mod rate;
 mod reassembly;
+mod responder;
 mod result;
 mod ring;
 mod rr;
 mod rx;
+mod rxport;
 mod sock;
 mod spec;
 mod stats;

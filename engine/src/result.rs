@@ -2,7 +2,7 @@
 //! Counts are integers; ratios and rates are derived from them here and
 //! nowhere else.
 
-use crate::rx::PortRxCounters;
+use crate::rxport::PortRxCounters;
 use crate::sock::IfCounters;
 use crate::stats::{IpdvSummary, PdvSummary, Summary};
 use serde::Serialize;

@@ -1,62 +1,25 @@
 //! The receive loop: one thread polls every port's ring, counts test frames
-//! per stream, answers ARP and Neighbor Solicitations for the ports' own
-//! addresses, learns the next hops' MACs, and counts everything else as
-//! foreign. It never panics on malformed input: every parser returns
+//! per stream, hands ARP, Neighbor Discovery and Echo Requests for the
+//! ports' own addresses to the responder (`responder.rs`, which also learns
+//! the next hops' MACs), and counts everything else as foreign. It never panics on malformed input: every parser returns
 //! `None` on short or inconsistent frames.
 
 use crate::reassembly::{self, Added, Reassembler};
+use crate::responder;
+use crate::rxport::{Learned, RxPort};
 use crate::ring::{Ring, RingStats, RxFrame};
-use crate::sock;
 use crate::stats::StreamCounters;
 use crate::wire::ethernet::{self, Mac};
-use crate::wire::{arp, echo, icmpv6, ipv4, ipv6, signature, udp};
+use crate::wire::{echo, icmpv6, ipv4, ipv6, signature, udp};
 use crate::xsk::XskRx;
-use serde::Serialize;
-use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
+use std::net::IpAddr;
 use std::os::unix::io::RawFd;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 /// ICMPv4 error types (RFC 792, RFC 1812 §4.3.2.1 obsoletes none of these for our purpose).
 fn is_icmpv4_error(t: u8) -> bool {
     matches!(t, 3 | 4 | 5 | 11 | 12)
-}
-
-/// What one port's receiver counted besides per-stream test frames.
-#[derive(Debug, Clone, Copy, Default, Serialize)]
-pub struct PortRxCounters {
-    /// Frames with a valid signature for a stream received on this port.
-    pub test_frames: u64,
-    /// ARP, Neighbor Discovery, MLD and router discovery frames.
-    pub control_frames: u64,
-    /// Every other frame, including those counted in the next two fields.
-    pub foreign_frames: u64,
-    /// Foreign frames carrying the v6bench magic whose signature did not
-    /// fit this trial (unknown stream, wrong port, sequence out of range,
-    /// or sent before the trial).
-    pub bad_signature_frames: u64,
-    /// ICMPv4/ICMPv6 error messages (unreachable, time exceeded, …).
-    pub icmp_error_frames: u64,
-    /// ARP replies and Neighbor Advertisements the engine sent.
-    pub replies_sent: u64,
-    /// IPv4 and IPv6 fragments of UDP datagrams (`reassembly`); not in
-    /// `test_frames` or `foreign_frames`: a whole test frame counts once
-    /// in `test_frames`, a whole other datagram once in `foreign_frames`.
-    pub fragment_frames: u64,
-    /// Fragments that repeated or overlapped one already held: ignored.
-    pub duplicate_fragments: u64,
-    /// ICMP Echo Requests to the port's own address (answered, below).
-    pub echo_requests: u64,
-    /// Echo Replies the engine sent to them (the far end of an
-    /// `icmp_echo` stream through the DUT, or anyone pinging a port).
-    pub echo_replies_sent: u64,
-    /// Longest a request waited in the engine before its reply left
-    /// (receive ring block and thread wake-up) [ns]; taken out of the
-    /// round trip of v6bench requests (below).
-    pub echo_hold_max_ns: u64,
-    /// Fragmented datagrams given up incomplete, of a stream or of none
-    /// known (their first fragment missing).
-    pub incomplete_datagrams: u64,
 }
 
 /// What the first fragment of a datagram (or a whole one) carried.
@@ -70,9 +33,6 @@ pub enum FirstPart {
     Other,
 }
 
-/// Next-hop MACs learned per port (IPv4, IPv6).
-pub type Learned = Mutex<Vec<(Option<Mac>, Option<Mac>)>>;
-
 /// State shared between the receiver and the controlling thread.
 pub struct Shared {
     pub stop: AtomicBool,
@@ -80,20 +40,6 @@ pub struct Shared {
     /// trial; `u64::MAX` until the traffic phase begins.
     pub counting_from_ns: AtomicU64,
     pub learned: Learned,
-}
-
-/// A receiving port's identity and counters (its ring is kept apart so
-/// that frame handling can be tested without sockets).
-pub struct RxPort {
-    /// Socket for ARP/ND replies; negative = do not reply (tests).
-    pub tx_fd: RawFd,
-    pub mac: Mac,
-    pub ipv4: Option<Ipv4Addr>,
-    pub ipv6: Option<Ipv6Addr>,
-    pub gateway_ipv4: Option<Ipv4Addr>,
-    pub gateway_ipv6: Option<Ipv6Addr>,
-    pub counters: PortRxCounters,
-    pub ring_stats: RingStats,
 }
 
 /// What a stream looks like to the receiver.
@@ -252,7 +198,7 @@ impl RxState {
         // Bytes of the packet that arrived, beyond what the ring copied.
         let l3_len = f.len.saturating_sub(off);
         let handled = match ethertype {
-            ethernet::ETHERTYPE_ARP => self.on_arp(pi, l3, learned),
+            ethernet::ETHERTYPE_ARP => responder::arp(&mut self.ports[pi], pi, l3, learned),
             ethernet::ETHERTYPE_IPV4 => self.on_ipv4(pi, &f, l3_len, from_ns),
             ethernet::ETHERTYPE_IPV6 => self.on_ipv6(pi, &f, l3_len, eth_src, from_ns, learned),
             _ => false,
@@ -260,22 +206,6 @@ impl RxState {
         if !handled {
             self.ports[pi].counters.foreign_frames += 1;
         }
-    }
-
-    fn on_arp(&mut self, pi: usize, l3: &[u8], learned: &Learned) -> bool {
-        let Some(a) = arp::parse(l3) else { return false };
-        let p = &mut self.ports[pi];
-        p.counters.control_frames += 1;
-        if p.gateway_ipv4 == Some(a.sender_ip) {
-            learned.lock().expect("learned-MAC lock")[pi].0 = Some(a.sender_mac);
-        }
-        if a.op == arp::OP_REQUEST && p.ipv4 == Some(a.target_ip) {
-            let reply = arp::Arp { op: arp::OP_REPLY, sender_mac: p.mac, sender_ip: a.target_ip, target_mac: a.sender_mac, target_ip: a.sender_ip };
-            if p.tx_fd >= 0 && sock::send(p.tx_fd, &arp::frame(a.sender_mac, &reply)).is_ok() {
-                p.counters.replies_sent += 1;
-            }
-        }
-        true
     }
 
     fn on_ipv4(&mut self, pi: usize, f: &RxFrame<'_>, l3_len: usize, from_ns: u64) -> bool {
@@ -296,7 +226,7 @@ impl RxState {
             ipv4::PROTO_ICMP if h.is_fragment() => false,
             ipv4::PROTO_ICMP => match l4.first() {
                 Some(&echo::V4_REPLY) => self.on_echo_reply(pi, 4, l4, rx_ns, from_ns),
-                Some(&echo::V4_REQUEST) if Some(h.dst) == self.ports[pi].ipv4 => self.on_echo_request(pi, f, ethernet::HEADER_LEN + h.header_len),
+                Some(&echo::V4_REQUEST) if Some(h.dst) == self.ports[pi].ipv4 => responder::echo_request(&mut self.ports[pi], f, ethernet::HEADER_LEN + h.header_len),
                 Some(&t) => {
                     if is_icmpv4_error(t) {
                         self.ports[pi].counters.icmp_error_frames += 1;
@@ -333,9 +263,9 @@ impl RxState {
                 if t == echo::V6_REPLY {
                     self.on_echo_reply(pi, 6, l4, rx_ns, from_ns)
                 } else if t == echo::V6_REQUEST && Some(h.dst) == self.ports[pi].ipv6 && h.ext_headers == 0 {
-                    self.on_echo_request(pi, f, ethernet::HEADER_LEN + h.upper_offset)
+                    responder::echo_request(&mut self.ports[pi], f, ethernet::HEADER_LEN + h.upper_offset)
                 } else if t == icmpv6::TYPE_NS || t == icmpv6::TYPE_NA {
-                    self.on_nd(pi, &h, l4, eth_src, learned)
+                    responder::nd(&mut self.ports[pi], pi, &h, l4, eth_src, learned)
                 } else if (130..=143).contains(&t) {
                     // MLD (RFC 2710, 3810) and router discovery/redirect (RFC 4861).
                     self.ports[pi].counters.control_frames += 1;
@@ -349,27 +279,6 @@ impl RxState {
             }
             _ => false,
         }
-    }
-
-    fn on_nd(&mut self, pi: usize, h: &ipv6::Header, msg: &[u8], eth_src: Mac, learned: &Learned) -> bool {
-        let Some(nd) = icmpv6::parse_nd(msg) else { return false };
-        let p = &mut self.ports[pi];
-        p.counters.control_frames += 1;
-        if h.hop_limit != icmpv6::ND_HOP_LIMIT {
-            return true; // RFC 4861 §7.1: ignore
-        }
-        let from_gateway = p.gateway_ipv6.is_some() && (p.gateway_ipv6 == Some(nd.target) && nd.icmp_type == icmpv6::TYPE_NA || p.gateway_ipv6 == Some(h.src) && nd.icmp_type == icmpv6::TYPE_NS);
-        if from_gateway {
-            learned.lock().expect("learned-MAC lock")[pi].1 = Some(nd.link_addr.unwrap_or(eth_src));
-        }
-        if nd.icmp_type == icmpv6::TYPE_NS && Some(nd.target) == p.ipv6 && !h.src.is_unspecified() {
-            let to = nd.link_addr.unwrap_or(eth_src);
-            let na = icmpv6::Nd { icmp_type: icmpv6::TYPE_NA, target: nd.target, link_addr: Some(p.mac), flags: 0x40 | 0x20 };
-            if p.tx_fd >= 0 && sock::send(p.tx_fd, &icmpv6::frame(to, p.mac, nd.target, h.src, &na)).is_ok() {
-                p.counters.replies_sent += 1;
-            }
-        }
-        true
     }
 
     /// What a UDP segment (or the start of one) carries.
@@ -412,47 +321,6 @@ impl RxState {
         self.count(pi, part, rx_ns)
     }
 
-    /// An Echo Request to the port's own address (at upper-layer offset
-    /// `l4` of the frame): answered with an Echo Reply carrying its data
-    /// back. A request longer than the ring copied is answered only if it
-    /// is a v6bench test frame, whose padding is known (`signature::pad`):
-    /// the data are rebuilt, and the copied part must match them.
-    ///
-    /// A v6bench request's reply carries its transmit timestamp moved later
-    /// by the time the request waited here (from the kernel's receive
-    /// timestamp to the reply's hand-over), so the sender's round trip is
-    /// the network's both ways, without the responder's own delay (up to
-    /// the ring's block timeout, `ring.rs`).
-    fn on_echo_request(&mut self, pi: usize, f: &RxFrame<'_>, l4: usize) -> bool {
-        self.ports[pi].counters.echo_requests += 1;
-        let mut reply = f.data.to_vec();
-        if f.data.len() < f.len {
-            let sig_end = l4 + echo::HEADER_LEN + signature::LEN;
-            if f.data.len() < sig_end || signature::parse(&f.data[l4 + echo::HEADER_LEN..]).is_none() {
-                return true;
-            }
-            reply.resize(f.len, 0);
-            signature::pad(&mut reply[sig_end..]);
-            if reply[..f.data.len()] != *f.data {
-                return true;
-            }
-        }
-        let sig_at = l4 + echo::HEADER_LEN;
-        if let Some(mut sig) = reply.get(sig_at..).and_then(signature::parse) {
-            let hold = crate::clock::realtime_ns().saturating_sub(f.rx_ns);
-            sig.tx_ns = sig.tx_ns.saturating_add(hold);
-            signature::emit(&mut reply[sig_at..sig_at + signature::LEN], sig);
-            let c = &mut self.ports[pi].counters;
-            c.echo_hold_max_ns = c.echo_hold_max_ns.max(hold);
-        }
-        echo::reply_in_place(&mut reply, l4, self.ports[pi].mac);
-        let p = &mut self.ports[pi];
-        if p.tx_fd >= 0 && sock::send(p.tx_fd, &reply).is_ok() {
-            p.counters.echo_replies_sent += 1;
-        }
-        true
-    }
-
     fn on_udp(&mut self, pi: usize, ip_version: u8, seg: &[u8], rx_ns: u64, from_ns: u64) -> bool {
         let part = self.classify(pi, ip_version, seg, from_ns);
         self.count(pi, part, rx_ns)
@@ -487,6 +355,9 @@ impl RxState {
 mod tests {
     use super::*;
     use crate::frame::Template;
+    use crate::rxport::PortRxCounters;
+    use crate::wire::arp;
+    use std::sync::Mutex;
     use crate::spec::StreamPlan;
 
     const ME: Mac = Mac([0x02, 0x76, 0x36, 0, 0, 2]);

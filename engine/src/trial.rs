@@ -1,15 +1,16 @@
 //! One trial: open the ports, learn, send, drain, count (RFC 2544 §23).
 
+use crate::assemble::{self, Opened, Timing};
 use crate::clock;
 use crate::frame::Template;
 use crate::learn;
 use crate::mix::{Lane, LaneOf};
 use crate::live::{self, LiveJob};
 use crate::netns;
-use crate::rate;
-use crate::result::{self, FrameCounts, Fragments, LossWindow, PortResult, PortTx, StreamResult, Totals, TrialResult};
+use crate::result::TrialResult;
 use crate::ring::Ring;
-use crate::rx::{PortRxCounters, Receiver, RxPort, RxQueue, RxState, Shared, StreamKey};
+use crate::rx::{Receiver, RxQueue, RxState, Shared, StreamKey};
+use crate::rxport::{PortRxCounters, RxPort};
 use crate::sock::{self, IfCounters, IfInfo};
 use crate::spec::{Backend, Plan};
 use crate::stats::StreamCounters;
@@ -161,32 +162,7 @@ pub fn run(plan: &Plan, stop: &AtomicBool) -> Result<TrialResult, String> {
         counting_from_ns: AtomicU64::new(u64::MAX),
         learned: Mutex::new(vec![(None, None); plan.ports.len()]),
     });
-    let receiver = Receiver {
-        rings: open.iter_mut().map(|o| o.rx.take().expect("receive queue opened once")).collect(),
-        state: RxState::new(
-            plan
-                .ports
-                .iter()
-                .zip(&open)
-                .map(|(p, o)| RxPort {
-                    tx_fd: o.tx.as_raw_fd(),
-                    mac: o.mac,
-                    ipv4: p.ipv4.map(|a| a.addr),
-                    ipv6: p.ipv6.map(|a| a.addr),
-                    gateway_ipv4: p.gateway_ipv4,
-                    gateway_ipv6: p.gateway_ipv6,
-                    counters: PortRxCounters::default(),
-                    ring_stats: Default::default(),
-                })
-                .collect(),
-            plan.streams.iter().map(|s| StreamKey { rx_port: s.rx_port, ip_version: s.ip_version(), echo: s.protocol == crate::spec::Protocol::IcmpEcho }).collect(),
-            plan.streams.iter().map(|s| StreamCounters::new(s.frames, lanes_of(plan, &open, s))).collect(),
-        ),
-        fifo_priority: None,
-    };
-    let rx_shared = Arc::clone(&shared);
-    let (rx_cpu, rx_priority) = (plan.rx_cpu, plan.rx_priority);
-    let rx_thread = std::thread::Builder::new().name("rx".into()).spawn(move || receiver.run(rx_shared, rx_cpu, rx_priority)).map_err(|e| format!("cannot start receive thread: {e}"))?;
+    let rx_thread = start_receiver(plan, &mut open, Arc::clone(&shared))?;
     let stop_rx = |shared: &Shared| shared.stop.store(true, Ordering::Release);
 
     // Learning.
@@ -204,7 +180,73 @@ pub fn run(plan: &Plan, stop: &AtomicBool) -> Result<TrialResult, String> {
     std::thread::sleep(Duration::from_secs_f64(plan.learning.settle_s));
     let learning_s = learn_start.elapsed().as_secs_f64();
 
-    // Jobs.
+    let jobs = jobs(plan, &mut open, &hops);
+    let intended_duration_s = plan.ports.iter().filter_map(|p| p.tx.as_ref()).map(|t| t.pace.span_s(t.frames)).fold(0.0, f64::max);
+    let (started_at_unix_ns, reports) = send(plan, jobs, intended_duration_s, &shared, stop);
+    let traffic_s = reports.iter().map(|(_, r)| r.send_span_ns).max().unwrap_or(0) as f64 / 1e9;
+
+    // Drain (RFC 2544 §23), then count.
+    let drain_end = Instant::now() + Duration::from_secs_f64(plan.drain_s);
+    while Instant::now() < drain_end && !stop.load(Ordering::Relaxed) {
+        std::thread::sleep(Duration::from_millis(20).min(drain_end.saturating_duration_since(Instant::now())));
+    }
+    stop_rx(&shared);
+    let receiver = rx_thread.join().map_err(|_| "receive thread panicked".to_string())??;
+    let mut counters_after = Vec::with_capacity(open.len());
+    for p in &plan.ports {
+        counters_after.push(netns::within(p.netns.as_deref(), || Ok(IfCounters::read(&p.interface)))?);
+    }
+    let ports: Vec<Opened> = open
+        .iter()
+        .zip(counters_after)
+        .map(|(o, after)| Opened {
+            mac: o.mac,
+            info: o.info.clone(),
+            backend: o.backend,
+            backend_note: o.backend_note.clone(),
+            xsk_mode: o.xsk_mode,
+            senders: o.senders,
+            counters: match (&o.counters_before, &after) {
+                (Some(b), Some(a)) => Some(a.since(b)),
+                _ => None,
+            },
+        })
+        .collect();
+    let interrupted = stop.load(Ordering::Relaxed);
+    Ok(assemble::result(plan, &ports, &hops, &reports, receiver, Timing { started_at_unix_ns, learning_s, intended_duration_s, traffic_s, interrupted }))
+}
+
+/// Starts the receive thread on every port's receive queue.
+fn start_receiver(plan: &Plan, open: &mut [OpenPort], shared: Arc<Shared>) -> Result<std::thread::JoinHandle<Result<Receiver, String>>, String> {
+    let ports = plan
+        .ports
+        .iter()
+        .zip(open.iter())
+        .map(|(p, o)| RxPort {
+            tx_fd: o.tx.as_raw_fd(),
+            mac: o.mac,
+            ipv4: p.ipv4.map(|a| a.addr),
+            ipv6: p.ipv6.map(|a| a.addr),
+            gateway_ipv4: p.gateway_ipv4,
+            gateway_ipv6: p.gateway_ipv6,
+            counters: PortRxCounters::default(),
+            ring_stats: Default::default(),
+        })
+        .collect();
+    let keys = plan.streams.iter().map(|s| StreamKey { rx_port: s.rx_port, ip_version: s.ip_version(), echo: s.protocol == crate::spec::Protocol::IcmpEcho }).collect();
+    let counters = plan.streams.iter().map(|s| StreamCounters::new(s.frames, lanes_of(plan, open, s))).collect();
+    let receiver = Receiver {
+        rings: open.iter_mut().map(|o| o.rx.take().expect("receive queue opened once")).collect(),
+        state: RxState::new(ports, keys, counters),
+        fifo_priority: None,
+    };
+    let (rx_cpu, rx_priority) = (plan.rx_cpu, plan.rx_priority);
+    std::thread::Builder::new().name("rx".into()).spawn(move || receiver.run(shared, rx_cpu, rx_priority)).map_err(|e| format!("cannot start receive thread: {e}"))
+}
+
+/// Each sending port's senders: one in the kernel (`xdp_live`), or one a
+/// lane, on af_xdp each with its own transmit queue's socket.
+fn jobs(plan: &Plan, open: &mut [OpenPort], hops: &learn::NextHops) -> Vec<(usize, Job)> {
     let mut jobs: Vec<(usize, Job)> = Vec::new();
     for (pi, p) in plan.ports.iter().enumerate() {
         let Some(t) = &p.tx else { continue };
@@ -223,7 +265,6 @@ pub fn run(plan: &Plan, stop: &AtomicBool) -> Result<TrialResult, String> {
             jobs.push((pi, Job::Live(job)));
             continue;
         }
-        // One sender a lane: on af_xdp each with its own transmit queue's socket.
         let mut xsk_tx = std::mem::take(&mut open[pi].xsk_tx).into_iter();
         let refused_is_loss = open[pi].info.driver.as_deref() == Some("veth");
         let senders = open[pi].senders;
@@ -237,14 +278,17 @@ pub fn run(plan: &Plan, stop: &AtomicBool) -> Result<TrialResult, String> {
             jobs.push((pi, Job::Paced(job)));
         }
     }
-    let intended_duration_s = plan.ports.iter().filter_map(|p| p.tx.as_ref()).map(|t| t.pace.span_s(t.frames)).fold(0.0, f64::max);
+    jobs
+}
 
-    // Traffic.
+/// The traffic: every sender from one common start; returns that start
+/// [Unix ns] and one report a sending port, its lanes' merged.
+fn send(plan: &Plan, jobs: Vec<(usize, Job)>, intended_duration_s: f64, shared: &Shared, stop: &AtomicBool) -> (u64, Vec<(usize, TxReport)>) {
     let t0 = clock::monotonic_ns() + START_LEAD_NS;
     let started_at_unix_ns = clock::realtime_ns() + START_LEAD_NS;
     let deadline = t0 + ((intended_duration_s * 1.1 + 1.0) * 1e9) as u64;
     shared.counting_from_ns.store(clock::realtime_ns(), Ordering::Release);
-    let reports: Vec<(usize, TxReport)> = std::thread::scope(|sc| {
+    let reports = std::thread::scope(|sc| {
         let handles: Vec<_> = jobs.into_iter().map(|(pi, job)| (pi, sc.spawn(move || match job {
             Job::Paced(j) => tx::run(j, t0, deadline, stop),
             Job::Live(j) => live::run(j, t0, deadline, stop),
@@ -256,21 +300,7 @@ pub fn run(plan: &Plan, stop: &AtomicBool) -> Result<TrialResult, String> {
         }
         lanes.into_iter().enumerate().filter(|(_, l)| !l.is_empty()).map(|(pi, l)| (pi, tx::merge(l))).collect()
     });
-    let traffic_s = reports.iter().map(|(_, r)| r.send_span_ns).max().unwrap_or(0) as f64 / 1e9;
-
-    // Drain (RFC 2544 §23), then count.
-    let drain_end = Instant::now() + Duration::from_secs_f64(plan.drain_s);
-    while Instant::now() < drain_end && !stop.load(Ordering::Relaxed) {
-        std::thread::sleep(Duration::from_millis(20).min(drain_end.saturating_duration_since(Instant::now())));
-    }
-    stop_rx(&shared);
-    let receiver = rx_thread.join().map_err(|_| "receive thread panicked".to_string())??;
-    let mut counters_after = Vec::with_capacity(open.len());
-    for p in &plan.ports {
-        counters_after.push(netns::within(p.netns.as_deref(), || Ok(IfCounters::read(&p.interface)))?);
-    }
-    let interrupted = stop.load(Ordering::Relaxed);
-    Ok(assemble(plan, &open, &hops, &reports, receiver, counters_after, Assembly { started_at_unix_ns, learning_s, intended_duration_s, traffic_s, interrupted }))
+    (started_at_unix_ns, reports)
 }
 
 /// Which lane of its port sends each frame of stream `s` (for the
@@ -279,193 +309,6 @@ fn lanes_of(plan: &Plan, open: &[OpenPort], s: &crate::spec::StreamPlan) -> Lane
     let t = plan.ports[s.tx_port].tx.as_ref().expect("a stream's tx port sends");
     let k = t.streams.iter().position(|&x| x == usize::from(s.index)).expect("stream is in its port's schedule");
     LaneOf::new(&t.schedule, k, open[s.tx_port].senders)
-}
-
-struct Assembly {
-    started_at_unix_ns: u64,
-    learning_s: f64,
-    intended_duration_s: f64,
-    traffic_s: f64,
-    interrupted: bool,
-}
-
-fn assemble(plan: &Plan, open: &[OpenPort], hops: &learn::NextHops, reports: &[(usize, TxReport)], rx: Receiver, after: Vec<Option<IfCounters>>, a: Assembly) -> TrialResult {
-    let mut reasons = Vec::new();
-    if a.interrupted {
-        reasons.push("the trial was interrupted".to_string());
-    }
-    // Frames offered per stream: handed over, or refused by the far end.
-    let mut stream_tx = vec![0u64; plan.streams.len()];
-    let mut stream_refused = vec![0u64; plan.streams.len()];
-    let mut ports = Vec::with_capacity(plan.ports.len());
-    for (pi, p) in plan.ports.iter().enumerate() {
-        let rxp = &rx.state.ports[pi];
-        let tx = reports.iter().find(|(i, _)| *i == pi).map(|(_, r)| {
-            let t = p.tx.as_ref().expect("only sending ports have reports");
-            for (k, &si) in t.streams.iter().enumerate() {
-                stream_tx[si] = r.stream_offered_frames.get(k).copied().unwrap_or(0);
-                stream_refused[si] = r.stream_refused_frames.get(k).copied().unwrap_or(0);
-            }
-            if let Some(e) = &r.error {
-                reasons.push(format!("port {:?}: {e}", p.name));
-            }
-            if r.unsent_frames > 0 {
-                reasons.push(format!("port {:?}: {} of {} frames not sent in time", p.name, r.unsent_frames, t.frames));
-            }
-            let intended_fps = t.pace.mean_fps(t.frames);
-            if r.offered_fps < intended_fps * (1.0 - plan.tester_limited_shortfall) {
-                reasons.push(format!(
-                    "port {:?}: offered {:.1} frames/s, {:.3} % below the intended {:.1}",
-                    p.name,
-                    r.offered_fps,
-                    100.0 * (1.0 - r.offered_fps / intended_fps),
-                    intended_fps
-                ));
-            }
-            if r.slipped_ns as f64 > plan.tester_limited_slip_ratio * t.pace.span_s(t.frames) * 1e9 {
-                reasons.push(format!(
-                    "port {:?}: paused {:.3} ms in {} stall(s), more than {} % of the trial (schedule slipped)",
-                    p.name,
-                    r.slipped_ns as f64 / 1e6,
-                    r.slips,
-                    100.0 * plan.tester_limited_slip_ratio
-                ));
-            }
-            if r.max_backlog_frames > plan.tester_limited_backlog_frames {
-                reasons.push(format!(
-                    "port {:?}: fell {} frames ({:.3} ms) behind schedule and sent them back to back",
-                    p.name,
-                    r.max_backlog_frames,
-                    r.max_lag_ns as f64 / 1e6
-                ));
-            }
-            PortTx {
-                intended_fps,
-                rate_step: t.pace.step,
-                offered_fps: r.offered_fps,
-                mean_frame_size: t.mean_frame_size,
-                mean_wire_frames: t.mean_wire_frames,
-                offered_l1_bps: rate::l1_bps(r.offered_fps, rate::l1_bytes(t.mean_wire_bytes, t.mean_wire_frames)),
-                offered_l2_bps: rate::l2_bps(r.offered_fps, t.mean_wire_bytes),
-                planned_frames: t.frames,
-                tx_frames: r.tx_frames,
-                tx_wire_frames: r.tx_wire_frames,
-                refused_frames: r.refused_frames,
-                unsent_frames: r.unsent_frames,
-                send_retries: r.send_retries,
-                sendmmsg_calls: r.sendmmsg_calls,
-                max_lag_ns: r.max_lag_ns,
-                first_lag_ns: r.first_lag_ns,
-                tx_stamp_max_error_ns: r.max_send_call_ns,
-                tx_stamp_mean_error_ns: if r.sendmmsg_calls > 0 { r.send_call_ns_total as f64 / r.sendmmsg_calls as f64 } else { 0.0 },
-                max_backlog_frames: r.max_backlog_frames,
-                slips: r.slips,
-                slipped_ns: r.slipped_ns,
-                max_slip_ns: r.max_slip_ns,
-                tx_stamp_check: r.stamp_check.clone(),
-                cpu: t.cpus[0],
-                queues: open[pi].senders as u32,
-                cpus: t.cpus[..open[pi].senders as usize].to_vec(),
-            }
-        });
-        if rxp.ring_stats.drops > 0 {
-            reasons.push(format!("port {:?}: the receive ring dropped {} frames", p.name, rxp.ring_stats.drops));
-        }
-        let interface_counters = match (&open[pi].counters_before, &after[pi]) {
-            (Some(b), Some(a)) => Some(a.since(b)),
-            _ => None,
-        };
-        if let Some(c) = &interface_counters {
-            if c.rx_dropped > 0 {
-                reasons.push(format!("port {:?}: interface {} dropped {} received frames", p.name, p.interface, c.rx_dropped));
-            }
-        }
-        ports.push(PortResult {
-            name: p.name.clone(),
-            interface: p.interface.clone(),
-            netns: p.netns.clone(),
-            mac: open[pi].mac.to_string(),
-            mtu: open[pi].info.mtu,
-            driver: open[pi].info.driver.clone(),
-            backend: open[pi].backend,
-            backend_note: open[pi].backend_note.clone(),
-            xsk_mode: open[pi].xsk_mode,
-            next_hop_mac_ipv4: hops[pi].0.map(|m| m.to_string()),
-            next_hop_mac_ipv6: hops[pi].1.map(|m| m.to_string()),
-            tx,
-            rx: rxp.counters,
-            rx_ring_drops: rxp.ring_stats.drops,
-            interface_counters,
-        });
-    }
-    let mut streams = Vec::with_capacity(plan.streams.len());
-    for (si, s) in plan.streams.iter().enumerate() {
-        let c = &rx.state.streams[si];
-        let t = plan.ports[s.tx_port].tx.as_ref().expect("a stream's tx port sends");
-        let share_sum: u64 = t.schedule.shares.iter().sum();
-        let k = t.streams.iter().position(|&x| x == si).expect("stream is in its port's schedule");
-        streams.push(StreamResult {
-            index: s.index,
-            name: s.name.clone(),
-            ip_version: s.ip_version(),
-            tx_port: plan.ports[s.tx_port].name.clone(),
-            rx_port: plan.ports[s.rx_port].name.clone(),
-            src_ip: s.src_ip.to_string(),
-            dst_ip: s.dst_ip.to_string(),
-            src_port: s.src_port,
-            dst_port: s.dst_port,
-            protocol: s.protocol,
-            frame_size: s.frame_size,
-            share: s.share,
-            intended_fps: t.pace.mean_fps(t.frames) * t.schedule.shares[k] as f64 / share_sum as f64,
-            loss_window: c.lost_range(stream_tx[si]).map(|(first, last)| {
-                let due_s = |seq| t.pace.due_ns(t.schedule.index_of(k, seq)) / 1e9;
-                LossWindow { first_seq: first, last_seq: last, first_due_s: due_s(first), last_due_s: due_s(last) }
-            }),
-            counts: FrameCounts::new(stream_tx[si], c.rx_frames, c.reordered_frames, c.duplicate_frames),
-            refused_frames: stream_refused[si],
-            negative_latency_frames: c.negative_latency_frames,
-            latency_ns: c.latency.summary(),
-            pdv_ns: c.pdv(),
-            ipdv_ns: c.ipdv(),
-            inter_arrival_ns: c.inter_arrival.summary(),
-            latency_histogram: plan.export_histograms.then(|| c.latency.export()),
-            fragments: {
-                let pieces = s.wire_frame_sizes().len() as u64;
-                let tx_fragments = if pieces > 1 { stream_tx[si] * pieces } else { 0 };
-                (tx_fragments > 0 || c.rx_fragments > 0).then(|| Fragments {
-                    tx_fragments,
-                    per_frame: pieces,
-                    rx_fragments: c.rx_fragments,
-                    reassembled_frames: c.reassembled_frames,
-                    incomplete_frames: c.incomplete_frames,
-                    rx_fragments_per_s: if a.traffic_s > 0.0 { c.rx_fragments as f64 / a.traffic_s } else { 0.0 },
-                })
-            },
-        });
-    }
-    let totals = Totals {
-        counts: FrameCounts::sum(streams.iter().map(|s| &s.counts)),
-        intended_fps: ports.iter().filter_map(|p| p.tx.as_ref()).map(|t| t.intended_fps).sum(),
-        offered_fps: ports.iter().filter_map(|p| p.tx.as_ref()).map(|t| t.offered_fps).sum(),
-    };
-    TrialResult {
-        result_version: result::RESULT_VERSION,
-        engine_version: env!("CARGO_PKG_VERSION"),
-        status: if a.interrupted { "interrupted" } else { "completed" },
-        started_at_unix_ns: a.started_at_unix_ns,
-        learning_s: a.learning_s,
-        intended_duration_s: a.intended_duration_s,
-        traffic_s: a.traffic_s,
-        drain_s: plan.drain_s,
-        after_stall: if plan.slip_after_frames.is_some() { "slip" } else { "catch_up" },
-        rx_priority: rx.fifo_priority,
-        tester_limited: !reasons.is_empty(),
-        tester_limited_reasons: reasons,
-        totals,
-        ports,
-        streams,
-    }
 }
 
 #[cfg(test)]

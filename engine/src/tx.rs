@@ -45,7 +45,7 @@
 
 use crate::clock;
 use crate::frame::Template;
-use crate::mix::{Lane, Schedule};
+use crate::mix::{Cursor, Lane, Schedule};
 use crate::pace::Pace;
 use crate::txstamp;
 use crate::xsk::XskTx;
@@ -57,7 +57,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 pub const BATCH: usize = 64;
 /// Wire frames per sendmmsg call at most (fragments of several test frames).
 const WIRE_BATCH: usize = 256;
-const _: () = assert!(WIRE_BATCH >= crate::frame::MAX_FRAGMENTS, "a whole fragmented test frame fits one call");
+const _: () = assert!(WIRE_BATCH >= crate::spec::MAX_FRAGMENTS, "a whole fragmented test frame fits one call");
 /// Below this wait the sender spins instead of sleeping [ns].
 const SPIN_NS: u64 = 150_000;
 
@@ -188,10 +188,9 @@ pub struct TxReport {
 /// Sends the job's frames; `t0` is the monotonic instant frame 0 is due.
 pub fn run(mut job: TxJob, t0: u64, deadline: u64, stop: &AtomicBool) -> TxReport {
     let streams = job.templates.len();
-    let lane = job.lane;
-    // This sender's frames; `sent` and the batch below count in them, and
-    // `lane.position` gives each one's place in the port's schedule.
-    let own = lane.among(job.frames);
+    // This sender's frames; `sent` counts in them, and `lane.position`
+    // gives each one's place in the port's schedule.
+    let own = job.lane.among(job.frames);
     let mut rep = TxReport { stream_offered_frames: vec![0; streams], stream_refused_frames: vec![0; streams], ..Default::default() };
     let placed = job.cpu.map_or(Ok(()), clock::pin_to_cpu).and_then(|_| job.nice.map_or(Ok(()), clock::set_nice));
     if let Err(e) = placed {
@@ -200,94 +199,27 @@ pub fn run(mut job: TxJob, t0: u64, deadline: u64, stop: &AtomicBool) -> TxRepor
         return rep;
     }
     clock::tight_timer_slack();
-    let slot_len = job.templates.iter().map(Template::wire_len).max().unwrap_or(0);
-    let most_pieces = job.templates.iter().map(Template::wire_frames).max().unwrap_or(1);
-    let per_call = BATCH.min(WIRE_BATCH / most_pieces).max(1);
-    let mut bufs = vec![0u8; slot_len * BATCH];
-    let mut scratch = vec![0u8; job.templates.iter().map(Template::len).max().unwrap_or(0)];
-    // SAFETY: iovec and mmsghdr are plain data; all-zero is a valid initial value.
-    let mut iov: Vec<libc::iovec> = vec![unsafe { std::mem::zeroed() }; WIRE_BATCH];
-    let mut msgs: Vec<libc::mmsghdr> = vec![unsafe { std::mem::zeroed() }; WIRE_BATCH];
-    // Wire frames each test frame of the batch put in `msgs`.
-    let mut pieces_of = [0usize; BATCH];
-    // Fragments of the next test frame already gone (handed over or
-    // refused), and whether one of them was refused.
-    let mut gone = 0usize;
-    let mut lost_piece = false;
-    let schedule = &job.schedule;
-    let pace = job.pace;
-    // Frames that left or were refused; `batch` walks ahead of it while a
-    // batch is built. `sent` counts both: it is the schedule position.
-    let mut committed = lane.start(schedule);
-    let mut batch = committed.clone();
-    let mut sent = 0u64;
-    let mut last_handover = t0;
-    let mut stamps = job.stamp_check.then(|| txstamp::Reader::new(slot_len));
+    let mut batch = Batch::new(&job.templates);
+    let mut at = Progress::new(job.lane.start(&job.schedule), t0);
+    let mut stamps = job.stamp_check.then(|| txstamp::Reader::new(batch.slot_len));
 
     clock::sleep_until(t0);
-    while sent < own {
-        if stop.load(Ordering::Relaxed) {
-            break;
-        }
+    while at.sent < own && !stop.load(Ordering::Relaxed) {
         let now = clock::monotonic_ns();
         if now >= deadline {
             break;
         }
-        let mut next_due = t0 + rep.slipped_ns + pace.due_ns(lane.position(sent)) as u64;
+        let next_due = t0 + rep.slipped_ns + job.pace.due_ns(job.lane.position(at.sent)) as u64;
         if now < next_due {
-            let wait = next_due - now;
-            if let Some(r) = stamps.as_mut() {
-                // Time to spare: as many stamps as fit before the next frame is due.
-                let most = r.fits(wait);
-                if let Handover::Packet(fd) = job.port {
-                    r.drain(fd, &job.templates, most);
-                }
-            }
-            if wait > SPIN_NS {
-                clock::sleep_until(next_due - SPIN_NS / 2);
-            } else {
-                std::hint::spin_loop();
-            }
+            wait(&job, stamps.as_mut(), now, next_due);
             continue;
         }
         if rep.sendmmsg_calls == 0 {
             rep.first_lag_ns = now - next_due;
         }
-        let mut due_by_now = lane.among(pace.due_by(now - t0 - rep.slipped_ns).min(job.frames));
-        if job.slip_after_frames.is_some_and(|most| due_by_now - sent > most) {
-            // A stall: frame `sent` becomes due now, and the rest after it.
-            let late = now - next_due;
-            rep.slips += 1;
-            rep.slipped_ns += late;
-            rep.max_slip_ns = rep.max_slip_ns.max(late);
-            next_due = now;
-            due_by_now = sent + 1;
-        }
-        rep.max_lag_ns = rep.max_lag_ns.max(now - next_due);
-        rep.max_backlog_frames = rep.max_backlog_frames.max(due_by_now - sent);
-        let k = ((due_by_now - sent) as usize).clamp(1, per_call);
-        batch.clone_from(&committed); // reuses the allocation
-        let mut n = 0;
-        for (i, pieces) in pieces_of.iter_mut().enumerate().take(k) {
-            let (si, seq) = lane.next(&mut batch, schedule);
-            let t = &job.templates[si];
-            let slot = &mut bufs[i * slot_len..(i + 1) * slot_len];
-            // Stamped per frame as it is built, right before the hand-over (max_send_call_ns bounds the rest).
-            let tx_ns = clock::realtime_ns();
-            // The schedule position identifies the datagram among the port's (RFC 6864).
-            t.write_wire(slot, &mut scratch, seq, tx_ns, lane.position(sent + i as u64));
-            let first = if i == 0 { gone } else { 0 };
-            for j in first..t.wire_frames() {
-                let r = t.wire_frame(j);
-                iov[n] = libc::iovec { iov_base: slot[r.start..].as_mut_ptr() as *mut libc::c_void, iov_len: r.len() };
-                msgs[n].msg_hdr.msg_iov = &mut iov[n];
-                msgs[n].msg_hdr.msg_iovlen = 1;
-                msgs[n].msg_len = 0;
-                n += 1;
-            }
-            *pieces = t.wire_frames() - first;
-        }
-        let handed = job.port.hand(&mut msgs[..n], &iov[..n], job.refused_is_loss);
+        let k = frames_due(&job, &mut rep, at.sent, now, next_due, t0).clamp(1, batch.per_call);
+        let n = batch.build(&job, &mut at, k);
+        let handed = job.port.hand(&mut batch.msgs[..n], &batch.iov[..n], job.refused_is_loss);
         // From the batch's start (`now`, before its first stamp): one clock read per call, an upper bound.
         let call_ns = clock::monotonic_ns() - now;
         rep.max_send_call_ns = rep.max_send_call_ns.max(call_ns);
@@ -300,45 +232,8 @@ pub fn run(mut job: TxJob, t0: u64, deadline: u64, stop: &AtomicBool) -> TxRepor
                 break;
             }
         };
-        if h.retry {
-            rep.send_retries += 1;
-            if h.taken == 0 {
-                std::thread::yield_now();
-            }
-        }
-        let refused_here = h.refused.len();
-        rep.tx_wire_frames += (h.taken - refused_here) as u64;
-        if let Some(s) = stamps.as_mut() {
-            s.sent((h.taken - refused_here) as u64);
-        }
-        if h.taken > refused_here {
-            last_handover = now;
-        }
-        let mut done = h.taken;
-        // Wire index (within this call) of the current test frame's first piece.
-        let mut w = 0usize;
-        // Commit the test frames whose every wire frame is gone; the rest
-        // are built again next round, from the first fragment not gone.
-        for &pieces in &pieces_of[..k] {
-            if h.refused.iter().any(|&x| x >= w && x < w + pieces.min(done)) {
-                lost_piece = true;
-            }
-            w += pieces;
-            if done < pieces {
-                gone += done;
-                break;
-            }
-            done -= pieces;
-            let (si, _) = lane.next(&mut committed, schedule);
-            rep.stream_offered_frames[si] += 1;
-            if lost_piece {
-                rep.stream_refused_frames[si] += 1;
-                rep.refused_frames += 1;
-            }
-            sent += 1;
-            gone = 0;
-            lost_piece = false;
-        }
+        handed_over(&h, &mut rep, stamps.as_mut(), &mut at, now);
+        at.commit(&h, &batch.pieces_of[..k], &job, &mut rep);
     }
     if let Some(mut r) = stamps {
         if let Handover::Packet(fd) = job.port {
@@ -346,15 +241,191 @@ pub fn run(mut job: TxJob, t0: u64, deadline: u64, stop: &AtomicBool) -> TxRepor
         }
         rep.stamp_check = r.finish();
     }
+    finish(&job, rep, &at, own, t0)
+}
+
+/// From `now` until `next_due` (monotonic ns), when the next frame is
+/// due: reads transmit stamps if there is time to spare, then sleeps, or
+/// spins the last `SPIN_NS`.
+#[inline]
+fn wait(job: &TxJob, stamps: Option<&mut txstamp::Reader>, now: u64, next_due: u64) {
+    let wait_ns = next_due - now;
+    if let Some(r) = stamps {
+        // Time to spare: as many stamps as fit before the next frame is due.
+        let most = r.fits(wait_ns);
+        if let Handover::Packet(fd) = job.port {
+            r.drain(fd, &job.templates, most);
+        }
+    }
+    if wait_ns > SPIN_NS {
+        clock::sleep_until(next_due - SPIN_NS / 2);
+    } else {
+        std::hint::spin_loop();
+    }
+}
+
+/// How many of this sender's frames are due by `now` and not sent; after
+/// a stall (`slip_after_frames`), the schedule slips instead and one is.
+/// Keeps the lag, backlog and slip counts.
+#[inline]
+fn frames_due(job: &TxJob, rep: &mut TxReport, sent: u64, now: u64, mut next_due: u64, t0: u64) -> usize {
+    let mut due_by_now = job.lane.among(job.pace.due_by(now - t0 - rep.slipped_ns).min(job.frames));
+    if job.slip_after_frames.is_some_and(|most| due_by_now - sent > most) {
+        // A stall: frame `sent` becomes due now, and the rest after it.
+        let late = now - next_due;
+        rep.slips += 1;
+        rep.slipped_ns += late;
+        rep.max_slip_ns = rep.max_slip_ns.max(late);
+        next_due = now;
+        due_by_now = sent + 1;
+    }
+    rep.max_lag_ns = rep.max_lag_ns.max(now - next_due);
+    rep.max_backlog_frames = rep.max_backlog_frames.max(due_by_now - sent);
+    (due_by_now - sent) as usize
+}
+
+/// What one send call took: wire frames, retries, stamps to read, when the last frame left.
+#[inline]
+fn handed_over(h: &Handed, rep: &mut TxReport, stamps: Option<&mut txstamp::Reader>, at: &mut Progress, now: u64) {
+    if h.retry {
+        rep.send_retries += 1;
+        if h.taken == 0 {
+            std::thread::yield_now();
+        }
+    }
+    let refused_here = h.refused.len();
+    rep.tx_wire_frames += (h.taken - refused_here) as u64;
+    if let Some(s) = stamps {
+        s.sent((h.taken - refused_here) as u64);
+    }
+    if h.taken > refused_here {
+        at.last_handover = now;
+    }
+}
+
+/// The report's totals once the loop ends; the achieved rate from the
+/// first frame's due time to the last one's hand-over.
+fn finish(job: &TxJob, mut rep: TxReport, at: &Progress, own: u64, t0: u64) -> TxReport {
+    let (sent, lane, pace) = (at.sent, job.lane, job.pace);
     rep.tx_frames = sent - rep.refused_frames;
     rep.unsent_frames = own - sent;
-    rep.send_span_ns = last_handover.saturating_sub(t0);
+    rep.send_span_ns = at.last_handover.saturating_sub(t0);
     let due_first = t0 + rep.slipped_ns + pace.due_ns(lane.position(0)) as u64;
     let due_last = t0 + rep.slipped_ns + pace.due_ns(lane.position(sent.saturating_sub(1))) as u64;
     // The last frame left no earlier than it was due: measure to its hand-over.
-    let span = last_handover.max(due_last).saturating_sub(due_first);
+    let span = at.last_handover.max(due_last).saturating_sub(due_first);
     rep.offered_fps = if sent >= 2 && span > 0 { (sent - 1) as f64 * 1e9 / span as f64 } else { pace.rate_fps / lane.count as f64 };
     rep
+}
+
+/// The buffers a batch is built in: a slot a test frame, an iovec and a
+/// message a wire frame.
+struct Batch {
+    slot_len: usize,
+    /// Test frames a call takes at most (fewer when they are fragmented).
+    per_call: usize,
+    bufs: Vec<u8>,
+    scratch: Vec<u8>,
+    iov: Vec<libc::iovec>,
+    msgs: Vec<libc::mmsghdr>,
+    /// Wire frames each test frame of the batch put in `msgs`.
+    pieces_of: [usize; BATCH],
+}
+
+impl Batch {
+    fn new(templates: &[Template]) -> Batch {
+        let slot_len = templates.iter().map(Template::wire_len).max().unwrap_or(0);
+        let most_pieces = templates.iter().map(Template::wire_frames).max().unwrap_or(1);
+        Batch {
+            slot_len,
+            per_call: BATCH.min(WIRE_BATCH / most_pieces).max(1),
+            bufs: vec![0u8; slot_len * BATCH],
+            scratch: vec![0u8; templates.iter().map(Template::len).max().unwrap_or(0)],
+            // SAFETY: iovec and mmsghdr are plain data; all-zero is a valid initial value.
+            iov: vec![unsafe { std::mem::zeroed() }; WIRE_BATCH],
+            msgs: vec![unsafe { std::mem::zeroed() }; WIRE_BATCH],
+            pieces_of: [0usize; BATCH],
+        }
+    }
+
+    /// Builds the next `k` test frames from `at`'s committed position (the
+    /// first one from its first fragment not gone); returns the wire
+    /// frames put in the messages.
+    #[inline]
+    fn build(&mut self, job: &TxJob, at: &mut Progress, k: usize) -> usize {
+        at.batch.clone_from(&at.committed); // reuses the allocation
+        let mut n = 0;
+        for i in 0..k {
+            let (si, seq) = job.lane.next(&mut at.batch, &job.schedule);
+            let t = &job.templates[si];
+            let slot = &mut self.bufs[i * self.slot_len..(i + 1) * self.slot_len];
+            // Stamped per frame as it is built, right before the hand-over (max_send_call_ns bounds the rest).
+            let tx_ns = clock::realtime_ns();
+            // The schedule position identifies the datagram among the port's (RFC 6864).
+            t.write_wire(slot, &mut self.scratch, seq, tx_ns, job.lane.position(at.sent + i as u64));
+            let first = if i == 0 { at.gone } else { 0 };
+            for j in first..t.wire_frames() {
+                let r = t.wire_frame(j);
+                self.iov[n] = libc::iovec { iov_base: slot[r.start..].as_mut_ptr() as *mut libc::c_void, iov_len: r.len() };
+                self.msgs[n].msg_hdr.msg_iov = &mut self.iov[n];
+                self.msgs[n].msg_hdr.msg_iovlen = 1;
+                self.msgs[n].msg_len = 0;
+                n += 1;
+            }
+            self.pieces_of[i] = t.wire_frames() - first;
+        }
+        n
+    }
+}
+
+/// Where a sender is in its schedule.
+struct Progress {
+    /// The position after the frames that left or were refused; `batch`
+    /// walks ahead of it while a batch is built.
+    committed: Cursor,
+    batch: Cursor,
+    /// Test frames that left or were refused: the schedule position.
+    sent: u64,
+    /// Fragments of the next test frame already gone (handed over or
+    /// refused), and whether one of them was refused.
+    gone: usize,
+    lost_piece: bool,
+    last_handover: u64,
+}
+
+impl Progress {
+    fn new(start: Cursor, t0: u64) -> Progress {
+        Progress { batch: start.clone(), committed: start, sent: 0, gone: 0, lost_piece: false, last_handover: t0 }
+    }
+
+    /// Commits the test frames whose every wire frame is gone; the rest
+    /// are built again next round, from the first fragment not gone.
+    #[inline]
+    fn commit(&mut self, h: &Handed, pieces_of: &[usize], job: &TxJob, rep: &mut TxReport) {
+        let mut done = h.taken;
+        // Wire index (within this call) of the current test frame's first piece.
+        let mut w = 0usize;
+        for &pieces in pieces_of {
+            if h.refused.iter().any(|&x| x >= w && x < w + pieces.min(done)) {
+                self.lost_piece = true;
+            }
+            w += pieces;
+            if done < pieces {
+                self.gone += done;
+                break;
+            }
+            done -= pieces;
+            let (si, _) = job.lane.next(&mut self.committed, &job.schedule);
+            rep.stream_offered_frames[si] += 1;
+            if self.lost_piece {
+                rep.stream_refused_frames[si] += 1;
+                rep.refused_frames += 1;
+            }
+            self.sent += 1;
+            self.gone = 0;
+            self.lost_piece = false;
+        }
+    }
 }
 
 /// One report for a port from its lanes' (in lane order): frames, calls

@@ -1,0 +1,241 @@
+//! Validation of the trial spec: plans, limits, and errors that name the field.
+
+use super::*;
+use std::net::IpAddr;
+
+fn spec(json: serde_json::Value) -> Result<Plan, String> {
+    TrialSpec::from_json(&json.to_string())?.validate()
+}
+
+fn base() -> serde_json::Value {
+    serde_json::json!({
+        "spec_version": 1,
+        "duration_s": 2.0,
+        "ports": [
+            {"name": "a", "interface": "t1", "netns": "ns1", "ipv4": "198.18.0.2/24", "ipv6": "2001:2::2/64",
+             "gateway_ipv4": "198.18.0.1", "gateway_ipv6": "2001:2::1", "tx_rate": {"fps": 1000}},
+            {"name": "b", "interface": "t2", "netns": "ns2", "ipv4": "198.19.0.2/24", "ipv6": "2001:2:0:1::2/64"}
+        ],
+        "streams": [
+            {"tx_port": "a", "rx_port": "b", "ip_version": 4, "frame_size": 64, "share": 90},
+            {"tx_port": "a", "rx_port": "b", "ip_version": 6, "frame_size": 84, "share": 10}
+        ]
+    })
+}
+
+#[test]
+fn valid_spec_plans_counts() {
+    let p = spec(base()).unwrap();
+    let tx = p.ports[0].tx.as_ref().unwrap();
+    assert_eq!(tx.frames, 2000);
+    assert_eq!(p.streams[0].frames, 1800);
+    assert_eq!(p.streams[1].frames, 200);
+    assert_eq!(p.streams[0].dst_ip, "198.19.0.2".parse::<IpAddr>().unwrap());
+    assert_eq!(p.streams[1].src_port, DEFAULT_SRC_PORT);
+}
+
+#[test]
+fn the_receive_priority_is_a_fifo_priority() {
+    let mut s = base();
+    assert_eq!(spec(s.clone()).unwrap().rx_priority, None, "an ordinary thread by default");
+    s["rx_priority"] = serde_json::json!(1);
+    assert_eq!(spec(s.clone()).unwrap().rx_priority, Some(1));
+    s["rx_priority"] = serde_json::json!(99);
+    assert_eq!(spec(s.clone()).unwrap().rx_priority, Some(99));
+    s["rx_priority"] = serde_json::json!(0);
+    assert!(spec(s.clone()).unwrap_err().starts_with("rx_priority: must be a SCHED_FIFO priority"));
+    s["rx_priority"] = serde_json::json!(100);
+    assert!(spec(s.clone()).unwrap_err().starts_with("rx_priority"));
+    s["rx_priority"] = serde_json::json!(-1);
+    assert!(spec(s).is_err(), "not a u8");
+}
+
+#[test]
+fn a_slip_comes_at_half_the_backlog_limit() {
+    let mut s = base();
+    assert_eq!(spec(s.clone()).unwrap().slip_after_frames, None, "catch_up by default");
+    s["after_stall"] = serde_json::json!("slip");
+    s["tester_limited_backlog_frames"] = serde_json::json!(256);
+    let p = spec(s.clone()).unwrap();
+    assert_eq!((p.slip_after_frames, p.tester_limited_slip_ratio), (Some(128), 0.005));
+    s["tester_limited_backlog_frames"] = serde_json::json!(1);
+    assert_eq!(spec(s.clone()).unwrap().slip_after_frames, Some(1));
+    s["tester_limited_slip_ratio"] = serde_json::json!(1.0);
+    assert!(spec(s.clone()).unwrap_err().starts_with("tester_limited_slip_ratio"));
+    s["after_stall"] = serde_json::json!("skip");
+    assert!(spec(s).is_err());
+}
+
+#[test]
+fn rate_step_plans_both_phases() {
+    let mut s = base();
+    s["ports"][0]["rate_step"] = serde_json::json!({"after_s": 1.0, "fps": 500});
+    let p = spec(s.clone()).unwrap();
+    let tx = p.ports[0].tx.as_ref().unwrap();
+    let per_s = tx.rate_fps as u64;
+    assert_eq!(tx.frames, per_s + 500);
+    assert_eq!(tx.pace.step.unwrap().at_frame, per_s);
+    s["ports"][0]["rate_step"] = serde_json::json!({"after_s": 2.0, "fps": 500});
+    assert!(spec(s.clone()).unwrap_err().starts_with("ports[0].rate_step.after_s"));
+    s["ports"][0]["rate_step"] = serde_json::json!({"after_s": 1.0, "fps": 0});
+    assert!(spec(s).unwrap_err().starts_with("ports[0].rate_step.fps"));
+}
+
+#[test]
+fn rates_in_every_unit() {
+    let mut s = base();
+    s["ports"][0]["tx_rate"] = serde_json::json!({"percent_of_line": 10, "line_rate_bps": 1e9});
+    s["streams"] = serde_json::json!([{"tx_port": "a", "rx_port": "b", "ip_version": 4, "frame_size": 64}]);
+    assert!((spec(s.clone()).unwrap().ports[0].tx.as_ref().unwrap().rate_fps - 148_809.52).abs() < 0.01);
+    s["ports"][0]["tx_rate"] = serde_json::json!({"l2_bps": 512000});
+    assert!((spec(s.clone()).unwrap().ports[0].tx.as_ref().unwrap().rate_fps - 1000.0).abs() < 1e-9);
+    s["ports"][0]["tx_rate"] = serde_json::json!({"l1_bps": 672000});
+    assert!((spec(s.clone()).unwrap().ports[0].tx.as_ref().unwrap().rate_fps - 1000.0).abs() < 1e-9);
+    s["ports"][0]["tx_rate"] = serde_json::json!({"fps": 1000, "l1_bps": 5});
+    assert!(spec(s.clone()).unwrap_err().contains("exactly one"));
+    s["ports"][0]["tx_rate"] = serde_json::json!({"percent_of_line": 120, "line_rate_bps": 1e9});
+    assert!(spec(s).unwrap_err().contains("above line rate"));
+}
+
+#[test]
+fn several_senders_get_one_cpu_each_and_need_af_xdp() {
+    let with = |queues: serde_json::Value, cpu: serde_json::Value, backend: &str| {
+        let mut s = base();
+        s["ports"][0]["tx_queues"] = queues;
+        s["ports"][0]["tx_cpu"] = cpu;
+        s["ports"][0]["backend"] = serde_json::json!(backend);
+        spec(s)
+    };
+    let p = with(serde_json::json!(2), serde_json::json!([0, 1]), "af_xdp").unwrap();
+    assert_eq!(p.ports[0].tx.as_ref().unwrap().cpus, vec![Some(0), Some(1)]);
+    let p = with(serde_json::json!(3), serde_json::json!(1), "auto").unwrap();
+    assert_eq!(p.ports[0].tx.as_ref().unwrap().cpus, vec![Some(1); 3], "one CPU for all");
+    let p = with(serde_json::Value::Null, serde_json::Value::Null, "auto").unwrap();
+    assert_eq!(p.ports[0].tx.as_ref().unwrap().queues(), 1);
+    let e = with(serde_json::json!(2), serde_json::json!([0]), "af_xdp").unwrap_err();
+    assert!(e.starts_with("ports[0].tx_cpu: 1 CPUs for 2 sender(s)"), "{e}");
+    let e = with(serde_json::json!(0), serde_json::Value::Null, "af_xdp").unwrap_err();
+    assert!(e.starts_with("ports[0].tx_queues: must be 1..=64"), "{e}");
+    for backend in ["af_packet", "xdp_live"] {
+        let e = with(serde_json::json!(2), serde_json::Value::Null, backend).unwrap_err();
+        assert!(e.starts_with("ports[0].tx_queues: 2 senders need the af_xdp backend"), "{e}");
+    }
+    let mut s = base();
+    s["ports"][1]["tx_queues"] = serde_json::json!(2);
+    assert!(spec(s).unwrap_err().contains("need a port that sends"));
+}
+
+#[test]
+fn errors_name_the_field() {
+    let mut s = base();
+    s["streams"][1]["frame_size"] = serde_json::json!(80);
+    let e = spec(s).unwrap_err();
+    assert!(e.starts_with("streams[1].frame_size"), "{e}");
+    assert!(e.contains("84"), "{e}");
+
+    let mut s = base();
+    s["streams"][0]["rx_port"] = serde_json::json!("zz");
+    assert!(spec(s).unwrap_err().starts_with("streams[0].rx_port: no port named"));
+
+    let mut s = base();
+    s["ports"][0]["gateway_ipv6"] = serde_json::Value::Null;
+    assert!(spec(s).unwrap_err().contains("gateway_ipv6"));
+
+    let mut s = base();
+    s["bogus"] = serde_json::json!(1);
+    assert!(spec(s).unwrap_err().contains("unknown field"));
+
+    let mut s = base();
+    s["frame_count"] = serde_json::json!(10);
+    assert!(spec(s).unwrap_err().contains("exactly one of duration_s"));
+
+    assert!(TrialSpec::from_json("{not json").unwrap_err().starts_with("trial spec:"));
+}
+
+#[test]
+fn af_xdp_is_refused_where_it_cannot_serve() {
+    let mut s = base();
+    assert_eq!(spec(s.clone()).unwrap().ports[0].backend, Backend::Auto, "auto unless asked");
+    s["ports"][0]["backend"] = serde_json::json!("af_xdp");
+    assert_eq!(spec(s.clone()).unwrap().ports[0].backend, Backend::AfXdp);
+    s["tx_stamp_check"] = serde_json::json!(true);
+    assert!(spec(s.clone()).unwrap_err().starts_with("ports[0].backend: tx_stamp_check needs the af_packet backend"));
+    let mut s = base();
+    s["ports"][0]["backend"] = serde_json::json!("af_xdp");
+    s["streams"][0]["frame_size"] = serde_json::json!(9000);
+    s["streams"][1]["frame_size"] = serde_json::json!(9000);
+    let e = spec(s).unwrap_err();
+    assert!(e.starts_with("ports[0].backend: af_xdp carries frames of at most 1796 bytes"), "{e}");
+    let mut s = base();
+    s["ports"][0]["backend"] = serde_json::json!("xdp");
+    assert!(spec(s).unwrap_err().contains("unknown variant"));
+}
+
+#[test]
+fn xdp_live_takes_one_whole_udp_stream_at_one_rate() {
+    let live = |mut s: serde_json::Value| {
+        s["ports"][0]["backend"] = serde_json::json!("xdp_live");
+        spec(s)
+    };
+    let e = live(base()).unwrap_err();
+    assert_eq!(e, "ports[0].backend: xdp_live sends one stream a port, this port sends 2");
+    let mut one = base();
+    one["streams"].as_array_mut().unwrap().pop();
+    assert_eq!(live(one.clone()).unwrap().ports[0].backend, Backend::XdpLive);
+    let mut s = one.clone();
+    s["streams"][0]["protocol"] = serde_json::json!("icmp_echo");
+    s["streams"][0]["rx_port"] = serde_json::json!("a");
+    s["streams"][0]["dst_ip"] = serde_json::json!("198.18.0.1");
+    assert!(live(s).unwrap_err().starts_with("ports[0].backend: xdp_live sends UDP frames whole"));
+    let mut s = one.clone();
+    s["streams"][0]["frame_size"] = serde_json::json!(1518);
+    s["streams"][0]["fragment_mtu"] = serde_json::json!(576);
+    assert!(live(s).unwrap_err().starts_with("ports[0].backend: xdp_live sends UDP frames whole"));
+    let mut s = one.clone();
+    s["ports"][0]["rate_step"] = serde_json::json!({"after_s": 1.0, "fps": 500});
+    assert_eq!(live(s).unwrap_err(), "ports[0].backend: xdp_live sends at one constant rate (no rate_step)");
+    let mut s = one;
+    s["tx_stamp_check"] = serde_json::json!(true);
+    assert!(live(s).unwrap_err().contains("xdp_live has no kernel transmit stamps"));
+}
+
+#[test]
+fn refuses_non_benchmarking_addresses_by_default() {
+    let mut s = base();
+    s["streams"][0]["dst_ip"] = serde_json::json!("192.168.1.1");
+    assert!(spec(s.clone()).unwrap_err().contains("benchmarking blocks"));
+    s["allow_non_benchmarking_addresses"] = serde_json::json!(true);
+    assert!(spec(s).is_ok());
+    assert!(is_benchmarking(&"198.19.255.255".parse().unwrap()));
+    assert!(!is_benchmarking(&"198.20.0.1".parse().unwrap()));
+    assert!(is_benchmarking(&"2001:2:0:ffff::1".parse().unwrap()));
+    assert!(!is_benchmarking(&"2001:2:1::1".parse().unwrap()));
+}
+
+#[test]
+fn fragmented_streams_count_every_wire_frame_in_bit_rates() {
+    let mut s = base();
+    s["ports"][0]["tx_rate"] = serde_json::json!({"l1_bps": 1e6});
+    s["streams"] = serde_json::json!([{"tx_port": "a", "rx_port": "b", "ip_version": 4, "frame_size": 1518, "fragment_mtu": 500}]);
+    let p = spec(s.clone()).unwrap();
+    // 1480 data bytes in 480 + 480 + 480 + 40: frames of 518, 518, 518, 78.
+    assert_eq!(p.streams[0].wire_frame_sizes(), vec![518, 518, 518, 78]);
+    let tx = p.ports[0].tx.as_ref().unwrap();
+    assert!((tx.rate_fps - 1e6 / (8.0 * (1632.0 + 80.0))).abs() < 1e-9);
+    assert_eq!(p.ports[0].max_frame_size, 518);
+    assert_eq!(p.ports[1].max_frame_size, 0, "IPv4 may be fragmented again on the way");
+    s["streams"][0]["fragment_mtu"] = serde_json::json!(67);
+    assert!(spec(s.clone()).unwrap_err().starts_with("streams[0].fragment_mtu: must be 68..="));
+    s["streams"][0]["ip_version"] = serde_json::json!(6);
+    s["streams"][0]["fragment_mtu"] = serde_json::json!(1000);
+    assert!(spec(s.clone()).unwrap_err().contains("1280"));
+    s["streams"][0]["fragment_mtu"] = serde_json::json!(1280);
+    s["streams"][0]["ipv6_ext_headers"] = serde_json::json!([{"kind": "hop_by_hop"}]);
+    assert!(spec(s).unwrap_err().contains("not fragmented at the source"));
+}
+
+#[test]
+fn minimum_frames() {
+    assert_eq!(min_frame_size(4), 64);
+    assert_eq!(min_frame_size(6), 84);
+}
