@@ -46,7 +46,7 @@ from .core.tester import Measurement, Tester
 from .methods.retry import Retrying
 from .core.rates import ETHERNET_BYTES, line_rate_fps
 from .trial import backend
-from .trial.tester import LabTester
+from .trial.lab_tester import LabTester
 from .core.frames import Mix
 
 LINK_BPS = 10e9  # nominal speed of the p2p link: high enough not to cap the search

@@ -116,3 +116,20 @@ def test_a_result_of_another_version_or_missing_a_field_is_refused_on_arrival():
         bad = copy.deepcopy(good)
         change(bad)
         assert why in results.problem(bad)
+
+
+@pytest.mark.parametrize("version", [4, 6])
+def test_the_smallest_frame_is_the_engine_s(engine_bin, version):
+    """v6bench refuses a frame below MIN_FRAME (core/frames.py) before a
+    trial, the engine its spec (spec/validate.rs): the two agree."""
+    from v6bench.core.frames import MIN_FRAME
+
+    def accepted(size: int) -> bool:
+        spec = built("p2p-uni-50-50")
+        stream = dataclasses.replace(spec.streams[0], ip_version=version, frame_size=size, share=1)
+        one = dataclasses.replace(spec, streams=(dataclasses.replace(stream, name="s"),))
+        p = subprocess.run([str(engine_bin), "check", "--spec", "-"], input=json.dumps(one.to_json()),
+                           capture_output=True, text=True, timeout=30)
+        return p.returncode == 0
+
+    assert accepted(MIN_FRAME[version]) and not accepted(MIN_FRAME[version] - 1)

@@ -10,10 +10,10 @@ def test_split_keeps_tester_and_dut_apart_from_two_cpus():
     for n in range(2, 9):
         p = plan("split", tuple(range(n)))
         assert not p.shared
-        assert set(p.tester_tx) | {p.tester_rx} | set(p.dut) <= set(range(n))
+        assert set(p.tester_tx) | {p.tester_rx} | set(p.dut_cpus) <= set(range(n))
     assert plan(None, (0, 1)).arrangement == "split"
     p = plan("split", (0, 1))
-    assert (p.tester_tx, p.tester_rx, p.dut) == ((0,), 0, (1,))
+    assert (p.tester_tx, p.tester_rx, p.dut_cpus) == ((0,), 0, (1,))
     assert [plan("split", tuple(range(6))).router_cpu(k) for k in range(4)] == [3, 4, 5, 3]
 
 
@@ -36,7 +36,7 @@ def test_one_cpu_is_inline_and_shared():
 
 def test_inline_runs_the_dut_in_the_sender():
     p = plan("inline", (0, 1))
-    assert p.dut == p.tester_tx and p.tester_rx == 1
+    assert p.dut_cpus == p.tester_tx and p.tester_rx == 1
 
 
 def test_the_receive_thread_shares_the_fifo_priority_of_the_tester_napi_threads():

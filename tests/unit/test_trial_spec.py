@@ -93,9 +93,9 @@ def test_single_family_unidirectional(engine_bin):
 
 def test_trials_whose_schedule_is_the_measurement_catch_up(monkeypatch, engine_bin):
     """A burst, a rate step and a reset keep their schedule (catch up after
-    a stall); a plain trial slips (trial/tester.py)."""
+    a stall); a plain trial slips (trial/lab_tester.py)."""
     from v6bench.trial import runner
-    from v6bench.trial import tester
+    from v6bench.trial import lab_tester as tester
     from v6bench.trial.request import parse_mix
 
     lab = lab_of("a")

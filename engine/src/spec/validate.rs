@@ -129,8 +129,8 @@ impl TrialSpec {
             protocol: s.protocol,
         };
         let pieces = plan.wire_frame_sizes().len();
-        if pieces > super::MAX_FRAGMENTS {
-            return Err(format!("{f}.fragment_mtu: {}-byte frames would be cut into {pieces} fragments, more than {}", s.frame_size, super::MAX_FRAGMENTS));
+        if pieces > super::fragment::MAX_FRAGMENTS {
+            return Err(format!("{f}.fragment_mtu: {}-byte frames would be cut into {pieces} fragments, more than {}", s.frame_size, super::fragment::MAX_FRAGMENTS));
         }
         Ok(plan)
     }

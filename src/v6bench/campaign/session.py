@@ -18,8 +18,8 @@ from ..lab.site import Site
 from ..lab.state import LabState
 from ..store.db import Store
 from ..host import iperf
-from ..host.tester import LabHostTester
-from ..trial.tester import LabTester
+from ..host.stack_tester import StackTester
+from ..trial.lab_tester import LabTester
 from . import runner
 from .spec import Campaign
 
@@ -119,13 +119,13 @@ def _run_visit(site: Site, c: Campaign, store: Store, run_id: int, lab: LabState
                plan: list[runner.ScheduledTest]) -> None:
     holder = {"lab": lab}
 
-    def make_tester(p: runner.ScheduledTest) -> LabTester | LabHostTester:
+    def make_tester(p: runner.ScheduledTest) -> LabTester | StackTester:
         if "tester" in holder:  # a reset may have changed the lab's state
             holder["lab"] = holder["tester"].lab
         if p.variant:
-            return LabHostTester(site, holder["lab"])
+            return StackTester(site, holder["lab"])
         holder["tester"] = LabTester(site, holder["lab"], p.mix, p.frame_size, p.bidirectional,
-                                       p.test.matrix.drain_s, st[1] if st else None, p.test.traffic)
+                                     p.test.matrix.drain_s, st[1] if st else None, p.test.traffic)
         return holder["tester"]
 
     runner.run(c, store, run_id, make_tester, progress, points=points, spent=spent, plan=plan)

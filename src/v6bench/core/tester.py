@@ -4,7 +4,7 @@ A method asks ``measure(duration_s, load_fps)`` (and, for the RFC 2544
 §26.4–26.6 tests, a burst, a rate step or a reset) and gets the counts
 back; it never knows whether a lab, a physical tester or a simulation
 answered. :mod:`v6bench.methods.simulated` is a seeded simulation with a
-known loss curve; :mod:`v6bench.trial.tester` is the lab.
+known loss curve; :mod:`v6bench.trial.lab_tester` is the lab.
 """
 
 from __future__ import annotations

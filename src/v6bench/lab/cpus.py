@@ -59,12 +59,13 @@ class CpuPlan:
     available: tuple[int, ...]
     tester_tx: tuple[int, ...]
     tester_rx: int
-    dut: tuple[int, ...]
+    #: The CPUs the routers (the DUT) run on; stored as ``dut`` (lab state, environment).
+    dut_cpus: tuple[int, ...]
 
     @property
     def shared(self) -> bool:
         """True when tester and DUT work can run on the same CPU."""
-        return bool(set(self.dut) & (set(self.tester_tx) | {self.tester_rx}))
+        return bool(set(self.dut_cpus) & (set(self.tester_tx) | {self.tester_rx}))
 
     @property
     def tester_rx_priority(self) -> int | None:
@@ -92,10 +93,11 @@ class CpuPlan:
 
     def router_cpu(self, router_index: int) -> int:
         """The CPU of the ``router_index``-th router (0 for r1)."""
-        return self.dut[router_index % len(self.dut)]
+        return self.dut_cpus[router_index % len(self.dut_cpus)]
 
     def to_json(self) -> dict:
         d = asdict(self)
+        d["dut"] = d.pop("dut_cpus")
         d["shared"] = self.shared
         return d
 

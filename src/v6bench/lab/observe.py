@@ -57,7 +57,7 @@ def sampler(lab: LabState) -> Sampler:
     plan = lab.cpu_plan
     routers = {n["name"] for n in lab.nodes if n["role"] == "dut"}
     pids = [t["pid"] for t in lab.napi if t["node"] in routers]
-    return Sampler(pids, list(plan.dut) if plan.arrangement == "split" else [], plan.tester_rx)
+    return Sampler(pids, list(plan.dut_cpus) if plan.arrangement == "split" else [], plan.tester_rx)
 
 
 def difference(lab: LabState, before: Snapshot, after: Snapshot, traffic_s: float, window: dict | None = None) -> dict:

@@ -179,7 +179,7 @@ def run(lab: LabState, request: TrialRequest, engine_pid_file: Path | None = Non
         def act() -> None:
             # The action is the DUT's work (a reset): on the DUT's CPUs, off the sender's.
             if lab.cpu_plan.arrangement == "split" and not lab.cpu_plan.shared:
-                os.sched_setaffinity(0, set(lab.cpu_plan.dut))  # this thread only
+                os.sched_setaffinity(0, set(lab.cpu_plan.dut_cpus))  # this thread only
             time.sleep(ENGINE_LEAD_S + at_s)
             try:
                 done["result"] = action()

@@ -89,7 +89,7 @@ def _port(lab: LabState, tester: str, fps: float, cpus: tuple[int, ...] | None) 
 #: and a trial paused for more than 0.5 % of its time (the engine's
 #: ``tester_limited_slip_ratio``) is still ``tester_limited``. Trials whose
 #: schedule is the measurement (a burst, a rate step, a reset at a set
-#: time) catch up instead (trial/tester.py).
+#: time) catch up instead (trial/lab_tester.py).
 AFTER_STALL = "slip"
 
 #: The frames a veth end with NAPI queues before it drops (VETH_RING_SIZE, drivers/net/veth.c).

@@ -19,7 +19,7 @@ from .kernel import Pair, kernel_stacks
 RR_SERVER_PORT = 7
 
 
-class LabHostTester:
+class StackTester:
     def __init__(self, site: Site, lab: LabState) -> None:
         self.site, self.lab = site, lab
         plan = lab.cpu_plan
