@@ -60,7 +60,7 @@ from ..core.params import parse
 from ..core import frames
 from ..trial import fit
 from ..trial.path import LabPath
-from ..core.frames import MAX_FRAME, MIN_FRAME, Mix, Traffic, parse_mix
+from ..core.frames import Mix, Traffic, parse_mix
 
 MATRIX_KEYS = ("mixes", "frame_sizes", "directions", "repeat", "drain_s")
 DIRECTIONS = ("uni", "bi")
@@ -155,14 +155,17 @@ def _count(v: Any, where: Field) -> int:
 
 
 def frame_sizes(v: Any, where: Field) -> tuple[int, ...]:
-    """A non-empty list of frame sizes in bytes (incl. FCS), each in
-    MIN_FRAME[4]..MAX_FRAME; errors name ``where``."""
+    """A non-empty list of frame sizes in bytes (incl. FCS), each one a
+    frame of some mix takes (IPv4's smallest up, :mod:`v6bench.core.frames`;
+    each test checks its own mixes); errors name ``where``."""
     out = []
     for i, x in enumerate(_list(v, where)):
         if not isinstance(x, int) or isinstance(x, bool):
             raise UsageError(f"expected a whole number of bytes, got {x!r}", (*where, i))
-        if not MIN_FRAME[4] <= x <= MAX_FRAME:
-            raise UsageError(f"{x} bytes is outside {MIN_FRAME[4]}..{MAX_FRAME}", (*where, i))
+        try:
+            frames.check_frame_size(Mix(100, 0), x)
+        except UsageError as e:
+            raise UsageError(e.message, (*where, i)) from None
         out.append(x)
     return tuple(out)
 

@@ -23,7 +23,9 @@ from typing import Any
 from .. import selftest
 from ..core.errors import Field, UsageError, field_path
 from ..lab.cpus import ARRANGEMENTS
+from ..core.rates import format_link_speed
 from ..lab.dut import ACL_AT, DutConfig
+from ..lab.spec import DEFAULT as DEFAULT_LAB
 from ..store.db import DEFAULT_PATH
 from ..core.ext_headers import PRESETS as EXT_PRESETS
 from ..core.frames import ICMP_ECHO_TARGETS, MESH_PATTERNS
@@ -104,7 +106,8 @@ class Options:
 
     def __init__(self, parser: argparse.ArgumentParser) -> None:
         self.parser = parser
-        self.flags: dict[str, str] = {"db": "--db", "resume": "--resume", "run": "RUN", "file": "FILE", "kind": "KIND"}
+        self.flags: dict[str, str] = {"db": "--db", "resume": "--resume", "run": "RUN", "file": "FILE", "kind": "KIND",
+                                      "dut": "the DUT options (--dut-limit, --acl …)"}
         parser.set_defaults(options=self)
 
     def add(self, name: str, option: Option, default: Any = None, help_default: str = "") -> None:
@@ -134,7 +137,8 @@ class Options:
 
 def add_lab(o: Options, defaults: bool) -> None:
     """The ``[lab]`` and ``[dut]`` options; ``defaults``: show the lab's defaults."""
-    shown = {"topology": "a", "link_speed": "1G", "mtu": "1500"}
+    shown = {"topology": DEFAULT_LAB.topology, "link_speed": format_link_speed(DEFAULT_LAB.link_speed_bps),
+             "mtu": str(DEFAULT_LAB.mtu)}
     for name, option in LAB.items():
         o.add(name, option, help_default=shown.get(name, "") if defaults else "")
     for name, option in DUT.items():

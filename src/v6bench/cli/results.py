@@ -15,7 +15,7 @@ from ..lab.site import Site
 from ..store import export as store_export
 from ..store.db import Store
 from . import render
-from .options import Options, add_db, add_json, items, value
+from .options import Options, add_db, add_json, value
 
 
 def add(sub: argparse._SubParsersAction, parser_class: type) -> None:

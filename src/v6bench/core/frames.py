@@ -27,6 +27,14 @@ MESH_PATTERNS = {
     "full": "every tester port to every other, round-robin (RFC 2889 §5.1.3)",
     "partial": "N-1 tester ports to the last one (seed 004 Fig. 4)",
 }
+
+
+def check_mesh_pattern(name: str, field: str = "mesh") -> None:
+    """``name`` is one of :data:`MESH_PATTERNS`; errors name ``field``."""
+    if name not in MESH_PATTERNS:
+        raise UsageError(f"{name!r} is not one of {', '.join(MESH_PATTERNS)}", field)
+
+
 #: Where ``icmp_echo`` sends its Echo Requests.
 ICMP_ECHO_TARGETS = {"dut": "R1's own address on t1's link", "far": "t2, through the DUT; the engine answers"}
 

@@ -9,13 +9,14 @@ import os
 from contextlib import contextmanager
 from typing import Iterator
 
-from ..core.errors import LabError
+from ..core.errors import LabError, UsageError
 from ..core.rates import format_link_speed
 from . import build, state
 from .cpus import plan
 from .dut import DutConfig
 from .mtu import Mtus
 from .site import Site
+from .spec import DEFAULT
 from .state import LabState
 from .topology import parse_topology
 
@@ -89,20 +90,21 @@ def for_trial(site: Site, topology: str | None, link_speed_bps: float | None, mt
     with state.locked(site, "trial"):
         current = _recover(site)
         if current is not None:
-            wanted = {  # option: (the value given, or None; the lab's)
-                "--topology": (parse_topology(topology).name if topology else None, current.topology),
-                "--link-speed": (link_speed_bps, current.link_speed_bps),
-                "--mtu": (mtu, current.mtu),
-                "--cpu-arrangement": (arrangement, current.cpu_plan.arrangement),
-                "the DUT options (--dut-limit, --acl …)": (dut, current.dut_config),
+            wanted = {  # field: (the value given, or None; the lab's)
+                "topology": (parse_topology(topology).name if topology else None, current.topology),
+                "link_speed": (link_speed_bps, current.link_speed_bps),
+                "mtu": (mtu, current.mtu),
+                "cpu_arrangement": (arrangement, current.cpu_plan.arrangement),
+                "dut": (dut, current.dut_config),
             }
-            for option, (given, have) in wanted.items():
+            for field, (given, have) in wanted.items():
                 if given is not None and given != have:
-                    raise LabError(f"{option}: the lab that is up has {describe(current)} (mtu {current.mtu}); "
-                                   f"use it as it is or run `v6bench lab down` first")
+                    raise UsageError(f"the lab that is up has {describe(current)} (mtu {current.mtu}); "
+                                     f"use it as it is or run `v6bench lab down` first", field)
             yield current
             return
-        lab = build.build(site, parse_topology(topology or "a"), link_speed_bps or 1e9, mtu or Mtus(),
+        lab = build.build(site, parse_topology(topology or DEFAULT.topology), link_speed_bps or DEFAULT.link_speed_bps,
+                          mtu or DEFAULT.mtu,
                           plan(arrangement), temporary=True, dut=dut or DutConfig())
         try:
             yield lab

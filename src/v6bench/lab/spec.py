@@ -15,7 +15,7 @@ from typing import Any
 
 from ..core.errors import UsageError
 from ..core.params import parse
-from ..core.rates import parse_link_speed
+from ..core.rates import format_link_speed, parse_link_speed
 from . import tunnel
 from .cpus import ARRANGEMENTS
 from .dut import DutConfig
@@ -37,6 +37,10 @@ class LabSpec:
     cpu_arrangement: str | None = None
 
 
+#: The lab a definition gets for the keys it does not give.
+DEFAULT = LabSpec()
+
+
 def only(d: dict, known: tuple[str, ...]) -> None:
     """Every key of table ``d`` is one of ``known``."""
     for k in d:
@@ -48,14 +52,14 @@ def lab_spec(d: dict) -> LabSpec:
     """The ``[lab]`` table: ``topology`` [a], ``link_speed`` [1G], ``mtu``
     [1500; or "LINK=BYTES,…", lab/mtu.py], ``cpu_arrangement``."""
     only(d, LAB_KEYS)
-    topo = d.get("topology", "a")
+    topo = d.get("topology", DEFAULT.topology)
     if not isinstance(topo, str):
         raise UsageError(f"expected a name such as \"a\" or \"chain:3\", got {topo!r}", "topology")
     links = [(a.node, b.node) for a, b in parse_topology(topo).links()]
-    speed = d.get("link_speed", "1G")
+    speed = d.get("link_speed", format_link_speed(DEFAULT.link_speed_bps))
     if not isinstance(speed, str):
         raise UsageError(f"expected a speed such as \"1G\", got {speed!r}", "link_speed")
-    mtu_v: Any = d.get("mtu", 1500)
+    mtu_v: Any = d.get("mtu", DEFAULT.mtu)
     if isinstance(mtu_v, Mtus):
         mtu = mtu_v
     elif not isinstance(mtu_v, (int, str)) or isinstance(mtu_v, bool):

@@ -31,7 +31,7 @@ from __future__ import annotations
 import ipaddress
 from dataclasses import dataclass
 
-from ..core.errors import LabError, UsageError
+from ..core.errors import UsageError
 from ..core.rates import ETHERNET_BYTES
 from . import nsctl
 from .site import Site

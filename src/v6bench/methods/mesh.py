@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from ..core.params import check
 from ..core.rates import check_rates, parse_rate
-from ..core.frames import MESH_PATTERNS as PATTERNS
+from ..core.frames import check_mesh_pattern
 from ..core.tester import Tester
 
 
@@ -24,7 +24,7 @@ class Params:
     trial_duration_s: float = 30.0  # RFC 2889 §5.1.3's default trial duration
 
     def __post_init__(self) -> None:
-        check(self.pattern in PATTERNS, "pattern", f"{self.pattern!r} is not one of {', '.join(PATTERNS)}")
+        check_mesh_pattern(self.pattern, "pattern")
         check(0 < self.trial_duration_s <= 86400, "trial_duration_s", f"{self.trial_duration_s:g} s is outside (0, 86400]")
         check(bool(self.loads), "loads", "give at least one load")
         check_rates(self.loads, "loads")

@@ -20,7 +20,7 @@ from each port's ``first_lag_ns``.
 from __future__ import annotations
 
 from ..core.errors import UsageError
-from ..core.frames import MESH_PATTERNS
+from ..core.frames import check_mesh_pattern
 from ..lab.topology import parse_topology
 
 #: Largest spread of the senders' starts, as a share of the trial time (RFC 2889 §5.1.3).
@@ -42,7 +42,8 @@ def flows(topology: str, pattern: str) -> list[tuple[str, str]]:
     if pattern == "full":
         n = len(ports)
         return [(ports[i], ports[(i + k) % n]) for i in range(n) for k in range(1, n)]
-    raise UsageError(f"{pattern!r} is not one of {', '.join(MESH_PATTERNS)}", "mesh")
+    check_mesh_pattern(pattern)
+    raise AssertionError(f"a pattern of MESH_PATTERNS without its flows: {pattern}")
 
 
 def senders(topology: str, pattern: str) -> list[str]:

@@ -81,7 +81,7 @@ class LabPath:
             if low:
                 n, m = low[0]
                 return (f"IPv6 cannot cross link {n} (MTU {m} < {IPV6_MIN} bytes, RFC 8200 §5): "
-                        f"use an IPv4-only mix (--mix 100/0) on this lab")
+                        f"use an IPv4-only mix (100/0) on this lab")
         return None
 
     def wire_frames(self, version: int, frame_size: int, reverse: bool = False) -> list[list[int]]:

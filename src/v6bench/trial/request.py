@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from ..core.errors import UsageError
 from ..core.rates import Rate, format_link_speed, line_rate_fps, parse_rate
 from ..core import frames
-from ..core.frames import MESH_PATTERNS, Mix, Traffic, parse_mix
+from ..core.frames import Mix, Traffic, parse_mix
 from . import fit
 from .path import LabPath
 from ..lab.mtu import Mtus
@@ -41,8 +41,8 @@ class TrialRequest:
     mesh: str | None = None
 
     def __post_init__(self) -> None:
-        if self.mesh is not None and self.mesh not in MESH_PATTERNS:
-            raise UsageError(f"{self.mesh!r} is not one of {', '.join(MESH_PATTERNS)}", "mesh")
+        if self.mesh is not None:
+            frames.check_mesh_pattern(self.mesh)
         frames.check(self.traffic, self.mix, self.frame_size, self.bidirectional, mesh=self.mesh is not None)
         if not 0 < self.duration_s <= MAX_DURATION_S:
             raise UsageError(f"{self.duration_s:g} s is outside (0, {MAX_DURATION_S:g}] s", "duration_s")
