@@ -39,7 +39,7 @@ Every error is one :class:`UsageError` naming the field as a path,
 ``quick.toml: test[2].frame_sizes[0]: 50 bytes is outside 64..9216``
 (:func:`load`), ``v6bench test`` as the option that set it
 (``cli/options.py``). The rules a trial shares live in
-:mod:`v6bench.trial.traffic` and :mod:`v6bench.lab.spec`, the kinds'
+:mod:`v6bench.core.frames`, :mod:`v6bench.trial.fit` and :mod:`v6bench.lab.spec`, the kinds'
 parameters in their dataclasses (:mod:`v6bench.methods.registry`).
 """
 
@@ -96,7 +96,7 @@ class TestSpec:
     params: Any
     matrix: Matrix
     throughput_search: throughput.Params
-    #: Extension headers or ICMP echo instead of plain UDP frames (trial/traffic.py).
+    #: Extension headers or ICMP echo instead of plain UDP frames (core/frames.py).
     traffic: Traffic = Traffic()
 
 
@@ -375,7 +375,7 @@ def _throughput_search(k: registry.Kind, t: dict, params: Any, where: Field) -> 
 
 def _traffic(k: registry.Kind, t: dict, mx: Matrix, where: Field) -> Traffic:
     """The test's frames (``ext_headers``, ``icmp_echo``), checked at every
-    mix, size and direction of its matrix (:func:`v6bench.trial.traffic.check`)."""
+    mix, size and direction of its matrix (:func:`v6bench.core.frames.check`)."""
     for key in ("ext_headers", "icmp_echo"):
         if key in t and not isinstance(t[key], str):
             raise UsageError(f"expected a string, got {t[key]!r}", (*where, key))
@@ -391,7 +391,7 @@ def _traffic(k: registry.Kind, t: dict, mx: Matrix, where: Field) -> Traffic:
 
 
 def _test_field(e: UsageError, where: Field, mix_index: int, size_index: int) -> UsageError:
-    """An error of :mod:`v6bench.trial.traffic` (a trial's field names)
+    """An error of :mod:`v6bench.core.frames` or :mod:`v6bench.trial.fit` (a trial's field names)
     placed in ``test[i]`` (``mixes[j]``, ``frame_sizes[n]``, ``directions``)."""
     name = e.field[0] if e.field else None
     index = {"mix": (mix_index,), "frame_size": (size_index,)}.get(name, ())
@@ -411,7 +411,7 @@ def _design(d: dict) -> Design:
 
 def _check_on_lab(t: TestSpec, lab: LabSpec, lab_path: LabPath) -> None:
     """What a test needs of the lab it runs on (``lab_path``: its path from
-    t1 to t2), with the rules a trial checks (:mod:`v6bench.trial.traffic`);
+    t1 to t2), with the rules a trial checks (:mod:`v6bench.trial.fit`);
     errors name fields of the test."""
     if isinstance(registry.kind(t.kind), registry.HostKind):
         for j, mix in enumerate(t.matrix.mixes):

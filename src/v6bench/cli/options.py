@@ -68,7 +68,7 @@ DUT = {
     "shape": Option("--shape", "shape every router interface to the link speed (L1), so converging traffic "
                     "congests", switch=True),
 }
-#: What a trial's frames are (trial/traffic.py): ``trial`` and the kinds that send test frames.
+#: What a trial's frames are (core/frames.py): ``trial`` and the kinds that send test frames.
 EXT_HEADERS = Option("--ext-headers", "IPv6 extension headers in every IPv6 frame, frame size kept "
                      "(docs/methods.md) [none]", choices=EXT_PRESETS)
 ICMP_ECHO = Option("--icmp-echo", "send ICMP Echo Requests instead of UDP test frames, at the rate, size and mix "

@@ -76,6 +76,6 @@ def headers(name: str, router_sid: str | None, destination: str) -> list[dict]:
     """The engine's list for ``name``; ``router_sid`` is the address of the
     first router the frame meets (needed by ``srh``), ``destination`` the
     receiving port's address (no prefix length); an ``srh`` needs a router
-    (:func:`v6bench.trial.traffic.check_on_topology`)."""
+    (:func:`v6bench.trial.fit.check_on_topology`)."""
     assert not (check(name) == "srh" and router_sid is None), "srh without a router"
     return _chain(name, router_sid or "::", destination)

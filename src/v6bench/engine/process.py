@@ -19,6 +19,7 @@ from pathlib import Path
 from .. import stopping
 from . import result as result_types
 from .spec import TrialSpec
+
 #: How often a wait for the engine looks for a stop request (:func:`stopping.check`), in seconds.
 WAIT_SLICE_S = 0.5
 
