@@ -104,7 +104,8 @@ def spec(rate_fps: float, duration_s: float, backend: str = "af_packet", ip_vers
     thread on its CPU, as the lab does (lab/cpus.py, tester_rx_priority)."""
     size = 64 if ip_version == 4 else 84
     return {
-        "spec_version": 1,
+        "spec_version": 2,
+        "netns_prefix": "v6bb-",
         "duration_s": duration_s,
         "drain_s": 1.0,
         "learning": {"settle_s": 0.2},

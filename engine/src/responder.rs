@@ -2,6 +2,10 @@
 //! replies and Neighbor Advertisements for the port's own addresses
 //! (learning the gateways' MACs on the way), and Echo Replies to Echo
 //! Requests to them. The receive loop (`rx.rs`) hands it those frames.
+//!
+//! Only the lab is answered: a request whose sender is outside the
+//! trial's addresses (`LabNets`) is counted (`requests_refused`) and
+//! left unanswered.
 
 use crate::ring::RxFrame;
 use crate::rxport::{Learned, RxPort};
@@ -17,7 +21,9 @@ pub fn arp(p: &mut RxPort, pi: usize, l3: &[u8], learned: &Learned) -> bool {
     if p.gateway_ipv4 == Some(a.sender_ip) {
         learned.lock().expect("learned-MAC lock")[pi].0 = Some(a.sender_mac);
     }
-    if a.op == arp::OP_REQUEST && p.ipv4 == Some(a.target_ip) {
+    if a.op == arp::OP_REQUEST && p.ipv4 == Some(a.target_ip) && !p.lab.contains(a.sender_ip.into()) {
+        p.counters.requests_refused += 1;
+    } else if a.op == arp::OP_REQUEST && p.ipv4 == Some(a.target_ip) {
         let reply = arp::Arp { op: arp::OP_REPLY, sender_mac: p.mac, sender_ip: a.target_ip, target_mac: a.sender_mac, target_ip: a.sender_ip };
         if p.tx_fd >= 0 && sock::send(p.tx_fd, &arp::frame(a.sender_mac, &reply)).is_ok() {
             p.counters.replies_sent += 1;
@@ -38,7 +44,9 @@ pub fn nd(p: &mut RxPort, pi: usize, h: &ipv6::Header, msg: &[u8], eth_src: Mac,
     if from_gateway {
         learned.lock().expect("learned-MAC lock")[pi].1 = Some(nd.link_addr.unwrap_or(eth_src));
     }
-    if nd.icmp_type == icmpv6::TYPE_NS && Some(nd.target) == p.ipv6 && !h.src.is_unspecified() {
+    if nd.icmp_type == icmpv6::TYPE_NS && Some(nd.target) == p.ipv6 && !h.src.is_unspecified() && !p.lab.may_solicit(h.src) {
+        p.counters.requests_refused += 1;
+    } else if nd.icmp_type == icmpv6::TYPE_NS && Some(nd.target) == p.ipv6 && !h.src.is_unspecified() {
         let to = nd.link_addr.unwrap_or(eth_src);
         let na = icmpv6::Nd { icmp_type: icmpv6::TYPE_NA, target: nd.target, link_addr: Some(p.mac), flags: 0x40 | 0x20 };
         if p.tx_fd >= 0 && sock::send(p.tx_fd, &icmpv6::frame(to, p.mac, nd.target, h.src, &na)).is_ok() {
@@ -48,9 +56,10 @@ pub fn nd(p: &mut RxPort, pi: usize, h: &ipv6::Header, msg: &[u8], eth_src: Mac,
     true
 }
 
-/// An Echo Request to the port's own address (at upper-layer offset
-/// `l4` of the frame): answered with an Echo Reply carrying its data
-/// back. A request longer than the ring copied is answered only if it
+/// An Echo Request to the port's own address from `from` (at
+/// upper-layer offset `l4` of the frame): answered with an Echo Reply
+/// carrying its data back if `from` is a lab address; otherwise refused
+/// and foreign (false). A request longer than the ring copied is answered only if it
 /// is a v6bench test frame, whose padding is known (`signature::pad`):
 /// the data are rebuilt, and the copied part must match them.
 ///
@@ -59,7 +68,11 @@ pub fn nd(p: &mut RxPort, pi: usize, h: &ipv6::Header, msg: &[u8], eth_src: Mac,
 /// timestamp to the reply's hand-over), so the sender's round trip is
 /// the network's both ways, without the responder's own delay (up to
 /// the ring's block timeout, `ring.rs`).
-pub fn echo_request(p: &mut RxPort, f: &RxFrame<'_>, l4: usize) -> bool {
+pub fn echo_request(p: &mut RxPort, f: &RxFrame<'_>, l4: usize, from: std::net::IpAddr) -> bool {
+    if !p.lab.contains(from) {
+        p.counters.requests_refused += 1;
+        return false;
+    }
     p.counters.echo_requests += 1;
     let mut reply = f.data.to_vec();
     if f.data.len() < f.len {

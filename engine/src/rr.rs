@@ -26,7 +26,7 @@ use crate::spec::is_benchmarking;
 use crate::stats::{Distribution, Summary};
 use crate::{clock, netns};
 
-pub const RR_VERSION: u32 = 1;
+pub const RR_VERSION: u32 = 2;
 /// IP payload limits [bytes]: the UDP header alone, up to a jumbo frame's IP MTU.
 pub const MIN_PAYLOAD: usize = 8;
 pub const MAX_PAYLOAD: usize = 9000;
@@ -60,6 +60,8 @@ fn default_max() -> u64 {
 #[serde(deny_unknown_fields)]
 pub struct RrSpec {
     pub rr_version: u32,
+    /// The lab's namespaces: both ends' must start with this.
+    pub netns_prefix: String,
     pub client: End,
     pub server: End,
     #[serde(default = "default_port")]
@@ -96,6 +98,9 @@ impl RrSpec {
         for (f, e) in [("client.netns", &self.client), ("server.netns", &self.server)] {
             if e.netns.is_empty() || e.netns.contains('/') {
                 return Err(format!("{f}: {:?} is not a namespace name", e.netns));
+            }
+            if self.netns_prefix.is_empty() || !e.netns.starts_with(&self.netns_prefix) {
+                return Err(format!("{f}: {:?} is not one of the lab's namespaces (names starting with {:?})", e.netns, self.netns_prefix));
             }
             if netns::is_root(Some(&e.netns)) {
                 return Err(format!("{f}: {:?} is the root network namespace; rr runs only between lab namespaces", e.netns));
@@ -287,7 +292,7 @@ mod tests {
 
     fn spec(payload: usize) -> RrSpec {
         RrSpec::from_json(&format!(
-            r#"{{"rr_version":1,"client":{{"netns":"a","address":"198.18.0.102"}},"server":{{"netns":"b","address":"198.19.0.102"}},"payload_bytes":{payload},"duration_s":1}}"#
+            r#"{{"rr_version":2,"netns_prefix":"v6b-","client":{{"netns":"v6b-a","address":"198.18.0.102"}},"server":{{"netns":"v6b-b","address":"198.19.0.102"}},"payload_bytes":{payload},"duration_s":1}}"#
         ))
         .unwrap()
     }
@@ -308,5 +313,8 @@ mod tests {
         s.server.address = "2001:2::1".parse().unwrap();
         assert!(s.validate().unwrap_err().contains("one IP version"));
         assert!(RrSpec::from_json(r#"{"rr_version":1,"bogus":1}"#).unwrap_err().contains("bogus"));
+        let mut s = spec(64);
+        s.server.netns = "elsewhere".into();
+        assert!(s.validate().unwrap_err().starts_with("server.netns: \"elsewhere\" is not one of the lab's namespaces"));
     }
 }

@@ -226,7 +226,7 @@ impl RxState {
             ipv4::PROTO_ICMP if h.is_fragment() => false,
             ipv4::PROTO_ICMP => match l4.first() {
                 Some(&echo::V4_REPLY) => self.on_echo_reply(pi, 4, l4, rx_ns, from_ns),
-                Some(&echo::V4_REQUEST) if Some(h.dst) == self.ports[pi].ipv4 => responder::echo_request(&mut self.ports[pi], f, ethernet::HEADER_LEN + h.header_len),
+                Some(&echo::V4_REQUEST) if Some(h.dst) == self.ports[pi].ipv4 => responder::echo_request(&mut self.ports[pi], f, ethernet::HEADER_LEN + h.header_len, IpAddr::V4(h.src)),
                 Some(&t) => {
                     if is_icmpv4_error(t) {
                         self.ports[pi].counters.icmp_error_frames += 1;
@@ -263,7 +263,7 @@ impl RxState {
                 if t == echo::V6_REPLY {
                     self.on_echo_reply(pi, 6, l4, rx_ns, from_ns)
                 } else if t == echo::V6_REQUEST && Some(h.dst) == self.ports[pi].ipv6 && h.ext_headers == 0 {
-                    responder::echo_request(&mut self.ports[pi], f, ethernet::HEADER_LEN + h.upper_offset)
+                    responder::echo_request(&mut self.ports[pi], f, ethernet::HEADER_LEN + h.upper_offset, IpAddr::V6(h.src))
                 } else if t == icmpv6::TYPE_NS || t == icmpv6::TYPE_NA {
                     responder::nd(&mut self.ports[pi], pi, &h, l4, eth_src, learned)
                 } else if (130..=143).contains(&t) {
@@ -373,6 +373,7 @@ mod tests {
                 ipv6: Some("2001:2:0:1::2".parse().unwrap()),
                 gateway_ipv4: None,
                 gateway_ipv6: None,
+                lab: crate::rxport::LabNets::new(vec![("198.18.0.0".parse().unwrap(), 15), ("2001:2::".parse().unwrap(), 48)]),
                 counters: PortRxCounters::default(),
                 ring_stats: RingStats::default(),
             }],
@@ -524,5 +525,108 @@ mod tests {
             feed(&mut st, &reply);
             assert_eq!(st.ports[0].counters.bad_signature_frames, 1);
         }
+    }
+
+    /// A small deterministic generator for the property tests below.
+    struct XorShift(u64);
+    impl XorShift {
+        fn next(&mut self) -> u64 {
+            self.0 ^= self.0 << 13;
+            self.0 ^= self.0 >> 7;
+            self.0 ^= self.0 << 17;
+            self.0
+        }
+        fn below(&mut self, n: usize) -> usize {
+            (self.next() % n as u64) as usize
+        }
+    }
+
+    fn is_fragment(frame: &[u8]) -> bool {
+        match ethernet::parse(frame) {
+            Some((_, _, ethernet::ETHERTYPE_IPV4, off)) => ipv4::parse(&frame[off..]).is_some_and(|h| h.is_fragment()),
+            Some((_, _, ethernet::ETHERTYPE_IPV6, off)) => ipv6::parse(&frame[off..]).is_some_and(|h| h.is_fragment()),
+            _ => false,
+        }
+    }
+
+    /// Arbitrary frames on a port never panic the receiver, and each
+    /// whole frame is counted exactly once: as a test frame, a control
+    /// frame, an answered echo request, or foreign. (Fragments go to the
+    /// reassembly and count when their datagram is whole: fed to a
+    /// second receiver, which must only survive them.)
+    #[test]
+    fn arbitrary_frames_never_panic_and_each_is_counted_once() {
+        let (mut whole, t) = state();
+        let (mut pieces, _) = state();
+        let mut rng = XorShift(0x9e37_79b9_7f4a_7c15);
+        let mut fed = 0u64;
+        let mut buf = vec![0u8; 1600];
+        for i in 0..200_000u64 {
+            let n = match rng.below(4) {
+                0 => {
+                    let n = rng.below(300);
+                    buf[..n].iter_mut().for_each(|b| *b = rng.next() as u8);
+                    n
+                }
+                1 => {
+                    // A header that parses, then noise.
+                    let n = 14 + rng.below(200);
+                    buf[..n].iter_mut().for_each(|b| *b = rng.next() as u8);
+                    let et = [ethernet::ETHERTYPE_ARP, ethernet::ETHERTYPE_IPV4, ethernet::ETHERTYPE_IPV6][rng.below(3)];
+                    buf[12..14].copy_from_slice(&et.to_be_bytes());
+                    if n > 14 {
+                        buf[14] = if et == ethernet::ETHERTYPE_IPV6 { 0x60 } else { 0x45 };
+                    }
+                    n
+                }
+                _ => {
+                    // A test frame (or one from a far sequence) with a few bytes changed.
+                    let tpl = &t[rng.below(t.len())];
+                    let n = tpl.write(&mut buf, i % 150, 1_500 + i, i);
+                    for _ in 0..1 + rng.below(3) {
+                        let at = rng.below(n);
+                        buf[at] ^= 1 << rng.below(8);
+                    }
+                    n - rng.below(3).min(n) * rng.below(2)
+                }
+            };
+            let frame = &buf[..n];
+            if is_fragment(frame) {
+                feed(&mut pieces, frame);
+            } else {
+                feed(&mut whole, frame);
+                fed += 1;
+            }
+        }
+        let c = whole.ports[0].counters;
+        assert_eq!(c.test_frames + c.control_frames + c.foreign_frames + c.echo_requests, fed, "{c:?}");
+        assert!(c.foreign_frames > fed / 2, "most of them are foreign: {c:?}");
+        assert_eq!(c.fragment_frames, 0);
+    }
+
+    #[test]
+    fn requests_from_outside_the_lab_are_refused_and_foreign() {
+        for (v, src, dst) in [(4u8, "10.0.0.1", "198.19.0.2"), (6, "2001:db8::1", "2001:2:0:1::2")] {
+            let (mut st, _) = state();
+            let si = if v == 4 { 0 } else { 1 };
+            let plan = StreamPlan { protocol: crate::spec::Protocol::IcmpEcho, ..StreamPlan::for_test(si as u16, src, dst, 200) };
+            let t = Template::new(&plan, Mac([2, 0, 0, 0, 0, 1]), ME);
+            let mut buf = vec![0u8; 200];
+            let n = t.write(&mut buf, 7, 1_500, 7);
+            feed(&mut st, &buf[..n]);
+            let c = st.ports[0].counters;
+            assert_eq!((c.echo_requests, c.requests_refused, c.foreign_frames), (0, 1, 1), "IPv{v}");
+        }
+        // An ARP request for the port's address from outside: control traffic, not answered.
+        let (mut st, _) = state();
+        let req = arp::Arp { op: arp::OP_REQUEST, sender_mac: Mac([2, 0, 0, 0, 0, 7]), sender_ip: "10.0.0.1".parse().unwrap(),
+                             target_mac: Mac::default(), target_ip: "198.19.0.2".parse().unwrap() };
+        feed(&mut st, &arp::frame(Mac([0xff; 6]), &req));
+        let c = st.ports[0].counters;
+        assert_eq!((c.control_frames, c.requests_refused, c.replies_sent), (1, 1, 0));
+        // From the lab: answered (here no socket, so only not refused).
+        let req = arp::Arp { sender_ip: "198.18.0.1".parse().unwrap(), ..req };
+        feed(&mut st, &arp::frame(Mac([0xff; 6]), &req));
+        assert_eq!(st.ports[0].counters.requests_refused, 1);
     }
 }

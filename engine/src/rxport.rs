@@ -3,9 +3,10 @@
 //! it counted besides test frames, and the next hops learned.
 
 use crate::ring::RingStats;
+use crate::spec::Plan;
 use crate::wire::ethernet::Mac;
 use serde::Serialize;
-use std::net::{Ipv4Addr, Ipv6Addr};
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 use std::os::unix::io::RawFd;
 use std::sync::Mutex;
 
@@ -44,6 +45,61 @@ pub struct PortRxCounters {
     /// Fragmented datagrams given up incomplete, of a stream or of none
     /// known (their first fragment missing).
     pub incomplete_datagrams: u64,
+    /// ARP requests, Neighbor Solicitations and Echo Requests from an
+    /// address outside the trial's (`LabNets`): not answered. The echo
+    /// requests among them are also in `foreign_frames`.
+    pub requests_refused: u64,
+}
+
+/// The trial's addresses: every port's network (its address and prefix)
+/// and every stream's source and destination. The engine answers ARP,
+/// Neighbor Solicitations and Echo Requests only from these, so a port
+/// never answers a host that is not part of the lab. A Neighbor
+/// Solicitation may also come from a link-local address (fe80::/10: a
+/// router resolving a port), which never leaves the port's link.
+#[derive(Debug, Clone, Default)]
+pub struct LabNets {
+    nets: Vec<(IpAddr, u8)>,
+}
+
+impl LabNets {
+    pub fn of(plan: &Plan) -> LabNets {
+        let mut nets = Vec::new();
+        for p in &plan.ports {
+            nets.extend(p.ipv4.map(|a| (IpAddr::V4(a.addr), a.prefix_len)));
+            nets.extend(p.ipv6.map(|a| (IpAddr::V6(a.addr), a.prefix_len)));
+        }
+        for s in &plan.streams {
+            for a in [s.src_ip, s.dst_ip] {
+                nets.push((a, if a.is_ipv4() { 32 } else { 128 }));
+            }
+        }
+        LabNets { nets }
+    }
+
+    /// The given networks (tests).
+    #[cfg(test)]
+    pub fn new(nets: Vec<(IpAddr, u8)>) -> LabNets {
+        LabNets { nets }
+    }
+
+    /// `a` lies in one of the trial's networks.
+    pub fn contains(&self, a: IpAddr) -> bool {
+        self.nets.iter().any(|&(net, len)| match (net, a) {
+            (IpAddr::V4(n), IpAddr::V4(a)) => prefix_eq(u128::from(u32::from(n)) << 96, u128::from(u32::from(a)) << 96, len),
+            (IpAddr::V6(n), IpAddr::V6(a)) => prefix_eq(u128::from(n), u128::from(a), len),
+            _ => false,
+        })
+    }
+
+    /// A Neighbor Solicitation's source the port may answer: a lab address, or link-local.
+    pub fn may_solicit(&self, a: Ipv6Addr) -> bool {
+        (a.segments()[0] & 0xffc0) == 0xfe80 || self.contains(IpAddr::V6(a))
+    }
+}
+
+fn prefix_eq(a: u128, b: u128, len: u8) -> bool {
+    len == 0 || (a ^ b) >> (128 - u32::from(len.min(128))) == 0
 }
 
 /// Next-hop MACs learned per port (IPv4, IPv6).
@@ -59,6 +115,8 @@ pub struct RxPort {
     pub ipv6: Option<Ipv6Addr>,
     pub gateway_ipv4: Option<Ipv4Addr>,
     pub gateway_ipv6: Option<Ipv6Addr>,
+    /// Whom the port answers.
+    pub lab: LabNets,
     pub counters: PortRxCounters,
     pub ring_stats: RingStats,
 }

@@ -10,7 +10,7 @@ use crate::netns;
 use crate::result::TrialResult;
 use crate::ring::Ring;
 use crate::rx::{Receiver, RxQueue, RxState, Shared, StreamKey};
-use crate::rxport::{PortRxCounters, RxPort};
+use crate::rxport::{LabNets, PortRxCounters, RxPort};
 use crate::sock::{self, IfCounters, IfInfo};
 use crate::spec::{Backend, Plan};
 use crate::stats::StreamCounters;
@@ -218,6 +218,7 @@ pub fn run(plan: &Plan, stop: &AtomicBool) -> Result<TrialResult, String> {
 
 /// Starts the receive thread on every port's receive queue.
 fn start_receiver(plan: &Plan, open: &mut [OpenPort], shared: Arc<Shared>) -> Result<std::thread::JoinHandle<Result<Receiver, String>>, String> {
+    let lab = LabNets::of(plan);
     let ports = plan
         .ports
         .iter()
@@ -229,6 +230,7 @@ fn start_receiver(plan: &Plan, open: &mut [OpenPort], shared: Arc<Shared>) -> Re
             ipv6: p.ipv6.map(|a| a.addr),
             gateway_ipv4: p.gateway_ipv4,
             gateway_ipv6: p.gateway_ipv6,
+            lab: lab.clone(),
             counters: PortRxCounters::default(),
             ring_stats: Default::default(),
         })

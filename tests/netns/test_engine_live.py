@@ -4,6 +4,7 @@ them, exact counts, refusals counted, stalls reported."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import time
 
@@ -47,7 +48,8 @@ def live_ready(lab) -> None:
 def live_spec(lab, rate_fps: float, duration_s: float, backend: str = "xdp_live") -> dict:
     """IPv4 from a to b (128 B) and IPv6 from b to a (256 B): one stream a port."""
     return {
-        "spec_version": 1,
+        "spec_version": 2,
+        "netns_prefix": os.path.commonprefix([lab.t1, lab.t2]),
         "duration_s": duration_s,
         "drain_s": 1.0,
         "ports": [lab.port("a", tx_rate={"fps": rate_fps}, backend=backend), lab.port("b", tx_rate={"fps": rate_fps}, backend=backend)],

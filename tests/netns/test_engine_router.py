@@ -24,7 +24,8 @@ BACKENDS = pytest.mark.parametrize("backend", ["af_packet", "af_xdp"])
 
 def mix_spec(lab, rate_fps: float, duration_s: float, shares=(90, 10), frame_size=128, backend="auto", **extra) -> dict:
     s = {
-        "spec_version": 1,
+        "spec_version": 2,
+        "netns_prefix": os.path.commonprefix([lab.t1, lab.t2]),
         "duration_s": duration_s,
         "drain_s": 1.0,
         "ports": [lab.port("a", tx_rate={"fps": rate_fps}, backend=backend), lab.port("b", backend=backend)],

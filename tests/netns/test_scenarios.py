@@ -84,7 +84,7 @@ def test_a_campaign_runs_each_scenario_on_its_own_lab_and_reports_them_side_by_s
 
     # Nothing left to do: a resume brings no lab up and keeps the results.
     again = v6bench("run", str(f), "--db", str(db), "--resume", timeout=120)
-    assert again.returncode != 0 and "no unfinished run" in again.stderr
+    assert again.returncode == 2 and "finished; run it without --resume" in again.stderr, again.stderr
 
     rep = v6bench("report", "--db", str(db), "--out", str(tmp_path / "rep"), "--no-figure-files", timeout=120)
     assert rep.returncode == 0, rep.stderr

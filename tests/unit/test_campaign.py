@@ -122,6 +122,28 @@ def test_run_records_every_trial_and_resume_skips_done_tests(tmp_path):
     assert store.resumable_run(c.sha256) is None
     assert store.finished_run(c.sha256) == rid
     assert store.run(rid)["environment"]["resumed"][0]["kernel"] == "y"
+    # One row per test, each trial once: the interrupted attempt was continued in its own row.
+    assert len(store.tests(rid)) == 6 and all(t["status"] == "done" for t in store.tests(rid))
+    for t in store.tests(rid):
+        assert [x["seq"] for x in store.trials(t["id"])] == list(range(len(store.trials(t["id"]))))
+    assert store.db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+
+
+def test_a_resumed_attempt_that_takes_another_way_drops_the_trials_it_no_longer_makes(tmp_path):
+    c = spec.parse_campaign(GOOD, "t.toml")
+    store = Store(tmp_path / "r.db")
+    rid = store.start_run(c.name, "test", {}, None, c.path, c.sha256, c.text)
+    tid = store.start_test(rid, "k", "throughput", "100/0", 64, False, 0, {})
+    first = SimulatedTester(50_000, line_fps=84_459.0, seed=1)
+    rec = runner.Recorder(first, store, tid, [])
+    for load_fps in (10_000, 20_000, 30_000):
+        rec.measure(1.0, load_fps)
+    again = runner.Recorder(SimulatedTester(50_000, line_fps=84_459.0, seed=1), store, tid, store.trials(tid))
+    again.measure(1.0, 10_000)       # replayed, stays seq 0
+    again.measure(1.0, 25_000)       # another call: seq 1 and 2 of the first attempt go
+    trials = store.trials(tid)
+    assert [(x["seq"], x["call_args"]["load_fps"]) for x in trials] == [(0, 10_000), (1, 25_000)]
+    assert again.replayed == 1
 
 
 def test_exports_and_schema_version(tmp_path):

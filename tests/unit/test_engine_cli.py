@@ -10,6 +10,8 @@ import pytest
 
 from test_engine_frames import spec
 
+from v6bench import engine
+
 
 def run(engine_bin, *args, stdin: str | None = None):
     return subprocess.run([str(engine_bin), *args], input=stdin, capture_output=True, text=True, timeout=30)
@@ -19,7 +21,7 @@ def test_version_reports_formats(engine_bin):
     r = run(engine_bin, "version")
     assert r.returncode == 0
     v = json.loads(r.stdout)
-    assert v["spec_version"] == 1 and v["result_version"] == 1
+    assert v["spec_version"] == engine.SPEC_VERSION and v["result_version"] == 1
 
 
 def test_unparseable_spec_is_bad_input(engine_bin):
@@ -77,7 +79,14 @@ def test_root_namespace_refused(engine_bin):
 @pytest.mark.skipif(os.geteuid() != 0, reason="needs root to open namespaces")
 def test_unknown_namespace_is_a_clear_error(engine_bin):
     s = spec(4, 64)
-    s["ports"][0]["netns"] = "v6bench-no-such-ns"
+    s["ports"][0]["netns"] = "no-such-ns"
     r = run(engine_bin, "run", stdin=json.dumps(s))
     assert r.returncode == 1
-    assert 'network namespace "v6bench-no-such-ns" not found' in r.stderr
+    assert 'network namespace "no-such-ns" not found' in r.stderr
+
+
+def test_a_namespace_outside_the_lab_is_refused(engine_bin):
+    s = spec(4, 64)
+    s["ports"][0]["netns"] = "other"
+    r = run(engine_bin, "check", stdin=json.dumps(s))
+    assert r.returncode == 2 and "ports[0].netns: \"other\" is not one of the lab's namespaces" in r.stderr

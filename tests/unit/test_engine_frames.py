@@ -28,7 +28,8 @@ RATE_FPS = 1000
 
 def spec(ip_version: int, frame_size: int, shares=(1,)) -> dict:
     return {
-        "spec_version": 1,
+        "spec_version": 2,
+        "netns_prefix": "no",
         "frame_count": 1000,
         "ports": [
             {"name": "a", "interface": "x0", "netns": "none", "mac": SRC_MAC, "next_hop_mac": DST_MAC,

@@ -9,7 +9,8 @@ fn spec(json: serde_json::Value) -> Result<Plan, String> {
 
 fn base() -> serde_json::Value {
     serde_json::json!({
-        "spec_version": 1,
+        "spec_version": 2,
+        "netns_prefix": "ns",
         "duration_s": 2.0,
         "ports": [
             {"name": "a", "interface": "t1", "netns": "ns1", "ipv4": "198.18.0.2/24", "ipv6": "2001:2::2/64",
@@ -238,4 +239,80 @@ fn fragmented_streams_count_every_wire_frame_in_bit_rates() {
 fn minimum_frames() {
     assert_eq!(min_frame_size(4), 64);
     assert_eq!(min_frame_size(6), 84);
+}
+
+#[test]
+fn ports_open_only_in_the_labs_namespaces() {
+    let mut s = base();
+    s["ports"][1]["netns"] = serde_json::json!("other");
+    assert_eq!(spec(s.clone()).unwrap_err(), "ports[1].netns: \"other\" is not one of the lab's namespaces (names starting with \"ns\")");
+    s["ports"][1]["netns"] = serde_json::json!("ns2");
+    s.as_object_mut().unwrap().remove("netns_prefix");
+    assert!(spec(s.clone()).unwrap_err().starts_with("ports[0].netns: \"ns1\" needs the spec's netns_prefix"));
+    s["netns_prefix"] = serde_json::json!("");
+    assert!(spec(s.clone()).unwrap_err().starts_with("netns_prefix:"));
+    let mut s = base();
+    for p in s["ports"].as_array_mut().unwrap() {
+        p.as_object_mut().unwrap().remove("netns");
+    }
+    s.as_object_mut().unwrap().remove("netns_prefix");
+    assert!(spec(s).is_ok(), "ports in the engine's own namespace need no prefix (allow_root_netns guards the root one)");
+}
+
+/// Arbitrary JSON in place of any part of a valid spec is refused with a
+/// message or planned (what `check` does before anything is sent); it
+/// never panics. (`v6bench-engine frames` builds a planned spec's frames:
+/// tests/unit/test_engine_cli.py feeds it mutated specs.)
+#[test]
+fn arbitrary_spec_json_never_panics() {
+    let mut x = 0x2545_f491_4f6c_dd1du64;
+    let mut next = move || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x
+    };
+    let values = |r: u64| -> serde_json::Value {
+        match r % 14 {
+            0 => serde_json::Value::Null,
+            1 => serde_json::json!(true),
+            2 => serde_json::json!(-1),
+            3 => serde_json::json!(0),
+            4 => serde_json::json!(u64::MAX),
+            5 => serde_json::json!(1e308),
+            6 => serde_json::json!(-0.0),
+            7 => serde_json::json!(""),
+            8 => serde_json::json!("x/../y"),
+            9 => serde_json::json!([]),
+            10 => serde_json::json!({}),
+            11 => serde_json::json!(65_536),
+            12 => serde_json::json!(9_000),
+            _ => serde_json::json!("2001:2::ffff"),
+        }
+    };
+    let (mut planned, mut refused) = (0, 0);
+    for _ in 0..20_000 {
+        let mut s = base();
+        for _ in 0..1 + next() % 3 {
+            // A random place: the top level, a port or a stream, then a key that is there or not.
+            let r = next();
+            let part = ["", "ports", "streams"][(r % 3) as usize];
+            let i = (r / 3 % 2) as usize;
+            let inner = !part.is_empty() && s.get(part).and_then(|v| v.get(i)).is_some_and(|v| v.is_object());
+            let target = if inner { &mut s[part][i] } else { &mut s };
+            let Some(obj) = target.as_object_mut() else { continue };
+            let keys: Vec<String> = obj.keys().cloned().collect();
+            let extra = ["tx_rate", "frame_count", "fragment_mtu", "ipv6_ext_headers", "protocol", "rx_cpu", "mac", "backend", "tx_queues", "learning"];
+            let key = if next() % 2 == 0 { keys[(next() % keys.len() as u64) as usize].clone() } else { extra[(next() % extra.len() as u64) as usize].to_string() };
+            obj.insert(key, values(next()));
+        }
+        match spec(s) {
+            Ok(_) => planned += 1,
+            Err(e) => {
+                refused += 1;
+                assert!(!e.is_empty());
+            }
+        }
+    }
+    assert!(planned > 0 && refused > 0, "both kinds seen: {planned} planned, {refused} refused");
 }

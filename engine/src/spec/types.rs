@@ -7,7 +7,7 @@ use serde::Deserialize;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
 /// The spec version this engine reads.
-pub const SPEC_VERSION: u32 = 1;
+pub const SPEC_VERSION: u32 = 2;
 /// Largest frame the engine builds (jumbo), bytes incl. FCS.
 pub const MAX_FRAME_SIZE: usize = 9216;
 /// Frames per sending port at most (bounds the per-stream sequence bitmaps).
@@ -85,6 +85,11 @@ pub struct TrialSpec {
     /// Allow ports in the engine's own (root) network namespace.
     #[serde(default)]
     pub allow_root_netns: bool,
+    /// The lab's namespaces: a port's `netns` must start with this
+    /// (required when a port names one), so a spec cannot open ports in
+    /// namespaces of anything but the lab it was made for.
+    #[serde(default)]
+    pub netns_prefix: Option<String>,
 }
 
 fn default_drain_s() -> f64 {

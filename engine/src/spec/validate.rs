@@ -20,7 +20,7 @@ impl TrialSpec {
             if p.name.is_empty() || ports.iter().any(|q| q.name == p.name) {
                 return Err(format!("ports[{i}].name: must be non-empty and unique, got {:?}", p.name));
             }
-            ports.push(port_plan(&format!("ports[{i}]"), p)?);
+            ports.push(port_plan(&format!("ports[{i}]"), p, self.netns_prefix.as_deref())?);
         }
         let mut streams: Vec<StreamPlan> = Vec::with_capacity(self.streams.len());
         for (i, s) in self.streams.iter().enumerate() {
@@ -56,6 +56,9 @@ impl TrialSpec {
 
     /// The trial as a whole: version, length, phases, limits, and that it has ports and streams.
     fn check_trial(&self) -> Result<(), String> {
+        if let Some(pre) = self.netns_prefix.as_ref().filter(|pre| pre.is_empty() || pre.contains('/') || pre.len() > 200) {
+            return Err(format!("netns_prefix: {pre:?} is not the start of a namespace name"));
+        }
         if self.spec_version != SPEC_VERSION {
             return Err(format!("spec_version: this engine reads version {SPEC_VERSION}, got {}", self.spec_version));
         }
@@ -280,12 +283,21 @@ impl TrialSpec {
 }
 
 /// Port `f` as the plan holds it: names, MAC, addresses (what it sends is filled in later).
-fn port_plan(f: &str, p: &PortSpec) -> Result<PortPlan, String> {
+fn port_plan(f: &str, p: &PortSpec, netns_prefix: Option<&str>) -> Result<PortPlan, String> {
     if p.interface.is_empty() || p.interface.len() > 15 || p.interface.contains('/') {
         return Err(format!("{f}.interface: {:?} is not a valid interface name", p.interface));
     }
     if let Some(ns) = p.netns.as_ref().filter(|ns| ns.is_empty() || ns.contains('/') || *ns == "." || *ns == "..") {
         return Err(format!("{f}.netns: {ns:?} is not a valid namespace name"));
+    }
+    if let Some(ns) = &p.netns {
+        match netns_prefix {
+            None => return Err(format!("{f}.netns: {ns:?} needs the spec's netns_prefix (the lab's namespaces); the engine opens ports only in those")),
+            Some(pre) if !ns.starts_with(pre) => {
+                return Err(format!("{f}.netns: {ns:?} is not one of the lab's namespaces (names starting with {pre:?})"))
+            }
+            _ => {}
+        }
     }
     let mac = match p.mac.as_deref() {
         None => MacChoice::Engine,

@@ -141,9 +141,15 @@ def visits(plan: list[ScheduledTest], done: set[str]) -> list[tuple[str, list[Sc
 
 
 class Recorder:
-    """A :class:`Tester` that writes every trial to the store as it ends,
-    and first replays ``replay`` (trials of an interrupted attempt) while
-    the calls match them."""
+    """A :class:`Tester` that writes every trial to the store as it ends.
+
+    ``replay``: the trials test ``test_id`` recorded in an interrupted
+    attempt (seq 0, 1, …). While the calls match them they are answered
+    from the store and stay where they are; at the first call that does
+    not match, the attempt's remaining trials are deleted (they answered
+    calls this attempt does not make) and trials are measured from there.
+    Each trial is in the database once, in the test's own row.
+    """
 
     def __init__(self, tester: Tester, store: Store, test_id: int, replay: list[dict]) -> None:
         self.tester, self.store, self.test_id, self.replay = tester, store, test_id, list(replay)
@@ -155,13 +161,14 @@ class Recorder:
         if self.replay and self.replay[0]["call"] == call and self.replay[0]["call_args"] == args:
             r = self.replay.pop(0)
             m = Measurement(r["duration_s"], r["intended_fps"], r["offered_fps"], r["tx_frames"], r["rx_frames"],
-                            bool(r["tester_limited"]), r["result"], tuple(r["streams"]),
-                            {**(r["extra"] or {}), "replayed_from_trial": r["id"]})
+                            bool(r["tester_limited"]), r["result"], tuple(r["streams"]), r["extra"] or {})
             self.replayed += 1
         else:
-            self.replay = []
+            if self.replay:
+                self.store.delete_trials(self.test_id, from_seq=self.seq)
+                self.replay = []
             m = fn()
-        self.store.add_trial(self.test_id, self.seq, call, args, m)
+            self.store.add_trial(self.test_id, self.seq, call, args, m)
         self.seq += 1
         return m
 
@@ -220,13 +227,18 @@ def run(c: Campaign, store: Store, run_id: int, make_tester: Callable[[Scheduled
         eta = f" · ETA {_eta(sum(spent) / len(spent) * left)}" if spent else ""
         progress(f"[{bar:<20}] {position}/{len(plan)} {p.describe()}{eta}")
         sc = sc_of[p.scenario]
-        old = store.unfinished_attempt(run_id, p.key)
-        replay = store.trials(old) if old else []
-        test_id = store.start_test(run_id, p.key, p.test.kind, str(p.mix), p.frame_size, p.bidirectional, p.repetition,
-                                   {"params": p.test.params.__dict__, "throughput_search": p.test.throughput_search.__dict__,
-                                    "drain_s": p.test.matrix.drain_s, **p.test.traffic.to_json(), "variant": dict(p.variant),
-                                    **({"scenario": p.scenario} if p.scenario else {}),
-                                    **({"control_of": sc.control_of} if sc.control_of else {})})
+        params = {"params": p.test.params.__dict__, "throughput_search": p.test.throughput_search.__dict__,
+                  "drain_s": p.test.matrix.drain_s, **p.test.traffic.to_json(), "variant": dict(p.variant),
+                  **({"scenario": p.scenario} if p.scenario else {}),
+                  **({"control_of": sc.control_of} if sc.control_of else {})}
+        # An interrupted attempt (a kill, Ctrl-C, a failure) is continued in its own row: one row per test.
+        test_id = store.unfinished_attempt(run_id, p.key)
+        replay = store.trials(test_id) if test_id else []
+        if test_id:
+            store.restart_test(test_id)
+        else:
+            test_id = store.start_test(run_id, p.key, p.test.kind, str(p.mix), p.frame_size, p.bidirectional,
+                                       p.repetition, params)
         started = time.monotonic()
         k = registry.kind(p.test.kind)
         rec = None

@@ -12,7 +12,7 @@ from typing import Callable
 
 from .. import __version__, selftest
 from ..core.errors import UsageError
-from ..lab import control
+from ..lab import control, state
 from ..lab import dut as dut_rules
 from ..lab.site import Site
 from ..lab.state import LabState
@@ -61,10 +61,32 @@ def run(site: Site, c: Campaign, store: Store, resume: bool, command: str,
         progress: Callable[[str], None] = lambda s: print(s, file=sys.stderr, flush=True)) -> int:
     """Runs (or resumes) ``c``; returns the run id. The points run in the
     order of :func:`runner.schedule` (a resumed run: the order it
-    recorded), one lab per visit of a scenario."""
-    run_id = store.resumable_run(c.sha256) if resume else None
-    if resume and run_id is None:
-        raise UsageError(f"no unfinished run of {c.name} (this exact file) in {store.path}; run it without --resume", "resume")
+    recorded), one lab per visit of a scenario.
+
+    The run holds the machine's lab lock from start to end: a second run
+    (or any lab command) started meanwhile is refused before it reads or
+    writes anything (:class:`LabError`). ``resume``: continue the newest
+    unfinished run of this exact campaign; if it has none, only finished
+    ones, that is an error; if it has no run at all (one killed before its
+    first lab was up records none) a new run starts.
+    """
+    with state.locked(site, f"run {c.name}"):
+        return _run(site, c, store, resume, command, progress)
+
+
+def _resumable(c: Campaign, store: Store, progress: Callable[[str], None]) -> int | None:
+    run_id = store.resumable_run(c.sha256)
+    if run_id is None:
+        done = store.finished_run(c.sha256)
+        if done is not None:
+            raise UsageError(f"run {done} of {c.name} (this exact file) in {store.path} finished; "
+                             f"run it without --resume to run it again", "resume")
+        progress(f"no unfinished run of {c.name} (this exact file) in {store.path}: starting one")
+    return run_id
+
+
+def _run(site: Site, c: Campaign, store: Store, resume: bool, command: str, progress: Callable[[str], None]) -> int:
+    run_id = _resumable(c, store, progress) if resume else None
     sts = ensure_selftests(site, store, c, progress)
     # The run's own record: the self-test of the campaign's [lab] arrangement (each scenario's is in its environment).
     st = sts.get(c.lab.cpu_arrangement, next(iter(sts.values())))

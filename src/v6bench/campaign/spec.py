@@ -413,11 +413,18 @@ def _check_on_lab(t: TestSpec, lab: LabSpec, lab_path: LabPath) -> None:
     """What a test needs of the lab it runs on (``lab_path``: its path from
     t1 to t2), with the rules a trial checks (:mod:`v6bench.trial.fit`);
     errors name fields of the test."""
-    if isinstance(registry.kind(t.kind), registry.HostKind):
+    k = registry.kind(t.kind)
+    if isinstance(k, registry.HostKind):
         for j, mix in enumerate(t.matrix.mixes):
-            why = lab_path.problem(4 if mix.ipv4_pct else 6, 0)
+            version = 4 if mix.ipv4_pct else 6
+            why = lab_path.problem(version, 0)
             if why:
                 raise UsageError(f"{mix}: {why}", ("mixes", j))
+            largest = lab_path.largest_payload(version)
+            if k.whole_payload_bytes(t.params) > largest:
+                raise UsageError(f"{k.whole_payload_bytes(t.params)} bytes do not fit the path: IPv{version} carries at "
+                                 f"most {largest} bytes of IP payload whole (path MTU {min(lab_path.mtus())})",
+                                 "payload_sizes")
         return
     mesh = t.kind == "mesh"
     for j, mix in enumerate(t.matrix.mixes):

@@ -13,6 +13,7 @@ failed; 130 interrupted (Ctrl-C or SIGTERM), after cleaning up.
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 
 from .. import engine, selftest, stopping
@@ -47,8 +48,13 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
     naming it, and for ``test KIND`` saying which kinds take it."""
     p = parser()
     args, extra = p.parse_known_args(argv)
+    if extra and not re.match(r"--?[A-Za-z]", extra[0]):  # a value no option takes: after a switch, or a second positional
+        given = list(sys.argv[1:] if argv is None else argv)
+        before = given[given.index(extra[0]) - 1] if extra[0] in given[1:] else ""
+        why = f"{before} is a switch and takes no value" if before.startswith("--") else "a value no option takes"
+        p.error(f"{extra[0]!r}: {why}")
     if extra:
-        flag = next((x for x in extra if x.startswith("-")), extra[0])
+        flag = next((x for x in extra if re.match(r"--?[A-Za-z]", x)), extra[0])
         where = f"v6bench {args.command}" + (f" {args.kind}" if args.command == "test" else "")
         others = [k for k in test_kinds_taking(p, flag.split("=")[0])] if args.command == "test" else []
         also = f" (it is an option of {', '.join(others)})" if others else ""

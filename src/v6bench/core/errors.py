@@ -14,6 +14,9 @@ relative to that part; code that checks the whole places it with
 
 from __future__ import annotations
 
+import json
+import re
+
 Field = tuple[str | int, ...]
 
 
@@ -52,8 +55,17 @@ class LabError(V6benchError):
 
 
 def field_path(field: Field) -> str:
-    """A field path as a file names it: ``test[2].mixes[0]``."""
+    """A field path as a file names it: ``test[2].mixes[0]``; a key that
+    is not a bare TOML key is quoted as TOML quotes it (``lab."a b"``)."""
     out = ""
     for part in field:
-        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else part)
+        if isinstance(part, int):
+            out += f"[{part}]"
+        else:
+            key = part if _BARE_KEY.fullmatch(part) else json.dumps(part)
+            out += f".{key}" if out else key
     return out
+
+
+#: A TOML bare key (TOML 1.0 "Keys").
+_BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")

@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, fields, replace
 
 #: The spec version this module writes.
-SPEC_VERSION = 1
+SPEC_VERSION = 2
 AFTER_STALL = ("catch_up", "slip")
 
 
@@ -99,6 +99,8 @@ class TrialSpec:
     after_stall: str | None = None
     export_histograms: bool = False
     tx_stamp_check: bool = False
+    #: The lab's namespaces: every port's ``netns`` must start with it (the engine refuses others).
+    netns_prefix: str | None = None
     spec_version: int = SPEC_VERSION
 
     def __post_init__(self) -> None:

@@ -12,7 +12,7 @@ from .. import engine
 from ..core.errors import UsageError
 from ..lab.site import Site
 from ..lab.state import LabState
-from ..trial.path import IP_HEADER, LabPath
+from ..trial.path import LabPath
 from . import iperf
 from .kernel import Pair, kernel_stacks
 
@@ -33,7 +33,7 @@ class StackTester:
             raise UsageError(f"IPv{version}: {why}")
 
     def mtu_payload(self, version: int) -> int:
-        return min(self.path.mtus()) - IP_HEADER[version]
+        return self.path.largest_payload(version)
 
     def stream(self, version: int, protocol: str, message_bytes: int, duration_s: float) -> dict:
         self._check_family(version)
@@ -42,7 +42,7 @@ class StackTester:
         return {**out, "topology": self.lab.topology, "client_cpu": self.client_cpu, "server_cpu": self.server_cpu}
 
     def _rr(self, pair: Pair, version: int, payload_bytes: int, duration_s: float) -> dict:
-        spec = {"rr_version": 1, "payload_bytes": payload_bytes, "duration_s": duration_s, "server_port": RR_SERVER_PORT,
+        spec = {"rr_version": 2, "netns_prefix": self.lab.netns_prefix, "payload_bytes": payload_bytes, "duration_s": duration_s, "server_port": RR_SERVER_PORT,
                 "client": {"netns": pair.client.netns, "address": pair.client.address(version), "cpu": self.client_cpu},
                 "server": {"netns": pair.server.netns, "address": pair.server.address(version), "cpu": self.server_cpu}}
         r = engine.run_rr(spec, self.site.engine_pid_file)

@@ -60,6 +60,14 @@ class LabState:
     dut: dict = None  # DutConfig.to_json(); None = plain forwarding
 
     @property
+    def netns_prefix(self) -> str:
+        """The start of the lab's namespace names (node N lives in
+        ``PREFIX + N``, :meth:`Site.netns`): the engine opens ports only
+        in namespaces named so."""
+        n = self.nodes[0]
+        return n["netns"].removesuffix(n["name"])
+
+    @property
     def dut_config(self) -> DutConfig:
         """``dut`` as the configuration it records."""
         return DutConfig.from_json(self.dut)
@@ -132,14 +140,28 @@ def our_namespaces(site: Site) -> list[str]:
     return sorted(n for n in pr_netns.listnetns() if n.startswith(site.netns_prefix))
 
 
+#: The lock files this process holds, and how deep.
+_held: dict[str, int] = {}
+
+
 @contextmanager
 def locked(site: Site, what: str, wait_s: float = 0.0) -> Iterator[None]:
     """Holds the machine's lab lock while the block runs.
 
     Raises :class:`LabError` naming the holder if another v6bench command has
     it for longer than ``wait_s``. The kernel releases the lock when the
-    holder dies, however it dies.
+    holder dies, however it dies. Nested in a block of this process that
+    holds it already (a campaign run holds it from start to end, and its
+    labs and self-tests take it again), the block just runs.
     """
+    key = str(site.lock_file)
+    if _held.get(key):
+        _held[key] += 1
+        try:
+            yield
+        finally:
+            _held[key] -= 1
+        return
     site.run_dir.mkdir(parents=True, exist_ok=True)
     fd = os.open(site.lock_file, os.O_RDWR | os.O_CREAT, 0o644)
     deadline = time.monotonic() + wait_s
@@ -157,11 +179,13 @@ def locked(site: Site, what: str, wait_s: float = 0.0) -> Iterator[None]:
                     raise LabError(f"the lab is busy: {holder} holds {site.lock_file}") from None
                 time.sleep(0.1)
         held = True
+        _held[key] = 1
         os.ftruncate(fd, 0)
         os.pwrite(fd, f"pid {os.getpid()} ({what})\n".encode(), 0)
         yield
     finally:
         if held:  # only the holder may clear the holder's name
+            _held.pop(key, None)
             os.ftruncate(fd, 0)
         os.close(fd)  # releases the flock
 

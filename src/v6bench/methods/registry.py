@@ -72,6 +72,9 @@ class HostKind:
     procedure: Callable[[HostTester, Any, int, dict], dict]
     summary: str
     compared: bool = True
+    #: The largest IP payload [bytes] the test sends, which the path must
+    #: carry whole (0: the stacks may fragment or segment what they send).
+    whole_payload_bytes: Callable[[Any], int] = lambda p: 0
 
 
 KINDS: dict[str, Kind | HostKind] = {k.name: k for k in (
@@ -91,7 +94,8 @@ KINDS: dict[str, Kind | HostKind] = {k.name: k for k in (
     HostKind("stack-throughput", stack_throughput.Params, stack_throughput.variants, stack_throughput.run,
              "TCP/UDP throughput between the tester hosts' stacks by message size, iperf3 (seed 001)"),
     HostKind("rr-latency", rr_latency.Params, rr_latency.variants, rr_latency.run,
-             "router latency by UDP request/response, minus a back-to-back baseline (seed 004)"),
+             "router latency by UDP request/response, minus a back-to-back baseline (seed 004)",
+             whole_payload_bytes=lambda p: max(p.payload_sizes, default=0)),
 )}
 
 
@@ -113,7 +117,7 @@ def default_design(k: Kind | HostKind, params: Any) -> tuple[int, Any]:
 
 
 def kind(name: str) -> Kind | HostKind:
-    if name not in KINDS:
+    if not isinstance(name, str) or name not in KINDS:
         raise UsageError(f"{name!r} is not a test (known: {', '.join(KINDS)})", "kind")
     return KINDS[name]
 

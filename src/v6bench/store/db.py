@@ -106,18 +106,44 @@ class Store:
     """One open database. All writes commit before returning."""
 
     def __init__(self, path: Path | str = DEFAULT_PATH) -> None:
+        """Opens (or creates) the database at ``path``. A path that cannot
+        hold one (a directory, a file of another kind, an unwritable place)
+        or a database of another schema version is a :class:`UsageError`
+        about the field ``db``; nothing is written to a file that is not a
+        v6bench database."""
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self.db = sqlite3.connect(self.path, timeout=30, isolation_level=None)
+        if self.path.is_dir():
+            raise UsageError(f"{self.path} is a directory; give a database file (e.g. {DEFAULT_PATH})", "db")
+        above = next((a for a in self.path.parents if a.exists()), None)
+        if above is not None and not above.is_dir():
+            raise UsageError(f"cannot create {self.path}: {above} is not a directory", "db")
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self.db = sqlite3.connect(self.path, timeout=30, isolation_level=None)
+        except (OSError, sqlite3.Error) as e:
+            raise UsageError(f"cannot open {self.path}: {getattr(e, 'strerror', None) or e}", "db") from None
+        try:
+            self._open()
+        except sqlite3.Error as e:
+            self.db.close()
+            what = "is not an SQLite database" if isinstance(e, sqlite3.DatabaseError) and "not a database" in str(e) else f"cannot be used: {e}"
+            raise UsageError(f"{self.path} {what}", "db") from None
+        except UsageError:
+            self.db.close()
+            raise
+
+    def _open(self) -> None:
         self.db.row_factory = sqlite3.Row
         self.db.execute("PRAGMA journal_mode=WAL")
         self.db.execute("PRAGMA foreign_keys=ON")
         self.db.execute("PRAGMA synchronous=FULL")
-        have = self.db.execute("SELECT name FROM sqlite_master WHERE type='table' AND name='meta'").fetchone()
-        if have is None:
+        tables = {r[0] for r in self.db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+        if not tables:
             self.db.executescript("BEGIN;" + SCHEMA + f"INSERT INTO meta VALUES ('schema_version', '{SCHEMA_VERSION}'); COMMIT;")
+        elif "meta" not in tables:
+            raise UsageError(f"{self.path} is an SQLite database but not a v6bench results database", "db")
         version = self.db.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
-        if version is None or int(version[0]) != SCHEMA_VERSION:
+        if version is None or version[0] != str(SCHEMA_VERSION):
             raise UsageError(f"{self.path} has results schema version {version[0] if version else '?'}; "
                              f"this v6bench reads version {SCHEMA_VERSION}", "db")
 
@@ -236,6 +262,12 @@ class Store:
         self._update("UPDATE tests SET status=?, finished_at_unix_s=?, result_json=?, error=? WHERE id=?",
                      (status, time.time(), _dumps(result) if result is not None else None, error, test_id))
 
+    def restart_test(self, test_id: int) -> None:
+        """An interrupted or failed attempt of a test runs again in its own
+        row: status ``running``, its end, result and error cleared."""
+        self._update("UPDATE tests SET status='running', finished_at_unix_s=NULL, result_json=NULL, error=NULL WHERE id=?",
+                     (test_id,))
+
     def done_points(self, run_id: int) -> set[str]:
         return {r[0] for r in self.db.execute("SELECT point_key FROM tests WHERE run_id=? AND status='done'", (run_id,))}
 
@@ -276,6 +308,10 @@ class Store:
                                   "tx_frames": m.tx_frames, "rx_frames": m.rx_frames, "lost_frames": m.lost_frames,
                                   "loss_ratio": m.loss_ratio, "tester_limited": int(m.tester_limited),
                                   "streams": list(m.streams), "extra": m.extra, "result": m.detail})
+
+    def delete_trials(self, test_id: int, from_seq: int) -> None:
+        """Removes test ``test_id``'s trials from ``from_seq`` on."""
+        self._update("DELETE FROM trials WHERE test_id=? AND seq>=?", (test_id, from_seq))
 
     def trials(self, test_id: int) -> list[dict]:
         out = []

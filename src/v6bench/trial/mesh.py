@@ -30,7 +30,7 @@ START_SPREAD_RATIO = 0.01
 def testers(topology: str) -> list[str]:
     """The tester ports of a ``mesh:N`` topology, t1 … tN."""
     if not topology.startswith("mesh:"):
-        raise UsageError(f"mesh traffic needs a mesh:N topology (N tester ports on one router), not {topology}", "mesh")
+        raise UsageError(f"mesh traffic needs a mesh:N topology (N tester ports on one router), not topology {topology}", "mesh")
     return sorted((n.name for n in parse_topology(topology).testers), key=lambda t: int(t[1:]))
 
 

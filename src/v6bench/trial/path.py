@@ -67,6 +67,11 @@ class LabPath:
         m = [v for _, v in self.links]
         return m[::-1] if reverse else m
 
+    def largest_payload(self, version: int) -> int:
+        """The largest IP payload [bytes] of IP ``version`` every link
+        carries whole: the smallest MTU less the IP header."""
+        return min(self.mtus()) - IP_HEADER[version]
+
     def source_mtu(self, version: int, frame_size: int, reverse: bool = False) -> int | None:
         """The MTU the tester fragments ``frame_size``-byte frames of IP
         ``version`` to at the source, or None if it sends them whole."""

@@ -60,7 +60,7 @@ def engine_spec(lab: LabState, request: TrialRequest, fps: float) -> TrialSpec:
             streams.append(stream)
     return TrialSpec(ports, tuple(streams), duration_s=request.duration_s, drain_s=request.drain_s, rx_cpu=plan.tester_rx,
                      rx_priority=plan.tester_rx_priority, tester_limited_backlog_frames=input_queue_frames(lab),
-                     after_stall=AFTER_STALL,
+                     after_stall=AFTER_STALL, netns_prefix=lab.netns_prefix,
                      # per-frame delay distributions for the report (seed 003 Fig. 3-4); mesh reports loss per flow
                      export_histograms=not request.mesh)
 
