@@ -108,11 +108,19 @@ fn print_json<T: serde::Serialize>(v: &T, pretty: bool) -> Result<(), Failure> {
     writeln!(out, "{text}").map_err(|e| Failure(1, format!("cannot write result: {e}")))
 }
 
+/// SIGINT and SIGTERM stop the trial (senders first, then the count);
+/// so does the death of the process that started the engine (SIGKILL of
+/// `v6bench` included): the engine never sends on for a parent that is gone.
 fn catch_signals() {
-    // SAFETY: the handler only stores to an atomic, which is async-signal-safe.
+    // SAFETY: the handler only stores to an atomic, which is async-signal-safe; prctl and getppid have no
+    // memory effects on this process.
     unsafe {
         libc::signal(libc::SIGINT, on_signal as *const () as libc::sighandler_t);
         libc::signal(libc::SIGTERM, on_signal as *const () as libc::sighandler_t);
+        libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM as libc::c_ulong, 0, 0, 0);
+        if libc::getppid() == 1 {
+            on_signal(libc::SIGTERM); // the parent died before the line above
+        }
     }
 }
 

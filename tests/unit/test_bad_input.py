@@ -184,8 +184,12 @@ def no_lab(monkeypatch, tmp_path):
     def refuse(*a, **k):
         raise AssertionError("the lab was reached outside a run")
 
+    def trial_reached(site, topology, link_speed_bps, mtu, arrangement, dut=None):
+        seen.append(None)  # a trial is checked again on the lab it gets (trial/fit.py); not simulated here
+        raise Reached()
+
     from v6bench.cli import lab, test, trial
-    monkeypatch.setattr(trial.control, "for_trial", refuse)
+    monkeypatch.setattr(trial.control, "for_trial", trial_reached)
     monkeypatch.setattr(trial.control, "status", lambda site: (None, False))
     monkeypatch.setattr(lab.control, "up", refuse)
     monkeypatch.setattr(test.session, "run", reached)
@@ -203,11 +207,18 @@ def main(argv: list[str], capsys, reached) -> tuple[int | str, list[str]]:
     return status, capsys.readouterr().err.strip().splitlines()
 
 
+def _parsers() -> dict[str, object]:
+    """The parser of ``test KIND`` per kind, and ``trial``'s (as "trial")."""
+    top = cli._subparsers(cli.parser())
+    return {**cli._subparsers(top["test"]), "trial": top["trial"]}
+
+
+PARSERS = _parsers()
+
+
 def _flags() -> dict[str, list[str]]:
-    out = {}
-    for name, kp in cli._subparsers(cli._subparsers(cli.parser())["test"]).items():
-        out[name] = sorted(f for f in kp._option_string_actions if f.startswith("--") and f not in ("--help", "--json"))
-    return out
+    return {name: sorted(f for f in kp._option_string_actions if f.startswith("--") and f not in ("--help", "--json"))
+            for name, kp in PARSERS.items()}
 
 
 FLAGS = _flags()
@@ -231,8 +242,8 @@ GOOD = {"--mix": ["100/0", "0/100", "90/10", "100/0,0/100"], "--frame-size": ["8
 @st.composite
 def command_lines(draw) -> list[str]:
     kind = draw(st.sampled_from(sorted(FLAGS)))
-    argv = ["test", kind]
-    parser = cli._subparsers(cli._subparsers(cli.parser())["test"])[kind]
+    argv = ["trial"] if kind == "trial" else ["test", kind]
+    parser = PARSERS[kind]
     for _ in range(draw(st.integers(0, 3))):
         flag = draw(st.sampled_from(FLAGS[kind]) if draw(st.integers(0, 9)) else st.sampled_from(ALL_FLAGS))
         argv.append(flag)
@@ -249,16 +260,18 @@ def command_lines(draw) -> list[str]:
 @given(command_lines())
 def test_any_test_command_line_is_refused_in_one_line_or_runs_to_its_end(no_lab, capsys, tmp_path, argv):
     seen, reached = no_lab
-    status, err = main([*argv, "--db", str(tmp_path / "r.db")], capsys, reached)
+    db = ["--db", str(tmp_path / "r.db")] if argv[0] == "test" else []
+    status, err = main([*argv, *db], capsys, reached)
     if status == "accepted":
         c = seen.pop()
-        event("accepted, run on the simulation" if runnable(c) else "accepted (not simulated)")
-        if runnable(c):
+        event("accepted, run on the simulation" if c and runnable(c) else "accepted (not simulated)")
+        if c and runnable(c):
             run_on_simulation(c, tmp_path)
         return
     event("refused")
     assert status == 2 and len(err) == 1, (argv, status, err)
-    assert err[0].startswith(("v6bench: error: ", "v6bench test: error: ", f"v6bench test {argv[1]}: error: ")), err
+    assert err[0].startswith(("v6bench: error: ", "v6bench test: error: ", f"v6bench {' '.join(argv[:2])}: error: ",
+                              "v6bench trial: error: ")), err
     # A refusal names what is at fault: an option (or KIND), or the value argparse could not read.
     assert re.match(r"v6bench: error: (--?[A-Za-z0-9-]+|KIND|'[^']*'): ", err[0]) or "argument" in err[0], err
 
@@ -303,3 +316,31 @@ def test_a_database_path_that_cannot_hold_one_is_one_line(no_lab, capsys, tmp_pa
             status, err = main(argv, capsys, reached)
             assert status == 2 and len(err) == 1 and err[0].startswith("v6bench: error: --db: ") and why in err[0], err
     assert (tmp_path / "text").read_text() == "hello\n", "a file that is not a database is left as it was"
+
+
+def test_the_lab_lock_is_held_once_per_process_and_refuses_another(tmp_path, monkeypatch):
+    """A run holds the lab lock from start to end and takes it again for
+    each lab and self-test (nested: it just runs); another process is
+    refused naming the holder; an unusable lock directory is one line."""
+    import subprocess
+    import sys
+    from v6bench.core.errors import LabError
+    from v6bench.lab import state
+    from v6bench.lab.site import Site
+    monkeypatch.setenv("V6BENCH_RUN_DIR", str(tmp_path / "run"))
+    site = Site.from_env()
+    other = ("import sys; from v6bench.lab import state; from v6bench.lab.site import Site\n"
+             "try:\n    with state.locked(Site.from_env(), 'other'): print('took it')\n"
+             "except Exception as e: print(type(e).__name__, e)")
+    with state.locked(site, "run x"):
+        with state.locked(site, "trial"):
+            assert state.is_locked(site)
+        out = subprocess.run([sys.executable, "-c", other], capture_output=True, text=True, timeout=60).stdout
+        assert out.startswith("LabError the lab is busy: pid") and "(run x)" in out, out
+    out = subprocess.run([sys.executable, "-c", other], capture_output=True, text=True, timeout=60).stdout
+    assert out.strip() == "took it"
+    (tmp_path / "file").write_text("")
+    monkeypatch.setenv("V6BENCH_RUN_DIR", str(tmp_path / "file" / "run"))
+    with pytest.raises(LabError, match="cannot take the lab lock"):
+        with state.locked(Site.from_env(), "x"):
+            pass

@@ -379,3 +379,17 @@ def test_v6bench_test_repeats_a_search_enough_for_a_verdict_unless_told(monkeypa
     assert c.tests[0].matrix.repeat == 5
     c = test_cmd.campaign(site, parser.parse_args(["test", "throughput", "--frame-size", "128", "--repeat", "1"]))
     assert c.tests[0].matrix.repeat == 1
+
+
+def test_resume_continues_the_unfinished_run_starts_one_if_none_was_recorded_and_refuses_a_finished_one(tmp_path):
+    from v6bench.campaign import session
+    c = spec.parse_campaign(GOOD, "t.toml")
+    store = Store(tmp_path / "r.db")
+    said = []
+    assert session._resumable(c, store, said.append) is None  # killed before its first lab: nothing recorded
+    assert said and "starting one" in said[0]
+    rid = store.start_run(c.name, "test", {}, None, c.path, c.sha256, c.text)
+    assert session._resumable(c, store, said.append) == rid
+    store.finish_run(rid, "finished")
+    with pytest.raises(UsageError, match=f"run {rid} of t .* finished; run it without --resume"):
+        session._resumable(c, store, said.append)

@@ -7,6 +7,8 @@ import os
 import subprocess
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from test_engine_frames import spec
 
@@ -90,3 +92,35 @@ def test_a_namespace_outside_the_lab_is_refused(engine_bin):
     s["ports"][0]["netns"] = "other"
     r = run(engine_bin, "check", stdin=json.dumps(s))
     assert r.returncode == 2 and "ports[0].netns: \"other\" is not one of the lab's namespaces" in r.stderr
+
+
+JSON = st.recursive(st.one_of(st.none(), st.booleans(), st.integers(-2, 2 ** 64), st.floats(allow_nan=False),
+                              st.text(max_size=8)),
+                    lambda inner: st.one_of(st.lists(inner, max_size=3), st.dictionaries(st.text(max_size=6), inner, max_size=3)),
+                    max_leaves=8)
+
+
+@st.composite
+def mutated_specs(draw) -> str:
+    """A valid spec with up to three parts replaced by arbitrary JSON, or arbitrary text."""
+    if draw(st.integers(0, 9)) == 0:
+        return draw(st.text(max_size=40))
+    s = spec(draw(st.sampled_from([4, 6])), draw(st.sampled_from([84, 128, 1518])))
+    for _ in range(draw(st.integers(1, 3))):
+        part = draw(st.sampled_from(["top", "port", "stream"]))
+        table = s if part == "top" else (s["ports"][draw(st.integers(0, 1))] if part == "port" else s["streams"][0])
+        keys = sorted(table) + ["fragment_mtu", "ipv6_ext_headers", "protocol", "tx_queues", "frame_count", "learning"]
+        table[draw(st.sampled_from(keys))] = draw(JSON)
+    return json.dumps(s)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(mutated_specs())
+def test_arbitrary_spec_json_is_planned_or_refused_in_one_line_never_a_crash(engine_bin, tmp_path, text):
+    """``check`` and ``frames`` (which builds every frame of a planned
+    spec) exit 0 or 2 on any input: never a panic (101) or a signal."""
+    for args in (["check"], ["frames", "--spec", "-", "--out", str(tmp_path / "f.pcap"), "--count", "3"]):
+        r = run(engine_bin, *args, stdin=text)
+        assert r.returncode in (0, 2), (args, r.returncode, r.stderr[-500:])
+        if r.returncode == 2:
+            assert len(r.stderr.strip().splitlines()) == 1 and r.stderr.startswith("v6bench-engine: error: "), r.stderr

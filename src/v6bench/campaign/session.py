@@ -70,8 +70,15 @@ def run(site: Site, c: Campaign, store: Store, resume: bool, command: str,
     ones, that is an error; if it has no run at all (one killed before its
     first lab was up records none) a new run starts.
     """
-    with state.locked(site, f"run {c.name}"):
+    with exclusive(site, c):
         return _run(site, c, store, resume, command, progress)
+
+
+def exclusive(site: Site, c: Campaign):
+    """The machine's lab lock, held for run ``c`` (a context manager):
+    taken before the results database is opened, a second run is refused
+    before it creates or changes anything (:class:`LabError`)."""
+    return state.locked(site, f"run {c.name}")
 
 
 def _resumable(c: Campaign, store: Store, progress: Callable[[str], None]) -> int | None:

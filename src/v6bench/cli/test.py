@@ -76,7 +76,7 @@ def run_file(site: Site, args: argparse.Namespace, say) -> int:
 
 
 def _run(site: Site, c: campaign_spec.Campaign, args: argparse.Namespace, resume: bool) -> int:
-    with Store(args.db) as store:
+    with session.exclusive(site, c), Store(args.db) as store:
         run_id = session.run(site, c, store, resume, " ".join(["v6bench", *sys.argv[1:]]))
         print(render.run(store, run_id, args.json))
     return 0

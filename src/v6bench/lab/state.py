@@ -162,8 +162,11 @@ def locked(site: Site, what: str, wait_s: float = 0.0) -> Iterator[None]:
         finally:
             _held[key] -= 1
         return
-    site.run_dir.mkdir(parents=True, exist_ok=True)
-    fd = os.open(site.lock_file, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        site.run_dir.mkdir(parents=True, exist_ok=True)
+        fd = os.open(site.lock_file, os.O_RDWR | os.O_CREAT, 0o644)
+    except OSError as e:
+        raise LabError(f"cannot take the lab lock {site.lock_file}: {e.strerror} (labs are built as root)") from None
     deadline = time.monotonic() + wait_s
     held = False
     try:
