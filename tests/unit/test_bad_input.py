@@ -316,6 +316,8 @@ def test_a_database_path_that_cannot_hold_one_is_one_line(no_lab, capsys, tmp_pa
             status, err = main(argv, capsys, reached)
             assert status == 2 and len(err) == 1 and err[0].startswith("v6bench: error: --db: ") and why in err[0], err
     assert (tmp_path / "text").read_text() == "hello\n", "a file that is not a database is left as it was"
+    with sqlite3.connect(tmp_path / "other.db") as c:
+        assert c.execute("PRAGMA journal_mode").fetchone()[0] == "delete", "another application's database: untouched"
 
 
 def test_the_lab_lock_is_held_once_per_process_and_refuses_another(tmp_path, monkeypatch):

@@ -107,8 +107,9 @@ def mutated_specs(draw) -> str:
         return draw(st.text(max_size=40))
     s = spec(draw(st.sampled_from([4, 6])), draw(st.sampled_from([84, 128, 1518])))
     for _ in range(draw(st.integers(1, 3))):
-        part = draw(st.sampled_from(["top", "port", "stream"]))
-        table = s if part == "top" else (s["ports"][draw(st.integers(0, 1))] if part == "port" else s["streams"][0])
+        part = draw(st.sampled_from(["top", "ports", "streams"]))
+        inner = s.get(part) if isinstance(s.get(part), list) and s[part] and isinstance(s[part][0], dict) else None
+        table = inner[draw(st.integers(0, len(inner) - 1))] if inner else s
         keys = sorted(table) + ["fragment_mtu", "ipv6_ext_headers", "protocol", "tx_queues", "frame_count", "learning"]
         table[draw(st.sampled_from(keys))] = draw(JSON)
     return json.dumps(s)

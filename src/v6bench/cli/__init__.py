@@ -50,9 +50,9 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
     args, extra = p.parse_known_args(argv)
     if extra and not re.match(r"--?[A-Za-z]", extra[0]):  # a value no option takes: after a switch, or a second positional
         given = list(sys.argv[1:] if argv is None else argv)
-        before = given[given.index(extra[0]) - 1] if extra[0] in given[1:] else ""
-        why = f"{before} is a switch and takes no value" if before.startswith("--") else "a value no option takes"
-        p.error(f"{extra[0]!r}: {why}")
+        switches = _switches(p, args)
+        after = [given[i - 1] for i in range(1, len(given)) if given[i] == extra[0] and given[i - 1] in switches]
+        p.error(f"{extra[0]!r}: " + (f"{after[0]} is a switch and takes no value" if after else "a value no option takes"))
     if extra:
         flag = next((x for x in extra if re.match(r"--?[A-Za-z]", x)), extra[0])
         where = f"v6bench {args.command}" + (f" {args.kind}" if args.command == "test" else "")
@@ -60,6 +60,14 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
         also = f" (it is an option of {', '.join(others)})" if others else ""
         p.error(f"{flag}: {where} takes no such option{also}")
     return args
+
+
+def _switches(p: argparse.ArgumentParser, args: argparse.Namespace) -> set[str]:
+    """The options of the command given that take no value."""
+    sub = _subparsers(p)[args.command]
+    if getattr(args, "kind", None):
+        sub = _subparsers(sub)[args.kind]
+    return {f for a in sub._actions if a.nargs == 0 for f in a.option_strings}
 
 
 def test_kinds_taking(p: argparse.ArgumentParser, flag: str) -> list[str]:

@@ -42,7 +42,8 @@ class StackTester:
         return {**out, "topology": self.lab.topology, "client_cpu": self.client_cpu, "server_cpu": self.server_cpu}
 
     def _rr(self, pair: Pair, version: int, payload_bytes: int, duration_s: float) -> dict:
-        spec = {"rr_version": 2, "netns_prefix": self.lab.netns_prefix, "payload_bytes": payload_bytes, "duration_s": duration_s, "server_port": RR_SERVER_PORT,
+        spec = {"rr_version": 2, "netns_prefix": self.lab.netns_prefix, "payload_bytes": payload_bytes,
+                "duration_s": duration_s, "server_port": RR_SERVER_PORT,
                 "client": {"netns": pair.client.netns, "address": pair.client.address(version), "cpu": self.client_cpu},
                 "server": {"netns": pair.server.netns, "address": pair.server.address(version), "cpu": self.server_cpu}}
         r = engine.run_rr(spec, self.site.engine_pid_file)

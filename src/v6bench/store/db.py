@@ -133,19 +133,21 @@ class Store:
             raise
 
     def _open(self) -> None:
+        """Checks what the file holds before anything is written to it."""
         self.db.row_factory = sqlite3.Row
+        tables = {r[0] for r in self.db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+        if tables and "meta" not in tables:
+            raise UsageError(f"{self.path} is an SQLite database but not a v6bench results database", "db")
+        if tables:
+            version = self.db.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
+            if version is None or version[0] != str(SCHEMA_VERSION):
+                raise UsageError(f"{self.path} has results schema version {version[0] if version else '?'}; "
+                                 f"this v6bench reads version {SCHEMA_VERSION}", "db")
         self.db.execute("PRAGMA journal_mode=WAL")
         self.db.execute("PRAGMA foreign_keys=ON")
         self.db.execute("PRAGMA synchronous=FULL")
-        tables = {r[0] for r in self.db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
         if not tables:
             self.db.executescript("BEGIN;" + SCHEMA + f"INSERT INTO meta VALUES ('schema_version', '{SCHEMA_VERSION}'); COMMIT;")
-        elif "meta" not in tables:
-            raise UsageError(f"{self.path} is an SQLite database but not a v6bench results database", "db")
-        version = self.db.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
-        if version is None or version[0] != str(SCHEMA_VERSION):
-            raise UsageError(f"{self.path} has results schema version {version[0] if version else '?'}; "
-                             f"this v6bench reads version {SCHEMA_VERSION}", "db")
 
     def close(self) -> None:
         self.db.close()
