@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 import os
 import random
+import re
 import signal
 import sqlite3
 import subprocess
@@ -124,9 +125,11 @@ def leaks() -> list[str]:
     left += [f"engine pid {p}" for p in engine_processes()]
     qemu = subprocess.run(["pgrep", "-x", "qemu-system-x86_64"], capture_output=True, text=True).stdout.split()
     left += [f"qemu pid {p}" for p in qemu]
-    taps = [line for line in subprocess.run(["ip", "-o", "link", "show", "type", "tun"], capture_output=True,
-                                            text=True).stdout.splitlines() if "v6l" in line]
-    left += taps
+    # The lab's veths live in its namespaces (gone with them); none may be in the root namespace, nor a tap.
+    for kind in ("veth", "tun"):
+        out = subprocess.run(["ip", "-o", "link", "show", "type", kind], capture_output=True, text=True).stdout
+        left += [f"{kind} {line.split(':')[1].strip()}" for line in out.splitlines()
+                 if re.match(r"\s*(t|r)\d+-(t|r)\d+@?", line.split(":")[1]) or "v6l" in line]
     return left
 
 
@@ -160,6 +163,8 @@ def test_sigkill_at_random_moments_then_resume_loses_and_doubles_nothing(tmp_pat
         assert p.returncode == -signal.SIGKILL, (p.returncode, err)
         moments.append((how, at, phase(err)))
         resume = True
+    landed = [m for m in moments if m[2] != "finished first"]
+    assert len(landed) >= min(10, kills + 2), f"only {len(landed)} kills landed before the run finished: {moments}"
     done = v6bench("run", str(f), "--db", str(db), "--resume", timeout=300) if moments[-1][2] != "finished first" else None
     assert done is None or done.returncode == 0, done.stderr
     with sqlite3.connect(db) as c:
