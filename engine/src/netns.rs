@@ -42,6 +42,17 @@ pub fn is_root(name: Option<&str>) -> bool {
     }
 }
 
+/// The rule of the trial and rr specs: a named namespace `ns` is one of
+/// the lab's, its name starting with the lab's `prefix` (none given:
+/// refused). `field` names it in the error.
+pub fn check_in_lab(field: &str, ns: &str, prefix: Option<&str>) -> Result<(), String> {
+    match prefix {
+        None => Err(format!("{field}: {ns:?} needs the spec's netns_prefix (the lab's namespaces); the engine opens ports only in those")),
+        Some(pre) if pre.is_empty() || !ns.starts_with(pre) => Err(format!("{field}: {ns:?} is not one of the lab's namespaces (names starting with {pre:?})")),
+        Some(_) => Ok(()),
+    }
+}
+
 /// Runs `f` inside namespace `name` (or in the current one for `None`) and
 /// returns to the original namespace afterwards.
 pub fn within<T>(name: Option<&str>, f: impl FnOnce() -> Result<T, String>) -> Result<T, String> {

@@ -21,9 +21,11 @@ pub fn arp(p: &mut RxPort, pi: usize, l3: &[u8], learned: &Learned) -> bool {
     if p.gateway_ipv4 == Some(a.sender_ip) {
         learned.lock().expect("learned-MAC lock")[pi].0 = Some(a.sender_mac);
     }
-    if a.op == arp::OP_REQUEST && p.ipv4 == Some(a.target_ip) && !p.lab.contains(a.sender_ip.into()) {
-        p.counters.requests_refused += 1;
-    } else if a.op == arp::OP_REQUEST && p.ipv4 == Some(a.target_ip) {
+    if a.op == arp::OP_REQUEST && p.ipv4 == Some(a.target_ip) {
+        if !p.lab.contains(a.sender_ip.into()) {
+            p.counters.requests_refused += 1;
+            return true;
+        }
         let reply = arp::Arp { op: arp::OP_REPLY, sender_mac: p.mac, sender_ip: a.target_ip, target_mac: a.sender_mac, target_ip: a.sender_ip };
         if p.tx_fd >= 0 && sock::send(p.tx_fd, &arp::frame(a.sender_mac, &reply)).is_ok() {
             p.counters.replies_sent += 1;
@@ -44,9 +46,11 @@ pub fn nd(p: &mut RxPort, pi: usize, h: &ipv6::Header, msg: &[u8], eth_src: Mac,
     if from_gateway {
         learned.lock().expect("learned-MAC lock")[pi].1 = Some(nd.link_addr.unwrap_or(eth_src));
     }
-    if nd.icmp_type == icmpv6::TYPE_NS && Some(nd.target) == p.ipv6 && !h.src.is_unspecified() && !p.lab.may_solicit(h.src) {
-        p.counters.requests_refused += 1;
-    } else if nd.icmp_type == icmpv6::TYPE_NS && Some(nd.target) == p.ipv6 && !h.src.is_unspecified() {
+    if nd.icmp_type == icmpv6::TYPE_NS && Some(nd.target) == p.ipv6 && !h.src.is_unspecified() {
+        if !p.lab.may_solicit(h.src) {
+            p.counters.requests_refused += 1;
+            return true;
+        }
         let to = nd.link_addr.unwrap_or(eth_src);
         let na = icmpv6::Nd { icmp_type: icmpv6::TYPE_NA, target: nd.target, link_addr: Some(p.mac), flags: 0x40 | 0x20 };
         if p.tx_fd >= 0 && sock::send(p.tx_fd, &icmpv6::frame(to, p.mac, nd.target, h.src, &na)).is_ok() {

@@ -99,9 +99,7 @@ impl RrSpec {
             if e.netns.is_empty() || e.netns.contains('/') {
                 return Err(format!("{f}: {:?} is not a namespace name", e.netns));
             }
-            if self.netns_prefix.is_empty() || !e.netns.starts_with(&self.netns_prefix) {
-                return Err(format!("{f}: {:?} is not one of the lab's namespaces (names starting with {:?})", e.netns, self.netns_prefix));
-            }
+            netns::check_in_lab(f, &e.netns, Some(&self.netns_prefix))?;
             if netns::is_root(Some(&e.netns)) {
                 return Err(format!("{f}: {:?} is the root network namespace; rr runs only between lab namespaces", e.netns));
             }

@@ -94,7 +94,7 @@ impl LabNets {
 
     /// A Neighbor Solicitation's source the port may answer: a lab address, or link-local.
     pub fn may_solicit(&self, a: Ipv6Addr) -> bool {
-        (a.segments()[0] & 0xffc0) == 0xfe80 || self.contains(IpAddr::V6(a))
+        a.is_unicast_link_local() || self.contains(IpAddr::V6(a))
     }
 }
 

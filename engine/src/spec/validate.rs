@@ -291,13 +291,7 @@ fn port_plan(f: &str, p: &PortSpec, netns_prefix: Option<&str>) -> Result<PortPl
         return Err(format!("{f}.netns: {ns:?} is not a valid namespace name"));
     }
     if let Some(ns) = &p.netns {
-        match netns_prefix {
-            None => return Err(format!("{f}.netns: {ns:?} needs the spec's netns_prefix (the lab's namespaces); the engine opens ports only in those")),
-            Some(pre) if !ns.starts_with(pre) => {
-                return Err(format!("{f}.netns: {ns:?} is not one of the lab's namespaces (names starting with {pre:?})"))
-            }
-            _ => {}
-        }
+        crate::netns::check_in_lab(&format!("{f}.netns"), ns, netns_prefix)?;
     }
     let mac = match p.mac.as_deref() {
         None => MacChoice::Engine,

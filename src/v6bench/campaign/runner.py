@@ -227,16 +227,16 @@ def run(c: Campaign, store: Store, run_id: int, make_tester: Callable[[Scheduled
         eta = f" · ETA {_eta(sum(spent) / len(spent) * left)}" if spent else ""
         progress(f"[{bar:<20}] {position}/{len(plan)} {p.describe()}{eta}")
         sc = sc_of[p.scenario]
-        params = {"params": p.test.params.__dict__, "throughput_search": p.test.throughput_search.__dict__,
-                  "drain_s": p.test.matrix.drain_s, **p.test.traffic.to_json(), "variant": dict(p.variant),
-                  **({"scenario": p.scenario} if p.scenario else {}),
-                  **({"control_of": sc.control_of} if sc.control_of else {})}
         # An interrupted attempt (a kill, Ctrl-C, a failure) is continued in its own row: one row per test.
         test_id = store.unfinished_attempt(run_id, p.key)
         replay = store.trials(test_id) if test_id else []
         if test_id:
             store.restart_test(test_id)
         else:
+            params = {"params": p.test.params.__dict__, "throughput_search": p.test.throughput_search.__dict__,
+                      "drain_s": p.test.matrix.drain_s, **p.test.traffic.to_json(), "variant": dict(p.variant),
+                      **({"scenario": p.scenario} if p.scenario else {}),
+                      **({"control_of": sc.control_of} if sc.control_of else {})}
             test_id = store.start_test(run_id, p.key, p.test.kind, str(p.mix), p.frame_size, p.bidirectional,
                                        p.repetition, params)
         started = time.monotonic()

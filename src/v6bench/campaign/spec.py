@@ -420,9 +420,9 @@ def _check_on_lab(t: TestSpec, lab: LabSpec, lab_path: LabPath) -> None:
             why = lab_path.problem(version, 0)
             if why:
                 raise UsageError(f"{mix}: {why}", ("mixes", j))
-            largest = lab_path.largest_payload(version)
-            if k.whole_payload_bytes(t.params) > largest:
-                raise UsageError(f"{k.whole_payload_bytes(t.params)} bytes do not fit the path: IPv{version} carries at "
+            largest, whole = lab_path.largest_payload(version), k.whole_payload_bytes(t.params)
+            if whole > largest:
+                raise UsageError(f"{whole} bytes do not fit the path: IPv{version} carries at "
                                  f"most {largest} bytes of IP payload whole (path MTU {min(lab_path.mtus())})",
                                  "payload_sizes")
         return
