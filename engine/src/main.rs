@@ -239,8 +239,27 @@ fn main() {
         Ok(code) => std::process::exit(code),
         Err(Failure(0, msg)) => println!("{msg}"),
         Err(Failure(code, msg)) => {
-            eprintln!("v6bench-engine: error: {msg}");
+            eprintln!("v6bench-engine: error: {}", one_line(&msg));
             std::process::exit(code);
         }
+    }
+}
+
+/// An error as the one line the exit statuses promise: control characters
+/// and line or paragraph separators an input put in it (a key or value
+/// quoted back) are written as escapes.
+fn one_line(msg: &str) -> String {
+    msg.chars()
+        .map(|c| if c.is_control() || matches!(c, '\u{2028}' | '\u{2029}') { c.escape_default().to_string() } else { c.to_string() })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn an_error_is_one_line_whatever_the_input_put_in_it() {
+        let line = super::one_line("unknown field `\u{1e}\n\u{85}\u{2028}`, expected `fps`");
+        assert_eq!(line, "unknown field `\\u{1e}\\n\\u{85}\\u{2028}`, expected `fps`");
+        assert_eq!(line.lines().count(), 1);
     }
 }

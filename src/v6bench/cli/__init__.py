@@ -27,7 +27,7 @@ GROUPS = (lab, trial, test, results)
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> None:  # one line, exit 2
-        print(f"{self.prog}: error: {message}", file=sys.stderr)
+        print(f"{self.prog}: error: {one_line(message)}", file=sys.stderr)
         raise SystemExit(2)
 
 
@@ -41,6 +41,12 @@ def parser() -> argparse.ArgumentParser:
 
 def _say(line: str) -> None:
     print(line, file=sys.stderr, flush=True)
+
+
+def one_line(text: str) -> str:
+    """An error as one line: characters an input put in it that would
+    break or hide the line (controls, line separators) written as escapes."""
+    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode() for c in text)
 
 
 def _parse(argv: list[str] | None) -> argparse.Namespace:
@@ -90,13 +96,13 @@ def main(argv: list[str] | None = None) -> int:
         return args.command_run(Site.from_env(), args, _say)
     except UsageError as e:
         options = getattr(args, "options", None)
-        print(f"v6bench: error: {options.render(e) if options else e}", file=sys.stderr)
+        print(f"v6bench: error: {one_line(options.render(e) if options else str(e))}", file=sys.stderr)
         return e.exit_status
     except V6benchError as e:
-        print(f"v6bench: error: {e}", file=sys.stderr)
+        print(f"v6bench: error: {one_line(str(e))}", file=sys.stderr)
         return e.exit_status
     except engine.EngineError as e:
-        print(f"v6bench: error: engine: {e}", file=sys.stderr)
+        print(f"v6bench: error: engine: {one_line(str(e))}", file=sys.stderr)
         return 2 if e.bad_input else 1
     except KeyboardInterrupt:
         print("v6bench: interrupted; the lab's temporary parts were removed", file=sys.stderr)
