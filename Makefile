@@ -8,9 +8,9 @@ VENV    := .venv
 PY      := $(VENV)/bin/python
 ENGINE  := engine/target/release/v6bench-engine
 STAMPS  := .make
-APT_PKGS := iproute2 ethtool nftables netsniff-ng tshark iperf3 procps python3 python3-venv build-essential
-# Only the tests need a browser (the report opens in headless Chromium).
-TEST_APT_PKGS := chromium
+APT_PKGS := iproute2 ethtool nftables netsniff-ng tshark iperf3 procps python3 python3-venv build-essential snmp
+# Only the tests need a browser (the report opens in headless Chromium) and an SNMP agent (the external lab's router).
+TEST_APT_PKGS := chromium snmpd
 # Only the benchmarks compare with xdp-trafficgen.
 BENCH_APT_PKGS := xdp-tools
 # The engine needs Rust 1.88 or newer: a new enough cargo on PATH (rustup's

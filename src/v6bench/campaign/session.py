@@ -12,10 +12,10 @@ from typing import Callable
 
 from .. import __version__, selftest
 from ..core.errors import UsageError
-from ..lab import control, state
+from ..lab import control, interface, state
 from ..lab import dut as dut_rules
 from ..lab.site import Site
-from ..lab.state import LabState
+from ..lab.interface import Lab
 from ..store.db import Store
 from ..host import iperf
 from ..host.stack_tester import StackTester
@@ -24,19 +24,22 @@ from . import runner
 from .spec import Campaign
 
 
-def environment(lab: LabState) -> dict:
+def environment(lab: Lab) -> dict:
     """What produced the results: machine, lab, and the DUT as configured:
-    its rule sets, qdiscs, routes and links (:func:`dut.datapaths`)."""
-    return {
-        **selftest.machine(),
-        "v6bench": __version__,
-        "shared_machine": True,
-        "tools": {"iperf3": _iperf3_version()},
-        "lab": {"topology": lab.topology, "link_speed_bps": lab.link_speed_bps, "mtu": lab.mtu.to_json(), "temporary": lab.temporary,
-                "cpu_plan": lab.cpu_plan.to_json(), "sysctls": lab.sysctls, "nodes": list(lab.nodes)},
-        "dut": {"config": lab.dut or {}, "rulesets": dut_rules.rulesets(list(lab.nodes)),
-                "datapaths": dut_rules.datapaths(list(lab.nodes)), "description": control.describe(lab)},
-    }
+    in the emulated lab its rule sets, qdiscs, routes and links
+    (:func:`dut.datapaths`); an external lab's file (hash, ports, DUT
+    commands, the configuration file), the apply command's outcome and
+    what the DUT's agent said of itself."""
+    out = {**selftest.machine(), "v6bench": __version__, "tools": {"iperf3": _iperf3_version()},
+           "lab": {**interface.record(lab), "nodes": list(lab.nodes)}}
+    if interface.is_external(lab):
+        d = lab.spec.dut
+        return {**out, "shared_machine": lab.shared_machine,
+                "dut": {"config": {}, "description": interface.describe(lab), "config_file": d.config_file,
+                        "config_text": d.config_text, "applied": lab.applied, "telemetry": lab.telemetry}}
+    return {**out, "shared_machine": True,
+            "dut": {"config": lab.dut or {}, "rulesets": dut_rules.rulesets(list(lab.nodes)),
+                    "datapaths": dut_rules.datapaths(list(lab.nodes)), "description": control.describe(lab)}}
 
 
 def _iperf3_version() -> str | None:
@@ -112,8 +115,7 @@ def _run(site: Site, c: Campaign, store: Store, resume: bool, command: str, prog
     try:
         for name, points in runner.visits(plan, store.done_points(run_id) if run_id is not None else set()):
             sc = sc_of[name]
-            with control.for_trial(site, sc.lab.topology, sc.lab.link_speed_bps, sc.lab.mtu, sc.lab.cpu_arrangement,
-                                   sc.dut) as lab:
+            with interface.for_trial(site, sc.lab, sc.dut) as lab:
                 sc_st = sts[sc.lab.cpu_arrangement]
                 here = {**environment(lab), "selftest_id": sc_st[0] if sc_st else None}
                 if run_id is None:
@@ -129,7 +131,7 @@ def _run(site: Site, c: Campaign, store: Store, resume: bool, command: str, prog
                     store.set_environment(run_id, env)
                 seen.add(sc.name)
                 where = f" scenario {sc.name}:" if sc.name else ""
-                progress(f"run {run_id}:{where} {c.name} on {control.describe(lab)} → {store.path}")
+                progress(f"run {run_id}:{where} {c.name} on {interface.describe(lab)} → {store.path}")
                 _run_visit(site, c, store, run_id, lab, sc_st, progress, points, spent, plan)
     except KeyboardInterrupt:
         if run_id is not None:
@@ -143,7 +145,7 @@ def _run(site: Site, c: Campaign, store: Store, resume: bool, command: str, prog
     return run_id
 
 
-def _run_visit(site: Site, c: Campaign, store: Store, run_id: int, lab: LabState, st: tuple[int, dict] | None,
+def _run_visit(site: Site, c: Campaign, store: Store, run_id: int, lab: Lab, st: tuple[int, dict] | None,
                progress: Callable[[str], None], points: list[runner.ScheduledTest], spent: list[float],
                plan: list[runner.ScheduledTest]) -> None:
     holder = {"lab": lab}

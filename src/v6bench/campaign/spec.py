@@ -54,6 +54,7 @@ from typing import Any
 from .. import selftest
 from ..core.errors import Field, UsageError
 from ..lab.dut import DutConfig
+from ..lab.external_spec import ExternalSpec
 from ..lab.spec import LabSpec, dut_config, lab_spec, only
 from ..methods import registry, throughput
 from ..core.params import parse
@@ -242,7 +243,7 @@ def from_dict(d: dict, text: str, path: str) -> Campaign:
         if not isinstance(t, dict):
             raise UsageError("expected a [[test]] table", ("test", i))
     selected = {i: _list(t["scenarios"], ("test", i, "scenarios")) for i, t in enumerate(tests_d) if "scenarios" in t}
-    scenarios = _scenarios(d, lab_d, dut_d, len(tests_d), selected)
+    scenarios = _scenarios(d, lab_d, dut_d, len(tests_d), selected, Path(path).parent)
     paths = {sc.name: LabPath.build(sc.lab.topology, sc.lab.link_speed_bps, sc.lab.mtu, sc.dut.tunnel) for sc in scenarios}
     tests = []
     for i, t in enumerate(tests_d):
@@ -269,9 +270,9 @@ def _selftest(st: dict) -> tuple[str, tuple[int, ...]]:
     return when, sizes
 
 
-def _lab(lab_d: dict, where: Field) -> LabSpec:
+def _lab(lab_d: dict, where: Field, base: Path) -> LabSpec:
     try:
-        return lab_spec(lab_d)
+        return lab_spec(lab_d, base)
     except UsageError as e:
         raise e.at(*where) from None
 
@@ -286,19 +287,21 @@ def _dut(dut_d: dict, lab: LabSpec, where: Field) -> DutConfig:
 SCENARIO_NAME_CHARS = set("abcdefghijklmnopqrstuvwxyz0123456789-")
 
 
-def _scenarios(d: dict, lab_d: dict, dut_d: dict, n_tests: int, selected: dict[int, list]) -> tuple[Scenario, ...]:
-    """The ``[[scenario]]`` tables, each lab and DUT merged over the top-level ones."""
+def _scenarios(d: dict, lab_d: dict, dut_d: dict, n_tests: int, selected: dict[int, list],
+               base: Path) -> tuple[Scenario, ...]:
+    """The ``[[scenario]]`` tables, each lab and DUT merged over the top-level ones
+    (``base``: where a relative lab file is, the campaign file's directory)."""
     raw = d.get("scenario")
     if raw is None:
         for i in selected:
             raise UsageError("the campaign has no [[scenario]] tables", ("test", i, "scenarios"))
-        lab = _lab(lab_d, ("lab",))
+        lab = _lab(lab_d, ("lab",), base)
         return (Scenario("", lab, _dut(dut_d, lab, ("dut",)), tuple(range(n_tests))),)
     if not isinstance(raw, list) or not raw:
         raise UsageError("expected [[scenario]] tables", "scenario")
     out: list[Scenario] = []
     for j, sc in enumerate(raw):
-        out.append(_scenario(j, sc, out, lab_d, dut_d))
+        out.append(_scenario(j, sc, out, lab_d, dut_d, base))
     names = [x.name for x in out]
     for i, sel in selected.items():
         for k, n in enumerate(sel):
@@ -308,7 +311,7 @@ def _scenarios(d: dict, lab_d: dict, dut_d: dict, n_tests: int, selected: dict[i
                           x.control_of) for x in out)
 
 
-def _scenario(j: int, sc: Any, above: list[Scenario], lab_d: dict, dut_d: dict) -> Scenario:
+def _scenario(j: int, sc: Any, above: list[Scenario], lab_d: dict, dut_d: dict, base: Path) -> Scenario:
     """``scenario[j]``, given the scenarios ``above`` it."""
     where: Field = ("scenario", j)
     if not isinstance(sc, dict):
@@ -328,7 +331,7 @@ def _scenario(j: int, sc: Any, above: list[Scenario], lab_d: dict, dut_d: dict) 
             if key in sc:
                 raise UsageError(f"a control runs exactly as {of.name!r}: it takes no {key} of its own", (*where, key))
         return Scenario(name, of.lab, of.dut, (), of.name)
-    lab = _lab({**lab_d, **_table(sc, "lab", where)}, (*where, "lab"))
+    lab = _lab({**lab_d, **_table(sc, "lab", where)}, (*where, "lab"), base)
     return Scenario(name, lab, _dut({**dut_d, **_table(sc, "dut", where)}, lab, (*where, "dut")), ())
 
 
@@ -414,6 +417,8 @@ def _check_on_lab(t: TestSpec, lab: LabSpec, lab_path: LabPath) -> None:
     t1 to t2), with the rules a trial checks (:mod:`v6bench.trial.fit`);
     errors name fields of the test."""
     k = registry.kind(t.kind)
+    if lab.external is not None:
+        _check_on_external(t, k, lab.external)
     if isinstance(k, registry.HostKind):
         for j, mix in enumerate(t.matrix.mixes):
             version = 4 if mix.ipv4_pct else 6
@@ -437,6 +442,19 @@ def _check_on_lab(t: TestSpec, lab: LabSpec, lab_path: LabPath) -> None:
                     fit.check_on_path(t.traffic, mix, fs, lab_path)
             except UsageError as e:
                 raise _test_field(e, (), j, n) from None
+
+
+def _check_on_external(t: TestSpec, k: registry.Kind | registry.HostKind, ext: ExternalSpec) -> None:
+    """What a test needs of an external lab: the tester hosts' own stacks
+    (host-stack tests) exist only in the emulated lab; a reset needs the
+    file's command for each of its kinds."""
+    if isinstance(k, registry.HostKind):
+        raise UsageError(f"{t.kind} runs the tester hosts' own kernels, which only the emulated lab has: "
+                         f"not on external lab {ext.path}", "kind")
+    if t.kind == "reset":
+        for kind in t.params.kinds:
+            if not getattr(ext.dut, f"reset_{kind}"):
+                raise UsageError(f"a {kind} reset needs the lab file's dut.reset_{kind} command ({ext.path})", "kinds")
 
 
 def _host_test(i: int, k: registry.HostKind, t: dict, mx: Matrix, params: Any) -> TestSpec:

@@ -10,17 +10,23 @@ from ..lab.spec import dut_config, lab_spec
 from ..lab.dut import DutConfig
 from ..core.errors import UsageError
 from . import render
-from .options import Options, add_json, add_lab, dut_table, lab_table
+from ..trial import probe
+from .options import EXTERNAL_LAB, Options, add_json, add_lab, dut_table, lab_table
 
 
 def add(sub: argparse._SubParsersAction, parser_class: type) -> None:
     lab = sub.add_parser("lab", help="build, show or remove the emulated lab")
     lab_sub = lab.add_subparsers(dest="lab_command", required=True, parser_class=parser_class)
     up = Options(lab_sub.add_parser("up", help="build the lab (one per machine)"))
-    add_lab(up, defaults=True)
+    add_lab(up, defaults=True, external=False)
     add_json(up, "the lab")
     add_json(Options(lab_sub.add_parser("status", help="show the lab that is up")), "the lab")
     Options(lab_sub.add_parser("down", help="remove the lab and anything a crashed run left"))
+    check = Options(lab_sub.add_parser("check", help="check an external lab file: its ports, the gateways' MACs "
+                                       "(ARP/ND), a probe of a few frames through the DUT, one SNMP poll"))
+    check.add("file", EXTERNAL_LAB)
+    check.flags["file"] = EXTERNAL_LAB.flag
+    add_json(check, "what was found")
     lab.set_defaults(command_run=run)
 
 
@@ -31,6 +37,11 @@ def run(site: Site, args: argparse.Namespace, say) -> int:
         print(render.status(built, False, args.json))
     elif args.lab_command == "status":
         print(render.status(*control.status(site), args.json))
+    elif args.lab_command == "check":
+        if args.file is None:
+            raise UsageError("give the external lab file to check", "file")
+        lab, _ = specs(args, {})
+        print(render.lab_check(probe.check(site, lab), args.json))
     else:
         removed = control.down(site)
         print(f"removed {', '.join(removed)}" if removed else "no lab was up")

@@ -53,6 +53,9 @@ LAB = {
     "cpu_arrangement": Option("--cpu-arrangement", "split: DUT on its own CPU(s), CPU measured; inline: all in the "
                               "sender (docs/architecture.md) [split on 2+ CPUs]", choices=ARRANGEMENTS),
 }
+#: The option of an external lab: ``trial`` and ``test`` take it; ``lab up`` builds the emulated lab.
+EXTERNAL_LAB = Option("--lab", "an external lab file (TOML, docs/external-lab.md): test the router it declares "
+                      "instead of building one; no other lab or DUT option with it", metavar="FILE")
 DUT = {
     "limit_fps": Option("--dut-limit", "a DUT of known capacity: R1 drops above FPS frames/s per direction "
                         "(nftables limit) [none]", metavar="FPS"),
@@ -135,10 +138,14 @@ class Options:
         return f"{self.flag(e.field)}: {e.message}" if e.field else e.message
 
 
-def add_lab(o: Options, defaults: bool) -> None:
-    """The ``[lab]`` and ``[dut]`` options; ``defaults``: show the lab's defaults."""
+def add_lab(o: Options, defaults: bool, external: bool = True) -> None:
+    """The ``[lab]`` and ``[dut]`` options; ``defaults``: show the lab's
+    defaults; ``external``: ``--lab FILE`` too."""
     shown = {"topology": DEFAULT_LAB.topology, "link_speed": format_link_speed(DEFAULT_LAB.link_speed_bps),
              "mtu": str(DEFAULT_LAB.mtu)}
+    if external:
+        o.add("file", EXTERNAL_LAB)
+        o.flags["file"] = EXTERNAL_LAB.flag  # the field [lab] file; `run FILE`'s positional is another command's
     for name, option in LAB.items():
         o.add(name, option, help_default=shown.get(name, "") if defaults else "")
     for name, option in DUT.items():
@@ -219,14 +226,18 @@ def params_table(args: argparse.Namespace, params: type) -> dict:
 
 
 def lab_table(args: argparse.Namespace, current: dict) -> dict:
-    """The ``[lab]`` table: the options given, else ``current``'s."""
-    given = {name: getattr(args, name) for name in LAB if getattr(args, name) is not None}
+    """The ``[lab]`` table: the options given, else ``current``'s (the
+    emulated lab that is up); with ``--lab FILE`` that file and the
+    other options given (which the lab's rules refuse beside it)."""
+    given = {name: getattr(args, name) for name in LAB if getattr(args, name, None) is not None}
+    if getattr(args, "file", None) is not None:
+        return {"file": args.file, **given}
     return {**current, **given}
 
 
 def dut_table(args: argparse.Namespace) -> dict | None:
     """The ``[dut]`` table of the options given; None if none was."""
-    given = {name: getattr(args, name) for name in DUT if getattr(args, name) is not None}
+    given = {name: getattr(args, name) for name in DUT if getattr(args, name, None) is not None}
     if not given:
         return None
     if "acl" in given:

@@ -50,3 +50,29 @@ def run(store: Store, run_id: int, as_json: bool) -> str:
 def runs(rows: list) -> str:
     """Every run of a database, one line each."""
     return results_text.runs_table(rows)
+
+
+def lab_check(found: dict, as_json: bool) -> str:
+    """What ``lab check`` found (:func:`v6bench.trial.probe.check`)."""
+    if as_json:
+        return json.dumps(found, indent=1, default=str)
+    lines = [f"{found['lab']}: the ports pass the safety checks"]
+    for name, p in found["ports"].items():
+        gw = found["gateways"].get(name, {})
+        speed = f"{p['speed_mbps']} Mb/s" if p["speed_mbps"] else "speed unknown"
+        lines.append(f"  {name}: {p['interface']}" + (f" in {p['netns']}" if p["netns"] else "")
+                     + f", MAC {p['mac']}, {p['operstate'].lower()}, {speed}; "
+                     f"gateway MACs IPv4 {gw.get('ipv4') or 'not learned'}, IPv6 {gw.get('ipv6') or 'not learned'}")
+    lines.append("  probe (frames sent → received): " + ", ".join(
+        f"{s['stream']} {s['tx_frames']} → {s['rx_frames']}" for s in found["probe"]))
+    snmp = found["snmp"]
+    if snmp is None:
+        lines.append("  SNMP: none declared: the DUT's CPU and counters will not be read")
+    else:
+        lines.append(f"  SNMP: {snmp['sys_name']}: {(snmp['sys_descr'] or '').splitlines()[0][:100] if snmp['sys_descr'] else '-'}")
+        lines.append(f"  CPU: {snmp['cpu_source_description']}")
+        for port, c in found["dut"]["interfaces"].items():
+            lines.append(f"  {port} (ifIndex {snmp['if_index'].get(port.split('/', 1)[1])}): over the probe "
+                         f"in {c['rx_packets']} out {c['tx_packets']} packets, discards {c['rx_dropped']}/{c['tx_dropped']}, "
+                         f"errors {c['rx_errors']}/{c['tx_errors']}")
+    return "\n".join(lines)

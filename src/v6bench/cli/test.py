@@ -134,6 +134,8 @@ def campaign(site: Site, args: argparse.Namespace) -> campaign_spec.Campaign:
     # stale); the host-stack tests send no test frames.
     sizes = test.get("frame_sizes")
     check = {"when": args.selftest, "frame_sizes": sizes} if sizes else {"when": "never"}
-    d = {"name": f"test {args.kind}", "lab": lab_table(args, current), "dut": dut if dut is not None else dut_of(current_dut),
+    lab = lab_table(args, current)
+    d = {"name": f"test {args.kind}", "lab": lab,
+         "dut": dut if dut is not None else ({} if "file" in lab else dut_of(current_dut)),
          "selftest": check, "test": [test]}
     return campaign_spec.from_dict(d, json.dumps(d, sort_keys=True), "v6bench test")

@@ -7,7 +7,7 @@ import json
 import os
 
 from .. import selftest
-from ..lab import control
+from ..lab import control, interface
 from ..lab.dut import DutConfig
 from ..lab.site import Site
 from ..core.rates import format_link_speed
@@ -61,14 +61,14 @@ def run(site: Site, args: argparse.Namespace, say) -> int:
                        args.icmp_echo, args.mesh)
     current, current_dut = current_lab(site)
     lab, dut = lab_cmd.specs(args, current)
-    dut = dut if dut is not None else current_dut
+    dut = dut if dut is not None else (DutConfig() if lab.external else current_dut)
     req.check_on_lab(lab.topology, lab.link_speed_bps, lab.mtu, dut.tunnel)  # bad input before any privileged work
     st = None
     if args.selftest != "never" or os.path.exists(args.db):  # `never` creates no database
         with Store(args.db) as store:
             st = selftest.ensure(site, store, args.selftest, (req.frame_size,), (req.frame_size,), lab.mtu.largest,
                                  lab.cpu_arrangement, say)
-    with control.for_trial(site, lab.topology, lab.link_speed_bps, lab.mtu, lab.cpu_arrangement, dut) as built:
+    with interface.for_trial(site, lab, dut) as built:
         result = runner.run(built, req, site.engine_pid_file, selftest=st[1] if st else None)
     print(json.dumps(result, indent=1) if args.json else trial_text.render(result))
     return 0

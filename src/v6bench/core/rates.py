@@ -46,10 +46,29 @@ def parse_link_speed(text: str) -> float:
     return LINK_SPEEDS_BPS[key]
 
 
+#: The link speeds a port of an external lab may have, in bits/s (10 Mb/s Ethernet to 400GBASE).
+PORT_SPEED_RANGE_BPS = (10e6, 400e9)
+
+
+def parse_port_speed(text: str) -> float:
+    """A physical port's speed, ``10M`` to ``400G`` (``2.5G``, ``25G``,
+    ``100Gbps``, …) → bits/s: the line rate an external lab's percentages
+    and line-rate checks use (RFC 2544 §20)."""
+    m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([kmgt])(?:bps|b/s|b)?\s*", text.lower()) if isinstance(text, str) else None
+    if not m:
+        raise UsageError(f"expected a speed such as \"1G\", \"25G\" or \"400G\", got {text!r}", "link_speed")
+    bps = float(m.group(1)) * {"k": 1e3, "m": 1e6, "g": 1e9, "t": 1e12}[m.group(2)]
+    low, high = PORT_SPEED_RANGE_BPS
+    if not low <= bps <= high:
+        raise UsageError(f"{text!r} is outside {format_link_speed(low)}..{format_link_speed(high)}", "link_speed")
+    return bps
+
+
 def format_link_speed(link_bps: float) -> str:
-    for name, bps in LINK_SPEEDS_BPS.items():
-        if bps == link_bps:
-            return name
+    """``1e9`` → ``1G``, ``2.5e9`` → ``2.5G``, ``1e8`` → ``100M``."""
+    for unit, scale in (("T", 1e12), ("G", 1e9), ("M", 1e6), ("k", 1e3)):
+        if link_bps >= scale:
+            return f"{link_bps / scale:g}{unit}"
     return f"{link_bps:g} bit/s"
 
 

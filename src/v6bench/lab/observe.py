@@ -115,3 +115,23 @@ def difference(lab: LabState, before: Snapshot, after: Snapshot, traffic_s: floa
         out["acl"] = {router: {fam: {k: v - before.acl.get(router, {}).get(fam, {}).get(k, 0) for k, v in c.items()}
                                for fam, c in fams.items()} for router, fams in after.acl.items()}
     return out
+
+
+class LabObserver:
+    """The emulated lab's observations around one trial
+    (:class:`~v6bench.lab.interface.Observer`): a snapshot before, the
+    sampler while the engine runs, a snapshot after and their difference."""
+
+    def __init__(self, lab: LabState) -> None:
+        self.lab = lab
+
+    def before(self) -> Snapshot:
+        return snapshot(self.lab)
+
+    def during(self, limit_s: float) -> Sampler:
+        return sampler(self.lab)
+
+    def after(self, before: Snapshot, during: Sampler, eng: dict) -> dict:
+        start_ns = eng["started_at_unix_ns"]
+        window = during.window(start_ns, start_ns + round(eng["traffic_s"] * 1e9))
+        return difference(self.lab, before, snapshot(self.lab), eng["traffic_s"], window)

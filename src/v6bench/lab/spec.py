@@ -11,30 +11,35 @@ places them (``lab.topology``, ``scenario[1].dut.acl_at``, ``--acl-at``).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from ..core.errors import UsageError
 from ..core.params import parse
 from ..core.rates import format_link_speed, parse_link_speed
-from . import tunnel
+from . import external_spec, tunnel
 from .cpus import ARRANGEMENTS
 from .dut import DutConfig
+from .external_spec import ExternalSpec
 from .mtu import Mtus
 from .mtu import parse as parse_mtu
 from .topology import parse_topology
 
-LAB_KEYS = ("topology", "link_speed", "mtu", "cpu_arrangement")
+LAB_KEYS = ("topology", "link_speed", "mtu", "cpu_arrangement", "file")
 
 
 @dataclass(frozen=True)
 class LabSpec:
     """The lab a test runs on: topology, nominal link speed [b/s], MTUs,
-    CPU arrangement (None: the machine's default, lab/cpus.py)."""
+    CPU arrangement (None: the machine's default, lab/cpus.py); or an
+    external lab file's (``external``), whose one router between t1 and t2
+    has the shape of topology ``a``."""
 
     topology: str = "a"
     link_speed_bps: float = 1e9
     mtu: Mtus = Mtus()
     cpu_arrangement: str | None = None
+    external: ExternalSpec | None = None
 
 
 #: The lab a definition gets for the keys it does not give.
@@ -48,10 +53,14 @@ def only(d: dict, known: tuple[str, ...]) -> None:
             raise UsageError(f"unknown key (known: {', '.join(known)})", k)
 
 
-def lab_spec(d: dict) -> LabSpec:
+def lab_spec(d: dict, base: Path | None = None) -> LabSpec:
     """The ``[lab]`` table: ``topology`` [a], ``link_speed`` [1G], ``mtu``
-    [1500; or "LINK=BYTES,…", lab/mtu.py], ``cpu_arrangement``."""
+    [1500; or "LINK=BYTES,…", lab/mtu.py], ``cpu_arrangement``; or
+    ``file``, an external lab file (lab/external_spec.py; relative to
+    ``base``, the campaign file's directory), which alone sets the lab."""
     only(d, LAB_KEYS)
+    if "file" in d:
+        return external_lab(d, base)
     topo = d.get("topology", DEFAULT.topology)
     if not isinstance(topo, str):
         raise UsageError(f"expected a name such as \"a\" or \"chain:3\", got {topo!r}", "topology")
@@ -73,9 +82,34 @@ def lab_spec(d: dict) -> LabSpec:
     return LabSpec(topo, parse_link_speed(speed), mtu, arr)
 
 
+def external_lab(d: dict, base: Path | None) -> LabSpec:
+    """``[lab] file = "…"``: the lab the file declares; no other key of
+    ``[lab]`` with it (the file has the ports, link speed and MTU)."""
+    for k in d:
+        if k != "file":
+            raise UsageError("an external lab takes its ports, link speed and MTU from its file: "
+                             "give file alone", k)
+    path = d["file"]
+    if not isinstance(path, str) or not path:
+        raise UsageError(f"expected a lab file's path, got {path!r}", "file")
+    p = Path(path)
+    if not p.is_absolute() and base is not None:
+        p = base / p
+    try:
+        ext = external_spec.load(p)
+    except UsageError as e:
+        raise UsageError(e.message, "file") from None
+    return LabSpec("a", ext.link_speed_bps, Mtus(ext.mtu), None, ext)
+
+
 def dut_config(d: dict, lab: LabSpec) -> DutConfig:
     """The ``[dut]`` table (lab/dut.py), on ``lab``: an ACL's place and
-    protocol need an ACL; a tunnel needs topology b."""
+    protocol need an ACL; a tunnel needs topology b. An external lab's
+    DUT is configured by its file's ``apply`` command: no ``[dut]`` key."""
+    if lab.external is not None:
+        for k in d:
+            raise UsageError(f"the DUT of external lab {lab.external.path} is configured by the file's dut.apply "
+                             "command, not by v6bench", k)
     dut = parse(DutConfig, d, ())
     if "acl_at" in d and not dut.acl:
         raise UsageError("needs an ACL (acl = 1 or 25)", "acl_at")

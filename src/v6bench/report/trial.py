@@ -70,9 +70,14 @@ def render(r: dict) -> str:
             lines.append(f"fragments {s['direction']} IPv{s['ip_version']}: {sent}{f['rx_fragments']:,} received "
                          f"({f['rx_fragments_per_s']:,.0f}/s), {f['reassembled_frames']:,} frames whole, "
                          f"{f['incomplete_frames']:,} incomplete")
-    cpu = [f"{x['name']} {_pct(x['busy_ratio'])} of a CPU" for x in r["dut"]["routers"]]
-    if cpu and any(x["busy_ratio"] is not None for x in r["dut"]["routers"]):
+    routers = r["dut"]["routers"]
+    cpu = [f"{x['name']} {_pct(x['busy_ratio'])} " + ("of all its CPUs (SNMP, "  # an external DUT's own load
+           f"{x.get('cpu_source')} over {x.get('window_s')} s)" if x.get("busy_basis") == "box" else "of a CPU")
+           for x in routers]
+    if cpu and any(x["busy_ratio"] is not None for x in routers):
         lines.append("DUT CPU while traffic flowed: " + ", ".join(cpu))
+    elif routers and routers[0].get("busy_basis") == "box":
+        lines.append(f"DUT CPU: not read ({routers[0].get('cpu_why') or r['dut'].get('telemetry')})")
     elif cpu:
         lines.append("DUT CPU: not measured (inline arrangement: the routers' work runs in the tester's sender)")
     if r["status"] != "completed":

@@ -11,9 +11,9 @@ from __future__ import annotations
 from dataclasses import replace
 
 from ..engine.spec import RateStep, TrialSpec
-from ..lab import reset as lab_reset
+from ..lab import interface
+from ..lab.interface import Lab
 from ..lab.site import Site
-from ..lab.state import LabState
 from ..core.tester import Measurement
 from ..core.rates import Rate
 from . import runner
@@ -25,7 +25,7 @@ class LabTester:
     """``selftest``: the latest self-test result (``capacity`` per frame size), or None;
     ``traffic``: extension headers or ICMP echo instead of plain UDP frames."""
 
-    def __init__(self, site: Site, lab: LabState, mix: Mix, frame_size: int, bidirectional: bool = False,
+    def __init__(self, site: Site, lab: Lab, mix: Mix, frame_size: int, bidirectional: bool = False,
                  drain_s: float = 2.0, selftest: dict | None = None, traffic: Traffic = Traffic()) -> None:
         self.site, self.lab, self.mix, self.frame_size = site, lab, mix, frame_size
         self.traffic = traffic
@@ -77,7 +77,7 @@ class LabTester:
 
     def reset(self, duration_s: float, load_fps: float, at_s: float, kind: str) -> Measurement:
         def action() -> dict:
-            self.lab, timing = lab_reset.reset(self.site, self.lab, kind)
+            self.lab, timing = interface.reset(self.site, self.lab, kind)
             return timing
         def adjust(spec: TrialSpec) -> TrialSpec:
             return replace(spec, after_stall="catch_up")  # the outage is timed against the schedule

@@ -52,7 +52,7 @@ class LabPath:
 
     @classmethod
     def of(cls, lab) -> LabPath:
-        """The path of a :class:`~v6bench.lab.state.LabState`."""
+        """The path of a lab (:mod:`v6bench.lab.interface`)."""
         return cls.build(lab.topology, lab.link_speed_bps, lab.mtu, lab.dut_config.tunnel)
 
     @classmethod

@@ -27,8 +27,8 @@ from typing import Callable
 
 from .. import engine
 from ..engine.spec import TrialSpec
-from ..lab import observe, wakeful
-from ..lab.state import LabState
+from ..lab import interface, wakeful
+from ..lab.interface import Lab
 from . import backend, mesh, tester_limits
 from .request import TrialRequest
 from .spec import engine_spec
@@ -63,8 +63,12 @@ def _stream_summary(s: dict) -> dict:
     }
 
 
-def _lab_reasons(lab: LabState, eng: dict, dut: dict, reset_router: str | None) -> list[str]:
-    reasons = []
+def _lab_reasons(lab: Lab, eng: dict, dut: dict, reset_router: str | None) -> list[str]:
+    """The emulated lab's own reasons (module docstring); an external DUT's
+    discards are its own, whatever port they face."""
+    reasons: list[str] = []
+    if interface.is_external(lab):
+        return reasons
     testers = {n["name"] for n in lab.nodes if n["role"] == "tester"}
     peers = {f"{n['name']}/{i['name']}": i["peer"].split("/")[0] for n in lab.nodes for i in n["interfaces"]}
     for key, c in dut["interfaces"].items():
@@ -93,7 +97,7 @@ def suspect_reasons(eng: dict) -> list[str]:
             "they are counted, not timed" for s in eng["streams"] if s.get("negative_latency_frames")]
 
 
-def summarize(lab: LabState, request: TrialRequest, fps: float, eng: dict, dut: dict,
+def summarize(lab: Lab, request: TrialRequest, fps: float, eng: dict, dut: dict,
               reset_router: str | None = None) -> dict:
     reasons = list(eng["tester_limited_reasons"]) + _lab_reasons(lab, eng, dut, reset_router)
     spread_s = None
@@ -127,16 +131,7 @@ def summarize(lab: LabState, request: TrialRequest, fps: float, eng: dict, dut: 
         "streams": [_stream_summary(s) for s in eng["streams"]],
         "dut_cpu": dut_cpu_pct(dut),
         "dut": dut,
-        "lab": {
-            "topology": lab.topology,
-            "link_speed_bps": lab.link_speed_bps,
-            "mtu": lab.mtu.to_json(),
-            "temporary": lab.temporary,
-            "shared_machine": True,
-            "cpu_plan": lab.cpu_plan.to_json(),
-            "napi_threads": [{k: t.get(k) for k in ("node", "ifname", "cpu", "policy", "priority")} for t in lab.napi],
-            "sysctls": lab.sysctls,
-        },
+        "lab": interface.record(lab),
         "environment": {
             "kernel": lab.kernel,
             "machine": platform.machine(),
@@ -151,7 +146,13 @@ def summarize(lab: LabState, request: TrialRequest, fps: float, eng: dict, dut: 
 ENGINE_LEAD_S = 0.6
 
 
-def run(lab: LabState, request: TrialRequest, engine_pid_file: Path | None = None,
+def _bound_s(spec: TrialSpec) -> float:
+    """An upper bound of the engine's run [s]: what an observer polling
+    beside it may take at most (a burst's frames go out well within a minute)."""
+    return (spec.duration_s or 60.0) + (spec.drain_s or 2.0) + ENGINE_LEAD_S + 30.0
+
+
+def run(lab: Lab, request: TrialRequest, engine_pid_file: Path | None = None,
         adjust: Callable[[TrialSpec], TrialSpec] | None = None,
         during: tuple[float, Callable[[], dict]] | None = None, selftest: dict | None = None) -> dict:
     """Runs ``request`` on ``lab`` (which the caller holds locked); the
@@ -170,7 +171,8 @@ def run(lab: LabState, request: TrialRequest, engine_pid_file: Path | None = Non
     if adjust:
         spec = adjust(spec)
     spec = backend.settle(spec)
-    before = observe.snapshot(lab)
+    watch = interface.observer(lab)
+    before = watch.before()
     done: dict = {}
     thread = None
     if during:
@@ -188,14 +190,11 @@ def run(lab: LabState, request: TrialRequest, engine_pid_file: Path | None = Non
 
         thread = threading.Thread(target=act, name="dut-action", daemon=True)
         thread.start()
-    with observe.sampler(lab) as sampler, wakeful.awake() as cpu_idle:
+    with watch.during(_bound_s(spec)) as during, wakeful.awake() as cpu_idle:
         eng = engine.run_trial(spec, pid_file=engine_pid_file)
     if thread:
         thread.join()
-    after = observe.snapshot(lab)
-    start_ns = eng["started_at_unix_ns"]
-    window = sampler.window(start_ns, start_ns + round(eng["traffic_s"] * 1e9))
-    dut = observe.difference(lab, before, after, eng["traffic_s"], window)
+    dut = watch.after(before, during, eng)
     out = summarize(lab, request, fps, eng, dut, (done.get("result") or {}).get("router"))
     out["lab"]["cpu_idle"] = cpu_idle
     tester_limits.apply(out, selftest, request.frame_size)

@@ -14,7 +14,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from ..engine.spec import Port, Stream, TrialSpec
-from ..lab.state import LabState
+from ..lab.interface import Lab
 from . import backend, mesh
 from ..core import ext_headers
 from .path import LabPath
@@ -25,7 +25,7 @@ def directions(request: TrialRequest) -> list[tuple[str, str]]:
     return [("t1", "t2"), ("t2", "t1")] if request.bidirectional else [("t1", "t2")]
 
 
-def flows(lab: LabState, request: TrialRequest) -> tuple[list[str], list[tuple[str, str]]]:
+def flows(lab: Lab, request: TrialRequest) -> tuple[list[str], list[tuple[str, str]]]:
     """The tester ports of the trial and its (sender, receiver) pairs: t1
     and t2, one way or both; or a ``mesh:N`` lab's ports in the pattern's
     round-robin order (:mod:`v6bench.trial.mesh`)."""
@@ -34,7 +34,7 @@ def flows(lab: LabState, request: TrialRequest) -> tuple[list[str], list[tuple[s
     return ["t1", "t2"], directions(request)
 
 
-def engine_spec(lab: LabState, request: TrialRequest, fps: float) -> TrialSpec:
+def engine_spec(lab: Lab, request: TrialRequest, fps: float) -> TrialSpec:
     """The spec; ``fps`` is the rate per direction (per sending port), validated on the lab
     (:meth:`~v6bench.trial.request.TrialRequest.check_on_lab`). One builder for
     point-to-point and mesh traffic: a stream per flow and family, fragmented
@@ -65,7 +65,7 @@ def engine_spec(lab: LabState, request: TrialRequest, fps: float) -> TrialSpec:
                      export_histograms=not request.mesh)
 
 
-def _port(lab: LabState, tester: str, fps: float, cpus: tuple[int, ...] | None) -> Port:
+def _port(lab: Lab, tester: str, fps: float, cpus: tuple[int, ...] | None) -> Port:
     """Tester port ``tester``; it sends at ``fps`` from ``cpus`` (the CPU
     plan's, :meth:`CpuPlan.sender_cpus`: several give it as many senders,
     ``tx_queues``) if given."""
@@ -96,7 +96,7 @@ AFTER_STALL = "slip"
 VETH_RING_FRAMES = 256
 
 
-def input_queue_frames(lab: LabState) -> int:
+def input_queue_frames(lab: Lab) -> int:
     """How many frames the DUT's input takes back to back before it drops:
     a catch-up burst longer than this would be lost at the DUT because of
     the tester, so the engine marks such a trial ``tester_limited``. With
@@ -110,7 +110,7 @@ def input_queue_frames(lab: LabState) -> int:
         return 1000
 
 
-def _icmp_echo(lab: LabState, target: str, stream: Stream) -> Stream:
+def _icmp_echo(lab: Lab, target: str, stream: Stream) -> Stream:
     """``stream`` (from t1) as ICMP echo to ``target`` (``dut``: t1's
     gateway, R1; ``far``: t2's port); its replies come back to t1."""
     (tx,) = lab.node("t1")["interfaces"]
@@ -120,7 +120,7 @@ def _icmp_echo(lab: LabState, target: str, stream: Stream) -> Stream:
     return replace(stream, protocol="icmp_echo", rx_port="t1", dst_ip=dst, name=f"icmp{v}-t1-{target}")
 
 
-def _ext_headers(lab: LabState, preset: str, src: str, dst: str) -> list[dict]:
+def _ext_headers(lab: Lab, preset: str, src: str, dst: str) -> list[dict]:
     """The preset for frames from tester ``src`` to ``dst``: the first router
     is the sender's gateway; on ``p2p`` there is none."""
     (tx,) = lab.node(src)["interfaces"]

@@ -1,0 +1,108 @@
+"""What an external lab observes of its DUT around one trial, over SNMP
+(:mod:`.snmp`): the IF-MIB counters of the DUT's ports before the trial
+and once the agent shows its last frames (``counter_refresh_s`` after the
+last one), and the DUT's CPU load polled while the traffic flows.
+
+The result's ``dut`` has the emulated lab's shape (``docs/trial-result.md``):
+``routers`` (one, the DUT: ``busy_ratio`` is its load as a share of all its
+CPUs, ``busy_basis: "box"``, with the source and the time it covers),
+``interfaces`` (``DUT/PORT`` → the packet, discard and error counters as
+``rx_packets`` … and every IF-MIB counter read, by name), and ``snmp``
+(polls, errors). Without an agent in the file the DUT's figures are None
+and ``telemetry`` says why.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+
+from ..core.errors import LabError
+from . import snmp
+from .external import ExternalLab
+
+
+def connect(lab: ExternalLab) -> dict | None:
+    """Polls the agent once (system, the DUT ports' ifIndex, the CPU
+    source): the lab's telemetry record, or None without an agent.
+    Raises :class:`LabError` if the agent does not answer or lacks a port."""
+    s = lab.spec.dut.snmp
+    if s is None:
+        return None
+    with snmp.Agent(s) as agent:
+        system = agent.get([snmp.SYS_DESCR, snmp.SYS_NAME, snmp.SYS_UPTIME])
+        if all(v is None for v in system.values()):
+            raise LabError(f"SNMP agent {s.host}:{s.port} answers but has no SNMPv2-MIB system group")
+        wanted = [p.dut_interface for p in lab.spec.ports if p.dut_interface is not None]
+        indexes = snmp.interface_indexes(agent, wanted)
+        src = snmp.find_cpu_source(agent, s.cpu)
+        speeds = agent.get([f"{snmp.IF_HIGH_SPEED}.{i}" for i in indexes.values()])
+    return {"sys_descr": system[snmp.SYS_DESCR], "sys_name": system[snmp.SYS_NAME],
+            "sys_uptime_ticks": system[snmp.SYS_UPTIME],
+            "if_index": {str(k): v for k, v in indexes.items()},
+            "if_speed_mbps": {str(k): speeds[f"{snmp.IF_HIGH_SPEED}.{v}"] for k, v in indexes.items()},
+            "cpu_source": src.name if src else None,
+            "cpu_source_description": src.description if src else "none: the agent answers no CPU source v6bench knows"}
+
+
+def _as_lab_counters(c: dict) -> dict:
+    """IF-MIB deltas under the emulated lab's counter names, beside their own."""
+    def total(*keys: str) -> int | None:
+        vals = [c.get(k) for k in keys]
+        return None if any(v is None for v in vals) else sum(vals)
+    return {"rx_packets": total("in_ucast_pkts", "in_multicast_pkts", "in_broadcast_pkts"),
+            "tx_packets": total("out_ucast_pkts", "out_multicast_pkts", "out_broadcast_pkts"),
+            "rx_dropped": c.get("in_discards"), "tx_dropped": c.get("out_discards"),
+            "rx_errors": c.get("in_errors"), "tx_errors": c.get("out_errors"), **c}
+
+
+class ExternalObserver:
+    """:class:`~v6bench.lab.interface.Observer` of an external lab."""
+
+    def __init__(self, lab: ExternalLab, telemetry: dict | None) -> None:
+        self.lab, self.telemetry = lab, telemetry
+        s = lab.spec.dut.snmp
+        self.agent = snmp.Agent(s) if s is not None and telemetry is not None else None
+        src = telemetry.get("cpu_source") if telemetry else None
+        self.src = snmp.CPU_SOURCES[src] if src else None
+
+    def _counters(self) -> dict:
+        return snmp.read_counters(self.agent, {k: int(v) for k, v in self.telemetry["if_index"].items()})
+
+    def before(self) -> dict | None:
+        return self._counters() if self.agent else None
+
+    def during(self, limit_s: float):
+        if self.agent is None or self.src is None:
+            return contextlib.nullcontext(None)
+        return snmp.Poller(self.agent, self.src, self.lab.spec.dut.snmp.poll_interval_s, limit_s)
+
+    def after(self, before: dict | None, during: snmp.Poller | None, eng: dict) -> dict:
+        name = self.lab.spec.dut.name
+        router = {"name": name, "cpu": [], "busy_ns": None, "busy_ratio": None, "busy_basis": "box"}
+        out = {"routers": [router], "tester_rx": {"busy_ns": None, "busy_ratio": None}, "interfaces": {},
+               "dut_cpus": {}}
+        if self.agent is None:
+            out["telemetry"] = "none: the lab file declares no SNMP agent ([dut.snmp])"
+            return out
+        try:
+            start_s = eng["started_at_unix_ns"] / 1e9
+            end_s = start_s + eng["traffic_s"]
+            wait_s = end_s + self.lab.spec.dut.snmp.counter_refresh_s - time.time()
+            if wait_s > 0:  # the agent shows a frame in its counters only after its refresh
+                time.sleep(wait_s)
+            after = self._counters()
+            read_at_s = time.time() - end_s
+            for port, c in after.items():
+                out["interfaces"][f"{name}/{port}"] = _as_lab_counters(snmp.counter_delta(before[port], c))
+            out["snmp"] = {"counters_read_after_traffic_s": round(read_at_s, 2)}
+            if during is not None:
+                cpu = snmp.cpu_over_window(self.src, during.samples, start_s, end_s)
+                router.update(busy_ratio=None if cpu["pct"] is None else round(cpu["pct"] / 100, 4),
+                              cpu_source=cpu["source"], window_s=cpu["over_s"], cpu_why=cpu["why"])
+                out["snmp"].update(cpu_polls=cpu["samples"], poll_errors=during.errors[:5])
+            else:
+                router["cpu_why"] = "the agent answers no CPU source v6bench knows"
+        finally:
+            self.agent.close()
+        return out

@@ -1,0 +1,174 @@
+"""A router v6bench did not build, for the external-lab tests: built here
+with ip, sysctl, nft and Debian's snmpd, none of v6bench's lab code.
+
+    tester namespace T            router namespace R (snmpd, nftables limiter)
+      T-p1  ---------------------- R-e1   198.18.0.1/24   2001:2::1/64
+      T-p2  ---------------------- R-e2   198.19.0.1/24   2001:2:0:1::1/64
+      T-m   198.18.250.2/30 ------ R-m    198.18.250.1/30 (management: SNMP)
+
+The tester's two ports carry no address (the engine answers for them);
+the management link is reached from T (``[dut.snmp] netns``). The
+router's receive work is steered to its own CPU by RPS, so the tester
+(CPU 0) and the router (CPU 1) do not share a CPU. A known-capacity
+limiter (nftables ``limit``, all forwarded frames) is the DUT's capacity
+the tests must find. ``reset_soft`` of the lab file takes the router's
+ports down and up; nothing of v6bench does it.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+SNMP_USER = "v6bench"
+SNMP_AUTH = "auth-pass-123"
+SNMP_PRIV = "priv-pass-456"
+
+
+def sh(*args: str, check: bool = True, input: str | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run(list(args), capture_output=True, text=True, check=check, timeout=30, input=input)
+
+
+@dataclass
+class ExternalRouter:
+    tag: str
+    tmp: Path
+    limit_fps: int | None
+    snmpd: subprocess.Popen | None = None
+
+    @property
+    def tester(self) -> str:
+        return f"{self.tag}T"
+
+    @property
+    def router(self) -> str:
+        return f"{self.tag}R"
+
+    def iface(self, name: str) -> str:
+        return f"{self.tag}{name}"
+
+    def build(self) -> None:
+        t, r = self.tester, self.router
+        for ns in (t, r):
+            sh("ip", "netns", "add", ns)
+            sh("ip", "-n", ns, "link", "set", "lo", "up")
+        for a, b in (("p1", "e1"), ("p2", "e2"), ("m", "rm")):
+            sh("ip", "link", "add", self.iface(a), "netns", t, "type", "veth", "peer", "name", self.iface(b), "netns", r)
+        sh("ip", "netns", "exec", t, "sysctl", "-qw", "net.ipv6.conf.all.disable_ipv6=1")
+        for a in ("p1", "p2", "m"):
+            sh("ip", "-n", t, "link", "set", self.iface(a), "up")
+        sh("ip", "-n", t, "addr", "add", "198.18.250.2/30", "dev", self.iface("m"))
+        sh("ip", "netns", "exec", r, "sysctl", "-qw", "net.ipv4.ip_forward=1", "net.ipv6.conf.all.forwarding=1",
+           "net.ipv6.conf.all.keep_addr_on_down=1", "net.ipv6.conf.default.keep_addr_on_down=1")
+        for name, v4, v6 in (("e1", "198.18.0.1/24", "2001:2::1/64"), ("e2", "198.19.0.1/24", "2001:2:0:1::1/64")):
+            sh("ip", "-n", r, "addr", "add", v4, "dev", self.iface(name))
+            sh("ip", "-n", r, "addr", "add", v6, "dev", self.iface(name), "nodad")
+            sh("ip", "-n", r, "link", "set", self.iface(name), "up")
+            # RPS: the router's receive and forwarding work on CPU 1, the tester's on CPU 0.
+            self._in_router_sysfs(f"/sys/class/net/{self.iface(name)}/queues/rx-0/rps_cpus", "2")
+        sh("ip", "-n", r, "addr", "add", "198.18.250.1/30", "dev", self.iface("rm"))
+        sh("ip", "-n", r, "link", "set", self.iface("rm"), "up")
+        if self.limit_fps:
+            rules = ("table inet fixture_limiter {\n chain forward {\n  type filter hook forward priority 0; policy accept;\n"
+                     f"  limit rate over {self.limit_fps}/second burst {max(self.limit_fps // 40, 5)} packets drop\n }}\n}}\n")
+            sh("ip", "netns", "exec", r, "nft", "-f", "-", input=rules)
+        self._start_snmpd()
+        self.wait_carrier()
+
+    def _in_router_sysfs(self, path: str, value: str) -> None:
+        # sysfs shows the namespace of the process that mounted it: write from a private mount in R.
+        sh("ip", "netns", "exec", self.router, "sh", "-c", f"echo {value} > {path}")
+
+    def _start_snmpd(self) -> None:
+        conf = self.tmp / "snmpd.conf"
+        conf.write_text(
+            "agentAddress udp:198.18.250.1:161\n"
+            "rocommunity public 198.18.250.0/30\n"
+            f"createUser {SNMP_USER} SHA \"{SNMP_AUTH}\" AES \"{SNMP_PRIV}\"\n"
+            f"rouser {SNMP_USER} priv\n")
+        persist = self.tmp / "snmp-persist"
+        persist.mkdir(exist_ok=True)
+        env = {**os.environ, "SNMP_PERSISTENT_DIR": str(persist), "MIBS": ""}
+        self.snmpd = subprocess.Popen(
+            ["ip", "netns", "exec", self.router, "/usr/sbin/snmpd", "-f", "-C", "-c", str(conf), "-Lf",
+             str(self.tmp / "snmpd.log"), "-M", "/dev/null", "-m", ""],
+            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+        for _ in range(100):
+            p = sh("ip", "netns", "exec", self.tester, "snmpget", "-v2c", "-c", "public", "-m", "", "-t", "0.2", "-r", "0",
+                   "198.18.250.1", "1.3.6.1.2.1.1.3.0", check=False)
+            if p.returncode == 0:
+                return
+            time.sleep(0.1)
+        raise RuntimeError("snmpd did not answer: " + (self.tmp / "snmpd.log").read_text()[-500:])
+
+    def wait_carrier(self) -> None:
+        for ns, names in ((self.tester, ("p1", "p2")), (self.router, ("e1", "e2"))):
+            for n in names:
+                for _ in range(100):
+                    if "LOWER_UP" in sh("ip", "-n", ns, "link", "show", self.iface(n)).stdout:
+                        break
+                    time.sleep(0.05)
+
+    def remove(self) -> None:
+        if self.snmpd is not None and self.snmpd.poll() is None:
+            os.killpg(self.snmpd.pid, signal.SIGTERM)
+            try:
+                self.snmpd.wait(5)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.snmpd.pid, signal.SIGKILL)
+        for ns in (self.tester, self.router):
+            sh("ip", "netns", "del", ns, check=False)
+
+    def reset_command(self) -> str:
+        """The lab file's soft reset: the router's ports down, then up (as ``shutdown``/``no shutdown``)."""
+        r = self.router
+        return (f"ip -n {r} link set {self.iface('e1')} down && ip -n {r} link set {self.iface('e2')} down && "
+                f"sleep 0.2 && ip -n {r} link set {self.iface('e1')} up && ip -n {r} link set {self.iface('e2')} up")
+
+    def lab_file(self, snmp_version: str = "2c", **port_extra) -> Path:
+        """The lab file of this router (TOML), written to the test's directory."""
+        snmp = ('community = "public"' if snmp_version == "2c" else
+                f'user = "{SNMP_USER}"\nauth_protocol = "SHA"\nauth_password = "{SNMP_AUTH}"\n'
+                f'priv_protocol = "AES"\npriv_password = "{SNMP_PRIV}"')
+        extra = "".join(f"{k} = {v}\n" for k, v in port_extra.items())
+        text = f"""\
+[lab]
+name = "fixture-router"
+link_speed = "100M"
+mtu = 1500
+tester_cpus = [0]
+shared_machine = true
+dut_cpus = [1]
+
+[port.t1]
+interface = "{self.iface('p1')}"
+netns = "{self.tester}"
+dut_interface = "{self.iface('e1')}"
+{extra}
+[port.t2]
+interface = "{self.iface('p2')}"
+netns = "{self.tester}"
+dut_interface = "{self.iface('e2')}"
+
+[dut]
+name = "fixture"
+description = "a Linux router namespace with snmpd, built by the test"
+apply = "ip netns exec {self.router} nft list ruleset > /dev/null"
+reset_soft = "{self.reset_command()}"
+command_timeout_s = 20
+
+[dut.snmp]
+host = "198.18.250.1"
+netns = "{self.tester}"
+version = "{snmp_version}"
+{snmp}
+counter_refresh_s = 3.5
+poll_interval_s = 0.5
+"""
+        path = self.tmp / f"lab-{snmp_version}.toml"
+        path.write_text(text)
+        return path
