@@ -216,3 +216,29 @@ def cli(*args: str, cwd: Path) -> subprocess.CompletedProcess:
 def test_the_command_line_refuses_in_one_line_naming_the_option(lab_dir, args, words):
     r = cli(*args, cwd=lab_dir)
     assert r.returncode == 2 and len(r.stderr.splitlines()) == 1 and words in r.stderr, r.stderr
+
+
+def test_the_engine_spec_of_an_external_lab_opens_only_its_declared_ports(tmp_path):
+    """Ports on this machine's own interfaces: the engine is told it may open
+    the root namespace (it refuses it otherwise); in a namespace, only that
+    one; other addresses only where the file allows them."""
+    from v6bench.lab.external import ExternalLab, tester_plan
+    from v6bench.trial.request import make_request
+    from v6bench.trial.spec import engine_spec
+
+    req = make_request("50/50", 256, "1000fps", 1.0, True)
+    s = load(tmp_path, MINIMAL)
+    spec = engine_spec(ExternalLab(s, tester_plan(s)), req, 1000.0).to_json()
+    assert spec["allow_root_netns"] is True and "allow_non_benchmarking_addresses" not in spec
+    assert [(p["interface"], p.get("netns"), p["gateway_ipv4"]) for p in spec["ports"]] == [
+        ("eth1", None, "198.18.0.1"), ("eth2", None, "198.19.0.1")]
+    other = MINIMAL.replace("[lab]", "[lab]\nallow_other_addresses = true").replace(
+        'interface = "eth1"', 'interface = "eth1"\nnetns = "tester"\nipv4 = "10.1.0.2/24"\ngateway_ipv4 = "10.1.0.1"'
+    ).replace('interface = "eth2"', 'interface = "eth2"\nnetns = "tester"')
+    s = load(tmp_path, other)
+    spec = engine_spec(ExternalLab(s, tester_plan(s)), req, 1000.0).to_json()
+    assert "allow_root_netns" not in spec and spec["netns_prefix"] == "tester"
+    assert spec["allow_non_benchmarking_addresses"] is True
+    r = subprocess.run([str(ROOT / "engine/target/release/v6bench-engine"), "check"], input=json.dumps(spec),
+                       capture_output=True, text=True, timeout=30)
+    assert r.returncode == 0, r.stderr

@@ -101,6 +101,10 @@ class TrialSpec:
     tx_stamp_check: bool = False
     #: The lab's namespaces: every port's ``netns`` must start with it (the engine refuses others).
     netns_prefix: str | None = None
+    #: Ports in this machine's own namespace (an external lab's declared interfaces) and addresses
+    #: outside the benchmarking blocks (an external lab that allows them): refused by the engine without these.
+    allow_root_netns: bool = False
+    allow_non_benchmarking_addresses: bool = False
     spec_version: int = SPEC_VERSION
 
     def __post_init__(self) -> None:

@@ -89,6 +89,15 @@ class ExternalLab:
         return self.spec.shared_machine
 
     @property
+    def allow_root_netns(self) -> bool:
+        """The ports are this machine's own interfaces, declared by the file: the engine may open them."""
+        return self.spec.netns is None
+
+    @property
+    def allow_other_addresses(self) -> bool:
+        return self.spec.allow_other_addresses
+
+    @property
     def netns_prefix(self) -> str | None:
         """The engine opens ports only in namespaces starting so: the file's one namespace."""
         return self.spec.netns

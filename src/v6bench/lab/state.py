@@ -59,6 +59,10 @@ class LabState:
     kernel: str
     dut: dict = None  # DutConfig.to_json(); None = plain forwarding
 
+    #: Its ports live in its own namespaces, at addresses of the benchmarking blocks (lab/interface.py).
+    allow_root_netns = False
+    allow_other_addresses = False
+
     @property
     def netns_prefix(self) -> str:
         """The start of the lab's namespace names (node N lives in

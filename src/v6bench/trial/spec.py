@@ -61,6 +61,8 @@ def engine_spec(lab: Lab, request: TrialRequest, fps: float) -> TrialSpec:
     return TrialSpec(ports, tuple(streams), duration_s=request.duration_s, drain_s=request.drain_s, rx_cpu=plan.tester_rx,
                      rx_priority=plan.tester_rx_priority, tester_limited_backlog_frames=input_queue_frames(lab),
                      after_stall=AFTER_STALL, netns_prefix=lab.netns_prefix,
+                     allow_root_netns=lab.allow_root_netns,
+                     allow_non_benchmarking_addresses=lab.allow_other_addresses,
                      # per-frame delay distributions for the report (seed 003 Fig. 3-4); mesh reports loss per flow
                      export_histograms=not request.mesh)
 
