@@ -124,8 +124,8 @@ repeat = 2
 [[test]]
 kind = "reset"
 kinds = ["soft"]
-trial_duration_s = 4.0
-reset_at_s = 1.5
+trial_duration_s = 6.0
+reset_at_s = 1.0
 load_pct_of_throughput = 50
 repeat = 1
 [design]
@@ -148,7 +148,8 @@ order = "file"
     reset = tests["reset"]["result"]["kinds"]["soft"]
     rep = reset["repetitions"][0]
     assert rep["reset_command"] == router.reset_command() and not rep["tester_limited"], rep
-    # The command keeps the ports down for 0.2 s: no family can come through sooner.
+    # The command keeps the ports down for 0.2 s: no family can come through sooner. (IPv6 through this
+    # router takes about 2.2-2.5 s to come back: the trial leaves it 5 s.)
     assert all(f["lost_frames"] > 0 and f["reset_time_s"] >= 0.19 for f in rep["families"].values()), rep["families"]
     # Every trial but the reset's: the DUT's IF-MIB counters agree with the engine's counts.
     con = sqlite3.connect(db)

@@ -26,7 +26,7 @@ def _run(tmp_path, *args, timeout=300) -> dict:
 def test_throughput_finds_a_dut_of_known_capacity(tmp_path, search):
     """nftables `limit rate over 10000/second drop` in R1: the true throughput
     is 10,000 frames/s per direction; the search must find it within its
-    resolution (2 %) plus the limiter's 25-ms bucket per 2-s trial (1.25 %).
+    resolution (2 %) plus the limiter's 25-ms bucket per 1-s trial (2.5 %).
 
     The premise is a router that loses nothing below its limit. A software
     router on a shared (virtual) machine sometimes does: a scheduling stall
@@ -37,7 +37,7 @@ def test_throughput_finds_a_dut_of_known_capacity(tmp_path, search):
     lowest failing rate within its resolution."""
     db = tmp_path / "r.db"
     out = _run(tmp_path, "test", "throughput", "--dut-limit", str(LIMIT_FPS), "--mix", "100/0,0/100", "--frame-size", "128",
-               "--link-speed", "100M", "--trial-duration", "2", "--resolution", "0.02", "--search", search, "--drain", "0.5", "--repeat", "1")
+               "--link-speed", "100M", "--trial-duration", "1", "--resolution", "0.02", "--search", search, "--drain", "0.5", "--repeat", "1")
     assert out["run"]["environment"]["dut"]["config"]["limit_fps"] == LIMIT_FPS
     assert "limit rate over 10000/second burst 250 packets" in out["run"]["environment"]["dut"]["rulesets"]["r1"]
     r = v6bench("results", "export", "--db", str(db), "--format", "json")
@@ -45,7 +45,7 @@ def test_throughput_finds_a_dut_of_known_capacity(tmp_path, search):
     trials = {t["mix"]: t["trials"] for t in json.loads(r.stdout)["tests"]}
     for t in out["tests"]:
         ndr = t["result"]["ndr_fps"]
-        assert ndr <= LIMIT_FPS * 1.013, (t["mix"], ndr)
+        assert ndr <= LIMIT_FPS * 1.026, (t["mix"], ndr)
         assert not t["result"]["ndr"]["is_lower_bound"]
         assert t["result"]["pdr_fps"] >= ndr
         rates = [(x["result"]["rate_per_direction_fps"], x["lost_frames"]) for x in trials[t["mix"]] if x["call"] == "measure"]
@@ -66,13 +66,14 @@ def test_resets_show_as_receive_gaps(tmp_path, kind):
     least the reset's own work, and the router's NAPI threads, which the
     kernel starts anew, are pinned again."""
     out = _run(tmp_path, "test", "reset", "--kinds", kind, "--mix", "50/50", "--frame-size", "128", "--link-speed", "100M",
-               "--dut-limit", str(LIMIT_FPS), "--trial-duration", "3", "--resolution", "0.05", "--drain", "0.5", "--repeat", "1")
+               "--dut-limit", str(LIMIT_FPS), "--trial-duration", "2", "--reset-at-s", "1", "--resolution", "0.05", "--drain", "0.5",
+               "--repeat", "1")
     (t,) = out["tests"]
     r = t["result"]
     for kind in (kind,):
         (rep,) = r["kinds"][kind]["repetitions"]
         assert not rep["tester_limited"], rep
-        assert rep["reset_kind"] == kind and 0.5 < rep["reset_at_s"] < 2.5
+        assert rep["reset_kind"] == kind and 0.5 < rep["reset_at_s"] < 1.5
         assert not rep["dut_napi_pinning"].startswith("lost"), rep
         for v in ("4", "6"):
             gap = rep["families"][v]["reset_time_s"]

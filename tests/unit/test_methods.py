@@ -166,6 +166,21 @@ def test_reset_time_is_the_receive_gap():
     assert r["kinds"]["hard"]["reset_time"]["4"]["mean_s"] == pytest.approx(1.5 + 1e-4)
 
 
+def test_a_family_that_does_not_come_back_within_the_trial_has_no_reset_time():
+    """Seen on a Linux router (tests/netns/test_external.py, a 4-s trial): IPv6
+    lost frames from the reset to the end of the traffic, so its largest
+    receive gap was an ordinary one (0.4 ms). Its reset time is unknown, not
+    that gap: at least the time from its first lost frame to the end."""
+    fps = 5_000.0
+    def stream(v: int, lost: int, last_due_s: float) -> dict:
+        return {"ip_version": v, "intended_fps": fps, "lost_frames": lost, "inter_arrival_ns": {"max": 4e5},
+                "loss_window": {"first_due_s": 1.5, "last_due_s": last_due_s} if lost else None}
+    fams = {"4": reset._family([stream(4, 1000, 1.7)], fps, 4.0), "6": reset._family([stream(6, 12500, 3.9998)], fps, 4.0)}
+    assert fams["4"] == {"reset_time_s": 4e-4, "lost_frames": 1000, "loss_time_s": 0.2}
+    assert fams["6"]["reset_time_s"] is None and fams["6"]["recovered"] is False
+    assert fams["6"]["reset_time_at_least_s"] == 2.5 and fams["6"]["loss_time_s"] == 2.5
+
+
 def test_kinds_needing_throughput_search_it_first():
     t = SimulatedTester(80_000, buffer_frames=0, recovery_s=0.1)
     k = registry.kind("recovery")
