@@ -108,7 +108,8 @@ def mutated_specs(draw) -> str:
     s = spec(draw(st.sampled_from([4, 6])), draw(st.sampled_from([84, 128, 1518])))
     for _ in range(draw(st.integers(1, 3))):
         part = draw(st.sampled_from(["top", "ports", "streams"]))
-        inner = s.get(part) if isinstance(s.get(part), list) and s[part] and isinstance(s[part][0], dict) else None
+        # A table of that part still a table (an earlier change may have replaced one by other JSON), else the top.
+        inner = [x for x in s.get(part) or [] if isinstance(x, dict)] if isinstance(s.get(part), list) else []
         table = inner[draw(st.integers(0, len(inner) - 1))] if inner else s
         keys = sorted(table) + ["fragment_mtu", "ipv6_ext_headers", "protocol", "tx_queues", "frame_count", "learning"]
         table[draw(st.sampled_from(keys))] = draw(JSON)

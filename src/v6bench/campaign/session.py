@@ -12,8 +12,7 @@ from typing import Callable
 
 from .. import __version__, selftest
 from ..core.errors import UsageError
-from ..lab import control, interface, state
-from ..lab import dut as dut_rules
+from ..lab import interface, state
 from ..lab.site import Site
 from ..lab.interface import Lab
 from ..store.db import Store
@@ -30,16 +29,9 @@ def environment(lab: Lab) -> dict:
     (:func:`dut.datapaths`); an external lab's file (hash, ports, DUT
     commands, the configuration file), the apply command's outcome and
     what the DUT's agent said of itself."""
-    out = {**selftest.machine(), "v6bench": __version__, "tools": {"iperf3": _iperf3_version()},
-           "lab": {**interface.record(lab), "nodes": list(lab.nodes)}}
-    if interface.is_external(lab):
-        d = lab.spec.dut
-        return {**out, "shared_machine": lab.shared_machine,
-                "dut": {"config": {}, "description": interface.describe(lab), "config_file": d.config_file,
-                        "config_text": d.config_text, "applied": lab.applied, "telemetry": lab.telemetry}}
-    return {**out, "shared_machine": True,
-            "dut": {"config": lab.dut or {}, "rulesets": dut_rules.rulesets(list(lab.nodes)),
-                    "datapaths": dut_rules.datapaths(list(lab.nodes)), "description": control.describe(lab)}}
+    return {**selftest.machine(), "v6bench": __version__, "tools": {"iperf3": _iperf3_version()},
+            "shared_machine": lab.shared_machine, "lab": {**interface.record(lab), "nodes": list(lab.nodes)},
+            "dut": interface.dut_record(lab)}
 
 
 def _iperf3_version() -> str | None:

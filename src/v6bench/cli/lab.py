@@ -15,7 +15,7 @@ from .options import EXTERNAL_LAB, Options, add_json, add_lab, dut_table, lab_ta
 
 
 def add(sub: argparse._SubParsersAction, parser_class: type) -> None:
-    lab = sub.add_parser("lab", help="build, show or remove the emulated lab")
+    lab = sub.add_parser("lab", help="build, show or remove the emulated lab; check an external lab file")
     lab_sub = lab.add_subparsers(dest="lab_command", required=True, parser_class=parser_class)
     up = Options(lab_sub.add_parser("up", help="build the lab (one per machine)"))
     add_lab(up, defaults=True, external=False)

@@ -32,6 +32,7 @@ from typing import ContextManager, Iterator, Protocol, Union
 from . import control, external, external_observe, observe
 from . import reset as lab_reset
 from . import state
+from . import dut as dut_rules
 from .dut import DutConfig
 from .external import ExternalLab
 from .site import Site
@@ -90,6 +91,19 @@ def describe(lab: Lab) -> str:
     return lab.describe() if isinstance(lab, ExternalLab) else control.describe(lab)
 
 
+def dut_record(lab: Lab) -> dict:
+    """The DUT as configured, for a run's environment: in the emulated lab
+    its rule sets, qdiscs, routes and links (:func:`dut.datapaths`); an
+    external lab's configuration file, the apply command's outcome and what
+    the DUT's agent said of itself."""
+    if isinstance(lab, ExternalLab):
+        d = lab.spec.dut
+        return {"config": {}, "description": describe(lab), "config_file": d.config_file,
+                "config_text": d.config_text, "applied": lab.applied, "telemetry": lab.telemetry}
+    return {"config": lab.dut or {}, "rulesets": dut_rules.rulesets(list(lab.nodes)),
+            "datapaths": dut_rules.datapaths(list(lab.nodes)), "description": control.describe(lab)}
+
+
 def record(lab: Lab) -> dict:
     """The lab part of every trial result (``docs/trial-result.md``)."""
     if isinstance(lab, ExternalLab):
@@ -97,7 +111,7 @@ def record(lab: Lab) -> dict:
                 "temporary": False, "cpu_plan": lab.cpu_plan.to_json(), "napi_threads": [], "sysctls": {},
                 **lab.record()}
     return {"kind": "emulated", "topology": lab.topology, "link_speed_bps": lab.link_speed_bps,
-            "mtu": lab.mtu.to_json(), "temporary": lab.temporary, "shared_machine": True,
+            "mtu": lab.mtu.to_json(), "temporary": lab.temporary, "shared_machine": lab.shared_machine,
             "cpu_plan": lab.cpu_plan.to_json(),
             "napi_threads": [{k: t.get(k) for k in ("node", "ifname", "cpu", "policy", "priority")} for t in lab.napi],
             "sysctls": lab.sysctls}

@@ -59,9 +59,11 @@ class LabState:
     kernel: str
     dut: dict = None  # DutConfig.to_json(); None = plain forwarding
 
-    #: Its ports live in its own namespaces, at addresses of the benchmarking blocks (lab/interface.py).
+    #: Its ports live in its own namespaces, at addresses of the benchmarking blocks, and its routers
+    #: share this machine with the tester (lab/interface.py).
     allow_root_netns = False
     allow_other_addresses = False
+    shared_machine = True
 
     @property
     def netns_prefix(self) -> str:
