@@ -187,8 +187,8 @@ def check_ports(spec: ExternalSpec) -> dict:
     ours = [str(ipaddress.ip_interface(getattr(p, v)).ip) for p in spec.ports for v in ("ipv4", "ipv6")]
     facts = nsctl.run_in(spec.netns, lambda: _facts(names, ours)) if spec.netns else _facts(names, ours)
     where = f" in namespace {spec.netns}" if spec.netns else " on this machine"
-    for a in facts["local"]:
-        raise LabError(f"{spec.path}: {a} is an address of this{' namespace' if spec.netns else ' machine'}'s own "
+    if facts["local"]:
+        raise LabError(f"{spec.path}: {', '.join(facts['local'])} is an address of this{' namespace' if spec.netns else ' machine'}'s own "
                        "kernel, which would answer the test traffic meant for the DUT: remove it (the engine answers "
                        "for the tester's addresses itself)")
     out = {}

@@ -196,7 +196,9 @@ def interface_indexes(agent: Agent, wanted: list[str | int]) -> dict[str | int, 
     """The ifIndex of each DUT port named in the lab file: by ifName, else
     ifDescr; a number is an ifIndex already (it must exist)."""
     names = agent.walk(IF_NAME)
-    descrs = agent.walk(IF_DESCR)
+    # ifDescr is walked only if a port is not found by ifName (or an ifIndex is not in ifName's rows).
+    found = set(names.values()) | {int(i) for i in names}
+    descrs = agent.walk(IF_DESCR) if any(w not in found for w in wanted) else {}
     out = {}
     for w in wanted:
         if isinstance(w, int):
