@@ -148,8 +148,22 @@ def test_cpu_from_tick_counters_is_taken_between_agent_updates_inside_the_traffi
         samples.append((1000 + t, last))
     cpu = snmp.cpu_over_window(snmp.CPU_SOURCES["ucd"], samples, 1005.0, 1017.0)
     assert cpu["pct"] == 60.0 and cpu["over_s"] == 5.0 and cpu["why"] is None
+    assert cpu["between_unix_s"] == [[1008.0, 1008.5], [1013.0, 1013.5]]  # the polls around 8.2 and 13.2
     short = snmp.cpu_over_window(snmp.CPU_SOURCES["ucd"], samples, 1005.0, 1010.0)
     assert short["pct"] is None and "updated its CPU counters 1 time" in short["why"]
+
+
+def test_busy_ticks_count_the_kernels_interrupt_time_once_whatever_the_agents_os():
+    """Net-SNMP on Linux: ssCpuRawSystem is /proc/stat's system alone, irq and
+    softirq apart, ssCpuRawKernel 0 (seen on Debian 12's snmpd); on the BSDs
+    ssCpuRawSystem = kernel + interrupt. Both describe 30 busy ticks in 100."""
+    linux = {"user": 10, "nice": 0, "system": 5, "idle": 60, "wait": 10, "kernel": 0, "interrupt": 3,
+             "softirq": 12, "steal": 0}
+    bsd = {"user": 10, "nice": 0, "system": 20, "idle": 70, "wait": None, "kernel": 5, "interrupt": 15,
+           "softirq": None, "steal": None}
+    assert snmp.busy_ticks(linux) == (30, 100)
+    assert snmp.busy_ticks(bsd) == (30, 100)
+    assert snmp.busy_ticks({"user": 1, "idle": 3}) == (1, 4)  # an agent with the basic objects only
 
 
 def test_cpu_from_a_gauge_averages_the_polls_after_its_own_averaging_time():
@@ -157,6 +171,7 @@ def test_cpu_from_a_gauge_averages_the_polls_after_its_own_averaging_time():
     samples = [(float(t), {"pct": 5 if t < 5 else 40}) for t in range(0, 30)]
     cpu = snmp.cpu_over_window(src, samples, 3.0, 20.0)
     assert cpu["pct"] == 40.0 and cpu["over_s"] == 12.0  # polls from 8 s on: the average holds only traffic
+    assert cpu["between_unix_s"] == [[8.0, 8.0], [20.0, 20.0]]
     hr = snmp.cpu_over_window(snmp.CPU_SOURCES["host-resources"], samples, 3.0, 20.0)
     assert hr["pct"] is None and "60-s averaging" in hr["why"]
 

@@ -99,7 +99,8 @@ class ExternalObserver:
             if during is not None:
                 cpu = snmp.cpu_over_window(self.src, during.samples, start_s, end_s)
                 router.update(busy_ratio=None if cpu["pct"] is None else round(cpu["pct"] / 100, 4),
-                              cpu_source=cpu["source"], window_s=cpu["over_s"], cpu_why=cpu["why"])
+                              cpu_source=cpu["source"], window_s=cpu["over_s"],
+                              cpu_window_unix_s=cpu["between_unix_s"], cpu_why=cpu["why"])
                 out["snmp"].update(cpu_polls=cpu["samples"], poll_errors=during.errors[:5])
             else:
                 router["cpu_why"] = "the agent answers no CPU source v6bench knows"

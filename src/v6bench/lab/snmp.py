@@ -16,7 +16,8 @@ What is read (OIDs in :data:`CPU_SOURCES` and :data:`IF_COUNTERS`):
   source         objects                                        kind
   ============== ============================================== ==========================
   ucd            UCD-SNMP-MIB ssCpuRawUser/Nice/System/Idle/     tick counters (Net-SNMP:
-                 Wait/Steal (.1.3.6.1.4.1.2021.11.50-54, 64)     Linux, BSDs, MikroTik, VyOS)
+                 Wait/Kernel/Interrupt/SoftIRQ/Steal             Linux, BSDs, MikroTik, VyOS)
+                 (.1.3.6.1.4.1.2021.11.50-56, 61, 64)
   cisco          CISCO-PROCESS-MIB cpmCPUTotal5secRev            % over 5 s, per CPU
   juniper        JUNIPER-MIB jnxOperatingCPU                     % per component (busiest)
   host-resources HOST-RESOURCES-MIB hrProcessorLoad (RFC 2790)   % over 1 min, per CPU
@@ -70,7 +71,9 @@ IF_COUNTERS = {
 
 UCD_TICKS = {"user": "1.3.6.1.4.1.2021.11.50.0", "nice": "1.3.6.1.4.1.2021.11.51.0",
              "system": "1.3.6.1.4.1.2021.11.52.0", "idle": "1.3.6.1.4.1.2021.11.53.0",
-             "wait": "1.3.6.1.4.1.2021.11.54.0", "steal": "1.3.6.1.4.1.2021.11.64.0"}
+             "wait": "1.3.6.1.4.1.2021.11.54.0", "kernel": "1.3.6.1.4.1.2021.11.55.0",
+             "interrupt": "1.3.6.1.4.1.2021.11.56.0", "softirq": "1.3.6.1.4.1.2021.11.61.0",
+             "steal": "1.3.6.1.4.1.2021.11.64.0"}
 
 
 @dataclass(frozen=True)
@@ -270,11 +273,18 @@ def read_cpu(agent: Agent, src: CpuSource) -> dict | None:
 
 
 def busy_ticks(ticks: dict[str, int | None]) -> tuple[int, int]:
-    """(busy, total) ticks: total is user, nice, system, idle, wait and
-    steal (Net-SNMP's ssCpuRawSystem holds the kernel's interrupt and
-    softirq time on Linux); busy is total less idle and wait."""
-    t = {k: v or 0 for k, v in ticks.items()}
-    total = t["user"] + t["nice"] + t["system"] + t["idle"] + t["wait"] + t["steal"]
+    """(busy, total) ticks: total is user, nice, the kernel's time, idle,
+    wait and steal; busy is total less idle and wait.
+
+    The kernel's time depends on how the agent fills ssCpuRawSystem (UCD-SNMP-MIB
+    allows combinations): Net-SNMP on Linux gives /proc/stat's system alone
+    and the interrupt and softirq ticks apart (ssCpuRawKernel 0), so all
+    three are added, and a router that forwards in softirq is not counted
+    idle; on the BSDs it gives system = kernel + interrupt (ssCpuRawKernel
+    non-zero), so system alone. Absent objects count 0."""
+    t = {k: ticks.get(k) or 0 for k in UCD_TICKS}
+    kernel_side = t["system"] if t["kernel"] else t["system"] + t["interrupt"] + t["softirq"]
+    total = t["user"] + t["nice"] + kernel_side + t["idle"] + t["wait"] + t["steal"]
     return total - t["idle"] - t["wait"], total
 
 
@@ -324,29 +334,38 @@ def cpu_over_window(src: CpuSource, samples: list[tuple[float, dict]], start_s: 
     - gauges: the mean of the polls inside the window taken once the
       gauge's averaging time into the traffic had passed, or None.
 
-    Returns ``{"pct", "source", "over_s", "samples", "why"}`` (``why``
-    says why ``pct`` is None).
+    Returns ``{"pct", "source", "over_s", "between_unix_s", "samples",
+    "why"}`` (``why`` says why ``pct`` is None). ``between_unix_s`` bounds
+    the figure's window: for counters ``[[a, b], [c, d]]``, the first update
+    used was taken between the polls at ``a`` and ``b`` and the last between
+    ``c`` and ``d``; for gauges ``[[a, a], [d, d]]``, the first and last
+    poll averaged (a poll is stamped at the middle of its request).
     """
-    out = {"source": src.name, "pct": None, "over_s": None, "samples": len(samples), "why": None}
+    out = {"source": src.name, "pct": None, "over_s": None, "between_unix_s": None, "samples": len(samples),
+           "why": None}
     if src.table is None:
-        updates = []  # (unix time of the poll that saw it, ticks)
+        updates = []  # (unix time of the poll before it, of the poll that saw it, ticks)
         for (t_prev, prev), (t, cur) in zip(samples, samples[1:]):
             if cur["ticks"] != prev["ticks"] and t_prev >= start_s and t <= end_s:
-                updates.append((t, cur["ticks"]))
+                updates.append((t_prev, t, cur["ticks"]))
         if len(updates) < 2:
             out["why"] = (f"the agent updated its CPU counters {len(updates)} time(s) inside the {end_s - start_s:.1f}-s "
                           "traffic window; two are needed (Net-SNMP updates every 5 s: use trials of 12 s or more)")
             return out
-        (b0, t0), (b1, t1) = busy_ticks(updates[0][1]), busy_ticks(updates[-1][1])
+        (b0, t0), (b1, t1) = busy_ticks(updates[0][2]), busy_ticks(updates[-1][2])
         if t1 <= t0:
             out["why"] = "the agent's CPU counters did not advance"
             return out
-        out.update(pct=round(100 * (b1 - b0) / (t1 - t0), 2), over_s=round(updates[-1][0] - updates[0][0], 2))
+        out.update(pct=round(100 * (b1 - b0) / (t1 - t0), 2), over_s=round(updates[-1][1] - updates[0][1], 2),
+                   between_unix_s=[[round(updates[0][0], 3), round(updates[0][1], 3)],
+                                   [round(updates[-1][0], 3), round(updates[-1][1], 3)]])
         return out
-    inside = [r["pct"] for t, r in samples if start_s + src.averaging_s <= t <= end_s]
+    polled = [(t, r["pct"]) for t, r in samples if start_s + src.averaging_s <= t <= end_s]
+    inside = [pct for _, pct in polled]
     if not inside:
         out["why"] = (f"no reading inside the traffic window after the source's {src.averaging_s:g}-s averaging "
                       f"({end_s - start_s:.1f} s of traffic)")
         return out
-    out.update(pct=round(sum(inside) / len(inside), 2), over_s=round(end_s - start_s - src.averaging_s, 2))
+    out.update(pct=round(sum(inside) / len(inside), 2), over_s=round(end_s - start_s - src.averaging_s, 2),
+               between_unix_s=[[round(polled[0][0], 3)] * 2, [round(polled[-1][0], 3)] * 2])
     return out
