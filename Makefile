@@ -8,9 +8,11 @@ VENV    := .venv
 PY      := $(VENV)/bin/python
 ENGINE  := engine/target/release/v6bench-engine
 STAMPS  := .make
-APT_PKGS := iproute2 ethtool nftables netsniff-ng tshark iperf3 procps python3 python3-venv build-essential snmp
-# Only the tests need a browser (the report opens in headless Chromium) and an SNMP agent (the external lab's router).
-TEST_APT_PKGS := chromium snmpd
+APT_PKGS := iproute2 ethtool nftables netsniff-ng tshark iperf3 procps python3 python3-venv build-essential snmp \
+	qemu-system-x86 linux-image-amd64 busybox-static snmpd
+# (The last four make the VM router's guest image: QEMU, Debian's kernel, busybox, the agent in the guest.)
+# Only the tests need a browser (the report opens in headless Chromium).
+TEST_APT_PKGS := chromium
 # Only the benchmarks compare with xdp-trafficgen.
 BENCH_APT_PKGS := xdp-tools
 # The engine needs Rust 1.88 or newer: a new enough cargo on PATH (rustup's
@@ -26,7 +28,7 @@ PICK_CARGO = c=cargo; ( $(call RUST_OK,cargo) ) || { c=/usr/bin/cargo; export RU
 
 all: setup
 
-setup: $(STAMPS)/apt $(ENGINE) $(STAMPS)/venv
+setup: $(STAMPS)/apt $(ENGINE) $(STAMPS)/venv $(STAMPS)/vm-image
 	@ln -sfn $(CURDIR)/$(VENV)/bin/v6bench /usr/local/bin/v6bench  # v6bench on PATH
 
 # Re-checked whenever this Makefile (and so the package list) changes.
@@ -67,6 +69,12 @@ $(STAMPS)/venv: pyproject.toml
 	python3 -m venv $(VENV)
 	$(VENV)/bin/pip install -q --upgrade pip
 	$(VENV)/bin/pip install -q -e '.[test]'
+	@touch $@
+
+# The VM router's guest image (kernel + initramfs in /var/lib/v6bench/vm, docs/vm-router.md);
+# rebuilt only when its inputs (kernel, packages, init) changed.
+$(STAMPS)/vm-image: $(STAMPS)/apt $(STAMPS)/venv src/v6bench/lab/guest/init src/v6bench/lab/vm_image.py
+	$(VENV)/bin/v6bench lab vm-image
 	@touch $@
 
 engine: $(ENGINE)

@@ -268,7 +268,9 @@ fn jobs(plan: &Plan, open: &mut [OpenPort], hops: &learn::NextHops) -> Vec<(usiz
             continue;
         }
         let mut xsk_tx = std::mem::take(&mut open[pi].xsk_tx).into_iter();
-        let refused_is_loss = open[pi].info.driver.as_deref() == Some("veth");
+        // veth: the far end is the DUT's interface; tun (a tap): the far end is the
+        // process reading the tap, a VM router's NIC (tx.rs).
+        let refused_is_loss = matches!(open[pi].info.driver.as_deref(), Some("veth") | Some("tun"));
         let senders = open[pi].senders;
         for (j, &cpu) in t.cpus.iter().take(senders as usize).enumerate() {
             let port = match xsk_tx.next() {

@@ -23,9 +23,11 @@
 //! DUT, so the sender does the same: it counts the frame in
 //! `refused_frames` and goes on with the schedule; the frame's sequence
 //! number is used up and the receiver counts it lost. Retrying it instead
-//! would hide the DUT's loss and make the tester fall behind. On other
-//! ports a refusal is the tester's own transmit path being full, and the
-//! frame is retried.
+//! would hide the DUT's loss and make the tester fall behind. A tap port
+//! (driver `tun`) is the same: its reader is a VM router's NIC, and the tap
+//! refuses a frame when the VM has not taken the ones before it (its ring
+//! is full: the guest is busy, or rebooting). On other ports a refusal is
+//! the tester's own transmit path being full, and the frame is retried.
 //!
 //! A test frame fragmented at the source is one schedule slot: its
 //! fragments are due together and leave back to back in one batch. Counts
@@ -111,7 +113,7 @@ impl Handover {
 pub struct TxJob {
     pub port: Handover,
     /// A frame the kernel refuses (ENOBUFS) was refused by the far end of
-    /// the link and is lost (veth ports); otherwise it is retried.
+    /// the link and is lost (veth and tap ports); otherwise it is retried.
     pub refused_is_loss: bool,
     /// Templates in the order of the port's streams in the schedule.
     pub templates: Vec<Template>,

@@ -2,8 +2,16 @@
 
 from test_trial_spec import lab_of
 
+from v6bench.lab.observe import LabObserver
+from v6bench.lab.snmp_observe import SnmpDut, SnmpObserver
 from v6bench.trial.request import make_request
-from v6bench.trial.runner import summarize
+from v6bench.trial import runner
+
+
+def summarize(lab, request, fps, eng, dut_rec, reset_router=None, observer=None):
+    """The result as the runner makes it: the lab's observer gives its reasons."""
+    watch = observer or LabObserver(lab)
+    return runner.summarize(lab, request, fps, eng, dut_rec, watch.reasons(eng, dut_rec, reset_router))
 
 
 def engine_result(tx_dropped_t1: int = 0) -> dict:
@@ -42,4 +50,11 @@ def test_any_p2p_drop_is_the_testers():
 def test_a_reset_routers_own_transmit_drops_are_the_resets():
     r = summarize(lab_of("a"), REQ, 1000, engine_result(), dut({"r1/r1-t2": {"tx_dropped": 10}, "r1/r1-t1": {}}),
                   reset_router="r1")
+    assert not r["tester_limited"], r["tester_limited_reasons"]
+
+
+def test_a_router_read_over_snmp_owns_its_discards_toward_a_tester():
+    """An external DUT's (or a VM router's) discards are its own, whatever port they face."""
+    watch = SnmpObserver(SnmpDut("dut", None, ()), None)
+    r = summarize(lab_of("a"), REQ, 1000, engine_result(), dut({"dut/t2": {"tx_dropped": 10}}), observer=watch)
     assert not r["tester_limited"], r["tester_limited_reasons"]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from ..lab import control
+from ..lab import control, vm_image
 from ..lab.site import Site
 from ..lab.spec import dut_config, lab_spec
 from ..lab.dut import DutConfig
@@ -27,13 +27,16 @@ def add(sub: argparse._SubParsersAction, parser_class: type) -> None:
     check.add("file", EXTERNAL_LAB)
     check.flags["file"] = EXTERNAL_LAB.flag
     add_json(check, "what was found")
+    Options(lab_sub.add_parser("vm-image", help="build the VM router's guest image from this machine's Debian "
+                               "packages (make setup runs it; docs/vm-router.md)"))
     lab.set_defaults(command_run=run)
 
 
 def run(site: Site, args: argparse.Namespace, say) -> int:
     if args.lab_command == "up":
         lab, dut = specs(args, {})
-        built = control.up(site, lab.topology, lab.link_speed_bps, lab.mtu, lab.cpu_arrangement, dut or DutConfig())
+        built = control.up(site, lab.topology, lab.link_speed_bps, lab.mtu, lab.cpu_arrangement, dut or DutConfig(),
+                           lab.router)
         print(render.status(built, False, args.json))
     elif args.lab_command == "status":
         print(render.status(*control.status(site), args.json))
@@ -42,6 +45,10 @@ def run(site: Site, args: argparse.Namespace, say) -> int:
             raise UsageError("give the external lab file to check", "file")
         lab, _ = specs(args, {})
         print(render.lab_check(probe.check(site, lab), args.json))
+    elif args.lab_command == "vm-image":
+        m = vm_image.build()
+        print(f"VM router image in {vm_image.image_dir()}: kernel {m['kernel_release']}, initramfs "
+              f"{m['initrd_bytes'] / 1e6:.1f} MB")
     else:
         removed = control.down(site)
         print(f"removed {', '.join(removed)}" if removed else "no lab was up")

@@ -52,6 +52,9 @@ LAB = {
                   "IPv4 is fragmented by the routers, IPv6 at the source", metavar="BYTES|LINK=BYTES,…"),
     "cpu_arrangement": Option("--cpu-arrangement", "split: DUT on its own CPU(s), CPU measured; inline: all in the "
                               "sender (docs/architecture.md) [split on 2+ CPUs]", choices=ARRANGEMENTS),
+    "router": Option("--router", "how the routers are made: ns (this machine's kernel, in a namespace) or vm "
+                     "(QEMU with Debian's kernel, its own CPU and real tunnels; docs/vm-router.md) [ns]",
+                     choices=("ns", "vm")),
 }
 #: The option of an external lab: ``trial`` and ``test`` take it; ``lab up`` builds the emulated lab.
 EXTERNAL_LAB = Option("--lab", "an external lab file (TOML, docs/external-lab.md): test the router it declares "

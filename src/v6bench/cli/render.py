@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 
-from ..lab import control
+from ..lab import control, tunnel
 from ..report import results as results_text
 from ..store import export as store_export
 from ..store.db import Store
@@ -17,7 +17,8 @@ def status_json(lab, busy: bool) -> dict:
     return {
         "up": True, "busy": busy, "topology": lab.topology, "link_speed_bps": lab.link_speed_bps, "mtu": lab.mtu.to_json(),
         "temporary": lab.temporary, "created_at_unix_s": lab.created_at_unix_s, "cpu_plan": lab.cpu_plan.to_json(),
-        "nodes": list(lab.nodes), "napi_threads": list(lab.napi),
+        "nodes": list(lab.nodes), "napi_threads": list(lab.napi), "router": lab.router,
+        "tunnel": tunnel.describe(lab.dut_config.tunnel, lab.router),
     }
 
 
@@ -30,6 +31,10 @@ def status_text(lab, busy: bool) -> str:
         for i in n["interfaces"]:
             owner = " (engine)" if i.get("addresses_owner") == "engine" else ""
             lines.append(f"  {n['name']:<3} {n['role']:<6} {n['netns']:<10} {i['name']:<6} {i['mac']}  {i['ipv4']:<16} {i['ipv6']}{owner}")
+        if n.get("vm"):
+            v = n["vm"]
+            lines.append(f"  {n['name']:<3} VM: QEMU ({v['accel']}) pid {v['pid']} on CPU {v.get('cpu')}, booted in "
+                         f"{v['boot_s']:.1f} s; console {v['run_dir']}/{n['name']}-console.log")
     return "\n".join(lines)
 
 

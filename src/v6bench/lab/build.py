@@ -23,7 +23,7 @@ from pyroute2 import netns as pr_netns
 from .. import engine
 from ..core.errors import LabError
 from . import dut as dut_rules
-from . import napi, nsctl, shape, tunnel
+from . import napi, nsctl, shape, tunnel, vm_lab
 from .dut import DutConfig
 from .mtu import IPV6_MIN, Mtus
 from .cpus import CpuPlan
@@ -77,8 +77,10 @@ def _wait_carrier(ns: str, ifname: str) -> None:
 
 
 def build(site: Site, topo: Topology, link_speed_bps: float, mtu: Mtus, cpu_plan: CpuPlan, temporary: bool,
-          dut: DutConfig = DutConfig()) -> LabState:
+          dut: DutConfig = DutConfig(), router: str = "ns") -> LabState:
     """Builds the lab; the caller holds the lock and has cleared stale labs.
+    ``router``: ``ns`` (each router a namespace) or ``vm`` (each router a
+    VM, :mod:`v6bench.lab.vm_lab`; its namespace holds QEMU).
 
     On any failure, or Ctrl-C, whatever was created is removed and the
     error is raised again.
@@ -96,12 +98,22 @@ def build(site: Site, topo: Topology, link_speed_bps: float, mtu: Mtus, cpu_plan
 
     def state(status: str, nodes=(), threads=()) -> LabState:
         return LabState(topo.name, link_speed_bps, mtu, status, temporary, owner, started, cpu_plan,
-                        tuple(nodes), tuple(threads), sysctls, kernel, dut.to_json())
+                        tuple(nodes), tuple(threads), sysctls, kernel, dut.to_json(), router)
 
     save(site, state("building"))
     try:
         for node in topo.nodes:
-            create_node_namespace(site, node)
+            create_node_namespace(site, node, vm_holder=router == "vm" and node.role == "dut")
+        if router == "vm":
+            vms, macs = vm_lab.start(site, topo, link_speed_bps, mtu, cpu_plan, dut, SYSCTLS["dut"])
+            for node in topo.testers:
+                macs.update(configure_node(site, node, mtu))
+            nodes_json = vm_lab.describe(describe_nodes(site, topo, macs), vms)
+            for node in topo.testers:
+                wait_carrier(site, node)
+            done = state("up", nodes_json, [])
+            save(site, done)
+            return done
         for left, right in topo.links():
             with IPRoute(netns=site.netns(left.node)) as ipr:
                 m = mtu.of(left.node, right.node)
@@ -133,13 +145,15 @@ def build(site: Site, topo: Topology, link_speed_bps: float, mtu: Mtus, cpu_plan
         raise
 
 
-def create_node_namespace(site: Site, node) -> None:
-    """The node's namespace with loopback up and its role's sysctls."""
+def create_node_namespace(site: Site, node, vm_holder: bool = False) -> None:
+    """The node's namespace with loopback up and its role's sysctls; a VM
+    router's namespace (``vm_holder``: it holds QEMU and the management
+    link) forwards nothing and has a tester's sysctls."""
     ns = site.netns(node.name)
     pr_netns.create(ns)
     with IPRoute(netns=ns) as ipr:
         ipr.link("set", index=ipr.link_lookup(ifname="lo")[0], state="up")
-    _set_sysctls(ns, SYSCTLS[node.role])
+    _set_sysctls(ns, SYSCTLS["tester" if vm_holder else node.role])
 
 
 def bring_up(site: Site, node) -> dict[tuple[str, str], str]:
@@ -247,27 +261,6 @@ def arrange_cpus(site: Site, topo: Topology, cpu_plan: CpuPlan, only: str | None
     return threads
 
 
-def _processes_in(ns: str) -> set[int]:
-    """PIDs with any thread in namespace ``ns`` (matched by namespace inode)."""
-    try:
-        target = os.stat(os.path.join(nsctl.NETNS_DIR, ns)).st_ino
-    except OSError:
-        return set()
-    pids = set()
-    me = os.getpid()
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit() or int(entry) == me:
-            continue
-        try:
-            for tid in os.listdir(f"/proc/{entry}/task"):
-                if os.stat(f"/proc/{entry}/task/{tid}/ns/net").st_ino == target:
-                    pids.add(int(entry))
-                    break
-        except OSError:
-            continue
-    return pids
-
-
 def destroy(site: Site) -> list[str]:
     """Removes every namespace of this site (killing what still runs in
     them: their veths and nftables go with them) and the state file.
@@ -276,7 +269,7 @@ def destroy(site: Site) -> list[str]:
     engine.kill_recorded(site.engine_pid_file)
     removed = []
     for ns in our_namespaces(site):
-        for pid in _processes_in(ns):
+        for pid in nsctl.processes_in(ns):
             try:
                 os.kill(pid, signal.SIGKILL)
             except ProcessLookupError:
@@ -286,5 +279,6 @@ def destroy(site: Site) -> list[str]:
         except OSError as e:
             raise LabError(f"cannot remove namespace {ns}: {e}") from e
         removed.append(ns)
+    vm_lab.remove_files(site)
     forget(site)
     return removed

@@ -39,11 +39,11 @@ def _recover(site: Site) -> LabState | None:
 
 def describe(lab: LabState) -> str:
     return (f"topology {lab.topology}, {format_link_speed(lab.link_speed_bps)} links, {lab.cpu_plan.arrangement} CPUs, "
-            f"DUT {lab.dut_config.describe()}")
+            f"{'VM' if lab.router == 'vm' else 'namespace'} routers, DUT {lab.dut_config.describe()}")
 
 
 def up(site: Site, topology: str, link_speed_bps: float, mtu: Mtus, arrangement: str | None,
-       dut: DutConfig = DutConfig()) -> LabState:
+       dut: DutConfig = DutConfig(), router: str = "ns") -> LabState:
     """Builds the machine's lab; refuses if one is up."""
     topo = parse_topology(topology)
     cpu_plan = plan(arrangement)
@@ -52,7 +52,7 @@ def up(site: Site, topology: str, link_speed_bps: float, mtu: Mtus, arrangement:
         current = _recover(site)
         if current is not None:
             raise LabError(f"a lab is already up ({describe(current)}): run `v6bench lab down` first")
-        return build.build(site, topo, link_speed_bps, mtu, cpu_plan, temporary=False, dut=dut)
+        return build.build(site, topo, link_speed_bps, mtu, cpu_plan, temporary=False, dut=dut, router=router)
 
 
 def down(site: Site) -> list[str]:
@@ -79,7 +79,7 @@ def status(site: Site) -> tuple[LabState | None, bool]:
 
 @contextmanager
 def for_trial(site: Site, topology: str | None, link_speed_bps: float | None, mtu: Mtus | None,
-              arrangement: str | None, dut: DutConfig | None = None) -> Iterator[LabState]:
+              arrangement: str | None, dut: DutConfig | None = None, router: str | None = None) -> Iterator[LabState]:
     """The lab a trial runs on, locked for the trial's whole length.
 
     The lab that is up if there is one (options given must match it);
@@ -96,6 +96,7 @@ def for_trial(site: Site, topology: str | None, link_speed_bps: float | None, mt
                 "mtu": (mtu, current.mtu),
                 "cpu_arrangement": (arrangement, current.cpu_plan.arrangement),
                 "dut": (dut, current.dut_config),
+                "router": (router, current.router),
             }
             for field, (given, have) in wanted.items():
                 if given is not None and given != have:
@@ -105,7 +106,7 @@ def for_trial(site: Site, topology: str | None, link_speed_bps: float | None, mt
             return
         lab = build.build(site, parse_topology(topology or DEFAULT.topology), link_speed_bps or DEFAULT.link_speed_bps,
                           mtu or DEFAULT.mtu,
-                          plan(arrangement), temporary=True, dut=dut or DutConfig())
+                          plan(arrangement), temporary=True, dut=dut or DutConfig(), router=router or "ns")
         try:
             yield lab
         finally:

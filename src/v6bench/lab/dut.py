@@ -57,7 +57,7 @@ from dataclasses import asdict, dataclass
 
 from ..core.errors import LabError
 from ..core.params import check
-from . import nsctl, tunnel
+from . import nsctl, router_shell, tunnel
 from .topology import Topology
 
 TABLE = "v6bench"
@@ -222,8 +222,8 @@ def acl_counters(netns: str) -> dict[str, dict[str, int]]:
 
 
 def _per_router(nodes: list[dict], argv: list[str]) -> dict[str, str]:
-    """The output of ``argv`` in every router's namespace, by router."""
-    return {n["name"]: nsctl.command(n["netns"], argv) for n in nodes if n["role"] == "dut"}
+    """The output of ``argv`` on every router (its namespace or its VM), by router."""
+    return {n["name"]: router_shell.command(n, argv) for n in nodes if n["role"] == "dut"}
 
 
 def rulesets(nodes: list[dict]) -> dict[str, str]:

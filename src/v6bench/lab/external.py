@@ -3,7 +3,7 @@
 (:mod:`.interface`): two tester ports with addresses and the DUT's
 gateways, a path of two links (t1–DUT, DUT–t2, the file's MTU and link
 speed, shaped like topology ``a``), the tester's CPUs, DUT actions by the
-file's commands, and observations over SNMP (:mod:`.external_observe`).
+file's commands, and observations over SNMP (:mod:`.snmp_observe`).
 
 Safety, checked whenever the lab is taken into use (:func:`check_ports`):
 
@@ -39,6 +39,7 @@ from .cpus import CpuPlan
 from .dut import DutConfig
 from .external_spec import ExternalSpec, PortSpec
 from .mtu import Mtus
+from .snmp_observe import SnmpDut
 
 ARRANGEMENT = "external"
 
@@ -64,7 +65,7 @@ class ExternalLab:
     cpu_plan: CpuPlan
     ports: dict = field(default_factory=dict)  # name → check_ports' facts (MAC, carrier, speed)
     applied: dict | None = None  # the apply command's outcome
-    telemetry: dict | None = None  # the agent polled once (lab/external_observe.connect), None without one
+    telemetry: dict | None = None  # the agent polled once (lab/snmp_observe.connect), None without one
     kernel: str = field(default_factory=lambda: os.uname().release)
     owner_pid: int = field(default_factory=os.getpid)
 
@@ -75,6 +76,12 @@ class ExternalLab:
     sysctls: dict = field(default_factory=dict)
     dut: dict = field(default_factory=dict)
     dut_config = DutConfig()
+
+    @property
+    def snmp_dut(self) -> SnmpDut:
+        """The DUT as its SNMP agent is read (lab/snmp_observe.py)."""
+        return SnmpDut(self.spec.dut.name, self.spec.dut.snmp,
+                       tuple(p.dut_interface for p in self.spec.ports if p.dut_interface is not None))
 
     @property
     def link_speed_bps(self) -> float:

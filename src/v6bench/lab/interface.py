@@ -29,7 +29,7 @@ from contextlib import contextmanager
 from dataclasses import replace
 from typing import ContextManager, Iterator, Protocol, Union
 
-from . import control, external, external_observe, observe
+from . import control, external, observe, snmp_observe, tunnel, vm_lab
 from . import reset as lab_reset
 from . import state
 from . import dut as dut_rules
@@ -45,7 +45,7 @@ Lab = Union[LabState, ExternalLab]
 class Observer(Protocol):
     """Observations around one trial: ``before`` the engine starts,
     ``during`` it (a context manager around the engine, at most
-    ``limit_s``), and ``after``: the trial's ``dut`` record."""
+    ``limit_s``), ``after``: the trial's ``dut`` record, and ``reasons``."""
 
     def before(self) -> object: ...
 
@@ -53,9 +53,10 @@ class Observer(Protocol):
 
     def after(self, before: object, during: object, eng: dict) -> dict: ...
 
-
-def is_external(lab: Lab) -> bool:
-    return isinstance(lab, ExternalLab)
+    def reasons(self, eng: dict, dut: dict, reset_router: str | None) -> list[str]:
+        """The lab's own reasons a trial is ``tester_limited`` (frames the
+        tester, not the DUT, lost in this lab); ``reset_router``: a router
+        reset during the trial."""
 
 
 @contextmanager
@@ -65,17 +66,20 @@ def for_trial(site: Site, spec: LabSpec, dut: DutConfig | None, apply: bool = Tr
     unless not ``apply``, agent polled), or the emulated lab
     (:func:`control.for_trial`)."""
     if spec.external is None:
-        with control.for_trial(site, spec.topology, spec.link_speed_bps, spec.mtu, spec.cpu_arrangement, dut) as lab:
+        with control.for_trial(site, spec.topology, spec.link_speed_bps, spec.mtu, spec.cpu_arrangement, dut,
+                               spec.router) as lab:
             yield lab
         return
     with state.locked(site, f"external lab {spec.external.name}"):
         lab = external.take(spec.external, apply)
-        yield replace(lab, telemetry=external_observe.connect(lab))
+        yield replace(lab, telemetry=snmp_observe.connect(lab.snmp_dut))
 
 
 def observer(lab: Lab) -> Observer:
     if isinstance(lab, ExternalLab):
-        return external_observe.ExternalObserver(lab, lab.telemetry)
+        return snmp_observe.SnmpObserver(lab.snmp_dut, lab.telemetry)
+    if lab.router == "vm":
+        return vm_lab.VmObserver(lab)
     return observe.LabObserver(lab)
 
 
@@ -84,6 +88,8 @@ def reset(site: Site, lab: Lab, kind: str) -> tuple[Lab, dict]:
     it (the emulated lab's kernel threads change) and its timing."""
     if isinstance(lab, ExternalLab):
         return lab, external.reset(lab, kind)
+    if lab.router == "vm":
+        return vm_lab.reset(site, lab, kind)
     return lab_reset.reset(site, lab, kind)
 
 
@@ -114,4 +120,5 @@ def record(lab: Lab) -> dict:
             "mtu": lab.mtu.to_json(), "temporary": lab.temporary, "shared_machine": lab.shared_machine,
             "cpu_plan": lab.cpu_plan.to_json(),
             "napi_threads": [{k: t.get(k) for k in ("node", "ifname", "cpu", "policy", "priority")} for t in lab.napi],
-            "sysctls": lab.sysctls}
+            "sysctls": lab.sysctls, "router": lab.router, "tunnel": tunnel.describe(lab.dut_config.tunnel, lab.router),
+            **(vm_lab.record(lab) if lab.router == "vm" else {})}

@@ -126,3 +126,24 @@ def command(netns: str, argv: list[str], input_text: str | None = None, timeout_
     if r.returncode != 0:
         raise LabError(f"{netns}: {' '.join(argv)}: {r.stderr.strip()}")
     return r.stdout
+
+
+def processes_in(ns: str) -> set[int]:
+    """PIDs with any thread in namespace ``ns`` (matched by namespace inode)."""
+    try:
+        target = os.stat(os.path.join(NETNS_DIR, ns)).st_ino
+    except OSError:
+        return set()
+    pids = set()
+    me = os.getpid()
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit() or int(entry) == me:
+            continue
+        try:
+            for tid in os.listdir(f"/proc/{entry}/task"):
+                if os.stat(f"/proc/{entry}/task/{tid}/ns/net").st_ino == target:
+                    pids.add(int(entry))
+                    break
+        except OSError:
+            continue
+    return pids

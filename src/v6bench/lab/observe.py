@@ -135,3 +135,24 @@ class LabObserver:
         start_ns = eng["started_at_unix_ns"]
         window = during.window(start_ns, start_ns + round(eng["traffic_s"] * 1e9))
         return difference(self.lab, before, snapshot(self.lab), eng["traffic_s"], window)
+
+    def reasons(self, eng: dict, dut: dict, reset_router: str | None) -> list[str]:
+        """Frames the tester lost in this lab, not the DUT: a router's veth
+        dropping toward a tester port (the tester's receive queue overflowed;
+        not on a router being reset, whose links went down), and drops on the
+        p2p link between the tester's own ports."""
+        reasons: list[str] = []
+        testers = {n["name"] for n in self.lab.nodes if n["role"] == "tester"}
+        peers = {f"{n['name']}/{i['name']}": i["peer"].split("/")[0] for n in self.lab.nodes for i in n["interfaces"]}
+        for key, c in dut["interfaces"].items():
+            peer = peers.get(key)
+            if peer in testers and c["tx_dropped"] > 0 and key.split("/")[0] != reset_router:
+                reasons.append(f"{c['tx_dropped']} frames dropped by {key} on their way into tester port {peer}: "
+                               "the tester's receive queue overflowed")
+        if self.lab.topology == "p2p":
+            for port in eng["ports"]:
+                dropped = port["interface_counters"]["tx_dropped"]
+                if dropped > 0:
+                    reasons.append(f"{dropped} frames dropped on p2p link at {port['interface']}: the receiving "
+                                   "tester did not keep up")
+        return reasons

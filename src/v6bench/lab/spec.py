@@ -25,7 +25,12 @@ from .mtu import Mtus
 from .mtu import parse as parse_mtu
 from .topology import parse_topology
 
-LAB_KEYS = ("topology", "link_speed", "mtu", "cpu_arrangement", "file")
+LAB_KEYS = ("topology", "link_speed", "mtu", "cpu_arrangement", "router", "file")
+#: How the emulated lab's routers are made (``[lab] router``, ``--router``).
+ROUTERS = {
+    "ns": "this machine's kernel, in a network namespace beside the tester",
+    "vm": "a QEMU virtual machine with Debian's kernel on its own CPU (lab/vm.py)",
+}
 
 
 @dataclass(frozen=True)
@@ -33,13 +38,15 @@ class LabSpec:
     """The lab a test runs on: topology, nominal link speed [b/s], MTUs,
     CPU arrangement (None: the machine's default, lab/cpus.py); or an
     external lab file's (``external``), whose one router between t1 and t2
-    has the shape of topology ``a``."""
+    has the shape of topology ``a``. ``router``: how the routers are made
+    (:data:`ROUTERS`)."""
 
     topology: str = "a"
     link_speed_bps: float = 1e9
     mtu: Mtus = Mtus()
     cpu_arrangement: str | None = None
     external: ExternalSpec | None = None
+    router: str = "ns"
 
 
 #: The lab a definition gets for the keys it does not give.
@@ -55,7 +62,8 @@ def only(d: dict, known: tuple[str, ...]) -> None:
 
 def lab_spec(d: dict, base: Path | None = None) -> LabSpec:
     """The ``[lab]`` table: ``topology`` [a], ``link_speed`` [1G], ``mtu``
-    [1500; or "LINK=BYTES,…", lab/mtu.py], ``cpu_arrangement``; or
+    [1500; or "LINK=BYTES,…", lab/mtu.py], ``cpu_arrangement``, ``router``
+    [ns; vm on a topology with routers]; or
     ``file``, an external lab file (lab/external_spec.py; relative to
     ``base``, the campaign file's directory), which alone sets the lab."""
     only(d, LAB_KEYS)
@@ -79,7 +87,12 @@ def lab_spec(d: dict, base: Path | None = None) -> LabSpec:
     arr = d.get("cpu_arrangement")
     if arr is not None and arr not in ARRANGEMENTS:
         raise UsageError(f"{arr!r} is not one of {', '.join(ARRANGEMENTS)}", "cpu_arrangement")
-    return LabSpec(topo, parse_link_speed(speed), mtu, arr)
+    router = d.get("router", DEFAULT.router)
+    if router not in ROUTERS:
+        raise UsageError(f"{router!r} is not one of {', '.join(ROUTERS)}", "router")
+    if router != "ns" and not parse_topology(topo).routers:
+        raise UsageError(f"topology {topo} has no router to make a {router}", "router")
+    return LabSpec(topo, parse_link_speed(speed), mtu, arr, router=router)
 
 
 def external_lab(d: dict, base: Path | None) -> LabSpec:
@@ -114,4 +127,7 @@ def dut_config(d: dict, lab: LabSpec) -> DutConfig:
     if "acl_at" in d and not dut.acl:
         raise UsageError("needs an ACL (acl = 1 or 25)", "acl_at")
     tunnel.check_topology(dut.tunnel, lab.topology)
+    if dut.tunnel and lab.router == "vm":
+        raise UsageError("tunnels on VM routers are not built yet (docs/vm-router.md); use router = \"ns\"",
+                         "tunnel")
     return dut

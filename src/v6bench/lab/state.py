@@ -58,6 +58,7 @@ class LabState:
     sysctls: dict
     kernel: str
     dut: dict = None  # DutConfig.to_json(); None = plain forwarding
+    router: str = "ns"  # lab/spec.ROUTERS: namespaces, or VMs (each router node's "vm" record, lab/vm.py)
 
     #: Its ports live in its own namespaces, at addresses of the benchmarking blocks, and its routers
     #: share this machine with the tester (lab/interface.py).
@@ -94,6 +95,7 @@ class LabState:
             "sysctls": self.sysctls,
             "kernel": self.kernel,
             "dut": self.dut or {},
+            "router": self.router,
         }
 
     @classmethod
@@ -104,6 +106,7 @@ class LabState:
             d["topology"], float(d["link_speed_bps"]), Mtus.from_json(d["mtu"]), d["status"], bool(d["temporary"]),
             int(d["owner_pid"]), float(d["created_at_unix_s"]), CpuPlan.from_json(d["cpu_plan"]),
             tuple(d["nodes"]), tuple(d["napi"]), dict(d["sysctls"]), d["kernel"], dict(d.get("dut") or {}),
+            d.get("router", "ns"),
         )
 
     def node(self, name: str) -> dict:
@@ -214,6 +217,16 @@ def is_locked(site: Site) -> bool:
         os.close(fd)
 
 
+def running(pid: int) -> bool:
+    """Whether ``pid`` runs (a zombie, which an init that does not reap
+    leaves behind, does not)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except (OSError, IndexError):
+        return False
+
+
 def stale_reason(site: Site, state: LabState | None) -> str | None:
     """Why the recorded lab (or what is left of one) is stale; None if it is
     usable or there is nothing. Call with the lock held."""
@@ -227,6 +240,9 @@ def stale_reason(site: Site, state: LabState | None) -> str | None:
     missing = [ns for ns in state.netns_names if ns not in existing]
     if missing:
         return f"lab {state.topology} lost its namespaces {', '.join(missing)}"
+    for n in state.nodes:
+        if n.get("vm") and not running(n["vm"]["pid"]):
+            return f"VM router {n['name']} of lab {state.topology} is gone (QEMU pid {n['vm']['pid']})"
     return None
 
 

@@ -119,3 +119,15 @@ def configure(site: Site, topo: Topology, name: str, mtu: int, only: str | None 
 
 def _net(address_with_prefix: str) -> str:
     return str(ipaddress.ip_interface(address_with_prefix).network)
+
+
+def describe(name: str | None, router: str) -> dict | None:
+    """What the lab's ``--tunnel`` is (``lab status --json``, every result):
+    its kind, the mechanism carrying it and its overhead; ``stand_in`` true
+    on namespace routers, whose kernel (this machine's) has no ``sit``,
+    ``ip6tnl`` or ``gre`` (module docstring)."""
+    if not name:
+        return None
+    t = get(name)
+    return {"kind": t.name, "carried_ip_version": t.carried, "overhead_bytes": t.overhead_bytes,
+            "mechanism": t.mechanism, "stand_in": router == "ns"}

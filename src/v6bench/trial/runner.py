@@ -63,26 +63,6 @@ def _stream_summary(s: dict) -> dict:
     }
 
 
-def _lab_reasons(lab: Lab, eng: dict, dut: dict, reset_router: str | None) -> list[str]:
-    """The emulated lab's own reasons (module docstring); an external DUT's
-    discards are its own, whatever port they face."""
-    reasons: list[str] = []
-    if interface.is_external(lab):
-        return reasons
-    testers = {n["name"] for n in lab.nodes if n["role"] == "tester"}
-    peers = {f"{n['name']}/{i['name']}": i["peer"].split("/")[0] for n in lab.nodes for i in n["interfaces"]}
-    for key, c in dut["interfaces"].items():
-        peer = peers.get(key)
-        if peer in testers and c["tx_dropped"] > 0 and key.split("/")[0] != reset_router:
-            reasons.append(f"{c['tx_dropped']} frames dropped by {key} on their way into tester port {peer}: the tester's receive queue overflowed")
-    if lab.topology == "p2p":
-        for port in eng["ports"]:
-            dropped = port["interface_counters"]["tx_dropped"]
-            if dropped > 0:
-                reasons.append(f"{dropped} frames dropped on p2p link at {port['interface']}: the receiving tester did not keep up")
-    return reasons
-
-
 def dut_cpu_pct(dut: dict) -> dict[str, float | None]:
     """Each router's forwarding CPU as % of one CPU (``busy_ratio`` × 100;
     None where it cannot be measured): the trial's ``dut_cpu``."""
@@ -98,8 +78,10 @@ def suspect_reasons(eng: dict) -> list[str]:
 
 
 def summarize(lab: Lab, request: TrialRequest, fps: float, eng: dict, dut: dict,
-              reset_router: str | None = None) -> dict:
-    reasons = list(eng["tester_limited_reasons"]) + _lab_reasons(lab, eng, dut, reset_router)
+              lab_reasons: list[str] = ()) -> dict:
+    """The trial's result; ``lab_reasons``: the lab's own reasons the trial
+    is ``tester_limited`` (its observer's :meth:`reasons`)."""
+    reasons = list(eng["tester_limited_reasons"]) + list(lab_reasons)
     spread_s = None
     if request.mesh:
         spread_s, why = mesh.start_spread(eng, request.duration_s)
@@ -195,7 +177,7 @@ def run(lab: Lab, request: TrialRequest, engine_pid_file: Path | None = None,
     if thread:
         thread.join()
     dut = watch.after(before, during, eng)
-    out = summarize(lab, request, fps, eng, dut, (done.get("result") or {}).get("router"))
+    out = summarize(lab, request, fps, eng, dut, watch.reasons(eng, dut, (done.get("result") or {}).get("router")))
     out["lab"]["cpu_idle"] = cpu_idle
     tester_limits.apply(out, selftest, request.frame_size)
     if during:

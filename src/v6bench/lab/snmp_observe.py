@@ -1,5 +1,6 @@
-"""What an external lab observes of its DUT around one trial, over SNMP
-(:mod:`.snmp`): the IF-MIB counters of the DUT's ports before the trial
+"""What a lab observes of a router around one trial over SNMP (:mod:`.snmp`):
+an external lab's DUT, and each VM router of the emulated lab (whose
+agent runs in the guest): the IF-MIB counters of the DUT's ports before the trial
 and once the agent shows its last frames (``counter_refresh_s`` after the
 last one), and the DUT's CPU load polled while the traffic flows.
 
@@ -17,24 +18,36 @@ from __future__ import annotations
 import contextlib
 import time
 
+from dataclasses import dataclass
+
 from ..core.errors import LabError
 from . import snmp
-from .external import ExternalLab
+from .external_spec import SnmpSpec
 
 
-def connect(lab: ExternalLab) -> dict | None:
+@dataclass(frozen=True)
+class SnmpDut:
+    """A router read over SNMP: its ``name`` in results, its agent
+    (``snmp``; None: none declared) and the ``ports`` whose counters are
+    read, as the agent names them (ifName, ifDescr or ifIndex)."""
+
+    name: str
+    snmp: SnmpSpec | None
+    ports: tuple[str | int, ...]
+
+
+def connect(dut: SnmpDut) -> dict | None:
     """Polls the agent once (system, the DUT ports' ifIndex, the CPU
     source): the lab's telemetry record, or None without an agent.
     Raises :class:`LabError` if the agent does not answer or lacks a port."""
-    s = lab.spec.dut.snmp
+    s = dut.snmp
     if s is None:
         return None
     with snmp.Agent(s) as agent:
         system = agent.get([snmp.SYS_DESCR, snmp.SYS_NAME, snmp.SYS_UPTIME])
         if all(v is None for v in system.values()):
             raise LabError(f"SNMP agent {s.host}:{s.port} answers but has no SNMPv2-MIB system group")
-        wanted = [p.dut_interface for p in lab.spec.ports if p.dut_interface is not None]
-        indexes = snmp.interface_indexes(agent, wanted)
+        indexes = snmp.interface_indexes(agent, list(dut.ports))
         src = snmp.find_cpu_source(agent, s.cpu)
         speeds = agent.get([f"{snmp.IF_HIGH_SPEED}.{i}" for i in indexes.values()])
     return {"sys_descr": system[snmp.SYS_DESCR], "sys_name": system[snmp.SYS_NAME],
@@ -56,12 +69,13 @@ def _as_lab_counters(c: dict) -> dict:
             "rx_errors": c.get("in_errors"), "tx_errors": c.get("out_errors"), **c}
 
 
-class ExternalObserver:
-    """:class:`~v6bench.lab.interface.Observer` of an external lab."""
+class SnmpObserver:
+    """:class:`~v6bench.lab.interface.Observer` of one router over SNMP
+    (``telemetry``: what :func:`connect` found)."""
 
-    def __init__(self, lab: ExternalLab, telemetry: dict | None) -> None:
-        self.lab, self.telemetry = lab, telemetry
-        s = lab.spec.dut.snmp
+    def __init__(self, dut: SnmpDut, telemetry: dict | None) -> None:
+        self.dut, self.telemetry = dut, telemetry
+        s = dut.snmp
         self.agent = snmp.Agent(s) if s is not None and telemetry is not None else None
         src = telemetry.get("cpu_source") if telemetry else None
         self.src = snmp.CPU_SOURCES[src] if src else None
@@ -75,10 +89,10 @@ class ExternalObserver:
     def during(self, limit_s: float):
         if self.agent is None or self.src is None:
             return contextlib.nullcontext(None)
-        return snmp.Poller(self.agent, self.src, self.lab.spec.dut.snmp.poll_interval_s, limit_s)
+        return snmp.Poller(self.agent, self.src, self.dut.snmp.poll_interval_s, limit_s)
 
     def after(self, before: dict | None, during: snmp.Poller | None, eng: dict) -> dict:
-        name = self.lab.spec.dut.name
+        name = self.dut.name
         router = {"name": name, "cpu": [], "busy_ns": None, "busy_ratio": None, "busy_basis": "box"}
         out = {"routers": [router], "tester_rx": {"busy_ns": None, "busy_ratio": None}, "interfaces": {},
                "dut_cpus": {}}
@@ -88,7 +102,7 @@ class ExternalObserver:
         try:
             start_s = eng["started_at_unix_ns"] / 1e9
             end_s = start_s + eng["traffic_s"]
-            wait_s = end_s + self.lab.spec.dut.snmp.counter_refresh_s - time.time()
+            wait_s = end_s + self.dut.snmp.counter_refresh_s - time.time()
             if wait_s > 0:  # the agent shows a frame in its counters only after its refresh
                 time.sleep(wait_s)
             after = self._counters()
@@ -107,3 +121,8 @@ class ExternalObserver:
         finally:
             self.agent.close()
         return out
+
+    def reasons(self, eng: dict, dut: dict, reset_router: str | None) -> list[str]:
+        """None: the router's discards, whatever port they face, are its own
+        (the tester's own drops are the engine's reasons)."""
+        return []

@@ -1,0 +1,87 @@
+"""A VM router's configuration as the shell script its guest runs at every
+boot (lab/vm.py writes it on the guest's disk).
+
+The same configuration as a namespace router's (lab/build.py): the role's
+sysctls, each interface's MTU and addresses (no IPv6 on a link below 1280
+bytes, IPv6 without DAD), the static routes, the DUT's nftables rule set
+(lab/dut.py) and shaping (lab/shape.py), the tunnels (lab/tunnel.py, real
+devices here); and the management interface with snmpd, which serves the
+guest's CPU ticks and interface counters (lab/snmp.py reads them as it
+reads a physical router's).
+"""
+
+from __future__ import annotations
+
+import ipaddress
+
+from . import dut as dut_rules
+from . import shape
+from .guest import shell_line
+from .dut import DutConfig
+from .mtu import IPV6_MIN, Mtus
+from .topology import Topology
+from .vm import MGMT_GUEST, MGMT_HOST, MGMT_PREFIX, SNMP_COMMUNITY, SNMP_WRITE_COMMUNITY
+
+SNMPD_CONF = "/run/snmpd.conf"
+
+
+_q = shell_line
+
+
+def snmpd_lines() -> list[str]:
+    """snmpd on the management address, read-only to the host's end only;
+    the interface cache off, so counters are fresh at every read."""
+    conf = (f"agentAddress udp:{MGMT_GUEST}:161\n"
+            f"rocommunity {SNMP_COMMUNITY} {MGMT_HOST}/32\n"
+            f"rwcommunity {SNMP_WRITE_COMMUNITY} {MGMT_HOST}/32\n")
+    return [f"cat > {SNMPD_CONF} <<'EOF'\n{conf}EOF",
+            "mkdir -p /run/snmp",
+            f"SNMP_PERSISTENT_DIR=/run/snmp MIBS= snmpd -C -c {SNMPD_CONF} -Lf /run/snmpd.log -M /dev/null -m '' "
+            "-p /run/snmpd.pid"]
+
+
+def startup_script(topo: Topology, router: str, mtu: Mtus, sysctls: dict, dut: DutConfig,
+                   link_speed_bps: float) -> str:
+    """The guest's startup configuration for ``router`` of ``topo``."""
+    node = topo.node(router)
+    lines = ["set -e"]
+    lines += [f"sysctl -q -w {k}={v}" for k, v in sysctls.items()]
+    v4_only = [ipaddress.ip_interface(i.ipv6).network for i in node.interfaces
+               if mtu.of(i.node, i.peer_node) < IPV6_MIN]
+    for i in node.interfaces:
+        m = mtu.of(i.node, i.peer_node)
+        lines.append(_q(["ip", "link", "set", "dev", i.name, "mtu", str(m), "up"]))
+        lines.append(_q(["ip", "addr", "replace", i.ipv4, "dev", i.name]))
+        if m >= IPV6_MIN:
+            lines.append(_q(["ip", "-6", "addr", "replace", i.ipv6, "dev", i.name, "nodad"]))
+    for r in node.routes:
+        if any(ipaddress.ip_address(r.gateway) in net for net in v4_only):
+            continue
+        lines.append(_q(["ip", "route", "replace", r.dst, "via", r.gateway]))
+    lines.append(_q(["ip", "link", "set", "dev", "mgmt", "up"]))
+    lines.append(_q(["ip", "addr", "replace", f"{MGMT_GUEST}/{MGMT_PREFIX}", "dev", "mgmt"]))
+    text = dut_rules.ruleset(dut, topo, router)
+    if text:
+        lines.append(f"{_q(['nft', '-f', '-'])} <<'EOF'\n{text}EOF")
+    if dut.shape:
+        for i in node.interfaces:
+            lines.append(_q(["tc", *shape.tbf_args(i.name, link_speed_bps, mtu.of(i.node, i.peer_node))]))
+    lines += snmpd_lines()
+    return "\n".join(lines) + "\n"
+
+
+def links_up_script(topo: Topology, router: str, mtu: Mtus) -> str:
+    """After a soft reset's links down: the links up, and the static routes
+    the kernel dropped with them (addresses stay: ``keep_addr_on_down``)."""
+    node = topo.node(router)
+    v4_only = [ipaddress.ip_interface(i.ipv6).network for i in node.interfaces
+               if mtu.of(i.node, i.peer_node) < IPV6_MIN]
+    lines = [_q(["ip", "link", "set", "dev", i.name, "up"]) for i in node.interfaces]
+    lines += [_q(["ip", "neigh", "flush", "nud", s]) for s in ("incomplete", "failed")]
+    lines += [_q(["ip", "route", "replace", r.dst, "via", r.gateway]) for r in node.routes
+              if not any(ipaddress.ip_address(r.gateway) in net for net in v4_only)]
+    return "\n".join(lines) + "\n"
+
+
+def links_down_script(topo: Topology, router: str) -> str:
+    return "\n".join(_q(["ip", "link", "set", "dev", i.name, "down"]) for i in topo.node(router).interfaces) + "\n"

@@ -1,0 +1,256 @@
+"""The emulated lab with VM routers (``[lab] router = "vm"``): every router
+node of the topology is a VM (lab/vm.py) booted from the image of
+lab/vm_image.py and configured by its startup script (lab/vm_config.py).
+
+Links: a tester–router link is a tap in the tester's namespace under the
+tester's interface name (``t1-r1``) and a virtio NIC in the guest under the
+router's (``r1-t1``); a router–router link is a pair of QEMU datagram
+sockets in the run directory, guest to guest, with no host interface
+between. Each VM runs on the router's CPU of the lab's CPU plan
+(lab/cpus.py), the tester keeps its own.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import time
+from contextlib import ExitStack, contextmanager
+
+from pyroute2 import IPRoute
+
+from ..core.errors import LabError
+from . import vm, vm_config, vm_image
+from .cpus import CpuPlan
+from .dut import DutConfig
+from .cpu_window import Sampler
+from .external_spec import SnmpSpec
+from .mtu import Mtus
+from .site import Site
+from .snmp_observe import SnmpDut, SnmpObserver, connect
+from .state import running
+from .topology import Topology, parse_topology
+
+#: NS-CACHE: nsCacheTimeout of IF-MIB's ifTable (NET-SNMP-AGENT-MIB), set to 0 after boot so the guest's
+#: counters are read fresh, not from snmpd's 3-s cache.
+NS_CACHE_TIMEOUT_IFTABLE = "1.3.6.1.4.1.8072.1.5.3.1.2.1.3.6.1.2.1.2.2"
+
+
+def ports_of(site: Site, topo: Topology, router: str) -> list[vm.VmPort]:
+    """The NICs of VM ``router``: one per link, in the node's interface order."""
+    node = topo.node(router)
+    index = [n.name for n in topo.routers].index(router) + 1
+    out = []
+    for k, i in enumerate(node.interfaces):
+        peer = topo.node(i.peer_node)
+        mac = vm.guest_mac(index, k)
+        if peer.role == "tester":
+            out.append(vm.VmPort(i.peer_name, site.netns(peer.name), i.name, mac))
+        else:
+            run = site.run_dir
+            out.append(vm.VmPort(i.name, "", i.name, mac, dgram=(str(run / f"{router}-{i.name}.dgram"),
+                                                                 str(run / f"{i.peer_node}-{i.peer_name}.dgram"))))
+    return out
+
+
+def start(site: Site, topo: Topology, link_speed_bps: float, mtu: Mtus, cpu_plan: CpuPlan, dut: DutConfig,
+          sysctls: dict) -> tuple[dict[str, vm.Vm], dict[tuple[str, str], str]]:
+    """Boots a VM for every router of ``topo`` (their namespaces exist);
+    returns the VMs by node and the guest NICs' MACs by (node, interface).
+    The testers' taps get their links' MTUs."""
+    vm_image.load_manifest()
+    site.run_dir.mkdir(parents=True, exist_ok=True)
+    vms: dict[str, vm.Vm] = {}
+    macs: dict[tuple[str, str], str] = {}
+    routers = [n.name for n in topo.routers]
+    for r in routers:
+        ports = ports_of(site, topo, r)
+        script = vm_config.startup_script(topo, r, mtu, sysctls, dut, link_speed_bps)
+        cpu = cpu_plan.router_cpu(routers.index(r)) if cpu_plan.arrangement == "split" else None
+        vms[r] = vm.start(r, site.netns(r), site.run_dir, ports, cpu, script)
+        for p in ports:
+            macs[(r, p.guest_ifname)] = p.mac
+            if p.tap_netns:
+                with IPRoute(netns=p.tap_netns) as ipr:
+                    ipr.link("set", index=ipr.link_lookup(ifname=p.tap)[0], mtu=mtu.of(r, topo.node(r).interface(p.guest_ifname).peer_node))
+        _management(site, vms[r])
+    return vms, macs
+
+
+def _management(site: Site, v: vm.Vm) -> None:
+    """The host end of the management link, and the guest agent's interface
+    cache turned off (the one write; v6bench only reads after it)."""
+    ns = site.netns(v.node)
+    with IPRoute(netns=ns) as ipr:
+        idx = ipr.link_lookup(ifname="mgmt")[0]
+        ipr.addr("replace", index=idx, address=vm.MGMT_HOST, prefixlen=vm.MGMT_PREFIX)
+        ipr.link("set", index=idx, state="up")
+    deadline = time.monotonic() + 10
+    while True:
+        r = subprocess.run(["ip", "netns", "exec", ns, "snmpset", "-v2c", "-c", vm.SNMP_WRITE_COMMUNITY, "-m", "",
+                            "-t", "0.5", "-r", "0", vm.MGMT_GUEST, NS_CACHE_TIMEOUT_IFTABLE, "i", "0"],
+                           capture_output=True, text=True)
+        if r.returncode == 0:
+            return
+        if time.monotonic() > deadline:
+            raise LabError(f"{v.node}: the guest's snmpd does not answer on {vm.MGMT_GUEST}: "
+                           f"{r.stderr.strip() or r.stdout.strip()}")
+        time.sleep(0.2)
+
+
+def describe(nodes: list[dict], vms: dict[str, vm.Vm]) -> list[dict]:
+    """The recorded node list with each VM router's ``vm`` record."""
+    return [{**n, "vm": vms[n["name"]].to_json()} if n["name"] in vms else n for n in nodes]
+
+
+def vm_of(node: dict) -> vm.Vm:
+    return vm.Vm.from_json(node["vm"])
+
+
+def guest_of(node: dict):
+    return vm_of(node).guest
+
+
+def image_record() -> dict:
+    m = vm_image.load_manifest()
+    return {k: m.get(k) for k in ("kernel_release", "packages", "initrd_sha256", "vmlinuz_sha256")}
+
+
+def snmp_dut(node: dict) -> SnmpDut:
+    """VM router ``node`` as its guest's agent is read: over the management
+    link from the router's namespace, counters fresh (the agent's cache is
+    off, lab/vm_lab._management), CPU ticks from the agent's 5-s updates."""
+    spec = SnmpSpec(host=vm.MGMT_GUEST, community=vm.SNMP_COMMUNITY, netns=node["netns"], cpu="ucd",
+                    poll_interval_s=0.5, counter_refresh_s=0.3, timeout_s=1.0)
+    return SnmpDut(node["name"], spec, tuple(i["name"] for i in node["interfaces"]))
+
+
+class VmObserver:
+    """:class:`~v6bench.lab.interface.Observer` of the emulated lab with VM
+    routers: each router's guest agent over SNMP (lab/snmp_observe.py), the
+    results side by side in the emulated lab's shape (``routers`` in the
+    topology's order, ``interfaces`` keyed ``NODE/IFNAME``)."""
+
+    def __init__(self, lab) -> None:
+        self.lab = lab
+        self.observers = []
+        self.vms = []
+        for node in lab.nodes:
+            if node["role"] == "dut":
+                dut = snmp_dut(node)
+                self.observers.append(SnmpObserver(dut, connect(dut)))
+                self.vms.append(vm_of(node))
+
+    def before(self) -> list:
+        return [o.before() for o in self.observers]
+
+    @contextmanager
+    def during(self, limit_s: float):
+        """Each guest's agent polled, and on the host QEMU's threads and the
+        VMs' CPUs sampled (lab/cpu_window.py) on the tester's receive CPU."""
+        tids = [t for v in self.vms for t in _threads(v.pid)]
+        cpus = sorted({v.cpu for v in self.vms if v.cpu is not None})
+        with ExitStack() as stack:
+            polls = [stack.enter_context(o.during(limit_s)) for o in self.observers]
+            host = stack.enter_context(Sampler(tids, cpus, self.lab.cpu_plan.tester_rx))
+            yield polls, host, tids
+
+    def after(self, before: list, during, eng: dict) -> dict:
+        """The guests' figures (``busy_ratio``: what each guest's kernel
+        accounts, over its agent's window) and beside them each VM's cost to
+        this machine over the traffic: ``host.qemu_busy_ratio`` (QEMU's
+        threads' run time, share of one CPU) and ``host.cpu_busy_ratio``
+        (its pinned CPU's busy time)."""
+        polls, host, tids = during
+        start_ns = eng["started_at_unix_ns"]
+        window = host.window(start_ns, start_ns + round(eng["traffic_s"] * 1e9))
+        out = {"routers": [], "tester_rx": {"busy_ns": None, "busy_ratio": None}, "interfaces": {}, "dut_cpus": {},
+               "snmp": {}}
+        for o, b, d, v in zip(self.observers, before, polls, self.vms):
+            one = o.after(b, d, eng)
+            router = one["routers"][0]
+            router["host"] = _host_cost(v, window, set(_threads(v.pid)) & set(tids))
+            out["routers"].append(router)
+            out["interfaces"].update(one["interfaces"])
+            out["snmp"][o.dut.name] = one.get("snmp")
+        if window:
+            out["dut_cpus"] = {str(c): None if ns is None else round(ns / window["window_ns"], 4)
+                               for c, ns in window["cpus"].items()}
+        return out
+
+    def reasons(self, eng: dict, dut: dict, reset_router: str | None) -> list[str]:
+        """None: a guest's discards are the VM router's own; frames the
+        testers' taps drop are the engine's reasons (its ports' counters)."""
+        return []
+
+
+def reset(site: Site, lab, kind: str, router: str = "r1") -> tuple[object, dict]:
+    """Resets VM router ``router`` (RFC 2544 §26.6): ``soft``, its guest's
+    links down and up (routes restored, as on ``shutdown``/``no shutdown``);
+    ``hard``, the guest reboots (QEMU resets the machine; the kernel boots,
+    and the startup configuration on its disk configures it again). Returns
+    the lab and the timing; a hard reset returns once the guest answers."""
+    topo = parse_topology(lab.topology)
+    node = lab.node(router)
+    if node is None or node.get("role") != "dut":
+        raise LabError(f"reset: topology {lab.topology} has no router {router}")
+    v = vm_of(node)
+    g = v.guest
+    start_ns = time.time_ns()
+    if kind == "soft":
+        g.command(["sh", "-c", vm_config.links_down_script(topo, router)])
+        down_ns = time.time_ns()
+        g.command(["sh", "-c", vm_config.links_up_script(topo, router, lab.mtu)])
+        back_s = None
+    elif kind == "hard":
+        try:
+            g.script("reboot -f\n", timeout_s=0.5)
+        except LabError:
+            pass  # the guest reboots before it answers
+        down_ns = time.time_ns()
+        time.sleep(0.5)  # the old guest is gone before the new one is asked
+        back_s = g.wait_ready(vm.BOOT_TIMEOUT_S[v.accel], alive=lambda: running(v.pid)) + 0.5
+        _management(site, v)
+    else:
+        raise LabError(f"reset: {kind!r} is not soft or hard")
+    end_ns = time.time_ns()
+    return lab, {"reset_kind": kind, "router": router, "reset_started_unix_ns": start_ns,
+                 "reset_down_s": (down_ns - start_ns) / 1e9, "reset_took_s": (end_ns - start_ns) / 1e9,
+                 "guest_answered_after_s": back_s, "dut_napi_pinning": "not applicable (VM router)"}
+
+
+def record(lab) -> dict:
+    """What every result of a VM-router lab records beside the emulated
+    lab's: each VM (accelerator, QEMU, CPU, boot time) and the guest image
+    (kernel release, package versions, hashes)."""
+    vms = {n["name"]: {k: n["vm"].get(k) for k in ("accel", "qemu_version", "cpu", "boot_s", "memory_mb")}
+           for n in lab.nodes if n.get("vm")}
+    return {"vms": vms, "vm_image": image_record()}
+
+
+def _threads(pid: int) -> list[int]:
+    try:
+        return [int(t) for t in os.listdir(f"/proc/{pid}/task")]
+    except OSError:
+        return []
+
+
+def _host_cost(v: vm.Vm, window: dict | None, tids: set[int]) -> dict:
+    """VM ``v``'s cost to this machine over the traffic window."""
+    if window is None:
+        return {"qemu_busy_ratio": None, "cpu_busy_ratio": None, "cpu": v.cpu, "accel": v.accel}
+    ns = [window["threads"].get(t) for t in tids]
+    qemu = None if not ns or any(x is None for x in ns) else round(sum(ns) / window["window_ns"], 4)
+    cpu_ns = window["cpus"].get(v.cpu) if v.cpu is not None else None
+    return {"qemu_busy_ratio": qemu, "cpu_busy_ratio": None if cpu_ns is None else round(cpu_ns / window["window_ns"], 4),
+            "cpu": v.cpu, "accel": v.accel, "window_s": window["window_ns"] / 1e9}
+
+
+def remove_files(site: Site) -> None:
+    """The VM routers' files in the run directory (control sockets, startup
+    disks, datagram sockets, consoles): removed with the lab."""
+    if not site.run_dir.is_dir():
+        return
+    for pattern in ("*-ctl.sock", "*-startup.img", "*.dgram", "*-console.log", "*-qemu.err"):
+        for p in site.run_dir.glob(pattern):
+            p.unlink(missing_ok=True)

@@ -1,0 +1,153 @@
+"""VM routers (issue 20), as root: ``--router vm`` boots QEMU with Debian's
+kernel from the image ``make setup`` built, its NICs taps in the testers'
+namespaces; v6bench configures it, sends through it, reads its CPU and
+counters over SNMP from inside the guest, resets it, and leaves nothing
+behind (no QEMU, tap or namespace), also when QEMU is killed.
+``pytest -k vm`` selects these tests.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import time
+from pathlib import Path
+
+import pytest
+
+from cli_site import PREFIX, RUN_DIR, clean_site, namespaces, remove_run_dir, v6bench  # noqa: F401
+
+pytestmark = [pytest.mark.netns, pytest.mark.usefixtures("clean_site", "remove_run_dir")]
+
+LIMIT_FPS = 3000
+#: Frames a port carries beside the test frames (ARP, NS and their answers).
+CONTROL_FRAMES_MAX = 10
+
+
+def qemu_processes() -> list[int]:
+    pids = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                cmd = Path(f"/proc/{entry}/cmdline").read_bytes().split(b"\0")
+            except OSError:
+                continue
+            if cmd and cmd[0].endswith(b"qemu-system-x86_64") and any(PREFIX.encode() in c or str(RUN_DIR).encode() in c
+                                                                         for c in cmd):
+                pids.append(int(entry))
+    return pids
+
+
+def taps_in_root() -> list[str]:
+    return [d.name for d in Path("/sys/class/net").iterdir() if (d / "tun_flags").exists()]
+
+
+@pytest.fixture
+def nothing_left():
+    taps_before = set(taps_in_root())
+    yield
+    assert not qemu_processes(), "a QEMU process was left running"
+    assert set(taps_in_root()) <= taps_before, "a tap was left in the root namespace"
+
+
+def test_vm_router_lab_trials_snmp_search_resets_and_a_killed_qemu(nothing_left, tmp_path):
+    """One VM router for the whole test (a boot is seconds under TCG):
+    status, trials with the guest's counters, a campaign on the lab that is
+    up (the binary search finds the guest's limiter; a soft reset, links
+    down and up in the guest, and a hard one, the guest rebooting and
+    configuring itself from its startup disk, are the DUT's loss, not the
+    tester's), then QEMU killed: a stale lab the next command removes."""
+    up = v6bench("lab", "up", "--router", "vm", "--link-speed", "100M", "--dut-limit", str(LIMIT_FPS), "--json",
+                 timeout=180)
+    assert up.returncode == 0, up.stderr
+    st = json.loads(v6bench("lab", "status", "--json").stdout)
+    assert st["router"] == "vm"
+    r1 = next(n for n in st["nodes"] if n["name"] == "r1")
+    assert r1["vm"]["accel"] in ("kvm", "tcg") and qemu_processes() == [r1["vm"]["pid"]]
+    assert os.sched_getaffinity(r1["vm"]["pid"]) == {r1["vm"]["cpu"]}  # the router's own CPU
+    assert "VM: QEMU" in v6bench("lab", "status").stdout
+    # Below the limiter: every frame through, counted by the guest's IF-MIB as by the engine (+ ARP/ND).
+    p = v6bench("trial", "--mix", "50/50", "--frame-size", "128", "--rate", "1000fps", "--duration", "2", "--json")
+    assert p.returncode == 0, p.stderr
+    r = json.loads(p.stdout)
+    assert r["tx_frames"] == 2000 and r["rx_frames"] == 2000 and not r["tester_limited"], r
+    assert r["lab"]["router"] == "vm" and r["lab"]["vms"]["r1"]["accel"] == r1["vm"]["accel"]
+    assert r["lab"]["vm_image"]["kernel_release"] and r["lab"]["vm_image"]["initrd_sha256"]
+    ifs = r["dut"]["interfaces"]
+    assert 2000 <= ifs["r1/r1-t1"]["rx_packets"] <= 2000 + CONTROL_FRAMES_MAX, ifs
+    assert 2000 <= ifs["r1/r1-t2"]["tx_packets"] <= 2000 + CONTROL_FRAMES_MAX, ifs
+    host = r["dut"]["routers"][0]["host"]
+    assert 0 < host["qemu_busy_ratio"] <= 1.05 and host["cpu"] == r1["vm"]["cpu"], host
+    # Above the limiter the guest's nftables drops the excess: the DUT's loss, not the tester's.
+    p = v6bench("trial", "--mix", "100/0", "--frame-size", "128", "--rate", f"{2 * LIMIT_FPS}fps", "--duration", "2",
+                "--json")
+    r = json.loads(p.stdout)
+    assert not r["tester_limited"], r["tester_limited_reasons"]
+    assert 0.95 * LIMIT_FPS * 2 <= r["rx_frames"] <= 1.03 * LIMIT_FPS * 2, r["rx_frames"]
+    campaign = tmp_path / "vm.toml"
+    campaign.write_text(f"""\
+name = "vm"
+[lab]
+router = "vm"
+link_speed = "100M"
+[dut]
+limit_fps = {LIMIT_FPS}
+[selftest]
+when = "never"
+[matrix]
+mixes = ["50/50"]
+frame_sizes = [128]
+drain_s = 0.5
+[[test]]
+kind = "throughput"
+search = "binary"
+trial_duration_s = 1.0
+resolution = 0.05
+repeat = 1
+[[test]]
+kind = "reset"
+kinds = ["soft"]
+trial_duration_s = 4.0
+reset_at_s = 1.0
+load_pct_of_throughput = 50
+repeat = 1
+[[test]]
+kind = "reset"
+kinds = ["hard"]
+trial_duration_s = 16.0
+reset_at_s = 1.0
+load_pct_of_throughput = 50
+repeat = 1
+[design]
+order = "file"
+""")
+    r = v6bench("run", str(campaign), "--db", str(tmp_path / "r.db"), "--json", timeout=400)
+    assert r.returncode == 0, r.stderr
+    out = json.loads(r.stdout)
+    env = out["run"]["environment"]
+    assert "limit rate over" in env["dut"]["rulesets"]["r1"], env["dut"]  # read from the guest
+    tests = {t["kind"]: t for t in out["tests"]}
+    ndr = tests["throughput"]["result"]["ndr_fps"]
+    assert 0.93 * LIMIT_FPS <= ndr <= 1.026 * LIMIT_FPS, ndr
+    resets = [t["result"]["kinds"] for t in out["tests"] if t["kind"] == "reset"]
+    soft, hard = resets[0]["soft"]["repetitions"][0], resets[1]["hard"]["repetitions"][0]
+    for rep in (soft, hard):
+        assert not rep["tester_limited"], rep
+        for v in ("4", "6"):
+            fam = rep["families"][v]
+            assert fam["lost_frames"] > 0 and fam["reset_time_s"] is not None and fam.get("recovered") is not False, (rep["reset_kind"], fam)
+    # A reboot is longer than links down and up; the guest answered again within the trial.
+    assert hard["families"]["4"]["reset_time_s"] > soft["families"]["4"]["reset_time_s"]
+    assert hard["guest_answered_after_s"] < 15, hard
+    # The campaign ran on the lab that is up, which is up still.
+    assert qemu_processes() == [r1["vm"]["pid"]]
+    # QEMU killed: the next command finds a stale lab and removes it.
+    os.kill(r1["vm"]["pid"], signal.SIGKILL)
+    time.sleep(0.5)
+    assert json.loads(v6bench("lab", "status", "--json").stdout)["up"] is False
+    down = v6bench("lab", "down")
+    assert down.returncode == 0 and "removed" in down.stdout, down
+    assert not namespaces() and not qemu_processes()
+
+

@@ -1,0 +1,179 @@
+"""The VM router's parts that need no root: the guest image (its archive
+read back by cpio), the startup configuration, the control protocol
+(against a stand-in guest that runs the scripts with /bin/sh), the
+``[lab] router`` key."""
+
+from __future__ import annotations
+
+import base64
+import os
+import shutil
+import socket
+import subprocess
+import threading
+from pathlib import Path
+
+import pytest
+
+from v6bench.core.errors import LabError, UsageError
+from v6bench.lab import guest, vm, vm_config, vm_image
+from v6bench.lab.build import SYSCTLS
+from v6bench.lab.dut import DutConfig
+from v6bench.lab.mtu import Mtus
+from v6bench.lab.mtu import parse as parse_mtu
+from v6bench.lab.spec import dut_config, lab_spec
+from v6bench.lab.topology import parse_topology
+
+HAVE_KERNEL = any(Path("/boot").glob("vmlinuz-*")) and Path("/bin/busybox").exists()
+
+
+def test_the_router_key_takes_ns_or_vm_on_a_topology_with_routers():
+    assert lab_spec({}).router == "ns"
+    assert lab_spec({"router": "vm", "topology": "b"}).router == "vm"
+    with pytest.raises(UsageError) as e:
+        lab_spec({"router": "qemu"})
+    assert e.value.field == ("router",) and "'qemu' is not one of ns, vm" in e.value.message
+    with pytest.raises(UsageError) as e:
+        lab_spec({"router": "vm", "topology": "p2p"})
+    assert "topology p2p has no router" in e.value.message
+    with pytest.raises(UsageError) as e:  # said, not silently run on the stand-ins
+        dut_config({"tunnel": "6in4"}, lab_spec({"router": "vm", "topology": "b"}))
+    assert e.value.field == ("tunnel",) and "not built yet" in e.value.message
+
+
+@pytest.mark.skipif(not HAVE_KERNEL, reason="needs Debian's kernel and busybox-static (make setup)")
+def test_module_closure_holds_each_module_with_what_it_depends_on():
+    rel = vm_image.kernel_release()
+    mods = vm_image.module_closure(rel, ("nf_tables", "virtio_net", "sit"))
+    names = {Path(m).name for m in mods}
+    assert {"nf_tables.ko", "nfnetlink.ko", "libcrc32c.ko", "virtio_net.ko", "net_failover.ko", "failover.ko",
+            "virtio.ko", "virtio_ring.ko", "sit.ko", "tunnel4.ko", "ip_tunnel.ko"} <= names
+    with pytest.raises(LabError, match="has no module no_such_mod"):
+        vm_image.module_closure(rel, ("no_such_mod",))
+
+
+@pytest.mark.skipif(not HAVE_KERNEL or not shutil.which("cpio"), reason="needs the image's inputs and cpio")
+def test_the_initramfs_read_back_by_cpio_has_init_busybox_iproute2_nft_snmpd_and_the_modules(tmp_path):
+    rel = vm_image.kernel_release()
+    data = vm_image.initramfs(rel)
+    raw = subprocess.run(["gzip", "-dc"], input=data, capture_output=True, check=True).stdout
+    listing = subprocess.run(["cpio", "-itv"], input=raw, capture_output=True, check=True).stdout.decode().splitlines()
+    entries = {line.split()[-1] if " -> " not in line else line.split(" -> ")[0].split()[-1]: line for line in listing}
+    for path in ("init", "bin/busybox", "usr/bin/ip", "usr/sbin/tc", "usr/sbin/nft", "usr/sbin/snmpd",
+                 "etc/v6bench/modules"):
+        assert path in entries, path
+    assert entries["init"].startswith("-rwxr-xr-x")
+    assert entries["lib"].startswith("l") and "-> usr/lib" in entries["lib"]  # Debian 12's merged /usr
+    mods = {Path(p).name.replace("-", "_") for p in entries if p.endswith(".ko")}
+    builtin = {Path(p).name.replace("-", "_") for p in Path(f"/lib/modules/{rel}/modules.builtin").read_text().split()}
+    for m in vm_image.MODULES:
+        assert f"{m}.ko" in mods or f"{m}.ko" in builtin, m
+    # Every library ip, tc, nft and snmpd need is in it, under its real directory.
+    for lib in vm_image.library_closure(vm_image.BINARIES):
+        real = os.path.realpath(lib).lstrip("/")
+        assert real in entries, real
+    # Built twice from the same inputs: the same bytes.
+    assert vm_image.initramfs(rel) == data
+
+
+def test_the_startup_configuration_is_the_namespace_routers():
+    topo = parse_topology("a")
+    text = vm_config.startup_script(topo, "r1", Mtus(), SYSCTLS["dut"], DutConfig(limit_fps=5000, shape=True), 1e8)
+    lines = text.splitlines()
+    assert "sysctl -q -w net.ipv6.conf.all.forwarding=1" in lines
+    assert "/usr/bin/ip addr replace 198.18.0.1/24 dev r1-t1" in lines  # iproute2's ip, not busybox's
+    assert "/usr/bin/ip -6 addr replace 2001:2:0:1::1/64 dev r1-t2 nodad" in lines
+    assert "/usr/bin/ip addr replace 198.19.255.254/30 dev mgmt" in lines
+    assert 'iifname "r1-t1" limit rate over 5000/second burst 125 packets drop' in text
+    assert any(line.startswith("/usr/sbin/tc qdisc replace dev r1-t1 root stab") for line in lines)
+    assert f"rocommunity {vm.SNMP_COMMUNITY} {vm.MGMT_HOST}/32" in text
+    # A link below 1280 bytes carries IPv4 only (RFC 8200 §5), as in the namespace router.
+    b = parse_topology("b")
+    small = vm_config.startup_script(b, "r1", parse_mtu("r1-r2=1000"), SYSCTLS["dut"], DutConfig(), 1e9)
+    assert "/usr/bin/ip -6 addr replace 2001:2:0:11::1/64 dev r1-r2 nodad" not in small.splitlines()
+
+
+class StandInGuest:
+    """The guest's control loop (guest/init) in Python: a unix socket
+    server answering ``ID`` and ``ID BASE64`` lines by running the script
+    with /bin/sh."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.srv = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.srv.bind(str(path))
+        self.srv.listen(1)
+        self.stale = False
+        self.thread = threading.Thread(target=self.serve, daemon=True)
+        self.thread.start()
+
+    def serve(self) -> None:
+        while True:
+            try:
+                conn, _ = self.srv.accept()
+            except OSError:
+                return
+            with conn, conn.makefile("rwb") as f:
+                for raw in f:
+                    rid, _, b64 = raw.decode().strip().partition(" ")
+                    if self.stale:  # an answer to an earlier request first: the client skips it
+                        f.write(b"0stale 0 \n")
+                    if not b64:
+                        f.write(f"{rid} 0 \n".encode())
+                    else:
+                        r = subprocess.run(["/bin/sh", "-c", base64.b64decode(b64).decode()], capture_output=True)
+                        out = base64.b64encode(r.stdout + r.stderr).decode()
+                        f.write(f"{rid} {r.returncode} {out}\n".encode())
+                    f.flush()
+
+    def close(self) -> None:
+        self.srv.close()
+
+
+@pytest.fixture
+def stand_in(tmp_path):
+    g = StandInGuest(tmp_path / "r1-ctl.sock")
+    yield g
+    g.close()
+
+
+def test_guest_commands_return_output_take_input_and_fail_with_the_guests_words(stand_in, tmp_path, monkeypatch):
+    monkeypatch.setattr(guest, "BINARIES", {})  # the stand-in has no /usr/bin/ip to prefer
+    g = guest.Guest("r1", guest.control_socket(tmp_path, "r1"))
+    assert g.ping()
+    assert g.command(["echo", "a b", "c"]) == "a b c\n"
+    assert g.command(["tr", "a-z", "A-Z"], input_text="nft rules\n") == "NFT RULES\n"
+    with pytest.raises(LabError) as e:
+        g.command(["ls", "/no/such/path"])
+    assert e.value.args[0].startswith("r1: ls /no/such/path: ") and "No such file" in e.value.args[0]
+    stand_in.stale = True
+    assert g.command(["echo", "fresh"]) == "fresh\n"
+
+
+def test_a_guest_that_does_not_answer_is_an_error_within_the_timeout(tmp_path):
+    srv = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    srv.bind(str(tmp_path / "r1-ctl.sock"))
+    srv.listen(1)
+    try:
+        g = guest.Guest("r1", tmp_path / "r1-ctl.sock")
+        with pytest.raises(LabError, match="no answer from the guest within 0.3 s"):
+            g.script("true\n", timeout_s=0.3)
+        assert not g.ping(0.2)
+    finally:
+        srv.close()
+    with pytest.raises(LabError, match="did not answer within 0.5 s"):
+        guest.Guest("r1", tmp_path / "none.sock").wait_ready(0.5)
+
+
+def test_guest_nic_macs_are_locally_administered_and_distinct():
+    macs = {vm.guest_mac(r, p) for r in range(1, 6) for p in range(8)}
+    assert len(macs) == 40
+    assert all(int(m.split(":")[0], 16) & 0x02 and not int(m.split(":")[0], 16) & 0x01 for m in macs)
+
+
+def test_the_startup_disk_holds_the_script_and_refuses_a_larger_one(tmp_path):
+    vm.write_startup(tmp_path / "d.img", "echo hi\n")
+    data = (tmp_path / "d.img").read_bytes()
+    assert len(data) == vm.STARTUP_DISK_BYTES and data.rstrip(b"\0") == b"echo hi\n"
+    with pytest.raises(LabError, match="the disk holds"):
+        vm.write_startup(tmp_path / "e.img", "x" * vm.STARTUP_DISK_BYTES)
