@@ -53,6 +53,7 @@ from typing import Any
 
 from .. import selftest
 from ..core.errors import Field, UsageError
+from ..lab import tunnel
 from ..lab.dut import DutConfig
 from ..lab.external_spec import ExternalSpec
 from ..lab.spec import LabSpec, dut_config, lab_spec, only
@@ -244,7 +245,8 @@ def from_dict(d: dict, text: str, path: str) -> Campaign:
             raise UsageError("expected a [[test]] table", ("test", i))
     selected = {i: _list(t["scenarios"], ("test", i, "scenarios")) for i, t in enumerate(tests_d) if "scenarios" in t}
     scenarios = _scenarios(d, lab_d, dut_d, len(tests_d), selected, Path(path).parent)
-    paths = {sc.name: LabPath.build(sc.lab.topology, sc.lab.link_speed_bps, sc.lab.mtu, sc.dut.tunnel) for sc in scenarios}
+    paths = {sc.name: LabPath.build(sc.lab.topology, sc.lab.link_speed_bps, sc.lab.mtu,
+                                    tunnel.key(sc.dut.tunnel, sc.lab.router)) for sc in scenarios}
     tests = []
     for i, t in enumerate(tests_d):
         spec = _test(i, t, base, counted="repeat" in m)

@@ -69,8 +69,9 @@ DUT = {
     "acl_udp_only": Option("--acl-udp-only", "the ACL permits only UDP: IPv6 frames are walked to their transport "
                            "header", switch=True),
     "nat44": Option("--nat44", "IPv4 source NAT on R1 toward t2 (IPv6 forwarded as before)", switch=True),
-    "tunnel": Option("--tunnel", "topology b: IPv4 in IPv6 (SRv6 encap) or IPv6 in IPv4 (VXLAN) between R1 and R2 "
-                     "[none]", choices=("4in6", "6in4")),
+    "tunnel": Option("--tunnel", "topology b: IPv4 in IPv6 or IPv6 in IPv4 between R1 and R2; namespace routers "
+                     "(stand-ins): 4in6 by SRv6 encap, 6in4 by VXLAN; VM routers (real): 4in6 by ip6tnl, 6in4 by "
+                     "sit, gre6in4, gre4in6 [none]", choices=("4in6", "6in4", "gre6in4", "gre4in6")),
     "shape": Option("--shape", "shape every router interface to the link speed (L1), so converging traffic "
                     "congests", switch=True),
 }

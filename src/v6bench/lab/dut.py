@@ -80,14 +80,14 @@ class DutConfig:
     acl_udp_only: bool = False
     nat44: bool = False
     shape: bool = False
-    tunnel: str = ""  # "", "4in6" or "6in4" (topology b; lab/tunnel.py)
+    tunnel: str = ""  # "", "4in6", "6in4"; on VM routers also "gre6in4", "gre4in6" (topology b; lab/tunnel.py)
 
     def __post_init__(self) -> None:
         check(0 <= self.limit_fps <= 100_000_000, "limit_fps", f"{self.limit_fps} is outside 0..100000000 frames/s")
         check(self.acl in ACL_SIZES, "acl", f"{self.acl!r} is not 0 (none), 1 or 25 rules")
         check(self.acl_at in ACL_AT, "acl_at", f"{self.acl_at!r} is not in, out or both")
         check(not self.acl_udp_only or self.acl > 0, "acl_udp_only", "needs an ACL (acl = 1 or 25)")
-        check(self.tunnel in ("", "4in6", "6in4"), "tunnel", f"{self.tunnel!r} is not 4in6 or 6in4")
+        check(self.tunnel in ("", *tunnel.NAMES), "tunnel", f"{self.tunnel!r} is not one of {', '.join(tunnel.NAMES)}")
         # Linux encapsulates IPv4 into SRv6 at R1's route lookup (a seg6
         # lightweight tunnel redirects the input), so the IPv4 frames never
         # reach the IPv4 forward and postrouting hooks where the ACL and

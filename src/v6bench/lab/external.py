@@ -76,6 +76,7 @@ class ExternalLab:
     sysctls: dict = field(default_factory=dict)
     dut: dict = field(default_factory=dict)
     dut_config = DutConfig()
+    tunnel_key = None  # an external DUT's tunnels are its own configuration
 
     @property
     def snmp_dut(self) -> SnmpDut:

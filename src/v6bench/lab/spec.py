@@ -127,7 +127,6 @@ def dut_config(d: dict, lab: LabSpec) -> DutConfig:
     if "acl_at" in d and not dut.acl:
         raise UsageError("needs an ACL (acl = 1 or 25)", "acl_at")
     tunnel.check_topology(dut.tunnel, lab.topology)
-    if dut.tunnel and lab.router == "vm":
-        raise UsageError("tunnels on VM routers are not built yet (docs/vm-router.md); use router = \"ns\"",
-                         "tunnel")
+    if dut.tunnel:
+        tunnel.get(tunnel.key(dut.tunnel, lab.router))  # gre exists on VM routers only
     return dut

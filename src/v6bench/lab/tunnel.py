@@ -50,15 +50,36 @@ TUNNELS = {
     "4in6": Tunnel("4in6", 4, 40, "SRv6 H.Encaps.Red at the entry router, End.DX4 at the exit (RFC 8986), Linux seg6"),
     "6in4": Tunnel("6in4", 6, 50, "VXLAN over IPv4 (RFC 7348), Linux vxlan; sit is not in this kernel"),
 }
+#: The real tunnels of VM routers (Debian's kernel has the devices; lab/vm_config.py sets them up).
+VM_TUNNELS = {
+    "4in6": Tunnel("4in6", 4, 40, "ip6tnl mode ipip6, encaplimit none (RFC 2473): IPv4 in IPv6, next header 4"),
+    "6in4": Tunnel("6in4", 6, 20, "sit (RFC 4213): IPv6 in IPv4, IP protocol 41"),
+    "gre6in4": Tunnel("gre6in4", 6, 24, "GRE over IPv4 (RFC 2784), Linux gre: IPv6 in GRE in IPv4"),
+    "gre4in6": Tunnel("gre4in6", 4, 44, "GRE over IPv6 (RFC 7676), Linux ip6gre, encaplimit none: IPv4 in GRE in IPv6"),
+}
+NAMES = tuple(dict.fromkeys([*TUNNELS, *VM_TUNNELS]))
+TUNNEL_DEV = "tun0"  # a VM router's tunnel device
+
+
+def key(name: str | None, router: str = "ns") -> str | None:
+    """The tunnel a lab's path carries: its name on namespace routers,
+    ``NAME@vm`` on VM routers (another mechanism, another overhead)."""
+    if not name:
+        return None
+    return f"{name}@vm" if router == "vm" else name
 SID = {"r1": "2001:2:0:f4::1", "r2": "2001:2:0:f4::2"}
 VXLAN = {"r1": "2001:2:0:f6::1", "r2": "2001:2:0:f6::2"}
 VXLAN_DEV, VXLAN_VNI, VXLAN_PORT = "vx46", 46, 4789
 
 
 def get(name: str) -> Tunnel:
-    if name not in TUNNELS:
-        raise UsageError(f"{name!r} is not one of {', '.join(TUNNELS)}", "tunnel")
-    return TUNNELS[name]
+    """The tunnel of a name or a :func:`key` (``6in4@vm``)."""
+    base, _, router = name.partition("@")
+    table = VM_TUNNELS if router == "vm" else TUNNELS
+    if base not in table:
+        where = "on VM routers" if router == "vm" else "on namespace routers (gre: use router = \"vm\")"
+        raise UsageError(f"{base!r} is not one of {', '.join(table)} {where}", "tunnel")
+    return table[base]
 
 
 def check_frame(tunnel: str | None, frame_size: int, versions: set[int], mtu: int) -> None:
@@ -128,6 +149,6 @@ def describe(name: str | None, router: str) -> dict | None:
     ``ip6tnl`` or ``gre`` (module docstring)."""
     if not name:
         return None
-    t = get(name)
+    t = get(key(name, router))
     return {"kind": t.name, "carried_ip_version": t.carried, "overhead_bytes": t.overhead_bytes,
             "mechanism": t.mechanism, "stand_in": router == "ns"}

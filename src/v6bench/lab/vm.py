@@ -231,7 +231,7 @@ def _boot(node: str, netns: str, run_dir: Path, ports: list[VmPort], cpu: int | 
                 "-machine", f"pc,accel={accel}", "-cpu", "host" if accel == "kvm" else "max",
                 "-smp", "1", "-m", str(MEMORY_MB),
                 "-kernel", str(img / "vmlinuz"), "-initrd", str(img / "initrd.gz"),
-                "-append", f"console=ttyS0 panic=-1 quiet v6bench.if={names},{mgmt_mac}=mgmt",
+                "-append", f"console=ttyS0 panic=-1 quiet tsc=reliable no_timer_check v6bench.if={names},{mgmt_mac}=mgmt",
                 "-serial", f"file:{console}", "-serial", f"unix:{sock},server=on,wait=off",
                 "-drive", f"file={run_dir / f'{node}-startup.img'},format=raw,if=virtio",
                 "-monitor", "none"]
@@ -241,9 +241,9 @@ def _boot(node: str, netns: str, run_dir: Path, ports: list[VmPort], cpu: int | 
         prefix = ["ip", "netns", "exec", netns]
         if cpu is not None:
             prefix += ["taskset", "-c", str(cpu)]
-        proc = subprocess.Popen(prefix + argv, pass_fds=fds, stdin=subprocess.DEVNULL,
-                                stdout=subprocess.DEVNULL, stderr=open(run_dir / f"{node}-qemu.err", "wb"),
-                                start_new_session=True)
+        with open(run_dir / f"{node}-qemu.err", "wb") as err_file:
+            proc = subprocess.Popen(prefix + argv, pass_fds=fds, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                    stderr=err_file, start_new_session=True)
     finally:
         for fd in fds:
             os.close(fd)

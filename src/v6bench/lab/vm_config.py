@@ -15,7 +15,7 @@ from __future__ import annotations
 import ipaddress
 
 from . import dut as dut_rules
-from . import shape
+from . import shape, tunnel
 from .guest import shell_line
 from .dut import DutConfig
 from .mtu import IPV6_MIN, Mtus
@@ -66,11 +66,13 @@ def startup_script(topo: Topology, router: str, mtu: Mtus, sysctls: dict, dut: D
     if dut.shape:
         for i in node.interfaces:
             lines.append(_q(["tc", *shape.tbf_args(i.name, link_speed_bps, mtu.of(i.node, i.peer_node))]))
+    if dut.tunnel and router in ("r1", "r2"):
+        lines += tunnel_lines(topo, router, dut.tunnel, mtu)
     lines += snmpd_lines()
     return "\n".join(lines) + "\n"
 
 
-def links_up_script(topo: Topology, router: str, mtu: Mtus) -> str:
+def links_up_script(topo: Topology, router: str, mtu: Mtus, dut: DutConfig = DutConfig()) -> str:
     """After a soft reset's links down: the links up, and the static routes
     the kernel dropped with them (addresses stay: ``keep_addr_on_down``)."""
     node = topo.node(router)
@@ -80,8 +82,45 @@ def links_up_script(topo: Topology, router: str, mtu: Mtus) -> str:
     lines += [_q(["ip", "neigh", "flush", "nud", s]) for s in ("incomplete", "failed")]
     lines += [_q(["ip", "route", "replace", r.dst, "via", r.gateway]) for r in node.routes
               if not any(ipaddress.ip_address(r.gateway) in net for net in v4_only)]
+    if dut.tunnel and router in ("r1", "r2"):  # its route again over the static one just restored
+        lines += [line for line in tunnel_lines(topo, router, dut.tunnel, mtu) if " route " in line]
     return "\n".join(lines) + "\n"
 
 
 def links_down_script(topo: Topology, router: str) -> str:
     return "\n".join(_q(["ip", "link", "set", "dev", i.name, "down"]) for i in topo.node(router).interfaces) + "\n"
+
+
+def tunnel_lines(topo: Topology, router: str, name: str, mtu: Mtus) -> list[str]:
+    """The real tunnel (lab/tunnel.VM_TUNNELS) on VM router ``router`` of
+    topology b, after its addresses and static routes: the device between
+    the R1–R2 link's addresses (IPv4 ends for 6in4 and gre6in4, IPv6 ends
+    for 4in6 and gre4in6), its MTU the link's less the overhead, and the
+    route to the far tester's subnet of the carried version through it
+    (replacing the static one over the bare link)."""
+    t = tunnel.get(tunnel.key(name, "vm"))
+    me, peer = ("r1", "r2") if router == "r1" else ("r2", "r1")
+    node, other = topo.node(me), topo.node(peer)
+    core = node.interface(f"{me}-{peer}")
+    peer_core = other.interface(f"{peer}-{me}")
+    far = topo.node("t2" if me == "r1" else "t1").interfaces[0]
+    dev, m = tunnel.TUNNEL_DEV, mtu.of(me, peer) - t.overhead_bytes
+    if t.carried == 6:  # over IPv4
+        local, remote = core.ipv4.split("/")[0], peer_core.ipv4.split("/")[0]
+        mode = "sit" if t.name == "6in4" else "gre"
+        lines = [_q(["ip", "tunnel", "add", dev, "mode", mode, "local", local, "remote", remote, "ttl", "64"]),
+                 _q(["ip", "link", "set", "dev", dev, "mtu", str(m), "up"]),
+                 _q(["ip", "-6", "addr", "replace", f"{tunnel.VXLAN[me]}/64", "dev", dev, "nodad"]),
+                 _q(["ip", "-6", "route", "replace", _net(far.ipv6), "via", tunnel.VXLAN[peer], "dev", dev])]
+    else:  # over IPv6
+        local, remote = core.ipv6.split("/")[0], peer_core.ipv6.split("/")[0]
+        mode = "ipip6" if t.name == "4in6" else "ip6gre"
+        lines = [_q(["ip", "-6", "tunnel", "add", dev, "mode", mode, "local", local, "remote", remote,
+                     "encaplimit", "none", "hoplimit", "64"]),
+                 _q(["ip", "link", "set", "dev", dev, "mtu", str(m), "up"]),
+                 _q(["ip", "route", "replace", _net(far.ipv4), "dev", dev])]
+    return lines
+
+
+def _net(address_with_prefix: str) -> str:
+    return str(ipaddress.ip_interface(address_with_prefix).network)

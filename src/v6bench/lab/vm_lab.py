@@ -200,7 +200,7 @@ def reset(site: Site, lab, kind: str, router: str = "r1") -> tuple[object, dict]
     if kind == "soft":
         g.command(["sh", "-c", vm_config.links_down_script(topo, router)])
         down_ns = time.time_ns()
-        g.command(["sh", "-c", vm_config.links_up_script(topo, router, lab.mtu)])
+        g.command(["sh", "-c", vm_config.links_up_script(topo, router, lab.mtu, lab.dut_config)])
         back_s = None
     elif kind == "hard":
         try:

@@ -53,7 +53,7 @@ class LabPath:
     @classmethod
     def of(cls, lab) -> LabPath:
         """The path of a lab (:mod:`v6bench.lab.interface`)."""
-        return cls.build(lab.topology, lab.link_speed_bps, lab.mtu, lab.dut_config.tunnel)
+        return cls.build(lab.topology, lab.link_speed_bps, lab.mtu, lab.tunnel_key)
 
     @classmethod
     def build(cls, topology: str, link_speed_bps: float, mtu: Mtus, tunnel: str | None = None,

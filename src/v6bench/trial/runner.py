@@ -148,7 +148,7 @@ def run(lab: Lab, request: TrialRequest, engine_pid_file: Path | None = None,
     returned dict is stored under ``action`` with ``action_at_s``, the
     time it started after the first frame was due.
     """
-    fps = request.check_on_lab(lab.topology, lab.link_speed_bps, lab.mtu, lab.dut_config.tunnel)
+    fps = request.check_on_lab(lab.topology, lab.link_speed_bps, lab.mtu, lab.tunnel_key)
     spec = engine_spec(lab, request, fps)
     if adjust:
         spec = adjust(spec)

@@ -46,7 +46,7 @@ def engine_spec(lab: Lab, request: TrialRequest, fps: float) -> TrialSpec:
     plan = lab.cpu_plan
     ports = tuple(_port(lab, t, fps, plan.sender_cpus(senders.index(t), len(senders)) if t in senders else None)
                   for t in testers)
-    tunnel = lab.dut_config.tunnel
+    tunnel = lab.tunnel_key
     streams = []
     for src, dst in pairs:
         path = LabPath.build(lab.topology, lab.link_speed_bps, lab.mtu, tunnel, src, dst)
