@@ -12,7 +12,6 @@ the build fails or is interrupted.
 
 from __future__ import annotations
 
-import ipaddress
 import os
 import signal
 import time
@@ -26,6 +25,7 @@ from . import dut as dut_rules
 from . import napi, nsctl, shape, tunnel, vm_lab
 from .dut import DutConfig
 from .mtu import IPV6_MIN, Mtus
+from .mtu import routes as mtu_routes
 from .cpus import CpuPlan
 from .site import Site
 from .state import LabState, forget, our_namespaces, save
@@ -173,7 +173,6 @@ def address(site: Site, node, mtu: Mtus) -> None:
     A router forwards from here on. On an interface whose link's MTU is
     below 1280 bytes there is no IPv6 (RFC 8200 §5): no IPv6 address, and
     no IPv6 route via a neighbour on it."""
-    v4_only = [ipaddress.ip_interface(i.ipv6).network for i in node.interfaces if mtu.of(i.node, i.peer_node) < IPV6_MIN]
     with IPRoute(netns=site.netns(node.name)) as ipr:
         if node.role == "dut":
             for i in node.interfaces:
@@ -183,9 +182,7 @@ def address(site: Site, node, mtu: Mtus) -> None:
                 ipr.addr("replace", index=idx, address=v4, prefixlen=int(p4))
                 if mtu.of(i.node, i.peer_node) >= IPV6_MIN:
                     ipr.addr("replace", index=idx, address=v6, prefixlen=int(p6), flags=0x02)  # IFA_F_NODAD
-        for r in node.routes:
-            if any(ipaddress.ip_address(r.gateway) in net for net in v4_only):
-                continue
+        for r in mtu_routes(node, mtu):
             ipr.route("replace", dst=r.dst, gateway=r.gateway)
 
 

@@ -18,6 +18,7 @@ and no IPv6 route through it (a trial that sends IPv6 across it is refused,
 
 from __future__ import annotations
 
+import ipaddress
 import re
 from dataclasses import dataclass
 
@@ -103,3 +104,11 @@ def parse(text: str | int) -> Mtus:
                 raise UsageError(f"link {name} is given twice", "mtu")
             links[name] = int(m[3])
     return Mtus(all_bytes, tuple(sorted(links.items())))
+
+
+def routes(node, mtu: "Mtus") -> list:
+    """The static routes of topology node ``node`` a router installs: none
+    via a neighbour on a link below 1280 bytes, which carries no IPv6
+    (RFC 8200 §5). One rule for namespace and VM routers."""
+    v4_only = [ipaddress.ip_interface(i.ipv6).network for i in node.interfaces if mtu.of(i.node, i.peer_node) < IPV6_MIN]
+    return [r for r in node.routes if not any(ipaddress.ip_address(r.gateway) in net for net in v4_only)]

@@ -123,7 +123,7 @@ def configure(site: Site, topo: Topology, name: str, mtu: int, only: str | None 
         far_tester = topo.node("t2" if me == "r1" else "t1").interfaces[0]
         if t.name == "4in6":
             _ip(ns, "-6", "route", "replace", f"{SID[peer]}/128", "via", peer_core.ipv6.split("/")[0], "dev", core.name)
-            far_net = _net(far_tester.ipv4)
+            far_net = network(far_tester.ipv4)
             _ip(ns, "route", "replace", far_net, "encap", "seg6", "mode", "encap.red", "segs", SID[peer], "dev", core.name)
             _ip(ns, "-6", "route", "replace", f"{SID[me]}/128", "encap", "seg6local", "action", "End.DX4",
                 "nh4", tester.ipv4.split("/")[0], "dev", edge.name)
@@ -135,10 +135,11 @@ def configure(site: Site, topo: Topology, name: str, mtu: int, only: str | None 
                     "dev", core.name)
             _ip(ns, "link", "set", VXLAN_DEV, "up")
             _ip(ns, "-6", "addr", "replace", f"{VXLAN[me]}/64", "dev", VXLAN_DEV, "nodad")
-            _ip(ns, "-6", "route", "replace", _net(far_tester.ipv6), "via", VXLAN[peer], "dev", VXLAN_DEV)
+            _ip(ns, "-6", "route", "replace", network(far_tester.ipv6), "via", VXLAN[peer], "dev", VXLAN_DEV)
 
 
-def _net(address_with_prefix: str) -> str:
+def network(address_with_prefix: str) -> str:
+    """The subnet of an address with its prefix length (``198.19.0.2/24`` → ``198.19.0.0/24``)."""
     return str(ipaddress.ip_interface(address_with_prefix).network)
 
 

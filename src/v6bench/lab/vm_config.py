@@ -12,13 +12,13 @@ reads a physical router's).
 
 from __future__ import annotations
 
-import ipaddress
 
 from . import dut as dut_rules
 from . import shape, tunnel
 from .guest import shell_line
 from .dut import DutConfig
 from .mtu import IPV6_MIN, Mtus
+from .mtu import routes as mtu_routes
 from .topology import Topology
 from .vm import MGMT_GUEST, MGMT_HOST, MGMT_PREFIX, SNMP_COMMUNITY, SNMP_WRITE_COMMUNITY
 
@@ -46,18 +46,13 @@ def startup_script(topo: Topology, router: str, mtu: Mtus, sysctls: dict, dut: D
     node = topo.node(router)
     lines = ["set -e"]
     lines += [f"sysctl -q -w {k}={v}" for k, v in sysctls.items()]
-    v4_only = [ipaddress.ip_interface(i.ipv6).network for i in node.interfaces
-               if mtu.of(i.node, i.peer_node) < IPV6_MIN]
     for i in node.interfaces:
         m = mtu.of(i.node, i.peer_node)
         lines.append(_q(["ip", "link", "set", "dev", i.name, "mtu", str(m), "up"]))
         lines.append(_q(["ip", "addr", "replace", i.ipv4, "dev", i.name]))
         if m >= IPV6_MIN:
             lines.append(_q(["ip", "-6", "addr", "replace", i.ipv6, "dev", i.name, "nodad"]))
-    for r in node.routes:
-        if any(ipaddress.ip_address(r.gateway) in net for net in v4_only):
-            continue
-        lines.append(_q(["ip", "route", "replace", r.dst, "via", r.gateway]))
+    lines += [_q(["ip", "route", "replace", r.dst, "via", r.gateway]) for r in mtu_routes(node, mtu)]
     lines.append(_q(["ip", "link", "set", "dev", "mgmt", "up"]))
     lines.append(_q(["ip", "addr", "replace", f"{MGMT_GUEST}/{MGMT_PREFIX}", "dev", "mgmt"]))
     text = dut_rules.ruleset(dut, topo, router)
@@ -76,12 +71,9 @@ def links_up_script(topo: Topology, router: str, mtu: Mtus, dut: DutConfig = Dut
     """After a soft reset's links down: the links up, and the static routes
     the kernel dropped with them (addresses stay: ``keep_addr_on_down``)."""
     node = topo.node(router)
-    v4_only = [ipaddress.ip_interface(i.ipv6).network for i in node.interfaces
-               if mtu.of(i.node, i.peer_node) < IPV6_MIN]
     lines = [_q(["ip", "link", "set", "dev", i.name, "up"]) for i in node.interfaces]
     lines += [_q(["ip", "neigh", "flush", "nud", s]) for s in ("incomplete", "failed")]
-    lines += [_q(["ip", "route", "replace", r.dst, "via", r.gateway]) for r in node.routes
-              if not any(ipaddress.ip_address(r.gateway) in net for net in v4_only)]
+    lines += [_q(["ip", "route", "replace", r.dst, "via", r.gateway]) for r in mtu_routes(node, mtu)]
     if dut.tunnel and router in ("r1", "r2"):  # its route again over the static one just restored
         lines += [line for line in tunnel_lines(topo, router, dut.tunnel, mtu) if " route " in line]
     return "\n".join(lines) + "\n"
@@ -111,16 +103,13 @@ def tunnel_lines(topo: Topology, router: str, name: str, mtu: Mtus) -> list[str]
         lines = [_q(["ip", "tunnel", "add", dev, "mode", mode, "local", local, "remote", remote, "ttl", "64"]),
                  _q(["ip", "link", "set", "dev", dev, "mtu", str(m), "up"]),
                  _q(["ip", "-6", "addr", "replace", f"{tunnel.VXLAN[me]}/64", "dev", dev, "nodad"]),
-                 _q(["ip", "-6", "route", "replace", _net(far.ipv6), "via", tunnel.VXLAN[peer], "dev", dev])]
+                 _q(["ip", "-6", "route", "replace", tunnel.network(far.ipv6), "via", tunnel.VXLAN[peer], "dev", dev])]
     else:  # over IPv6
         local, remote = core.ipv6.split("/")[0], peer_core.ipv6.split("/")[0]
         mode = "ipip6" if t.name == "4in6" else "ip6gre"
         lines = [_q(["ip", "-6", "tunnel", "add", dev, "mode", mode, "local", local, "remote", remote,
                      "encaplimit", "none", "hoplimit", "64"]),
                  _q(["ip", "link", "set", "dev", dev, "mtu", str(m), "up"]),
-                 _q(["ip", "route", "replace", _net(far.ipv4), "dev", dev])]
+                 _q(["ip", "route", "replace", tunnel.network(far.ipv4), "dev", dev])]
     return lines
 
-
-def _net(address_with_prefix: str) -> str:
-    return str(ipaddress.ip_interface(address_with_prefix).network)
