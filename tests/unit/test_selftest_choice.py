@@ -47,3 +47,14 @@ def test_a_selftest_of_another_arrangement_is_not_taken(store, monkeypatch):
     selftest.ensure(None, store, "if-stale", (128,), (128,), 1500, "split", lines.append)
     assert measured == ["split"]
     assert any("stale" in line and "arrangement" in line for line in lines), lines
+
+
+def test_a_store_without_a_selftest_says_so_and_measures_one(store, monkeypatch):
+    measured = []
+    monkeypatch.setattr(selftest.control, "status", lambda site: (None, None))
+    monkeypatch.setattr(selftest, "run", lambda site, sizes, arr, progress, mtu: measured.append(sizes) or
+                        {"environment": selftest.machine(), "cpu_plan": cpus.plan(arr).to_json()})
+    lines = []
+    selftest.ensure(None, store, "if-stale", (64, 128), (1518,), 1500, "split", lines.append)
+    assert measured == [(64, 128, 1518)]  # the self-test's sizes and the largest frame the trials send
+    assert f"tester self-test needed: {store.path} holds none" in lines, lines

@@ -118,3 +118,20 @@ def test_trials_whose_schedule_is_the_measurement_catch_up(monkeypatch, engine_b
         got[name] = seen["spec"]["after_stall"]
         check(engine_bin, seen["spec"])
     assert got == {"measure": "slip", "burst": "catch_up", "step": "catch_up", "reset": "catch_up"}
+
+
+def test_the_pause_after_learning_is_the_engines_default_unless_the_request_sets_one(engine_bin):
+    """RFC 2544 §23's pause after the learning frames: the engine's 0.5 s
+    unless asked (the self-test on p2p asks for none, selftest.py)."""
+    from dataclasses import replace
+
+    from v6bench.core.errors import UsageError
+
+    req = make_request("100/0", 128, "10kfps", 1, False)
+    lab = lab_of("a")
+    assert "learning" not in engine_spec(lab, req, req.check_against(LabPath.of(lab))).to_json()
+    spec = engine_spec(lab, replace(req, settle_s=0.0), req.check_against(LabPath.of(lab))).to_json()
+    assert spec["learning"] == {"settle_s": 0.0}
+    check(engine_bin, spec)
+    with pytest.raises(UsageError, match="outside 0..60 s"):
+        replace(req, settle_s=61.0)

@@ -93,6 +93,8 @@ class TrialSpec:
     duration_s: float | None = None
     frame_count: int | None = None
     drain_s: float | None = None
+    #: The pause after learning before the traffic (the engine's ``learning.settle_s``; None: its 0.5-s default).
+    learning_settle_s: float | None = None
     rx_cpu: int | None = None
     rx_priority: int | None = None
     tester_limited_backlog_frames: int | None = None
@@ -119,7 +121,10 @@ class TrialSpec:
 
     def to_json(self) -> dict:
         """The engine's JSON (docs/engine-spec.md)."""
-        out = {"spec_version": self.spec_version, **_plain(self, skip=("spec_version", "ports", "streams"))}
+        out = {"spec_version": self.spec_version,
+               **_plain(self, skip=("spec_version", "ports", "streams", "learning_settle_s"))}
+        if self.learning_settle_s is not None:
+            out["learning"] = {"settle_s": self.learning_settle_s}
         return {**out, "ports": [p.to_json() for p in self.ports], "streams": [s.to_json() for s in self.streams]}
 
     def port(self, name: str) -> Port:

@@ -23,11 +23,14 @@ from .request import TrialRequest
 
 class LabTester:
     """``selftest``: the latest self-test result (``capacity`` per frame size), or None;
-    ``traffic``: extension headers or ICMP echo instead of plain UDP frames."""
+    ``traffic``: extension headers or ICMP echo instead of plain UDP frames;
+    ``settle_s``: the pause after learning (None: the engine's default)."""
 
     def __init__(self, site: Site, lab: Lab, mix: Mix, frame_size: int, bidirectional: bool = False,
-                 drain_s: float = 2.0, selftest: dict | None = None, traffic: Traffic = Traffic()) -> None:
+                 drain_s: float = 2.0, selftest: dict | None = None, traffic: Traffic = Traffic(),
+                 settle_s: float | None = None) -> None:
         self.site, self.lab, self.mix, self.frame_size = site, lab, mix, frame_size
+        self.settle_s = settle_s
         self.traffic = traffic
         self.bidirectional, self.drain_s, self.selftest = bidirectional, drain_s, selftest
         # The path's highest rate: fragments and a tunnel's overhead lower it (trial/path.py).
@@ -35,7 +38,7 @@ class LabTester:
 
     def _trial(self, duration_s: float, load_fps: float, adjust=None, during=None, mesh: str | None = None) -> Measurement:
         req = TrialRequest(self.mix, self.frame_size, Rate.of_fps(load_fps), duration_s,
-                           self.bidirectional, self.drain_s, self.traffic.ext_headers, self.traffic.icmp_echo, mesh)
+                           self.bidirectional, self.drain_s, self.traffic.ext_headers, self.traffic.icmp_echo, mesh, self.settle_s)
         r = runner.run(self.lab, req, self.site.engine_pid_file, adjust, during, self.selftest)
         extra = {}
         if r.get("action"):

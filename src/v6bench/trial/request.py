@@ -39,6 +39,9 @@ class TrialRequest:
     #: Mesh traffic among a ``mesh:N`` lab's testers instead of t1 → t2:
     #: ``full`` or ``partial`` (:mod:`v6bench.trial.mesh`); the rate is per sending port.
     mesh: str | None = None
+    #: The pause after the learning frames before the traffic [s] (RFC 2544 §23;
+    #: None: the engine's default, docs/engine-spec.md).
+    settle_s: float | None = None
 
     def __post_init__(self) -> None:
         if self.mesh is not None:
@@ -48,6 +51,8 @@ class TrialRequest:
             raise UsageError(f"{self.duration_s:g} s is outside (0, {MAX_DURATION_S:g}] s", "duration_s")
         if not 0 <= self.drain_s <= 600:
             raise UsageError(f"{self.drain_s:g} s is outside 0..600 s", "drain_s")
+        if self.settle_s is not None and not 0 <= self.settle_s <= 60:
+            raise UsageError(f"{self.settle_s:g} s is outside 0..60 s", "settle_s")
 
     @property
     def traffic(self) -> Traffic:

@@ -58,7 +58,8 @@ def engine_spec(lab: Lab, request: TrialRequest, fps: float) -> TrialSpec:
             elif request.ext_headers and version == 6:
                 stream = replace(stream, ipv6_ext_headers=tuple(_ext_headers(lab, request.ext_headers, src, dst)))
             streams.append(stream)
-    return TrialSpec(ports, tuple(streams), duration_s=request.duration_s, drain_s=request.drain_s, rx_cpu=plan.tester_rx,
+    return TrialSpec(ports, tuple(streams), duration_s=request.duration_s, drain_s=request.drain_s,
+                     learning_settle_s=request.settle_s, rx_cpu=plan.tester_rx,
                      rx_priority=plan.tester_rx_priority, tester_limited_backlog_frames=input_queue_frames(lab),
                      after_stall=AFTER_STALL, netns_prefix=lab.netns_prefix,
                      allow_root_netns=lab.allow_root_netns,
