@@ -184,6 +184,26 @@ def test_vm_routers_carry_a_real_6in4_tunnel(nothing_left):
         v6bench("lab", "down")
 
 
+def test_a_vm_router_with_four_tester_ports_carries_full_mesh_traffic(nothing_left):
+    """mesh:4: one VM with a NIC per tester port (a tap in each tester's
+    namespace); every port sends to every other, both families, and all of
+    it arrives. (chain:N has no code of its own beyond topology b's
+    guest-to-guest links; it ran by hand, docs/vm-router.md.)"""
+    up = v6bench("lab", "up", "--router", "vm", "--topology", "mesh:4", timeout=240)
+    assert up.returncode == 0, up.stderr
+    try:
+        r = v6bench("trial", "--mesh", "full", "--frame-size", "256", "--rate", "1kfps", "--duration", "1", "--json",
+                    timeout=120)
+        assert r.returncode == 0, r.stderr
+        res = json.loads(r.stdout)
+        assert res["tx_frames"] == 4000 and res["lost_frames"] == 0, (res["lost_frames"], res["tester_limited_reasons"])
+        assert len({s["direction"] for s in res["streams"]}) == 12
+        nics = set(guest_cmd("r1", "ls", "/sys/class/net").split())
+        assert {"r1-t1", "r1-t2", "r1-t3", "r1-t4", "mgmt"} <= nics, nics  # named by their MACs (lab/guest/init)
+    finally:
+        v6bench("lab", "down")
+
+
 def guest_cmd(node: str, *argv: str) -> str:
     from v6bench.lab import router_shell, state
     from v6bench.lab.site import Site
