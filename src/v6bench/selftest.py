@@ -106,6 +106,7 @@ def run(site: Site, frame_sizes: tuple[int, ...], arrangement: str | None, progr
         plan = lab.cpu_plan.to_json()
     return {"kind": "v6bench-selftest", "version": 1, "created_at_unix_s": started, "topology": "p2p",
             "cpu_plan": plan, "mtu": mtu, "trial_duration_s": TRIAL_S, "resolution": RESOLUTION, "mix": "100/0",
+            "learning_settle_s": SETTLE_S,
             "capacity": capacity, "environment": machine()}
 
 
