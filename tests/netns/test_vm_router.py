@@ -204,6 +204,36 @@ def test_a_vm_router_with_four_tester_ports_carries_full_mesh_traffic(nothing_le
         v6bench("lab", "down")
 
 
+def test_the_dut_configurations_run_inside_the_guest(nothing_left):
+    """ACLs at both ends, NAT44, a 1400-byte link MTU and shaping, all
+    applied by the guest's startup script and counted by the guest's own
+    kernel: every datagram checked by the ACL twice (in and out), the NAT
+    rule taken by the flow's first frame, 1518-byte frames fragmented at the
+    source and every one received, a token bucket at the link speed on each
+    port, the link's MTU."""
+    up = v6bench("lab", "up", "--router", "vm", "--acl", "25", "--acl-at", "both", "--nat44", "--mtu", "1400",
+                 "--shape", "--link-speed", "100M", timeout=240)
+    assert up.returncode == 0, up.stderr
+    try:
+        r = v6bench("trial", "--mix", "50/50", "--frame-size", "1518", "--rate", "1kfps", "--duration", "1", "--json",
+                    timeout=120)
+        assert r.returncode == 0, r.stderr
+        res = json.loads(r.stdout)
+        assert res["rx_frames"] == 1000 and res["lost_frames"] == 0, (res["lost_frames"], res["tester_limited_reasons"])
+        rules = guest_cmd("r1", "/usr/sbin/nft", "list", "ruleset")
+        # 500 datagrams a family, each checked in and out; IPv4's two fragments are one datagram again by then
+        # (NAT's connection tracking reassembles them), IPv6's are checked one by one.
+        for line in ("ip daddr 198.19.0.2 counter packets 1000 ", "ip6 daddr 2001:2:0:1::2 counter packets 2000 "):
+            assert line in rules, rules
+        snat = next(x for x in rules.splitlines() if "snat to 198.19.0.1" in x)
+        assert "counter packets 0 " not in snat, snat
+        qdiscs = guest_cmd("r1", "/usr/sbin/tc", "qdisc", "show")
+        assert all(f"tbf 800{i}: dev r1-t{i} root" in qdiscs and "rate 100Mbit" in qdiscs for i in (1, 2)), qdiscs
+        assert guest_cmd("r1", "cat", "/sys/class/net/r1-t2/mtu") == "1400"
+    finally:
+        v6bench("lab", "down")
+
+
 def guest_cmd(node: str, *argv: str) -> str:
     from v6bench.lab import router_shell, state
     from v6bench.lab.site import Site
