@@ -8,6 +8,7 @@ behind (no QEMU, tap or namespace), also when QEMU is killed.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -49,6 +50,24 @@ def nothing_left():
     yield
     assert not qemu_processes(), "a QEMU process was left running"
     assert set(taps_in_root()) <= taps_before, "a tap was left in the root namespace"
+
+
+@contextlib.contextmanager
+def vm_lab(*options: str):
+    """A lab of VM routers with ``options`` (``lab up``), taken down after the block."""
+    up = v6bench("lab", "up", "--router", "vm", *options, timeout=240)
+    assert up.returncode == 0, up.stderr
+    try:
+        yield
+    finally:
+        v6bench("lab", "down")
+
+
+def trial_json(*options: str) -> dict:
+    """A 1-s trial at 1,000 frames/s a sending port on the lab that is up, its result."""
+    r = v6bench("trial", "--rate", "1kfps", "--duration", "1", "--json", *options, timeout=120)
+    assert r.returncode == 0, r.stderr
+    return json.loads(r.stdout)
 
 
 def test_vm_router_lab_trials_snmp_search_resets_and_a_killed_qemu(nothing_left, tmp_path):
@@ -151,8 +170,6 @@ order = "file"
     assert not namespaces() and not qemu_processes()
 
 
-
-
 def test_vm_routers_carry_a_real_6in4_tunnel(nothing_left):
     """Topology b with two VM routers (joined guest to guest): IPv6 crosses
     R1-R2 in the kernel's own sit device (IP protocol 41), counted on it in
@@ -160,16 +177,11 @@ def test_vm_routers_carry_a_real_6in4_tunnel(nothing_left):
     others' configuration is tested in tests/unit/test_vm_parts.py, and
     they ran by hand, docs/vm-router.md.)"""
     tunnel, mechanism, carried = "6in4", "sit", "6"
-    up = v6bench("lab", "up", "--router", "vm", "--topology", "b", "--tunnel", tunnel, timeout=240)
-    assert up.returncode == 0, up.stderr
-    try:
+    with vm_lab("--topology", "b", "--tunnel", tunnel):
         st = json.loads(v6bench("lab", "status", "--json").stdout)
         assert st["tunnel"]["kind"] == tunnel and st["tunnel"]["stand_in"] is False, st["tunnel"]
         assert mechanism in st["tunnel"]["mechanism"]
-        r = v6bench("trial", "--mix", "50/50", "--frame-size", "256", "--rate", "1kfps", "--duration", "1",
-                    "--bidirectional", "--json", timeout=120)
-        assert r.returncode == 0, r.stderr
-        res = json.loads(r.stdout)
+        res = trial_json("--mix", "50/50", "--frame-size", "256", "--bidirectional")
         assert res["lost_frames"] == 0 and res["rx_frames"] == 2000, (res["lost_frames"], res["tester_limited_reasons"])
         assert res["lab"]["tunnel"]["stand_in"] is False
         carried_frames = sum(s["rx_frames"] for s in res["streams"] if str(s["ip_version"]) == carried)
@@ -180,8 +192,6 @@ def test_vm_routers_carry_a_real_6in4_tunnel(nothing_left):
             rx = int(guest_cmd(node, "cat", "/sys/class/net/tun0/statistics/rx_packets"))
             # Each router sends its direction's carried frames into the tunnel and takes the other's out.
             assert tx >= carried_frames // 2 and rx >= carried_frames // 2, (node, tx, rx, carried_frames)
-    finally:
-        v6bench("lab", "down")
 
 
 def test_a_vm_router_with_four_tester_ports_carries_full_mesh_traffic(nothing_left):
@@ -189,19 +199,12 @@ def test_a_vm_router_with_four_tester_ports_carries_full_mesh_traffic(nothing_le
     namespace); every port sends to every other, both families, and all of
     it arrives. (chain:N has no code of its own beyond topology b's
     guest-to-guest links; it ran by hand, docs/vm-router.md.)"""
-    up = v6bench("lab", "up", "--router", "vm", "--topology", "mesh:4", timeout=240)
-    assert up.returncode == 0, up.stderr
-    try:
-        r = v6bench("trial", "--mesh", "full", "--frame-size", "256", "--rate", "1kfps", "--duration", "1", "--json",
-                    timeout=120)
-        assert r.returncode == 0, r.stderr
-        res = json.loads(r.stdout)
+    with vm_lab("--topology", "mesh:4"):
+        res = trial_json("--mesh", "full", "--frame-size", "256")
         assert res["tx_frames"] == 4000 and res["lost_frames"] == 0, (res["lost_frames"], res["tester_limited_reasons"])
         assert len({s["direction"] for s in res["streams"]}) == 12
         nics = set(guest_cmd("r1", "ls", "/sys/class/net").split())
         assert {"r1-t1", "r1-t2", "r1-t3", "r1-t4", "mgmt"} <= nics, nics  # named by their MACs (lab/guest/init)
-    finally:
-        v6bench("lab", "down")
 
 
 def test_the_dut_configurations_run_inside_the_guest(nothing_left):
@@ -211,14 +214,8 @@ def test_the_dut_configurations_run_inside_the_guest(nothing_left):
     rule taken by the flow's first frame, 1518-byte frames fragmented at the
     source and every one received, a token bucket at the link speed on each
     port, the link's MTU."""
-    up = v6bench("lab", "up", "--router", "vm", "--acl", "25", "--acl-at", "both", "--nat44", "--mtu", "1400",
-                 "--shape", "--link-speed", "100M", timeout=240)
-    assert up.returncode == 0, up.stderr
-    try:
-        r = v6bench("trial", "--mix", "50/50", "--frame-size", "1518", "--rate", "1kfps", "--duration", "1", "--json",
-                    timeout=120)
-        assert r.returncode == 0, r.stderr
-        res = json.loads(r.stdout)
+    with vm_lab("--acl", "25", "--acl-at", "both", "--nat44", "--mtu", "1400", "--shape", "--link-speed", "100M"):
+        res = trial_json("--mix", "50/50", "--frame-size", "1518")
         assert res["rx_frames"] == 1000 and res["lost_frames"] == 0, (res["lost_frames"], res["tester_limited_reasons"])
         rules = guest_cmd("r1", "/usr/sbin/nft", "list", "ruleset")
         # 500 datagrams a family, each checked in and out; IPv4's two fragments are one datagram again by then
@@ -230,8 +227,6 @@ def test_the_dut_configurations_run_inside_the_guest(nothing_left):
         qdiscs = guest_cmd("r1", "/usr/sbin/tc", "qdisc", "show")
         assert all(f"tbf 800{i}: dev r1-t{i} root" in qdiscs and "rate 100Mbit" in qdiscs for i in (1, 2)), qdiscs
         assert guest_cmd("r1", "cat", "/sys/class/net/r1-t2/mtu") == "1400"
-    finally:
-        v6bench("lab", "down")
 
 
 def guest_cmd(node: str, *argv: str) -> str:

@@ -67,8 +67,12 @@ def key(name: str | None, router: str = "ns") -> str | None:
     if not name:
         return None
     return f"{name}@vm" if router == "vm" else name
+
+
 SID = {"r1": "2001:2:0:f4::1", "r2": "2001:2:0:f4::2"}
-VXLAN = {"r1": "2001:2:0:f6::1", "r2": "2001:2:0:f6::2"}
+#: The routers' IPv6 addresses inside an IPv6-over-IPv4 tunnel (``2001:2:0:f6::/64``), whatever carries it:
+#: the VXLAN stand-in here, sit or GRE on VM routers (lab/vm_config.py).
+INNER_V6 = {"r1": "2001:2:0:f6::1", "r2": "2001:2:0:f6::2"}
 VXLAN_DEV, VXLAN_VNI, VXLAN_PORT = "vx46", 46, 4789
 
 
@@ -134,8 +138,8 @@ def configure(site: Site, topo: Topology, name: str, mtu: int, only: str | None 
                     "local", core.ipv4.split("/")[0], "remote", peer_core.ipv4.split("/")[0], "dstport", str(VXLAN_PORT),
                     "dev", core.name)
             _ip(ns, "link", "set", VXLAN_DEV, "up")
-            _ip(ns, "-6", "addr", "replace", f"{VXLAN[me]}/64", "dev", VXLAN_DEV, "nodad")
-            _ip(ns, "-6", "route", "replace", network(far_tester.ipv6), "via", VXLAN[peer], "dev", VXLAN_DEV)
+            _ip(ns, "-6", "addr", "replace", f"{INNER_V6[me]}/64", "dev", VXLAN_DEV, "nodad")
+            _ip(ns, "-6", "route", "replace", network(far_tester.ipv6), "via", INNER_V6[peer], "dev", VXLAN_DEV)
 
 
 def network(address_with_prefix: str) -> str:

@@ -12,7 +12,6 @@ reads a physical router's).
 
 from __future__ import annotations
 
-
 from . import dut as dut_rules
 from . import shape, tunnel
 from .guest import shell_line
@@ -61,7 +60,7 @@ def startup_script(topo: Topology, router: str, mtu: Mtus, sysctls: dict, dut: D
     if dut.shape:
         for i in node.interfaces:
             lines.append(_q(["tc", *shape.tbf_args(i.name, link_speed_bps, mtu.of(i.node, i.peer_node))]))
-    if dut.tunnel and router in ("r1", "r2"):
+    if dut.tunnel:  # topology b only (lab/tunnel.check_topology): routers r1 and r2
         lines += tunnel_lines(topo, router, dut.tunnel, mtu)
     lines += snmpd_lines()
     return "\n".join(lines) + "\n"
@@ -74,8 +73,8 @@ def links_up_script(topo: Topology, router: str, mtu: Mtus, dut: DutConfig = Dut
     lines = [_q(["ip", "link", "set", "dev", i.name, "up"]) for i in node.interfaces]
     lines += [_q(["ip", "neigh", "flush", "nud", s]) for s in ("incomplete", "failed")]
     lines += [_q(["ip", "route", "replace", r.dst, "via", r.gateway]) for r in mtu_routes(node, mtu)]
-    if dut.tunnel and router in ("r1", "r2"):  # its route again over the static one just restored
-        lines += [line for line in tunnel_lines(topo, router, dut.tunnel, mtu) if " route " in line]
+    if dut.tunnel:  # its route again over the static one just restored
+        lines += tunnel_route_lines(topo, router, dut.tunnel)
     return "\n".join(lines) + "\n"
 
 
@@ -87,29 +86,36 @@ def tunnel_lines(topo: Topology, router: str, name: str, mtu: Mtus) -> list[str]
     """The real tunnel (lab/tunnel.VM_TUNNELS) on VM router ``router`` of
     topology b, after its addresses and static routes: the device between
     the R1–R2 link's addresses (IPv4 ends for 6in4 and gre6in4, IPv6 ends
-    for 4in6 and gre4in6), its MTU the link's less the overhead, and the
-    route to the far tester's subnet of the carried version through it
-    (replacing the static one over the bare link)."""
+    for 4in6 and gre4in6), its MTU the link's less the overhead, and then
+    :func:`tunnel_route_lines`."""
     t = tunnel.get(tunnel.key(name, "vm"))
     me, peer = ("r1", "r2") if router == "r1" else ("r2", "r1")
-    node, other = topo.node(me), topo.node(peer)
-    core = node.interface(f"{me}-{peer}")
-    peer_core = other.interface(f"{peer}-{me}")
-    far = topo.node("t2" if me == "r1" else "t1").interfaces[0]
+    core = topo.node(me).interface(f"{me}-{peer}")
+    peer_core = topo.node(peer).interface(f"{peer}-{me}")
     dev, m = tunnel.TUNNEL_DEV, mtu.of(me, peer) - t.overhead_bytes
     if t.carried == 6:  # over IPv4
         local, remote = core.ipv4.split("/")[0], peer_core.ipv4.split("/")[0]
         mode = "sit" if t.name == "6in4" else "gre"
         lines = [_q(["ip", "tunnel", "add", dev, "mode", mode, "local", local, "remote", remote, "ttl", "64"]),
                  _q(["ip", "link", "set", "dev", dev, "mtu", str(m), "up"]),
-                 _q(["ip", "-6", "addr", "replace", f"{tunnel.VXLAN[me]}/64", "dev", dev, "nodad"]),
-                 _q(["ip", "-6", "route", "replace", tunnel.network(far.ipv6), "via", tunnel.VXLAN[peer], "dev", dev])]
+                 _q(["ip", "-6", "addr", "replace", f"{tunnel.INNER_V6[me]}/64", "dev", dev, "nodad"])]
     else:  # over IPv6
         local, remote = core.ipv6.split("/")[0], peer_core.ipv6.split("/")[0]
         mode = "ipip6" if t.name == "4in6" else "ip6gre"
         lines = [_q(["ip", "-6", "tunnel", "add", dev, "mode", mode, "local", local, "remote", remote,
                      "encaplimit", "none", "hoplimit", "64"]),
-                 _q(["ip", "link", "set", "dev", dev, "mtu", str(m), "up"]),
-                 _q(["ip", "route", "replace", tunnel.network(far.ipv4), "dev", dev])]
-    return lines
+                 _q(["ip", "link", "set", "dev", dev, "mtu", str(m), "up"])]
+    return lines + tunnel_route_lines(topo, router, name)
 
+
+def tunnel_route_lines(topo: Topology, router: str, name: str) -> list[str]:
+    """The route to the far tester's subnet of the carried version through
+    the tunnel device, replacing the static one over the bare link (set up
+    with the device, and again after a soft reset restored the static one)."""
+    t = tunnel.get(tunnel.key(name, "vm"))
+    me, peer = ("r1", "r2") if router == "r1" else ("r2", "r1")
+    far = topo.node("t2" if me == "r1" else "t1").interfaces[0]
+    if t.carried == 6:
+        return [_q(["ip", "-6", "route", "replace", tunnel.network(far.ipv6), "via", tunnel.INNER_V6[peer],
+                    "dev", tunnel.TUNNEL_DEV])]
+    return [_q(["ip", "route", "replace", tunnel.network(far.ipv4), "dev", tunnel.TUNNEL_DEV])]
