@@ -64,8 +64,15 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
         where = f"v6bench {args.command}" + (f" {args.kind}" if args.command == "test" else "")
         others = [k for k in test_kinds_taking(p, flag.split("=")[0])] if args.command == "test" else []
         also = f" (it is an option of {', '.join(others)})" if others else ""
-        p.error(f"{flag}: {where} takes no such option{also}")
+        p.error(f"{as_typed(flag)}: {where} takes no such option{also}")
     return args
+
+
+def as_typed(word: str) -> str:
+    """A word of the command line as an error names it: an option name
+    (``--mix``, ``-b``) bare, anything else quoted as typed (``'-b:'``,
+    ``'--mix=x'``), so that the ``: `` after it cannot be read as part of it."""
+    return word if re.fullmatch(r"--?[A-Za-z0-9][A-Za-z0-9-]*", word) else repr(word)
 
 
 def _switches(p: argparse.ArgumentParser, args: argparse.Namespace) -> set[str]:
