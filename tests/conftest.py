@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 
+import properties  # noqa: F401  (loads the property tests' profile: deterministic, or make fuzz's)
 import pytest
 
 from v6bench import engine

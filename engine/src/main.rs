@@ -17,6 +17,8 @@ mod assemble;
 mod bpf;
 mod clock;
 mod frame;
+#[cfg(test)]
+mod fuzz;
 mod learn;
 mod live;
 mod mix;

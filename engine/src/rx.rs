@@ -527,20 +527,6 @@ mod tests {
         }
     }
 
-    /// A small deterministic generator for the property tests below.
-    struct XorShift(u64);
-    impl XorShift {
-        fn next(&mut self) -> u64 {
-            self.0 ^= self.0 << 13;
-            self.0 ^= self.0 >> 7;
-            self.0 ^= self.0 << 17;
-            self.0
-        }
-        fn below(&mut self, n: usize) -> usize {
-            (self.next() % n as u64) as usize
-        }
-    }
-
     fn is_fragment(frame: &[u8]) -> bool {
         match ethernet::parse(frame) {
             Some((_, _, ethernet::ETHERTYPE_IPV4, off)) => ipv4::parse(&frame[off..]).is_some_and(|h| h.is_fragment()),
@@ -558,10 +544,10 @@ mod tests {
     fn arbitrary_frames_never_panic_and_each_is_counted_once() {
         let (mut whole, t) = state();
         let (mut pieces, _) = state();
-        let mut rng = XorShift(0x9e37_79b9_7f4a_7c15);
+        let mut rng = crate::fuzz::XorShift::for_test(0x9e37_79b9_7f4a_7c15);
         let mut fed = 0u64;
         let mut buf = vec![0u8; 1600];
-        for i in 0..200_000u64 {
+        for i in 0..crate::fuzz::cases(200_000) {
             let n = match rng.below(4) {
                 0 => {
                     let n = rng.below(300);

@@ -11,7 +11,9 @@ runs is refused in one line and changes nothing; the first then stops on
 Ctrl-C, recorded as interrupted, its lab removed.
 
 ``V6BENCH_KILLS`` sets how many timed kills (default 10); the moments
-come from ``V6BENCH_KILL_SEED`` (default: random, printed).
+come from ``V6BENCH_KILL_SEED``: 22 in ``make test`` (the same moments on
+every run), ``random`` in ``make fuzz`` (a new seed, printed: a failing
+seed is repeated by setting it).
 """
 
 from __future__ import annotations
@@ -133,11 +135,17 @@ def leaks() -> list[str]:
     return left
 
 
+#: The kill moments of make test: one of the three seeds of docs/robustness.md's kill table.
+FIXED_SEED = 22
+
+
+@pytest.mark.property
 def test_sigkill_at_random_moments_then_resume_loses_and_doubles_nothing(tmp_path):
+    given = os.environ.get("V6BENCH_KILL_SEED", str(FIXED_SEED))
+    seed = random.randrange(2 ** 31) if given == "random" else int(given)
     f = tmp_path / "kills.toml"
-    f.write_text(CAMPAIGN)
+    f.write_text(CAMPAIGN + f"[design]\nseed = {seed}\n")  # the run's order from the same seed as the kill moments
     db = tmp_path / "r.db"
-    seed = int(os.environ.get("V6BENCH_KILL_SEED", random.randrange(2 ** 31)))
     rng = random.Random(seed)
     kills = int(os.environ.get("V6BENCH_KILLS", 10))
     print(f"kill seed {seed}")

@@ -265,13 +265,8 @@ fn ports_open_only_in_the_labs_namespaces() {
 /// tests/unit/test_engine_cli.py feeds it mutated specs.)
 #[test]
 fn arbitrary_spec_json_never_panics() {
-    let mut x = 0x2545_f491_4f6c_dd1du64;
-    let mut next = move || {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        x
-    };
+    let mut rng = crate::fuzz::XorShift::for_test(0x2545_f491_4f6c_dd1d);
+    let mut next = move || rng.next();
     let values = |r: u64| -> serde_json::Value {
         match r % 14 {
             0 => serde_json::Value::Null,
@@ -291,7 +286,7 @@ fn arbitrary_spec_json_never_panics() {
         }
     };
     let (mut planned, mut refused) = (0, 0);
-    for _ in 0..20_000 {
+    for _ in 0..crate::fuzz::cases(20_000) {
         let mut s = base();
         for _ in 0..1 + next() % 3 {
             // A random place: the top level, a port or a stream, then a key that is there or not.
