@@ -4,15 +4,18 @@ that a test leaves no namespace or engine process behind."""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
 import sys
+import threading
 import time
 from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
+from spoiled import unspoiled
 
 PREFIX = f"v6l{os.getpid() % 10000}-"
 RUN_DIR = Path(f"/run/v6bench-test-{os.getpid()}")
@@ -26,6 +29,16 @@ def v6bench(*args: str, timeout: float = 120, env: dict | None = None) -> subpro
     WORK_DIR.mkdir(exist_ok=True)
     return subprocess.run([sys.executable, "-m", "v6bench.cli", *args], env={**ENV, **(env or {})}, capture_output=True,
                           text=True, timeout=timeout, cwd=WORK_DIR)
+
+
+def trial_json(*args: str, timeout: float = 120) -> dict:
+    """``v6bench trial ARGS --json``'s result (exit 0 asserted), run again
+    while the tester spoiled it (spoiled.py: the tier's one retry rule)."""
+    def once() -> dict:
+        r = v6bench("trial", *args, "--json", timeout=timeout)
+        assert r.returncode == 0, r.stderr
+        return json.loads(r.stdout)
+    return unspoiled(once)
 
 
 def namespaces() -> list[str]:
@@ -64,15 +77,27 @@ def remove_run_dir():
     shutil.rmtree(WORK_DIR, ignore_errors=True)
 
 
+#: How long tshark may take to start capturing (it says "Capturing on"): measured 0.28-0.43 s with the machine busy.
+CAPTURE_START_S = 20
+
+
 @contextmanager
 def capture(netns: str, ifname: str, pcap: Path, count: int, bpf: str | None = None):
     """tshark captures up to ``count`` frames of ``ifname`` in ``netns`` into
-    ``pcap`` while the body runs (it gets 1.5 s to open first and stops by
-    itself after 6 s); the file is complete when the block ends."""
+    ``pcap`` while the body runs: the body starts once tshark says it is
+    capturing (not after a fixed pause, which a loaded machine can outlast),
+    and tshark stops by itself 6 s after it started; the file is complete
+    when the block ends."""
     cmd = ["ip", "netns", "exec", netns, "tshark", "-q", "-i", ifname, "-a", "duration:6", "-c", str(count), "-w", str(pcap)]
-    cap = subprocess.Popen(cmd + (["-f", bpf] if bpf else []), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    cap = subprocess.Popen(cmd + (["-f", bpf] if bpf else []), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     try:
-        time.sleep(1.5)
+        said = []
+        ready = threading.Thread(target=lambda: said.extend(line for line in cap.stderr if "Capturing on" in line), daemon=True)
+        ready.start()
+        deadline = time.monotonic() + CAPTURE_START_S
+        while not said and ready.is_alive() and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert said, f"tshark did not start capturing on {ifname} in {netns} within {CAPTURE_START_S} s"
         yield
     finally:
         cap.wait(timeout=30)

@@ -4,23 +4,19 @@ against an independent reading: the DUT CPU's own busy time from
 
 from __future__ import annotations
 
-import json
 
 import pytest
 
 from v6bench.lab import wakeful
 
-from cli_site import clean_site, remove_run_dir, v6bench  # noqa: F401
+from cli_site import clean_site, remove_run_dir, trial_json, v6bench  # noqa: F401
 
 pytestmark = [pytest.mark.netns, pytest.mark.usefixtures("clean_site", "remove_run_dir")]
 
 
 @pytest.mark.parametrize("rate", ["5kfps", "60kfps"])
 def test_router_cpu_over_the_traffic_window_agrees_with_its_cpu(rate):
-    r = v6bench("trial", "--topology", "a", "--mix", "50/50", "--frame-size", "128", "--rate", rate, "--duration", "2",
-                "--json", timeout=120)
-    assert r.returncode == 0, r.stderr
-    out = json.loads(r.stdout)
+    out = trial_json("--topology", "a", "--mix", "50/50", "--frame-size", "128", "--rate", rate, "--duration", "2")
     if out["lab"]["cpu_plan"]["arrangement"] != "split":
         pytest.skip("one CPU: the DUT's work is the tester's (inline)")
     # The CPUs polled instead of halting while the trial ran (lab/wakeful.py), and the DUT's CPU is still measured.

@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from cli_site import RUN_DIR, PREFIX, capture, clean_site, facing, remove_run_dir, tshark_fields, v6bench  # noqa: F401
+from cli_site import RUN_DIR, PREFIX, capture, clean_site, facing, remove_run_dir, tshark_fields, trial_json, v6bench  # noqa: F401
 from v6bench import engine
 from v6bench.lab import observe, state
 from v6bench.lab.dut import acl_counters
@@ -31,7 +31,7 @@ def _ok(*args) -> dict:
 
 
 def _trial(rate: str, duration: str = "2") -> dict:
-    return _ok("trial", "--mix", "50/50", "--frame-size", "128", "--rate", rate, "--duration", duration, "--json")
+    return trial_json("--mix", "50/50", "--frame-size", "128", "--rate", rate, "--duration", duration, timeout=180)
 
 
 def test_the_acl_permits_the_test_flow_and_denies_other_destinations():
@@ -86,8 +86,8 @@ def _cpu_at(rate: str, dut: tuple[str, ...]) -> float:
     """Median DUT CPU of five trials at ``rate`` on a fresh lab with ``dut``."""
     _ok("lab", "up", "--topology", "a", "--link-speed", "10G", *dut)
     try:
-        xs = sorted(_ok("trial", "--mix", "0/100", "--frame-size", "128", "--rate", rate, "--duration", "2",
-                        "--json")["dut_cpu"]["r1"] for _ in range(5))
+        xs = sorted(trial_json("--mix", "0/100", "--frame-size", "128", "--rate", rate, "--duration", "2",
+                               timeout=180)["dut_cpu"]["r1"] for _ in range(5))
         return xs[2]
     finally:
         v6bench("lab", "down")

@@ -172,7 +172,7 @@ def test_a_stalled_sender_is_reported_not_hidden(router_lab, tmp_path):
     ends on the signal, starts again after it, and sends the frames due
     meanwhile back to back: tester_limited, every frame still sent."""
     live_ready(router_lab)
-    assert_a_stall_is_the_testers(stalled(one_way_spec(router_lab), tmp_path))
+    assert_a_stall_is_the_testers(stalled(router_lab, one_way_spec(router_lab), tmp_path))
 
 
 def test_a_stall_slips_the_programs_schedule_instead_of_bursting(router_lab, tmp_path):
@@ -180,4 +180,4 @@ def test_a_stall_slips_the_programs_schedule_instead_of_bursting(router_lab, tmp
     live_ready(router_lab)
     spec = {**one_way_spec(router_lab), "after_stall": "slip", "tester_limited_backlog_frames": 256,
             "tester_limited_slip_ratio": 0.2}
-    assert_a_stall_slipped(stalled(spec, tmp_path))
+    assert_a_stall_slipped(stalled(router_lab, spec, tmp_path))

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from spoiled import unspoiled
 from v6bench import engine
 
 pytestmark = pytest.mark.netns
@@ -38,22 +39,30 @@ def mix_spec(lab, rate_fps: float, duration_s: float, shares=(90, 10), frame_siz
     return s
 
 
-def unspoiled_trial(spec: dict, tries: int = 3) -> dict:
-    """The first of up to ``tries`` runs of ``spec`` the tester did not
-    limit: a host stall (another process on the tester's CPU) spoils a
-    trial now and then, and v6bench runs such a trial again too
-    (methods/retry.py). Fails if every run was limited."""
-    for _ in range(tries):
-        r = engine.run_trial(spec)
-        if not r["tester_limited"]:
-            return r
-    raise AssertionError(f"tester-limited {tries} times in a row: {r['tester_limited_reasons']}")
+def unspoiled_trial(spec: dict) -> dict:
+    """The engine's result for ``spec``, run again while the tester spoiled it (spoiled.py)."""
+    return unspoiled(lambda: engine.run_trial(spec))
 
 
 def start_engine(spec: dict, tmp_path) -> subprocess.Popen:
     path = tmp_path / "spec.json"
     path.write_text(json.dumps(spec))
     return subprocess.Popen([str(engine.binary()), "run", "--spec", str(path)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def traffic_under_way(lab, frames: int = 1_000, timeout_s: float = 20) -> None:
+    """Returns once the router's end of the sending link has taken
+    ``frames`` more frames: the engine has learned its neighbours and test
+    frames flow. Tests that act on a running trial (stop the engine, take a
+    link down, inject frames) wait for this rather than a fixed pause after
+    the engine's start, which a busy machine can outlast (learning ≈ 0.7 s
+    idle, more when the engine starts late)."""
+    def received() -> int:
+        return int(lab.in_router("cat", f"/sys/class/net/{lab.r1_a}/statistics/rx_packets").stdout)
+    first, deadline = received(), time.monotonic() + timeout_s
+    while received() - first < frames:
+        assert time.monotonic() < deadline, f"no {frames} frames reached the router within {timeout_s} s"
+        time.sleep(0.02)
 
 
 def ip_in_receives(lab, ns: str) -> int:
@@ -66,7 +75,7 @@ def ip_in_receives(lab, ns: str) -> int:
 @BACKENDS
 def test_90_10_mix_arrives_complete_with_exact_counts(router_lab, backend):
     before = ip_in_receives(router_lab, router_lab.t2)
-    r = engine.run_trial(mix_spec(router_lab, rate_fps=20_000, duration_s=3, backend=backend))
+    r = unspoiled_trial(mix_spec(router_lab, rate_fps=20_000, duration_s=3, backend=backend))
     assert [(p["backend"], p["xsk_mode"]) for p in r["ports"]] == [(backend, "copy" if backend == "af_xdp" else None)] * 2
     v4, v6 = r["streams"]
     assert (v4["tx_frames"], v6["tx_frames"]) == (54_000, 6_000), "a 90/10 mix of 60,000 frames"
@@ -121,7 +130,7 @@ def test_bidirectional_counts_each_way(router_lab, backend):
         {"name": "v4-ba", "tx_port": "b", "rx_port": "a", "ip_version": 4, "frame_size": 256},
         {"name": "v6-ba", "tx_port": "b", "rx_port": "a", "ip_version": 6, "frame_size": 256},
     ]
-    r = engine.run_trial(s)
+    r = unspoiled_trial(s)
     assert [x["tx_frames"] for x in r["streams"]] == [2500, 2500, 2500, 2500]
     assert [x["rx_frames"] for x in r["streams"]] == [2500, 2500, 2500, 2500]
     assert r["ports"][0]["rx"]["test_frames"] == 5000 and r["ports"][1]["rx"]["test_frames"] == 5000
@@ -132,7 +141,7 @@ def test_malformed_frames_are_counted_not_fatal(router_lab, tmp_path, backend):
     """Garbage, truncated and foreign-signature frames injected toward the
     receive port during a trial are counted as foreign; counting goes on."""
     proc = start_engine(mix_spec(router_lab, rate_fps=2_000, duration_s=2, backend=backend), tmp_path)
-    time.sleep(1.2)  # learning done, traffic under way
+    traffic_under_way(router_lab, frames=200)
     inject = f"""
 import socket, os, random
 s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
@@ -203,7 +212,7 @@ def test_jumbo_frames_of_9216_bytes_cross_the_router(router_lab):
     s = mix_spec(lab, rate_fps=1_000, duration_s=1, shares=(1, 1), frame_size=9216)
     del s["duration_s"]
     s["frame_count"] = 400
-    r = engine.run_trial(s)
+    r = unspoiled_trial(s)
     assert [x["tx_frames"] for x in r["streams"]] == [200, 200]
     assert [x["rx_frames"] for x in r["streams"]] == [200, 200]
     assert r["ports"][0]["mtu"] == 9198
@@ -214,14 +223,14 @@ def test_a_stalled_sender_is_reported_not_hidden(router_lab, tmp_path):
     """Freezing the engine for 200 ms at 20,000 frames/s leaves 4,000 frames
     due at once. The average rate can still be met by a catch-up burst,
     but that burst is the tester's, so the trial is tester_limited."""
-    assert_a_stall_is_the_testers(stalled(mix_spec(router_lab, rate_fps=20_000, duration_s=3), tmp_path))
+    assert_a_stall_is_the_testers(stalled(router_lab, mix_spec(router_lab, rate_fps=20_000, duration_s=3), tmp_path))
 
 
-def stalled(spec: dict, tmp_path) -> dict:
+def stalled(lab, spec: dict, tmp_path) -> dict:
     """The engine's result for ``spec`` (20,000 frames/s for 3 s), the
-    engine stopped for 200 ms 1.5 s in (learning, ≈0.7 s, done)."""
+    engine stopped for 200 ms once its traffic is under way."""
     proc = start_engine(spec, tmp_path)
-    time.sleep(1.5)
+    traffic_under_way(lab)
     proc.send_signal(signal.SIGSTOP)
     time.sleep(0.2)
     proc.send_signal(signal.SIGCONT)
@@ -246,14 +255,14 @@ def test_a_stall_slips_the_schedule_instead_of_bursting(router_lab, tmp_path, ba
     no burst reaches the DUT, every frame is still sent at the intended
     rate, and the slipped time is reported."""
     spec = mix_spec(router_lab, rate_fps=20_000, duration_s=3, backend=backend)
-    assert_a_stall_slipped(stalled({**spec, "after_stall": "slip", "tester_limited_backlog_frames": 256,
+    assert_a_stall_slipped(stalled(router_lab, {**spec, "after_stall": "slip", "tester_limited_backlog_frames": 256,
                                     "tester_limited_slip_ratio": 0.2}, tmp_path))
 
 
 def test_a_slip_beyond_its_share_of_the_trial_is_the_testers(router_lab, tmp_path):
     """200 ms of 3 s is 6.7 %, above the default 0.5 %: tester_limited, said why."""
     spec = mix_spec(router_lab, rate_fps=20_000, duration_s=3)
-    r = stalled({**spec, "after_stall": "slip", "tester_limited_backlog_frames": 256}, tmp_path)
+    r = stalled(router_lab, {**spec, "after_stall": "slip", "tester_limited_backlog_frames": 256}, tmp_path)
     assert r["tester_limited"]
     assert any("schedule slipped" in reason for reason in r["tester_limited_reasons"]), r["tester_limited_reasons"]
 
@@ -274,9 +283,9 @@ def assert_a_stall_slipped(r: dict) -> None:
 
 def with_outage(lab, spec: dict, tmp_path) -> dict:
     """The engine's result for ``spec``, with the router's end of the sending
-    link down for 200 ms 1.5 s in (learning, ≈0.7 s, done; traffic under way)."""
+    link down for 200 ms once the traffic is under way."""
     proc = start_engine(spec, tmp_path)
-    time.sleep(1.5)
+    traffic_under_way(lab)
     lab.in_ns(lab.r1, "ip", "link", "set", lab.r1_a, "down")
     time.sleep(0.2)
     lab.in_ns(lab.r1, "ip", "link", "set", lab.r1_a, "up")
@@ -312,7 +321,7 @@ def test_the_carried_transmit_stamp_is_checked_against_the_kernels(router_lab):
     """tx_stamp_check: every frame's kernel software transmit stamp is matched
     to the stamp it carries; the kernel's comes later (the driver takes the
     frame after the hand-over), by less than the frame's whole delay."""
-    r = engine.run_trial(mix_spec(router_lab, rate_fps=2_000, duration_s=1, tx_stamp_check=True))
+    r = unspoiled_trial(mix_spec(router_lab, rate_fps=2_000, duration_s=1, tx_stamp_check=True))
     a = next(p for p in r["ports"] if p["name"] == "a")
     check = a["tx"]["tx_stamp_check"]
     assert check["stamps"] == a["tx"]["tx_frames"] == 2_000, check  # at a low rate none escapes the check

@@ -7,11 +7,10 @@ which it can only do by walking the chain to UDP."""
 
 from __future__ import annotations
 
-import json
 
 import pytest
 
-from cli_site import PREFIX, RUN_DIR, capture, clean_site, facing, remove_run_dir, tshark_fields, v6bench  # noqa: F401
+from cli_site import PREFIX, RUN_DIR, capture, clean_site, facing, remove_run_dir, tshark_fields, trial_json, v6bench  # noqa: F401
 from v6bench.lab import state
 from v6bench.lab.site import Site
 from v6bench.core.ext_headers import PRESETS
@@ -21,10 +20,7 @@ SITE = Site(RUN_DIR, PREFIX)
 
 
 def _trial(preset: str, *extra: str) -> dict:
-    r = v6bench("trial", "--mix", "0/100", "--frame-size", "1280", "--ext-headers", preset, "--rate", "2kfps",
-                "--duration", "1", "--json", *extra, timeout=120)
-    assert r.returncode == 0, r.stderr
-    return json.loads(r.stdout)
+    return trial_json("--mix", "0/100", "--frame-size", "1280", "--ext-headers", preset, "--rate", "2kfps", "--duration", "1", *extra)
 
 
 def test_every_preset_crosses_the_router_and_the_srh_is_processed(tmp_path):

@@ -6,11 +6,10 @@ requests and the engine's replies."""
 
 from __future__ import annotations
 
-import json
 
 import pytest
 
-from cli_site import PREFIX, RUN_DIR, capture, clean_site, remove_run_dir, tshark_fields, v6bench  # noqa: F401
+from cli_site import PREFIX, RUN_DIR, capture, clean_site, remove_run_dir, tshark_fields, trial_json, v6bench  # noqa: F401
 from v6bench.lab import state
 from v6bench.lab.site import Site
 
@@ -19,10 +18,7 @@ SITE = Site(RUN_DIR, PREFIX)
 
 
 def echo(target: str, size: int) -> dict:
-    r = v6bench("trial", "--icmp-echo", target, "--mix", "50/50", "--frame-size", str(size), "--rate", "1kfps",
-                "--duration", "1", "--json", timeout=120)
-    assert r.returncode == 0, r.stderr
-    return json.loads(r.stdout)
+    return trial_json("--icmp-echo", target, "--mix", "50/50", "--frame-size", str(size), "--rate", "1kfps", "--duration", "1")
 
 
 def test_echo_requests_are_answered_by_the_dut_and_by_the_far_engine(tmp_path):

@@ -11,16 +11,13 @@ import json
 
 import pytest
 
-from cli_site import clean_site, remove_run_dir, v6bench  # noqa: F401
+from cli_site import clean_site, remove_run_dir, trial_json, v6bench  # noqa: F401
 
 pytestmark = [pytest.mark.netns, pytest.mark.usefixtures("clean_site", "remove_run_dir")]
 
 
 def mesh_trial(pattern: str) -> dict:
-    r = v6bench("trial", "--mesh", pattern, "--mix", "50/50", "--frame-size", "1518", "--rate", "50%",
-                "--duration", "2", "--json", timeout=120)
-    assert r.returncode == 0, r.stderr
-    return json.loads(r.stdout)
+    return trial_json("--mesh", pattern, "--mix", "50/50", "--frame-size", "1518", "--rate", "50%", "--duration", "2")
 
 
 def test_partial_mesh_congests_the_converging_port_and_full_mesh_does_not(tmp_path):

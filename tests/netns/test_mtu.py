@@ -7,11 +7,10 @@ is refused."""
 
 from __future__ import annotations
 
-import json
 
 import pytest
 
-from cli_site import PREFIX, RUN_DIR, capture, clean_site, remove_run_dir, tshark_fields, v6bench  # noqa: F401
+from cli_site import PREFIX, RUN_DIR, capture, clean_site, remove_run_dir, tshark_fields, trial_json, v6bench  # noqa: F401
 from v6bench.lab import state
 from v6bench.lab.site import Site
 
@@ -20,9 +19,7 @@ SITE = Site(RUN_DIR, PREFIX)
 
 
 def trial(*args: str) -> dict:
-    r = v6bench("trial", "--frame-size", "1518", "--rate", "1kfps", "--duration", "1", "--json", *args, timeout=120)
-    assert r.returncode == 0, r.stderr
-    return json.loads(r.stdout)
+    return trial_json("--frame-size", "1518", "--rate", "1kfps", "--duration", "1", *args)
 
 
 def core_trial(tmp_path, bpf: str, mix: str, fields: tuple[str, ...], dst: str) -> tuple[dict, list[list[str]]]:

@@ -47,6 +47,8 @@ mixes = ["0/100"]
 loads = ["1%"]
 trial_duration_s = 0.5
 repeat = 2
+[design]
+seed = 7
 """
 
 

@@ -9,7 +9,7 @@ import json
 
 import pytest
 
-from cli_site import PREFIX, RUN_DIR, capture, clean_site, remove_run_dir, tshark_fields, v6bench  # noqa: F401
+from cli_site import PREFIX, RUN_DIR, capture, clean_site, remove_run_dir, tshark_fields, trial_json, v6bench  # noqa: F401
 from v6bench.lab import state
 from v6bench.lab.site import Site
 
@@ -26,10 +26,7 @@ def test_the_tunnel_link_carries_encapsulated_frames(tmp_path, tunnel):
         r2 = lab.node("r2")
         pcap = tmp_path / "core.pcap"
         with capture(r2["netns"], "r2-r1", pcap, 400):
-            r = v6bench("trial", "--mix", "50/50", "--frame-size", "256", "--rate", "1kfps", "--duration", "1",
-                        "--bidirectional", "--json", timeout=120)
-        assert r.returncode == 0, r.stderr
-        res = json.loads(r.stdout)
+            res = trial_json("--mix", "50/50", "--frame-size", "256", "--rate", "1kfps", "--duration", "1", "--bidirectional")
         assert res["lost_frames"] == 0 and res["rx_frames"] == 2000, (res["lost_frames"], res["tester_limited_reasons"])
         # The namespace routers' tunnel is a stand-in (this kernel has no sit or ip6tnl), and says so.
         st = json.loads(v6bench("lab", "status", "--json").stdout)

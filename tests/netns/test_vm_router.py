@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+import cli_site
 from cli_site import PREFIX, RUN_DIR, clean_site, namespaces, remove_run_dir, v6bench  # noqa: F401
 
 pytestmark = [pytest.mark.netns, pytest.mark.usefixtures("clean_site", "remove_run_dir")]
@@ -65,9 +66,7 @@ def vm_lab(*options: str):
 
 def trial_json(*options: str) -> dict:
     """A 1-s trial at 1,000 frames/s a sending port on the lab that is up, its result."""
-    r = v6bench("trial", "--rate", "1kfps", "--duration", "1", "--json", *options, timeout=120)
-    assert r.returncode == 0, r.stderr
-    return json.loads(r.stdout)
+    return cli_site.trial_json("--rate", "1kfps", "--duration", "1", *options)
 
 
 def test_vm_router_lab_trials_snmp_search_resets_and_a_killed_qemu(nothing_left, tmp_path):
@@ -87,9 +86,7 @@ def test_vm_router_lab_trials_snmp_search_resets_and_a_killed_qemu(nothing_left,
     assert os.sched_getaffinity(r1["vm"]["pid"]) == {r1["vm"]["cpu"]}  # the router's own CPU
     assert "VM: QEMU" in v6bench("lab", "status").stdout
     # Below the limiter: every frame through, counted by the guest's IF-MIB as by the engine (+ ARP/ND).
-    p = v6bench("trial", "--mix", "50/50", "--frame-size", "128", "--rate", "1000fps", "--duration", "2", "--json")
-    assert p.returncode == 0, p.stderr
-    r = json.loads(p.stdout)
+    r = cli_site.trial_json("--mix", "50/50", "--frame-size", "128", "--rate", "1000fps", "--duration", "2")
     assert r["tx_frames"] == 2000 and r["rx_frames"] == 2000 and not r["tester_limited"], r
     assert r["lab"]["router"] == "vm" and r["lab"]["vms"]["r1"]["accel"] == r1["vm"]["accel"]
     assert r["lab"]["vm_image"]["kernel_release"] and r["lab"]["vm_image"]["initrd_sha256"]
@@ -99,9 +96,7 @@ def test_vm_router_lab_trials_snmp_search_resets_and_a_killed_qemu(nothing_left,
     host = r["dut"]["routers"][0]["host"]
     assert 0 < host["qemu_busy_ratio"] <= 1.05 and host["cpu"] == r1["vm"]["cpu"], host
     # Above the limiter the guest's nftables drops the excess: the DUT's loss, not the tester's.
-    p = v6bench("trial", "--mix", "100/0", "--frame-size", "128", "--rate", f"{2 * LIMIT_FPS}fps", "--duration", "2",
-                "--json")
-    r = json.loads(p.stdout)
+    r = cli_site.trial_json("--mix", "100/0", "--frame-size", "128", "--rate", f"{2 * LIMIT_FPS}fps", "--duration", "2")
     assert not r["tester_limited"], r["tester_limited_reasons"]
     assert 0.95 * LIMIT_FPS * 2 <= r["rx_frames"] <= 1.03 * LIMIT_FPS * 2, r["rx_frames"]
     campaign = tmp_path / "vm.toml"

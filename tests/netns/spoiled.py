@@ -1,0 +1,39 @@
+"""The netns tier's one retry rule: a trial the tester spoiled is run again.
+
+On this shared 2-vCPU machine a host stall now and then spoils a trial:
+the tester's sender falls behind or its receive queue overflows while it
+is descheduled. The engine detects it and says why (``tester_limited``
+and its reasons; v6bench adds ``suspect`` delays); such a trial says
+nothing of the DUT, and v6bench's own methods run it again
+(methods/retry.py, ``RETRIES`` more times). A test that asserts what a
+clean trial shows does the same through :func:`unspoiled`, then asserts
+on the trial it kept. A test whose subject is a spoiled trial (a stall it
+injects, a far end that cannot receive) does not retry.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from v6bench.methods.retry import RETRIES
+
+#: At most this many runs of one trial: the first and the product's own repeats.
+TRIAL_RUNS = 1 + RETRIES
+
+
+def spoiled(result: dict) -> bool:
+    """Whether the tester spoiled a result (the engine's, or ``v6bench trial
+    --json``'s): tester-limited by a stall (a load beyond the tester's
+    capacity is not retried: a repeat cannot change it), or with suspect delays."""
+    return bool((result["tester_limited"] and not result.get("tester_over_capacity")) or result.get("suspect_reasons"))
+
+
+def unspoiled(run: Callable[[], dict]) -> dict:
+    """The first of at most :data:`TRIAL_RUNS` results of ``run()`` the
+    tester did not spoil; if all were, the last, so the test's own
+    assertion says what failed and why."""
+    for _ in range(TRIAL_RUNS):
+        result = run()
+        if not spoiled(result):
+            break
+    return result
