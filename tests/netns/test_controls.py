@@ -33,6 +33,8 @@ pytestmark = [pytest.mark.netns, pytest.mark.usefixtures("clean_site", "remove_r
 CAMPAIGN = Path(__file__).resolve().parents[2] / "campaigns" / "control.toml"
 #: The test's fixed order of the campaign's blocks (the campaign file itself draws one per run).
 DESIGN_SEED = 2026
+#: The latency loads of the test's copy, in place of the campaign's.
+LOADS = ('loads = ["2kfps", "8kfps", "12kfps", "16kfps"]', 'loads = ["2kfps", "8kfps", "16kfps"]')
 #: An A/A "differs" below this Benjamini–Hochberg p fails the test (chance: at most 1 run in 200).
 AA_CHANCE = 0.005
 
@@ -41,8 +43,10 @@ AA_CHANCE = 0.005
 def test_aa_control_finds_nothing_and_known_differences_are_found(tmp_path):
     f = tmp_path / "control.toml"
     shutil.copy(CAMPAIGN, f)
-    assert "[design]" not in f.read_text()
-    f.write_text(f.read_text() + f"\n[design]\nseed = {DESIGN_SEED}\n")
+    text = f.read_text()
+    # Three of the campaign's four latency loads (make test's time budget): 12 kfps is the one the others bracket.
+    assert "[design]" not in text and LOADS[0] in text
+    f.write_text(text.replace(*LOADS) + f"\n[design]\nseed = {DESIGN_SEED}\n")
     db = tmp_path / "r.db"
     r = v6bench("run", str(f), "--db", str(db), timeout=900)
     assert r.returncode == 0, r.stderr[-3000:]
@@ -61,7 +65,7 @@ def test_aa_control_finds_nothing_and_known_differences_are_found(tmp_path):
     assert sum(a != b for a, b in zip(scenario, scenario[1:])) >= 4 * 5 - 5
 
     aa = [(p, c) for (metric, point, b), (p, c) in decided.items() if "A/A control" in b]
-    assert len(aa) >= 10, [p.key for p, _ in aa]
+    assert len(aa) >= 8, [p.key for p, _ in aa]  # NDR, PDR, and 3 loads × 2 families
     chance = [(p.key, c.verdict) for p, c in aa if c.outcome != "none"]
     assert len(chance) <= 1 and all(c.p_adjusted >= AA_CHANCE for _, c in aa if c.outcome != "none"), chance
     if chance:
@@ -75,7 +79,7 @@ def test_aa_control_finds_nothing_and_known_differences_are_found(tmp_path):
         assert 30 < c.diff_pct < 70 and c.ci_low_pct > 20, (p.key, c.diff_pct, c.ci_low_pct)
 
     inline = [(p, c) for (metric, point, b), (p, c) in decided.items() if b.startswith("inline")]
-    assert len(inline) == 8
+    assert len(inline) == 6
     # Inline, the delay is about the tester's own floor (AF_XDP ports: 3–5 µs); on a CPU of its own the router adds a
     # wake-up across vCPUs (8–15 µs at 2 kfps, 15–21 µs above). So the effect is at least a third and in the right
     # direction at every load and family, and from 8 kfps up (where the tester's receive side stays awake) its interval
@@ -88,5 +92,5 @@ def test_aa_control_finds_nothing_and_known_differences_are_found(tmp_path):
 
     assert all(c.diff_pct < -30 for _, c in inline), [(p.key, shown(c)) for p, c in inline]
     awake = [(p, c) for p, c in inline if not p.key[1].endswith(" 2kfps")]
-    assert len(awake) == 6 and all(c.outcome == "differs" and c.ci_high_pct < 0 for _, c in awake), \
+    assert len(awake) == 4 and all(c.outcome == "differs" and c.ci_high_pct < 0 for _, c in awake), \
         [(p.key, shown(c)) for p, c in awake]

@@ -62,9 +62,9 @@ def test_the_acl_permits_the_test_flow_and_denies_other_destinations():
 def test_dut_cpu_is_idle_near_zero_rises_with_load_and_with_the_acl():
     """Forwarding CPU of R1 (its NAPI threads' run time over the trial, % of
     one CPU). The ACL comparison: IPv6 at 60 kframes/s, the 25-rule list
-    checked twice (50 rules a frame) against none; medians of five trials,
+    checked twice (50 rules a frame) against none; medians of three trials,
     since a trial's figure varies by a few points on a shared VM (measured
-    here: 33.5–37.6 % without, 41.9–45.4 % with)."""
+    here: 33.5–37.6 % without, 41.9–45.4 % with: apart in every trial)."""
     _ok("lab", "up", "--topology", "a", "--link-speed", "10G")
     try:
         lab = state.load(SITE)
@@ -83,12 +83,12 @@ def test_dut_cpu_is_idle_near_zero_rises_with_load_and_with_the_acl():
 
 
 def _cpu_at(rate: str, dut: tuple[str, ...]) -> float:
-    """Median DUT CPU of five trials at ``rate`` on a fresh lab with ``dut``."""
+    """Median DUT CPU of three trials at ``rate`` on a fresh lab with ``dut``."""
     _ok("lab", "up", "--topology", "a", "--link-speed", "10G", *dut)
     try:
         xs = sorted(trial_json("--mix", "0/100", "--frame-size", "128", "--rate", rate, "--duration", "2",
-                               timeout=180)["dut_cpu"]["r1"] for _ in range(5))
-        return xs[2]
+                               timeout=180)["dut_cpu"]["r1"] for _ in range(3))
+        return xs[1]
     finally:
         v6bench("lab", "down")
 

@@ -5,6 +5,7 @@ built here on any machine with a hand-made CPU plan, its counts exact."""
 from __future__ import annotations
 
 import os
+import shutil
 from pathlib import Path
 
 import pytest
@@ -29,6 +30,7 @@ def site(tmp_path):
     s = Site(Path(f"/run/v6bench-senders-{os.getpid()}"), f"v6s{os.getpid() % 1000}-")
     yield s
     build.destroy(s)
+    shutil.rmtree(s.run_dir, ignore_errors=True)
     assert not build.our_namespaces(s), "a namespace was left behind"
 
 

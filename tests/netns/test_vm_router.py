@@ -64,6 +64,11 @@ def vm_lab(*options: str):
         v6bench("lab", "down")
 
 
+#: The hard reset's trial [s] (reset 1 s in): a reboot under TCG measured 11.3-13.4 s to forwarding again (guest
+#: answering after 11.9 s), and once, on a fresh clone's make test, not within 15 s; so 23 s after the reset.
+HARD_RESET_TRIAL_S = 24.0
+
+
 def trial_json(*options: str) -> dict:
     """A 1-s trial at 1,000 frames/s a sending port on the lab that is up, its result."""
     return cli_site.trial_json("--rate", "1kfps", "--duration", "1", *options)
@@ -129,7 +134,7 @@ repeat = 1
 [[test]]
 kind = "reset"
 kinds = ["hard"]
-trial_duration_s = 16.0
+trial_duration_s = {HARD_RESET_TRIAL_S}
 reset_at_s = 1.0
 load_pct_of_throughput = 50
 repeat = 1
@@ -153,7 +158,7 @@ order = "file"
             assert fam["lost_frames"] > 0 and fam["reset_time_s"] is not None and fam.get("recovered") is not False, (rep["reset_kind"], fam)
     # A reboot is longer than links down and up; the guest answered again within the trial.
     assert hard["families"]["4"]["reset_time_s"] > soft["families"]["4"]["reset_time_s"]
-    assert hard["guest_answered_after_s"] < 15, hard
+    assert hard["guest_answered_after_s"] < HARD_RESET_TRIAL_S - 2, hard
     # The campaign ran on the lab that is up, which is up still.
     assert qemu_processes() == [r1["vm"]["pid"]]
     # QEMU killed: the next command finds a stale lab and removes it.
