@@ -81,16 +81,17 @@ def test_aa_control_finds_nothing_and_known_differences_are_found(tmp_path):
     inline = [(p, c) for (metric, point, b), (p, c) in decided.items() if b.startswith("inline")]
     assert len(inline) == 6
     # Inline, the delay is about the tester's own floor (AF_XDP ports: 3–5 µs); on a CPU of its own the router adds a
-    # wake-up across vCPUs (8–15 µs at 2 kfps, 15–21 µs above). So the effect is at least a third and in the right
-    # direction at every load and family, and from 8 kfps up (where the tester's receive side stays awake) its interval
-    # excludes 0 and it is found, corrected, in both families. At 2 kfps the inline floor itself varies from trial to
-    # trial (the tester's receive thread wakes for each frame: 4.2-9 µs), so the two series need not separate
-    # completely, and at 5 a side the Mann–Whitney test needs that or nearly (p = 2/252 or 4/252): found in all four
-    # comparisons of the two runs of 2026-11-24 (corrected p 0.016-0.020), not required.
+    # wake-up across vCPUs (8–15 µs at 2 kfps, 15–21 µs above). From 8 kfps up (where the tester's receive side stays
+    # awake) the effect is at least a third (measured −88 to −94 %), its interval excludes 0 and it is found, corrected,
+    # in both families. At 2 kfps the inline floor itself varies from trial to trial (the tester's receive thread wakes
+    # for each frame: 4.2–9 µs), so the effect ranges from about +10 % to −70 % by those figures (a fresh clone of
+    # 2026-11-26: IPv4 −68 %, IPv6 −19 %): there a "differs" is only required never to point the wrong way.
     def shown(c):
         return (c.outcome, c.diff_pct, c.ci_high_pct, c.p, c.p_adjusted)
 
-    assert all(c.diff_pct < -30 for _, c in inline), [(p.key, shown(c)) for p, c in inline]
     awake = [(p, c) for p, c in inline if not p.key[1].endswith(" 2kfps")]
-    assert len(awake) == 4 and all(c.outcome == "differs" and c.ci_high_pct < 0 for _, c in awake), \
+    assert len(awake) == 4 and all(c.diff_pct < -30 for _, c in awake), [(p.key, shown(c)) for p, c in awake]
+    asleep = [(p, c) for p, c in inline if p.key[1].endswith(" 2kfps")]
+    assert all(not (c.outcome == "differs" and c.diff_pct > 0) for _, c in asleep), [(p.key, shown(c)) for p, c in asleep]
+    assert all(c.outcome == "differs" and c.ci_high_pct < 0 for _, c in awake), \
         [(p.key, shown(c)) for p, c in awake]
