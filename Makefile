@@ -102,7 +102,7 @@ test-unit: setup $(STAMPS)/apt-test
 # hypothesis's example database kept in .fuzz/ between runs (a failure found
 # is tried first next time); the engine's property tests with a new seed
 # (ENGINE_FUZZ_SCALE times their cases) and
-# the kill test with new moments, each printed. About 12 minutes at the
+# the kill test with new moments, each printed. About 13 minutes at the
 # default scale. A case found here is mended and kept in its test.
 FUZZ_SCALE ?= 40
 ENGINE_FUZZ_SCALE ?= 1000
