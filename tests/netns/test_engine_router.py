@@ -340,16 +340,29 @@ def queue_packets(lab, ns: str, ifname: str) -> list[int]:
     return [int(v) for k, v in sorted(stats.items()) if k.startswith("rx_queue_") and k.endswith("_xdp_packets")]
 
 
+def unspoiled_with_queues(spec: dict, lab, ns: str, ifname: str) -> tuple[dict, list[int]]:
+    """:func:`unspoiled_trial` of ``spec``, and the frames each receive queue
+    of ``ifname`` took during the trial kept (read around each attempt: a
+    spoiled attempt's frames are not the kept one's)."""
+    took: list[int] = []
+
+    def attempt() -> dict:
+        before = queue_packets(lab, ns, ifname)
+        r = engine.run_trial(spec)
+        took[:] = [x - y for x, y in zip(queue_packets(lab, ns, ifname), before)]
+        return r
+    return unspoiled(attempt), took
+
+
 def test_two_senders_on_two_queues_count_exactly(p2p_2q):
     """A port with two senders (tx_queues 2): exact counts, no frame out of
     order within a sender, the intended rate, and each sender's frames on
     its own transmit queue (the far end's per-queue counters, which count
     what its XDP program saw: half the frames each, plus learning)."""
     lab = p2p_2q
-    before = queue_packets(lab, lab.t2, lab.b_if)
     spec = mix_spec(lab, rate_fps=20_000, duration_s=3, shares=(7, 3), backend="af_xdp")
     spec["ports"][0].update(tx_queues=2, tx_cpu=[0, 1])
-    r = unspoiled_trial(spec)
+    r, took = unspoiled_with_queues(spec, lab, lab.t2, lab.b_if)
     a, b = r["ports"]
     assert (a["tx"]["queues"], a["tx"]["cpus"]) == (2, [0, 1])
     v4, v6 = r["streams"]
@@ -359,7 +372,6 @@ def test_two_senders_on_two_queues_count_exactly(p2p_2q):
         assert s["lost_frames"] == s["duplicate_frames"] == s["reordered_frames"] == 0
         assert s["latency_ns"]["count"] == s["rx_frames"]
     assert abs(r["totals"]["offered_fps"] - 20_000) / 20_000 < 0.001
-    took = [x - y for x, y in zip(queue_packets(lab, lab.t2, lab.b_if), before)]
     assert len(took) == 2 and all(30_000 <= n <= 30_010 for n in took), took
 
 
@@ -385,11 +397,9 @@ def test_af_xdp_counts_frames_on_every_receive_queue(router_lab_2q):
     # Transmit packet steering: whatever CPU the router forwards on, its egress takes queue 1.
     lab.in_router("sh", "-c", f"echo 0 > /sys/class/net/{lab.r1_b}/queues/tx-0/xps_cpus && "
                   f"printf %x $(( (1 << $(nproc)) - 1 )) > /sys/class/net/{lab.r1_b}/queues/tx-1/xps_cpus")
-    before = queue_packets(lab, lab.t2, lab.t2_if)
-    r = unspoiled_trial(mix_spec(lab, rate_fps=10_000, duration_s=2, backend="af_xdp"))
+    r, took = unspoiled_with_queues(mix_spec(lab, rate_fps=10_000, duration_s=2, backend="af_xdp"), lab, lab.t2, lab.t2_if)
     total = sum(s["tx_frames"] for s in r["streams"])
     assert total == 20_000
-    took = [x - y for x, y in zip(queue_packets(lab, lab.t2, lab.t2_if), before)]
     assert took[0] == 0 and total <= took[1] <= total + 10, took  # and a few learning frames
     for s in r["streams"]:
         assert s["rx_frames"] == s["tx_frames"]
