@@ -16,6 +16,7 @@ from __future__ import annotations
 from typing import Callable
 
 from v6bench.methods.retry import RETRIES
+from v6bench.trial.runner import suspect_reasons
 
 #: At most this many runs of one trial: the first and the product's own repeats.
 TRIAL_RUNS = 1 + RETRIES
@@ -24,8 +25,13 @@ TRIAL_RUNS = 1 + RETRIES
 def spoiled(result: dict) -> bool:
     """Whether the tester spoiled a result (the engine's, or ``v6bench trial
     --json``'s): tester-limited by a stall (a load beyond the tester's
-    capacity is not retried: a repeat cannot change it), or with suspect delays."""
-    return bool((result["tester_limited"] and not result.get("tester_over_capacity")) or result.get("suspect_reasons"))
+    capacity is not retried: a repeat cannot change it), or with suspect
+    delays (v6bench's ``suspect_reasons``; for an engine result, the same
+    rule applied to its streams: a frame received "before" it was sent is
+    counted but not timed)."""
+    limited = result["tester_limited"] and not result.get("tester_over_capacity")
+    suspect = result["suspect_reasons"] if "suspect_reasons" in result else suspect_reasons(result)
+    return bool(limited or suspect)
 
 
 def unspoiled(run: Callable[[], dict]) -> dict:

@@ -33,8 +33,11 @@ pytestmark = [pytest.mark.netns, pytest.mark.usefixtures("clean_site", "remove_r
 CAMPAIGN = Path(__file__).resolve().parents[2] / "campaigns" / "control.toml"
 #: The test's fixed order of the campaign's blocks (the campaign file itself draws one per run).
 DESIGN_SEED = 2026
-#: The latency loads of the test's copy, in place of the campaign's.
-LOADS = ('loads = ["2kfps", "8kfps", "12kfps", "16kfps"]', 'loads = ["2kfps", "8kfps", "16kfps"]')
+#: The test's copy in place of the campaign's, for make test's time budget: three of its four latency
+#: loads (12 kfps is the one the others bracket), and the throughput searches to 5 % (measured: 9-10
+#: trials a search at 2 %, 11-13 s; the known +50 % stays far beyond it).
+COPY = (('loads = ["2kfps", "8kfps", "12kfps", "16kfps"]', 'loads = ["2kfps", "8kfps", "16kfps"]'),
+        ("resolution = 0.02", "resolution = 0.05"))
 #: An A/A "differs" below this Benjamini–Hochberg p fails the test (chance: at most 1 run in 200).
 AA_CHANCE = 0.005
 
@@ -44,9 +47,10 @@ def test_aa_control_finds_nothing_and_known_differences_are_found(tmp_path):
     f = tmp_path / "control.toml"
     shutil.copy(CAMPAIGN, f)
     text = f.read_text()
-    # Three of the campaign's four latency loads (make test's time budget): 12 kfps is the one the others bracket.
-    assert "[design]" not in text and LOADS[0] in text
-    f.write_text(text.replace(*LOADS) + f"\n[design]\nseed = {DESIGN_SEED}\n")
+    assert "[design]" not in text and all(text.count(old) == 1 for old, _ in COPY)
+    for old, new in COPY:
+        text = text.replace(old, new)
+    f.write_text(text + f"\n[design]\nseed = {DESIGN_SEED}\n")
     db = tmp_path / "r.db"
     r = v6bench("run", str(f), "--db", str(db), timeout=900)
     assert r.returncode == 0, r.stderr[-3000:]
