@@ -55,6 +55,7 @@ trial_duration_s = 0.3
 resolution = 0.05
 [[test]]
 kind = "latency"
+families = "separate"
 loads = ["1%"]
 trial_duration_s = 0.3
 repeat = 2

@@ -70,7 +70,7 @@ def file_error(topology="a", dut="", kind="latency", mixes='"100/0", "0/100"', s
 
 # (trial options, test options, file keys, the rule's message): each rule refused by all three front ends.
 RULES = [
-    (["--mix", "0/100", "--frame-size", "80"], ["latency", "--mix", "0/100", "--frame-size", "80"], {"size": 80},
+    (["--mix", "0/100", "--frame-size", "80"], ["latency", "--mix", "0/100", "--frame-size", "80"], {"size": 80, "mixes": '"0/100"'},
      "--frame-size", "test[0].frame_sizes[0]", "80 bytes is outside 84..9216 for IPv6"),
     (["--icmp-echo", "far", "--bidirectional"], ["latency", "--icmp-echo", "far", "--bidirectional"],
      {"direction": "bi", "extra": 'icmp_echo = "far"'}, "--icmp-echo", "test[0].icmp_echo", "already two-way"),

@@ -20,6 +20,19 @@ HW_X = [0.80, 0.83, 1.89, 1.04, 1.45, 1.38, 1.91, 1.64, 0.73, 1.46]
 HW_Y = [1.15, 0.88, 0.90, 0.74, 1.21]
 
 
+# R's wilcox.test documentation, paired example (Hollander & Wolfe 1973, p. 29: Hamilton depression scale before (x)
+# and after (y) a tranquilizer): V = 40, one-sided p = 0.01953; with conf.int = TRUE, two-sided: (pseudo)median 0.46,
+# 95 % interval 0.010 … 0.786 (the 6th smallest and 6th largest of the 45 Walsh averages).
+HW_BEFORE = [1.83, 0.50, 1.62, 2.48, 1.68, 1.88, 1.55, 3.06, 1.30]
+HW_AFTER = [0.878, 0.647, 0.598, 2.05, 1.06, 1.29, 1.06, 3.14, 1.29]
+
+# Student's sleep data (R's ``sleep``; Cushny & Peebles 1905): extra hours of sleep of 10 patients under two drugs.
+# t.test(extra ~ group, paired = TRUE): t = -4.0621, df = 9, p = 0.002833, mean difference -1.58,
+# 95 % interval -2.4598858 … -0.7001142 (group 1 − group 2).
+SLEEP_1 = [0.7, -1.6, -0.2, -1.2, -0.1, 3.4, 3.7, 0.8, 0.0, 2.0]
+SLEEP_2 = [1.9, 0.8, 1.1, 0.1, -0.1, 4.4, 5.5, 1.6, 4.6, 3.4]
+
+
 def test_welch_comparison_matches_the_published_example():
     c = stats.compare(A1, A2)
     assert c.p == pytest.approx(0.021, abs=0.001) and c.test == "Welch t"
@@ -254,3 +267,103 @@ def test_a_simulated_control_campaign_rarely_gives_a_false_difference():
         apart += any(c.outcome == "differs" for c in stats.decide([comparison(p, "controls") for p in controls] + rest)[:10])
         together += any(c.outcome == "differs" for c in stats.decide([comparison(p) for p in controls] + rest)[:10])
     assert apart / runs <= 0.03 and together >= 3 * max(apart, 1), (apart, together)
+
+
+def test_signed_rank_hodges_lehmann_matches_r_wilcox_test_paired():
+    est, lo, hi, p = stats.signed_rank_hodges_lehmann(list(np.subtract(HW_BEFORE, HW_AFTER)))
+    assert est == pytest.approx(0.46)
+    assert (lo, hi) == (pytest.approx(0.010), pytest.approx(0.786))
+    assert p == pytest.approx(2 * 0.01953125)
+    assert sps.wilcoxon(HW_BEFORE, HW_AFTER, alternative="greater").statistic == 40
+
+
+def test_paired_t_matches_students_sleep_data():
+    c = stats.compare(SLEEP_2, SLEEP_1, estimator="mean", paired=True)  # B − A = group 1 − group 2
+    pct = 100 / np.mean(SLEEP_2)
+    assert c.method == "paired-t" and c.test == "paired t" and c.design == "paired" and (c.n_a, c.n_b) == (10, 10)
+    assert c.p == pytest.approx(0.002833, abs=5e-7)
+    assert c.diff_pct == pytest.approx(-1.58 * pct)
+    assert (c.ci_low_pct, c.ci_high_pct) == (pytest.approx(-2.4598858 * pct), pytest.approx(-0.7001142 * pct))
+
+
+def test_paired_delays_compare_as_a_signed_rank_ratio():
+    """Per-trial medians of both families: the logarithms of the trials'
+    ratios, their Hodges–Lehmann estimate and signed-rank interval."""
+    a = [14.8, 20.5, 14.9, 14.8, 14.8, 14.7, 20.2, 15.1]
+    b = [14.8, 20.6, 15.0, 15.0, 15.0, 14.7, 20.4, 15.2]
+    c = stats.compare(a, b, estimator="location", paired=True)
+    est, lo, hi, p = stats.signed_rank_hodges_lehmann(list(np.log(np.divide(b, a))))
+    assert c.method == "log-signed-rank" and c.test == "Wilcoxon signed-rank" and c.estimator_name == "Hodges–Lehmann ratio, paired"
+    assert c.diff_pct == pytest.approx(100 * np.expm1(est)) and c.p == pytest.approx(p)
+    assert (c.ci_low_pct, c.ci_high_pct) == (pytest.approx(100 * np.expm1(lo)), pytest.approx(100 * np.expm1(hi)))
+    assert c.center_a == pytest.approx(np.median(a)) and c.center_b == pytest.approx(np.median(b))
+    # Not positive: the shift of the differences.
+    shifted = stats.compare([x - 15 for x in a], [x - 15 for x in b], estimator="location", paired=True)
+    assert shifted.method == "signed-rank"
+
+
+def test_paired_samples_must_match_and_need_six_pairs():
+    with pytest.raises(ValueError, match="different sizes"):
+        stats.compare([1.0, 2.0], [1.0], "location", paired=True)
+    five = stats.compare([10.0] * 5, [20.0] * 5, "location", paired=True)
+    assert five.outcome == "few" and five.p is None and "5 pairs; a paired verdict needs 6" in five.verdict
+    assert five.diff_pct == pytest.approx(100.0)
+    # Six trials, each IPv6 slower: the exact test's smallest p, 2/64, a verdict.
+    [six] = stats.decide([stats.compare([10.0] * 6, [10.1] * 6, "location", paired=True)])
+    assert six.p == pytest.approx(2 / 64) and six.outcome == "differs" and six.diff_pct == pytest.approx(1.0)
+    same = stats.compare([10.0] * 6, [10.0] * 6, "location", paired=True)
+    assert (same.diff_pct, same.p) == (0.0, 1.0)
+
+
+def _two_level_trials(rng, n, effect):
+    """n trials of a lab whose delay sits at 15.5 or 20.8 µs per trial (both
+    families alike), each family's median with 0.5 % noise, IPv6 ``effect`` slower."""
+    level = np.where(rng.random(n) < 0.5, 20.8, 15.5)
+    return level * rng.lognormal(0, 0.005, n), level * (1 + effect) * rng.lognormal(0, 0.005, n)
+
+
+def test_pairing_sees_one_percent_where_separate_trials_see_nothing():
+    """A 1 % difference on the two-level lab, 10 trials: the paired
+    comparison finds it with an interval around it and could detect about
+    1 %; the same values compared unpaired (as from separate trials) find
+    nothing and could only have detected tens of %."""
+    rng = np.random.default_rng(3)
+    a, b = _two_level_trials(rng, 10, 0.01)
+    # Separate trials: each family's trials at levels of their own.
+    separate_a, separate_b = _two_level_trials(rng, 10, 0.01)[0], _two_level_trials(rng, 10, 0.01)[1]
+    paired, unpaired = stats.decide([stats.compare(list(a), list(b), "location", paired=True),
+                                     stats.compare(list(separate_a), list(separate_b), "location")])
+    assert paired.outcome == "differs" and paired.ci_low_pct > 0 and paired.ci_low_pct < 1 < paired.ci_high_pct
+    assert paired.mde_pct < 1.5, paired
+    assert unpaired.outcome == "none" and unpaired.mde_pct > 10, unpaired
+
+
+def test_paired_aa_comparisons_stay_within_alpha():
+    """400 paired A/A comparisons of 10 trials on the two-level lab: p below
+    α (uncorrected) in about α of them (the exact test's size at n = 10 is
+    0.049; 0.075 is 2.4 standard errors above it at 400 runs)."""
+    rng = np.random.default_rng(13)
+    ps = [stats.compare(*map(list, _two_level_trials(rng, 10, 0.0)), "location", paired=True).p for _ in range(400)]
+    assert np.mean(np.asarray(ps) < stats.ALPHA) <= 0.075
+
+
+def test_a_mixed_latency_test_is_compared_trial_by_trial():
+    from v6bench.report import data, samples
+
+    def trial(p50_v4, p50_v6, suspect=False):
+        streams = [{"ip_version": v, "latency_ns": {"p50": p50, "p99": 2 * p50}}
+                   for v, p50 in ((4, p50_v4), (6, p50_v6)) if p50 is not None]
+        return {"call": "measure", "call_args": {"load_fps": 1000.0}, "tester_limited": False, "streams": streams,
+                "result": {"suspect_reasons": ["stream x: 1 frames received before they were sent"] if suspect else []}}
+
+    trials = (trial(15_000, 15_100), trial(20_000, 20_300), trial(15_000, None), trial(1, 2, suspect=True))
+    row = {"load": "1kfps", "load_fps": 1000.0, "tester_limited_trials": 2, "families": {}}
+    t = data.TestData(0, "latency", "50/50", 128, False, None, {"params": {}}, {"loads": [row]}, trials)
+    median, p99 = samples.families(data.RunData({"environment": {}}, None, (t,), 0))
+    assert (median.metric, p99.metric) == ("median latency [µs]", "p99 latency [µs]")
+    assert median.paired and median.values == {"IPv4": [15.0, 20.0], "IPv6": [15.1, 20.3]}
+    assert p99.values == {"IPv4": [30.0, 40.0], "IPv6": [30.2, 40.6]}
+    # Two tester-limited, one suspect, one without IPv6 (counted against IPv6).
+    assert median.excluded == 4 and median.excluded_by == {"IPv6": 1}
+    with pytest.raises(ValueError, match="add_pair"):
+        median.add("IPv4", 1.0)

@@ -25,6 +25,7 @@ from ..methods import registry
 from ..report.results import headline
 from ..core.tester import HostTester, Measurement, Tester
 from ..store.db import Store
+from ..core import frames
 from ..core.frames import Mix
 from .spec import Campaign, TestSpec
 
@@ -76,6 +77,31 @@ def expand(c: Campaign) -> list[ScheduledTest]:
                 out += [ScheduledTest(t, mix, fs, d == "bi", rep, (), sc.name)
                         for d in t.matrix.directions for mix in t.matrix.mixes for fs in t.matrix.frame_sizes for rep in reps]
     return out
+
+
+def known_ndr(store: Store, run_id: int, p: ScheduledTest) -> tuple[float | None, bool, str]:
+    """The NDR [frames/s per direction] this run measured at ``p``'s point
+    (its mix, frame size, direction, traffic, scenario), whether it is a
+    lower bound, and where it came from (:class:`~v6bench.methods.registry.Point`).
+    A mixed mix no search ran for takes the lower of IPv4's and IPv6's NDRs
+    where both were measured (a paired latency test's 50/50 mix beside the
+    pure mixes' searches): each family forwards its share of that rate
+    without loss, as it forwards all of it alone; the lower of a lower
+    bound and a measured value is a lower bound only when it is the bound."""
+    def ndr(mix: str) -> tuple[float, bool] | None:
+        r = store.test_result(run_id, "throughput", mix, p.frame_size, p.bidirectional,
+                              {**p.test.traffic.to_json(), "scenario": p.scenario or None})
+        return (r["ndr_fps"], bool((r.get("ndr") or {}).get("is_lower_bound"))) if r and r.get("ndr_fps") is not None else None
+
+    own = ndr(str(p.mix))
+    if own:
+        return (*own, "measured earlier in this run")
+    if p.mix.ipv4_pct and p.mix.ipv6_pct:
+        both = [ndr(str(m)) for m in frames.PURE_MIXES]
+        if all(both):
+            fps, lower_bound = min(both)
+            return fps, lower_bound, "the lower of IPv4's and IPv6's, measured earlier in this run"
+    return None, False, ""
 
 
 def _stage(p: ScheduledTest) -> int:
@@ -247,10 +273,7 @@ def run(c: Campaign, store: Store, run_id: int, make_tester: Callable[[Scheduled
                 result = k.procedure(make_tester(p), p.test.params, 4 if p.mix.ipv4_pct else 6, dict(p.variant))
             else:
                 rec = Recorder(make_tester(p), store, test_id, replay)
-                known = store.test_result(run_id, "throughput", str(p.mix), p.frame_size, p.bidirectional,
-                                          {**p.test.traffic.to_json(), "scenario": p.scenario or None})
-                point = registry.Point(p.frame_size, sc.lab.link_speed_bps, known["ndr_fps"] if known else None,
-                                       bool(known and (known.get("ndr") or {}).get("is_lower_bound")))
+                point = registry.Point(p.frame_size, sc.lab.link_speed_bps, *known_ndr(store, run_id, p))
                 result = registry.run(k, rec, p.test.params, point, p.test.throughput_search)
         except KeyboardInterrupt:
             store.finish_test(test_id, "interrupted")

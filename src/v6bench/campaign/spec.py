@@ -19,6 +19,8 @@ name = "quick"
              # kind = "mesh" (lab.topology = "mesh:N"): pattern = "full" | "partial",
              # loads = ["10%", "50%"] per sending port, trial_duration_s
              # kind = "stack-throughput": protocols, message_sizes, duration_s (iperf3)
+             # kind = "latency": families = "paired" (default: the mixes 100/0 and
+             # 0/100 run as one 50/50 mix, compared trial by trial) | "separate"
              # kind = "rr-latency": payload_sizes, mtu_payload, duration_s
              # (host-stack kinds: mixes "100/0" / "0/100" pick the family; no frame_sizes)
              # scenarios = ["name", …]: only in these scenarios (default: all)
@@ -357,6 +359,8 @@ def _test(i: int, t: dict, base: Matrix, counted: bool) -> TestSpec:
     mx = _matrix({**{key: t[key] for key in matrix_keys if key in t}, **blocks}, base, where)
     rest = {key: v for key, v in t.items() if key not in matrix_keys + TEST_KEYS}
     params = parse(k.params, rest, where)
+    if getattr(params, "families", None) == "paired":  # both families in every trial: one mix instead of two
+        mx = replace(mx, mixes=frames.paired_mixes(mx.mixes))
     if isinstance(k, registry.HostKind):
         spec = _host_test(i, k, t, mx, params)
     else:

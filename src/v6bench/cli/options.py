@@ -29,6 +29,7 @@ from ..lab.spec import DEFAULT as DEFAULT_LAB
 from ..store.db import DEFAULT_PATH
 from ..core.ext_headers import PRESETS as EXT_PRESETS
 from ..core.frames import ICMP_ECHO_TARGETS, MESH_PATTERNS
+from ..methods.latency import FAMILY_DESIGNS
 
 
 @dataclass(frozen=True)
@@ -90,6 +91,9 @@ PARAMS = {
     "loads_pct": Option("--loads", "percentages of line rate, e.g. 10,50,95", items=True),
     "kinds": Option("--kinds", "soft,hard", items=True),
     "pattern": Option("--pattern", "full or partial", choices=tuple(MESH_PATTERNS)),
+    "families": Option("--families", "paired: IPv4 and IPv6 in every trial (mixes 100/0 and 0/100 run as one 50/50 "
+                       "mix, compared trial by trial); separate: each family in trials of its own",
+                       choices=FAMILY_DESIGNS),
     "protocols": Option("--protocol", "tcp,udp", items=True),
     "message_sizes": Option("--message-size", "comma-separated bytes per write or datagram", items=True),
     "payload_sizes": Option("--payload-size", "comma-separated IP payload bytes (UDP header and data), 'mtu' for "

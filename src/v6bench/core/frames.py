@@ -64,6 +64,27 @@ class Mix:
         return max(MIN_FRAME[v] for v, _ in self.versions)
 
 
+#: The mix a paired family comparison sends in place of the pure mixes: both families interleaved in every trial.
+PAIRED_MIX = Mix(50, 50)
+PURE_MIXES = (Mix(100, 0), Mix(0, 100))
+
+
+def paired_mixes(mixes: tuple[Mix, ...]) -> tuple[Mix, ...]:
+    """``mixes`` with IPv4 alone and IPv6 alone (``100/0`` and ``0/100``,
+    both given) replaced by :data:`PAIRED_MIX` where the first of them
+    stood: a test that compares the families paired carries both in each
+    trial (docs/report.md, "Paired comparisons"). Mixes without both pure
+    ones are kept as they are (a mixed mix is paired already)."""
+    if not all(m in mixes for m in PURE_MIXES):
+        return mixes
+    out: list[Mix] = []
+    for m in mixes:
+        m = PAIRED_MIX if m in PURE_MIXES else m
+        if m not in out:
+            out.append(m)
+    return tuple(out)
+
+
 def parse_mix(text: str) -> Mix:
     """``IPV4/IPV6`` percentages: ``100/0``, ``90/10``, ``50/50``, ``0/100``."""
     m = re.fullmatch(r"\s*(\d{1,3})\s*/\s*(\d{1,3})\s*", text)

@@ -11,3 +11,9 @@ default) and its analysis (:mod:`v6bench.report.stats`).
 #: report compares run this many unless told otherwise
 #: (:func:`v6bench.methods.registry.default_design`).
 MIN_REPETITIONS = 5
+
+#: Fewer pairs than this give "not enough repetitions" in a paired comparison
+#: (both families, or a scenario and its control, in each trial): the exact
+#: two-sided Wilcoxon signed-rank test's smallest p is 2/2ⁿ, 0.0625 with 5
+#: pairs (never a verdict), 0.031 with 6 and 0.002 with 10.
+MIN_PAIRS = 6

@@ -1,6 +1,12 @@
 """Latency and delay variation at given loads (RFC 2544 §26.2, RFC 8219
 §7.2–7.3, RFC 5481).
 
+The families are compared paired by default (``families = "paired"``):
+the mixes 100/0 and 0/100 run as one 50/50 mix, so each trial carries
+both, interleaved, and the report compares each trial's IPv6 delay with
+its own IPv4 delay (docs/report.md, "Paired comparisons").
+``families = "separate"`` runs each family in trials of its own.
+
 The engine timestamps every frame, a superset of RFC 2544's one tagged
 frame per trial and of RFC 8219's 500. Per load and IP version, over the
 repetitions that were not tester-limited:
@@ -29,13 +35,20 @@ from ..core.params import check
 from ..core.rates import check_rates
 
 
+#: How a latency test compares the families (``families``): "paired", both in every trial (the mixes 100/0 and
+#: 0/100 run as one 50/50 mix, core/frames.paired_mixes), or "separate", each in trials of its own.
+FAMILY_DESIGNS = ("paired", "separate")
+
+
 @dataclass(frozen=True)
 class Params:
     trial_duration_s: float = 120.0
     repeat: int = 20
     loads: tuple[str, ...] = ("throughput",)
+    families: str = "paired"
 
     def __post_init__(self) -> None:
+        check(self.families in FAMILY_DESIGNS, "families", f"{self.families!r} is not one of {', '.join(FAMILY_DESIGNS)}")
         check(0 < self.trial_duration_s <= 86400, "trial_duration_s", f"{self.trial_duration_s:g} s is outside (0, 86400]")
         check(1 <= self.repeat <= 1000, "repeat", f"{self.repeat} is outside 1..1000 (the RFCs ask for at least 20)")
         check(bool(self.loads), "loads", "give at least one load: \"throughput\" or a rate such as \"50%\"")

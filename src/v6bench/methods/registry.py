@@ -31,6 +31,8 @@ class Point:
     known_ndr_fps: float | None = None
     #: The known NDR is only a lower bound: the tester, not the DUT, capped its search.
     known_ndr_is_lower_bound: bool = False
+    #: Where the known NDR came from, in words (campaign/runner.known_ndr).
+    known_ndr_from: str = "measured earlier in this run"
 
 
 @dataclass(frozen=True)
@@ -139,7 +141,7 @@ def _run(k: Kind, tester: retry.Retrying, params: Any, point: Point, throughput_
     extra: dict = {}
     if k.needs_throughput(params):
         if point.known_ndr_fps is not None:
-            ndr, extra = point.known_ndr_fps, {"throughput_from": "measured earlier in this run"}
+            ndr, extra = point.known_ndr_fps, {"throughput_from": point.known_ndr_from}
             lower_bound = point.known_ndr_is_lower_bound
         else:
             found = throughput.run(tester, throughput_search, point.frame_size)

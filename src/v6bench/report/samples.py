@@ -8,8 +8,10 @@ the tester limited and were left out.
   trial is the unit; means are dominated by a shared machine's
   scheduling stalls and are described, not compared), a reset's reset
   time, a host-stack run's result. IPv4 is the 100/0 mix's value and IPv6
-  the 0/100 mix's at the same point; in a mixed stream (50/50, …) the two
-  families of the same trials.
+  the 0/100 mix's at the same point (unpaired); in a mixed stream (50/50,
+  …) both families are in every trial, and a latency test's median and
+  99th-percentile delays are compared trial by trial (``paired``: the
+  trial's IPv6 value against its IPv4 value).
 - Scenarios against their reference (the scenario they are an A/A
   control of, else the run's first): the throughput (:func:`scenario_throughput`)
   and, as network types (:func:`network_types`, seed 003 Table 3), the
@@ -51,10 +53,26 @@ class Pair:
     excluded_by: dict[str, int] = field(default_factory=dict)
     #: B is an A/A control of A (``control_of``): its verdict is corrected among the controls (:func:`.stats.decide`).
     control: bool = False
+    #: A and B were measured in the same trials: ``values[name_a][i]`` and ``values[name_b][i]`` are one trial's
+    #: (:meth:`add_pair`), compared pair by pair (:func:`.stats.compare_paired`).
+    paired: bool = False
 
     def add(self, name: str, value: float | None) -> None:
+        if self.paired:
+            raise ValueError(f"{self.key}: a paired comparison takes values a trial at a time (add_pair)")
         if value is not None:
             self.values.setdefault(name, []).append(value)
+
+    def add_pair(self, a: float | None, b: float | None) -> None:
+        """One trial's values of A and B; a trial that measured only one of
+        them is left out (counted in ``excluded``, against the side it lacks)."""
+        if not self.paired:
+            raise ValueError(f"{self.key}: an unpaired comparison takes values one at a time (add)")
+        if a is None or b is None:
+            self.exclude(1, self.name_a if a is None else self.name_b)
+            return
+        self.values.setdefault(self.name_a, []).append(a)
+        self.values.setdefault(self.name_b, []).append(b)
 
     def exclude(self, n: int = 1, name: str | None = None) -> None:
         """Counts ``n`` values left out, of series ``name`` where one series is theirs."""
@@ -79,11 +97,21 @@ def _mixes(t: TestData) -> str:
     return "100/0 vs 0/100" if t.family else t.mix
 
 
+def _trial_quantile_ns(streams: list[dict], quantile: str) -> float | None:
+    """A trial's ``quantile`` (a key of the engine's latency summary) for one
+    family: its streams' own, averaged (a bidirectional trial has one stream each way)."""
+    q = [s["latency_ns"][quantile] for s in streams if s.get("latency_ns")]
+    return sum(q) / len(q) if q else None
+
+
 def trial_median_ns(streams: list[dict]) -> float | None:
-    """A trial's median delay for one family: its streams' medians, averaged
-    (a bidirectional trial has one stream each way)."""
-    p50 = [s["latency_ns"]["p50"] for s in streams if s.get("latency_ns")]
-    return sum(p50) / len(p50) if p50 else None
+    """A trial's median delay for one family (:func:`_trial_quantile_ns`)."""
+    return _trial_quantile_ns(streams, "p50")
+
+
+def trial_p99_ns(streams: list[dict]) -> float | None:
+    """A trial's 99th-percentile delay for one family (:func:`_trial_quantile_ns`)."""
+    return _trial_quantile_ns(streams, "p99")
 
 
 def network_type(t: TestData, version: int) -> str:
@@ -119,18 +147,29 @@ def _throughput(data: RunData, pairs: dict) -> None:
                 p.add(f"IPv{t.family}", r.get("fps"))
 
 
+#: What a paired latency test compares per trial: metric, the family's value [µs] from its streams.
+PAIRED_LATENCY = (("median latency [µs]", trial_median_ns), ("p99 latency [µs]", trial_p99_ns))
+
+
 def _latency(data: RunData, pairs: dict) -> None:
     for t in data.of("latency"):
         for row in t.result["loads"]:
             point = f"{t.label(mix=False, size=True)} at {row['load']} ({_mixes(t)})".strip()
+            left_out = row.get("tester_limited_trials", 0) + len(suspect_trials(t, row))
+            if t.family is None:  # both families in every trial: compared trial by trial
+                for metric, value_ns in PAIRED_LATENCY:
+                    p = _pair(pairs, metric, point, "slower", "location", paired=True)
+                    p.exclude(left_out)
+                    for trial in load_trials(t, row):
+                        fam = trial_families(trial)
+                        a, b = (value_ns(fam.get(v, [])) for v in (4, 6))
+                        p.add_pair(None if a is None else a / 1e3, None if b is None else b / 1e3)
+                continue
             p = _pair(pairs, "median latency [µs]", point, "slower", "location")
-            p.exclude(row.get("tester_limited_trials", 0) + len(suspect_trials(t, row)),
-                      f"IPv{t.family}" if t.family else None)
+            p.exclude(left_out, f"IPv{t.family}")
             for trial in load_trials(t, row):
-                for v, streams in trial_families(trial).items():
-                    if t.family in (None, v):
-                        m = trial_median_ns(streams)
-                        p.add(f"IPv{v}", None if m is None else m / 1e3)
+                m = trial_median_ns(trial_families(trial).get(t.family, []))
+                p.add(f"IPv{t.family}", None if m is None else m / 1e3)
 
 
 def _reset(data: RunData, pairs: dict) -> None:

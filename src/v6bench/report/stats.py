@@ -16,7 +16,13 @@ ANOVA.
   whatever their distribution (a lab whose delays sit at one of two levels
   included); the Hodges–Lehmann shift where values are not positive.
   Below :data:`MIN_REPETITIONS` a side: "not enough repetitions", never a
-  verdict.
+  verdict. Paired (``paired=True``: the i-th values of A and B come from
+  one trial, both families in it): the unit is each trial's difference,
+  or for skewed positive values the logarithm of its ratio B/A; the effect
+  is their Hodges–Lehmann estimate (the median of the Walsh averages) with
+  the interval from inverting the Wilcoxon signed-rank test; symmetric
+  values by the mean difference and the paired t-test. Below
+  :data:`MIN_PAIRS` pairs: "not enough repetitions".
 - :func:`decide`: the verdicts of every comparison a report states,
   Benjamini–Hochberg-corrected (statsmodels) in two families, the report's
   comparisons and its A/A controls; "no difference detected" states the
@@ -34,9 +40,9 @@ from dataclasses import dataclass, replace
 import numpy as np
 from scipy import stats as sps
 from statsmodels.stats.multitest import multipletests
-from statsmodels.stats.power import TTestIndPower
+from statsmodels.stats.power import TTestIndPower, TTestPower
 
-from ..core.repetitions import MIN_REPETITIONS
+from ..core.repetitions import MIN_PAIRS, MIN_REPETITIONS  # noqa: F401 (views take them from here)
 
 
 @dataclass(frozen=True)
@@ -137,13 +143,19 @@ class Comparison:
     outcome: str = "other"
     #: The multiple-comparison family, a key of :data:`FAMILIES`.
     family: str = "report"
+    #: The design: A and B from the same trials (``n_a == n_b`` pairs), or from trials of their own.
+    paired: bool = False
+
+    @property
+    def design(self) -> str:
+        return "paired" if self.paired else "unpaired"
 
     @property
     def test(self) -> str:
         return METHODS[self.method][1] if self.method else ""
 
     def row(self) -> tuple:
-        return (self.n_a, self.center_a, self.n_b, self.center_b, self.excluded, self.estimator_name, self.diff_pct,
+        return (self.design, self.n_a, self.center_a, self.n_b, self.center_b, self.excluded, self.estimator_name, self.diff_pct,
                 self.ci_low_pct, self.ci_high_pct, self.test, self.p, self.p_adjusted, self.mde_pct, self.verdict)
 
     @property
@@ -157,7 +169,7 @@ class Comparison:
 OUTCOMES = ("differs", "none", "few", "other")
 
 #: The report's columns for :meth:`Comparison.row`.
-COMPARISON_COLUMNS = ("n A", "centre A", "n B", "centre B", "left out (tester-limited or suspect)", "effect", "B − A %",
+COMPARISON_COLUMNS = ("design", "n A", "centre A", "n B", "centre B", "left out (tester-limited or suspect)", "effect", "B − A %",
                       "95 % CI low %", "95 % CI high %", "test", "p", "p (corrected)", "detectable ± %", "verdict")
 
 #: The family-wise error rate of a report's verdicts, and the power at which
@@ -265,7 +277,11 @@ METHODS = {
     "welch": ("difference of means", "Welch t"),
     "log-hodges-lehmann": ("Hodges–Lehmann ratio", "Mann–Whitney U"),
     "hodges-lehmann": ("Hodges–Lehmann shift", "Mann–Whitney U"),
-    # Below MIN_REPETITIONS a side: the centres' difference, and no test.
+    # Paired: one difference (or log ratio) per trial.
+    "log-signed-rank": ("Hodges–Lehmann ratio, paired", "Wilcoxon signed-rank"),
+    "signed-rank": ("Hodges–Lehmann shift, paired", "Wilcoxon signed-rank"),
+    "paired-t": ("mean difference, paired", "paired t"),
+    # Below MIN_REPETITIONS a side (MIN_PAIRS pairs): the centres' difference, and no test.
     "means": ("difference of means", ""),
     "medians": ("difference of medians", ""),
 }
@@ -273,7 +289,7 @@ METHODS = {
 
 def compare(a: list[float], b: list[float], estimator: str = "mean", higher: str = "higher",
             resolution_pct: float | None = None, excluded: int = 0, name_b: str = "IPv6",
-            family: str = "report") -> Comparison:
+            family: str = "report", paired: bool = False) -> Comparison:
     """B against A, before the correction (:func:`decide` gives the verdict).
 
     ``estimator``: "mean" for roughly symmetric values (repeated searches'
@@ -290,11 +306,14 @@ def compare(a: list[float], b: list[float], estimator: str = "mean", higher: str
     roughly normal logarithms and on a lab whose per-trial medians sit at
     one of two levels gave very small p too often (docs/report.md).
     ``higher`` names what a larger value means; ``family``: a key of
-    :data:`FAMILIES`."""
+    :data:`FAMILIES`; ``paired``: ``a[i]`` and ``b[i]`` come from one
+    trial (:func:`compare_paired`)."""
     if estimator not in ("mean", "location"):
         raise ValueError(f"estimator {estimator!r}")
     if family not in FAMILIES:
         raise ValueError(f"family {family!r}")
+    if paired:
+        return compare_paired(a, b, estimator, higher, excluded, name_b, family)
     na, nb = len(a), len(b)
     base = Comparison(na, nb, None, None, estimator, higher=higher, resolution_pct=resolution_pct, excluded=excluded,
                       name_b=name_b, family=family)
@@ -341,6 +360,96 @@ def _ranks(base: Comparison, a, b, to_pct, method: str = "hodges-lehmann") -> Co
     effect, lo, hi, p = hodges_lehmann(list(a), list(b))
     va, vb = float(np.var(a, ddof=1)), float(np.var(b, ddof=1))
     mde = _mde(va, len(a), vb, len(b)) / math.sqrt(3 / math.pi)
+    return replace(base, method=method, diff_pct=to_pct(effect), ci_low_pct=to_pct(lo), ci_high_pct=to_pct(hi), p=p,
+                   mde_pct=to_pct(mde))
+
+
+def signed_rank_hodges_lehmann(d: list[float]) -> tuple[float, float, float, float]:
+    """The Hodges–Lehmann estimate of the centre of the paired differences
+    ``d`` (the median of their Walsh averages (dᵢ + dⱼ)/2, i ≤ j), its
+    1 − α interval by inverting the two-sided Wilcoxon signed-rank test
+    (scipy's ``wilcoxon``; exact for small samples without ties or zeros),
+    and that test's p-value at 0. The interval is the set of shifts s for
+    which d − s is compatible with a centre of 0; its ends are Walsh
+    averages, as in Hollander & Wolfe §3.3 and R's ``wilcox.test(paired =
+    TRUE, conf.int = TRUE)``."""
+    x = np.asarray(d, float)
+    i, j = np.triu_indices(len(x))
+    walsh = (x[i] + x[j]) / 2
+    est = float(np.median(walsh))
+    w = np.unique(walsh)
+
+    def accepted(shift: float) -> bool:
+        return sps.wilcoxon(x - shift).pvalue >= ALPHA
+
+    # Between consecutive Walsh averages the statistic is constant; mids[k] lies between w[k-1] and w[k].
+    mids = np.concatenate(([w[0] - 1], (w[:-1] + w[1:]) / 2, [w[-1] + 1]))
+    centre = int(np.searchsorted(mids, est))
+    lo_k, hi_k = _first(lambda k: accepted(mids[k]), 0, centre), _last(lambda k: accepted(mids[k]), centre - 1, len(mids) - 1)
+    lo = float(w[lo_k - 1]) if lo_k > 0 else -math.inf
+    hi = float(w[hi_k]) if hi_k < len(w) else math.inf
+    p = 1.0 if not x.any() else float(sps.wilcoxon(x).pvalue)
+    return est, lo, hi, p
+
+
+@functools.lru_cache(maxsize=256)
+def _detectable_d_paired(n: int) -> float:
+    """The standardized mean difference detectable with ``n`` pairs (one-sample t-test power, statsmodels)."""
+    return float(TTestPower().solve_power(effect_size=None, nobs=n, alpha=ALPHA, power=POWER))
+
+
+def compare_paired(a: list[float], b: list[float], estimator: str = "location", higher: str = "higher",
+                   excluded: int = 0, name_b: str = "IPv6", family: str = "report") -> Comparison:
+    """B against A where ``a[i]`` and ``b[i]`` were measured in the same
+    trial (both families interleaved in it, or a scenario's flows beside
+    its control's): whatever moved the trial (the lab's delay level, a
+    host stall, the DUT's state) moved both, and the unit is the trial's
+    own difference. "location" (positive, skewed values: per-trial median
+    delays): the logarithms of the ratios bᵢ/aᵢ, their Hodges–Lehmann
+    estimate and Wilcoxon signed-rank interval and test
+    (:func:`signed_rank_hodges_lehmann`), the effect e^d − 1 (the shift of
+    the differences where a value is not positive); "mean": the mean
+    difference, its t interval and the paired t-test. Below
+    :data:`MIN_PAIRS` pairs: "not enough repetitions" (with 5 the
+    signed-rank test cannot go below p = 2/32). Centres are each side's
+    median (mean for "mean"); effects in % of A's. The detectable
+    difference: the paired t-test's power on the differences' spread,
+    divided by √(3/π) for the rank test (its efficiency at the normal)."""
+    if len(a) != len(b):
+        raise ValueError(f"paired samples of different sizes ({len(a)} and {len(b)})")
+    n = len(a)
+    base = Comparison(n, n, None, None, estimator, higher=higher, excluded=excluded, name_b=name_b, family=family,
+                      paired=True)
+    if not n:
+        return replace(base, verdict="not measured for both")
+    x, y = np.asarray(a, float), np.asarray(b, float)
+    logs = estimator == "location" and bool((x > 0).all() and (y > 0).all())
+    method = "paired-t" if estimator == "mean" else "log-signed-rank" if logs else "signed-rank"
+    centre = np.mean if method == "paired-t" else np.median
+    ca, cb = float(centre(x)), float(centre(y))
+    base = replace(base, center_a=ca, center_b=cb, method=method)
+    if ca == 0:
+        return replace(base, verdict="A's centre is 0: no percentage")
+    pct = 100 / abs(ca)
+    d = np.log(y / x) if logs else y - x
+    to_pct = (lambda v: 100 * math.expm1(v)) if logs else (lambda v: v * pct)
+    if n < MIN_PAIRS:
+        return replace(base, diff_pct=to_pct(float(np.median(d))), outcome="few",
+                       method="means" if method == "paired-t" else "medians",
+                       verdict=f"not enough repetitions ({n} pairs; a paired verdict needs {MIN_PAIRS})")
+    sd = float(np.std(d, ddof=1))
+    if _flat(d) and abs(float(d[0])) <= 1e-12 * max(float(np.max(np.abs(x))), 1e-300):  # equal in every trial
+        return replace(base, diff_pct=0.0, ci_low_pct=0.0, ci_high_pct=0.0, p=1.0, mde_pct=0.0)
+    if method == "paired-t":
+        if sd == 0:  # the same difference in every trial: only the signs are information
+            method = "signed-rank"
+        else:
+            r = sps.ttest_1samp(d, 0.0)
+            lo, hi = r.confidence_interval(1 - ALPHA)
+            return replace(base, diff_pct=float(np.mean(d)) * pct, ci_low_pct=float(lo) * pct, ci_high_pct=float(hi) * pct,
+                           p=float(r.pvalue), mde_pct=_detectable_d_paired(n) * sd * pct)
+    effect, lo, hi, p = signed_rank_hodges_lehmann(list(d))
+    mde = _detectable_d_paired(n) * sd / math.sqrt(3 / math.pi)
     return replace(base, method=method, diff_pct=to_pct(effect), ci_low_pct=to_pct(lo), ci_high_pct=to_pct(hi), p=p,
                    mde_pct=to_pct(mde))
 

@@ -17,7 +17,7 @@ _cache: dict[int, tuple[RunData, dict]] = {}
 
 def _decided(pairs: list[samples.Pair]) -> dict[tuple, tuple[samples.Pair, Comparison]]:
     raw = [compare(p.values.get(p.name_a, []), p.values.get(p.name_b, []), p.estimator, p.higher, p.resolution_pct,
-                   p.excluded, p.name_b, "controls" if p.control else "report") for p in pairs]
+                   p.excluded, p.name_b, "controls" if p.control else "report", p.paired) for p in pairs]
     return {p.key: (p, c) for p, c in zip(pairs, decide(raw))}
 
 

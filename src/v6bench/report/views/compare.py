@@ -7,7 +7,7 @@ from __future__ import annotations
 from .. import samples, verdicts
 from ..data import RunData
 from ..model import Section, Table
-from ..stats import ALPHA, COMPARISON_COLUMNS, CORRECTION, DESCRIPTION_COLUMNS, MIN_REPETITIONS, POWER, describe
+from ..stats import ALPHA, COMPARISON_COLUMNS, CORRECTION, DESCRIPTION_COLUMNS, MIN_PAIRS, MIN_REPETITIONS, POWER, describe
 
 #: The summary's words for each outcome (:data:`..stats.OUTCOMES`), in its order.
 OUTCOME_NAMES = {"differs": "differs (after the correction)", "none": "no difference detected",
@@ -16,10 +16,13 @@ OUTCOME_NAMES = {"differs": "differs (after the correction)", "none": "no differ
 HOW_TO_READ = (
     f"One value per repetition: a search's NDR or PDR (difference of means; Welch's interval and t-test, the search's "
     f"resolution counted in its variance), a trial's median latency or a reset time (Hodges–Lehmann ratio, the median "
-    f"of all pairwise ratios; exact Mann–Whitney test and interval). B − A in % of A's centre (IPv4's, or the "
-    f"reference scenario's) with its 95 % interval. Every comparison of the report is corrected together "
+    f"of all pairwise ratios; exact Mann–Whitney test and interval). Design 'paired': both families in every trial "
+    f"(a mixed stream), each trial's own ratio IPv6/IPv4 the unit (Hodges–Lehmann estimate of the ratios, exact "
+    f"Wilcoxon signed-rank test and interval): what moved a trial moved both. B − A in % of A's centre (IPv4's, or "
+    f"the reference scenario's) with its 95 % interval. Every comparison of the report is corrected together "
     f"({CORRECTION[1]}, false discovery rate {ALPHA:g}), the A/A controls among themselves; "
-    f"'differs' needs {MIN_REPETITIONS} or more repetitions a side and a corrected p below {ALPHA:g}. 'No difference "
+    f"'differs' needs {MIN_REPETITIONS} or more repetitions a side ({MIN_PAIRS} pairs when paired) and a corrected p "
+    f"below {ALPHA:g}. 'No difference "
     f"detected' gives the smallest difference the run could have detected ({POWER:.0%} power): a larger one would "
     f"most likely have shown. Values the tester limited are left out and counted.")
 

@@ -1,0 +1,103 @@
+"""Family comparisons inside one trial (docs/report.md, "Paired
+comparisons"): a latency test runs IPv4 and IPv6 in every trial by
+default, starts at the lower of the families' throughputs, and the
+report compares each trial's IPv6 delay with its own IPv4 delay."""
+
+import pytest
+
+from v6bench.campaign import runner, spec
+from v6bench.core.frames import Mix, paired_mixes, parse_mix
+from v6bench.report import data, verdicts
+from v6bench.methods.simulated import SimulatedTester
+from v6bench.store.db import Store
+
+V4, V6, BOTH = Mix(100, 0), Mix(0, 100), Mix(50, 50)
+
+CAMPAIGN = """name = "t"
+[lab]
+topology = "a"
+link_speed = "100M"
+[matrix]
+mixes = ["100/0", "0/100"]
+frame_sizes = [128]
+repeat = 5
+[[test]]
+kind = "throughput"
+trial_duration_s = 1.0
+resolution = 0.02
+[[test]]
+kind = "latency"
+loads = ["throughput", "10kfps"]
+trial_duration_s = 1.0
+repeat = 2
+"""
+
+
+@pytest.mark.parametrize("given,paired", [
+    ((V4, V6), (BOTH,)),
+    ((V6, V4), (BOTH,)),
+    ((V4, Mix(90, 10), V6), (BOTH, Mix(90, 10))),
+    ((V4, BOTH, V6), (BOTH,)),
+    ((V4,), (V4,)),  # one family: nothing to pair
+    ((V4, Mix(90, 10)), (V4, Mix(90, 10))),
+])
+def test_the_pure_mixes_become_one_mixed_mix(given, paired):
+    assert paired_mixes(given) == paired
+
+
+def test_a_latency_test_pairs_the_families_unless_told_otherwise():
+    def mixes(keys: str) -> list[tuple[str, ...]]:
+        c = spec.parse_campaign(CAMPAIGN + keys, "t.toml")
+        return [tuple(map(str, t.matrix.mixes)) for t in c.tests]
+
+    assert mixes("") == [("100/0", "0/100"), ("50/50",)]
+    assert mixes('families = "separate"\n') == [("100/0", "0/100"), ("100/0", "0/100")]
+    with pytest.raises(Exception, match=r"test\[1\]\.families: 'both' is not one of paired, separate"):
+        mixes('families = "both"\n')
+
+
+def _run(tmp_path, text: str) -> data.RunData:
+    """The campaign on a simulated DUT (IPv6 5 % slower than IPv4, 0-10 % jitter a stream), a tester per point
+    sending the point's families."""
+    c = spec.parse_campaign(text, "t.toml")
+    store = Store(tmp_path / "r.db")
+    rid = store.start_run(c.name, "test", {"kernel": "x"}, None, c.path, c.sha256, c.text)
+
+    def tester(p):
+        return SimulatedTester(50_000, line_fps=84_459.0, families=tuple(v for v, pct in ((4, p.mix.ipv4_pct), (6, p.mix.ipv6_pct)) if pct),
+                               seed=p.repetition)
+
+    runner.run(c, store, rid, tester, lambda s: None)
+    return data.load(store, rid)
+
+
+def test_a_paired_run_starts_at_the_lower_throughput_and_compares_trial_by_trial(tmp_path):
+    run = _run(tmp_path, CAMPAIGN)
+    lat = run.of("latency")
+    assert {t.mix for t in lat} == {"50/50"} and len(lat) == 5
+    ndr = {(t.repetition, t.mix): t.result["ndr_fps"] for t in run.of("throughput")}
+    for t in lat:
+        assert t.result["throughput_from"] == "the lower of IPv4's and IPv6's, measured earlier in this run"
+        assert t.result["throughput_fps"] == min(ndr[(t.repetition, "100/0")], ndr[(t.repetition, "0/100")])
+    decided = {(p.metric, p.point): (p, c) for p, c in verdicts.of(run).values() if p.paired}
+    assert {m for m, _ in decided} == {"median latency [µs]", "p99 latency [µs]"} and len(decided) == 4
+    for (metric, point), (p, c) in decided.items():
+        assert (c.design, c.n_a, c.n_b, c.test) == ("paired", 10, 10, "Wilcoxon signed-rank"), (metric, point)
+        assert "50/50" in point
+    # The simulated IPv6 is 5 % slower, each stream with up to 10 % jitter of its own: at the throughput the
+    # interval (uncorrected) excludes 0 and holds +5 %.
+    at_ndr = next(c for (m, point), (_, c) in decided.items() if m.startswith("median") and "at throughput" in point)
+    assert 0 < at_ndr.ci_low_pct < 5 < at_ndr.ci_high_pct, at_ndr
+
+
+def test_a_mixed_mix_without_both_families_measured_searches_its_own_throughput(tmp_path):
+    run = _run(tmp_path, CAMPAIGN.replace('kind = "throughput"\n', 'kind = "throughput"\nmixes = ["100/0"]\n'))
+    for t in run.of("latency"):
+        assert t.result["throughput_from"] == "searched for this test"
+
+
+def test_separate_families_compare_across_trials(tmp_path):
+    run = _run(tmp_path, CAMPAIGN + 'families = "separate"\n')
+    compared = [(p, c) for p, c in verdicts.of(run).values() if p.metric == "median latency [µs]"]
+    assert compared and all(not p.paired and c.design == "unpaired" for p, c in compared)
+    assert parse_mix("50/50") == BOTH
