@@ -214,19 +214,27 @@ def hodges_lehmann(a: list[float], b: list[float]) -> tuple[float, float, float,
     for which B − d is not distinguishable from A: its ends are pairwise
     differences, as in Hollander & Wolfe §4.3 and R's ``wilcox.test``."""
     x, y = np.asarray(a, float), np.asarray(b, float)
-    diffs = np.unique(y[:, None] - x[None, :])
-    est = float(np.median(y[:, None] - x[None, :]))
-
-    def accepted(shift: float) -> bool:
-        return sps.mannwhitneyu(y - shift, x, alternative="two-sided").pvalue >= ALPHA
-
-    # Between consecutive differences the statistic is constant; mids[i] lies between diffs[i-1] and diffs[i].
-    mids = np.concatenate(([diffs[0] - 1], (diffs[:-1] + diffs[1:]) / 2, [diffs[-1] + 1]))
-    centre = int(np.searchsorted(mids, est))
-    lo_i, hi_i = _first(lambda i: accepted(mids[i]), 0, centre), _last(lambda i: accepted(mids[i]), centre - 1, len(mids) - 1)
-    lo = float(diffs[lo_i - 1]) if lo_i > 0 else -math.inf
-    hi = float(diffs[hi_i]) if hi_i < len(diffs) else math.inf
+    diffs = y[:, None] - x[None, :]
+    est = float(np.median(diffs))
+    lo, hi = _inverted(diffs.ravel(), est, lambda shift: sps.mannwhitneyu(y - shift, x, alternative="two-sided").pvalue)
     return est, lo, hi, float(sps.mannwhitneyu(y, x, alternative="two-sided").pvalue)
+
+
+def _inverted(points: np.ndarray, est: float, p_at) -> tuple[float, float]:
+    """The 1 − α interval of a rank test inverted: the shifts s whose
+    ``p_at(s)`` is at least α. The test's statistic changes only at
+    ``points`` (pairwise differences, Walsh averages), so it is tried once
+    between each two (``mids[i]`` lies between ``w[i-1]`` and ``w[i]``),
+    searched outward from ``est``; the ends are points."""
+    w = np.unique(points)
+    mids = np.concatenate(([w[0] - 1], (w[:-1] + w[1:]) / 2, [w[-1] + 1]))
+
+    def accepted(i: int) -> bool:
+        return p_at(mids[i]) >= ALPHA
+
+    centre = int(np.searchsorted(mids, est))
+    lo_i, hi_i = _first(accepted, 0, centre), _last(accepted, centre - 1, len(mids) - 1)
+    return (float(w[lo_i - 1]) if lo_i > 0 else -math.inf), (float(w[hi_i]) if hi_i < len(w) else math.inf)
 
 
 def _first(ok, lo: int, hi: int) -> int:
@@ -377,17 +385,7 @@ def signed_rank_hodges_lehmann(d: list[float]) -> tuple[float, float, float, flo
     i, j = np.triu_indices(len(x))
     walsh = (x[i] + x[j]) / 2
     est = float(np.median(walsh))
-    w = np.unique(walsh)
-
-    def accepted(shift: float) -> bool:
-        return sps.wilcoxon(x - shift).pvalue >= ALPHA
-
-    # Between consecutive Walsh averages the statistic is constant; mids[k] lies between w[k-1] and w[k].
-    mids = np.concatenate(([w[0] - 1], (w[:-1] + w[1:]) / 2, [w[-1] + 1]))
-    centre = int(np.searchsorted(mids, est))
-    lo_k, hi_k = _first(lambda k: accepted(mids[k]), 0, centre), _last(lambda k: accepted(mids[k]), centre - 1, len(mids) - 1)
-    lo = float(w[lo_k - 1]) if lo_k > 0 else -math.inf
-    hi = float(w[hi_k]) if hi_k < len(w) else math.inf
+    lo, hi = _inverted(walsh, est, lambda shift: sps.wilcoxon(x - shift).pvalue)
     p = 1.0 if not x.any() else float(sps.wilcoxon(x).pvalue)
     return est, lo, hi, p
 
