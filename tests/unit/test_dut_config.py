@@ -38,6 +38,22 @@ def test_25_rules_make_the_test_frame_pass_24_denies_first():
     assert v6[24] == "ip6 daddr 2001:2:0:1::2 meta l4proto udp counter return"
 
 
+def test_a_list_of_k_rules_and_one_family_walking_it():
+    """K rules: K − 1 denies in the benchmarking blocks, then the permit;
+    ``acl_family``: only that family's frames jump to their list, the
+    other family is forwarded unfiltered (its control in the same trial)."""
+    text = ruleset(DutConfig(acl=150, acl_family="ipv6", acl_at="both"), parse_topology("a"), "r1")
+    v4, v6 = chain(text, "acl_v4"), chain(text, "acl_v6")
+    assert len(v4) == len(v6) == 151
+    assert v4[148] == "ip daddr 198.19.248.0/24 drop" and v6[148] == "ip6 daddr 2001:2:0:f8::/64 drop"
+    fwd = [r for r in chain(text, "forward") if "jump" in r]
+    assert fwd == ['iifname "r1-t1" meta nfproto ipv6 jump acl_v6', 'oifname "r1-t2" meta nfproto ipv6 jump acl_v6']
+    only4 = [r for r in chain(ruleset(DutConfig(acl=10, acl_family="ipv4"), parse_topology("a"), "r1"), "forward")
+             if "jump" in r]
+    assert only4 == ['iifname "r1-t1" meta nfproto ipv4 jump acl_v4']
+    assert DutConfig(acl=10, acl_family="ipv6").describe() == "ACL of 10 rules at in, IPv6 frames only"
+
+
 @pytest.mark.parametrize("at,expect", [("in", ['iifname "r1-t1"']), ("out", ['oifname "r1-r2"']),
                                        ("both", ['iifname "r1-t1"', 'oifname "r1-r2"'])])
 def test_acl_at_picks_the_input_or_output_port(at, expect):
@@ -54,7 +70,10 @@ def test_limit_and_acl_together():
 
 
 @pytest.mark.parametrize("d,message", [
-    ({"acl": 5}, "dut.acl: 5 is not 0 (none), 1 or 25 rules"),
+    ({"acl": 151}, "dut.acl: 151 is not 0 (none) or a number of rules from 1 to 150"),
+    ({"acl": -1}, "dut.acl: -1 is not 0 (none)"),
+    ({"acl_family": "ipv6"}, "dut.acl_family: needs an ACL"),
+    ({"acl": 10, "acl_family": "v6"}, "dut.acl_family: 'v6' is not both, ipv4 or ipv6"),
     ({"acl": 1, "acl_at": "sideways"}, "dut.acl_at: 'sideways' is not in, out or both"),
     ({"acl_udp_only": True}, "dut.acl_udp_only: needs an ACL"),
     ({"acl": "25"}, "dut.acl"),

@@ -101,3 +101,30 @@ def test_separate_families_compare_across_trials(tmp_path):
     compared = [(p, c) for p, c in verdicts.of(run).values() if p.metric == "median latency [µs]"]
     assert compared and all(not p.paired and c.design == "unpaired" for p, c in compared)
     assert parse_mix("50/50") == BOTH
+
+
+def test_two_flows_a_family_give_an_aa_control_inside_each_trial():
+    """``flows = 2``: per family, flow 2's median and p99 against flow 1's,
+    trial by trial, corrected among the A/A controls; the families'
+    comparison takes both flows of each."""
+    rng = __import__("numpy").random.default_rng(5)
+
+    def trial(level_ns):
+        streams = [{"name": f"ipv{v}-t1-t2{'-flow2' if k == 2 else ''}", "ip_version": v,
+                    "latency_ns": {"p50": p, "p99": 2 * p}}
+                   for v in (4, 6) for k in (1, 2) for p in [level_ns * (1.01 if v == 6 else 1) * (1 + rng.normal(0, 1e-3))]]
+        return {"call": "measure", "call_args": {"load_fps": 1000.0}, "tester_limited": False, "streams": streams,
+                "result": {"suspect_reasons": []}}
+
+    trials = tuple(trial(15_000 if i % 2 else 20_000) for i in range(10))
+    row = {"load": "1kfps", "load_fps": 1000.0, "tester_limited_trials": 0, "families": {}}
+    t = data.TestData(0, "latency", "50/50", 128, False, 0, {"params": {}, "flows": 2}, {"loads": [row]}, trials)
+    run = data.RunData({"environment": {}}, None, (t,), 0)
+    decided = verdicts.of(run)
+    controls = [(p, c) for p, c in decided.values() if p.control]
+    assert len(controls) == 4 and {p.point for p, _ in controls} == {"×2 flows 128 B at 1kfps (50/50) IPv4",
+                                                                      "×2 flows 128 B at 1kfps (50/50) IPv6"}
+    assert all((p.name_a, p.name_b, c.design, c.family, c.n_a) == ("flow 1", "flow 2", "paired", "controls", 10)
+               and c.outcome == "none" for p, c in controls)
+    [median] = [c for p, c in decided.values() if p.metric == "median latency [µs]" and not p.control]
+    assert median.outcome == "differs" and median.diff_pct == pytest.approx(1.0, abs=0.1)

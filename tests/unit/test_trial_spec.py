@@ -91,6 +91,24 @@ def test_single_family_unidirectional(engine_bin):
     check(engine_bin, spec)
 
 
+def test_two_flows_a_family_are_the_same_frames_in_two_streams(engine_bin):
+    """``flows = 2``: each family's share over two identical streams (the
+    second named ``…-flow2``), listed flow by flow so that the families
+    alternate as with one flow, the mix exact: 50/50 of 20,000 frames is
+    5,000 a flow; the engine frames them alike (same size, addresses)."""
+    from v6bench.core.frames import flow_of
+
+    req = make_request("50/50", 128, "10kfps", 2, False, flows=2)
+    lab = lab_of("a")
+    spec = engine_spec(lab, req, req.check_against(LabPath.of(lab))).to_json()
+    names = [s["name"] for s in spec["streams"]]
+    assert names == ["ipv4-t1-t2", "ipv6-t1-t2", "ipv4-t1-t2-flow2", "ipv6-t1-t2-flow2"]  # families alternate
+    assert [flow_of(n) for n in names] == [1, 1, 2, 2]
+    one, two = spec["streams"][1], spec["streams"][3]
+    assert {k: v for k, v in one.items() if k != "name"} == {k: v for k, v in two.items() if k != "name"}
+    assert {s["name"]: s["frames"] for s in check(engine_bin, spec)["streams"]} == dict.fromkeys(names, 5000)
+
+
 def test_trials_whose_schedule_is_the_measurement_catch_up(monkeypatch, engine_bin):
     """A burst, a rate step and a reset keep their schedule (catch up after
     a stall); a plain trial slips (trial/lab_tester.py)."""

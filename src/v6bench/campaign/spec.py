@@ -3,8 +3,8 @@
 ```toml
 name = "quick"
 [lab]        # topology, link_speed, mtu (bytes or "r1-r2=500,…", lab/mtu.py), cpu_arrangement
-[dut]        # limit_fps (0 = none); acl = 0 | 1 | 25, acl_at = "in" | "out" | "both",
-             # acl_udp_only, nat44, shape (lab/dut.py)
+[dut]        # limit_fps (0 = none); acl = 0 | 1 … 150 rules (seed 000: 1, 25), acl_at = "in" | "out" | "both",
+             # acl_udp_only, acl_family = "both" | "ipv4" | "ipv6", nat44, shape (lab/dut.py)
 [selftest]   # when = "if-stale" (missing or stale: selftest.stale) | "always" | "never"; frame_sizes
 [matrix]     # defaults: mixes, frame_sizes, directions, repeat, drain_s (repeat: blocks;
              # unset, each test runs registry.default_design: enough for a verdict)
@@ -16,6 +16,7 @@ name = "quick"
              # [test.throughput_search] for kinds that start from throughput;
              # ext_headers = "chain" etc.: IPv6 extension headers (core/ext_headers.py)
              # icmp_echo = "dut" | "far": ICMP Echo Requests instead of UDP frames
+             # flows = 2: each family as two identical flows, the second an A/A control
              # kind = "mesh" (lab.topology = "mesh:N"): pattern = "full" | "partial",
              # loads = ["10%", "50%"] per sending port, trial_duration_s
              # kind = "stack-throughput": protocols, message_sizes, duration_s (iperf3)
@@ -71,7 +72,7 @@ DIRECTIONS = ("uni", "bi")
 SELFTEST_WHEN = selftest.WHEN
 DESIGN_ORDERS = ("randomized", "file")
 #: The keys of a [[test]] besides its kind's parameters and the matrix's.
-TEST_KEYS = ("kind", "blocks", "scenarios", "throughput_search", "ext_headers", "icmp_echo")
+TEST_KEYS = ("kind", "blocks", "scenarios", "throughput_search", "ext_headers", "icmp_echo", "flows")
 
 
 @dataclass(frozen=True)
@@ -383,12 +384,14 @@ def _throughput_search(k: registry.Kind, t: dict, params: Any, where: Field) -> 
 
 
 def _traffic(k: registry.Kind, t: dict, mx: Matrix, where: Field) -> Traffic:
-    """The test's frames (``ext_headers``, ``icmp_echo``), checked at every
+    """The test's frames (``ext_headers``, ``icmp_echo``, ``flows``), checked at every
     mix, size and direction of its matrix (:func:`v6bench.core.frames.check`)."""
     for key in ("ext_headers", "icmp_echo"):
         if key in t and not isinstance(t[key], str):
             raise UsageError(f"expected a string, got {t[key]!r}", (*where, key))
-    traffic = Traffic(t.get("ext_headers"), t.get("icmp_echo"))
+    if "flows" in t and (not isinstance(t["flows"], int) or isinstance(t["flows"], bool)):
+        raise UsageError(f"expected a whole number, got {t['flows']!r}", (*where, "flows"))
+    traffic = Traffic(t.get("ext_headers"), t.get("icmp_echo"), t.get("flows", 1))
     for j, mix in enumerate(mx.mixes):
         for n, fs in enumerate(mx.frame_sizes):
             for bi in sorted({d == "bi" for d in mx.directions}):
@@ -465,7 +468,7 @@ def _check_on_external(t: TestSpec, k: registry.Kind | registry.HostKind, ext: E
 
 def _host_test(i: int, k: registry.HostKind, t: dict, mx: Matrix, params: Any) -> TestSpec:
     """A host-stack test: one family per mix, no frames, one direction."""
-    for key in ("frame_sizes", "ext_headers", "icmp_echo", "throughput_search", "drain_s"):
+    for key in ("frame_sizes", "ext_headers", "icmp_echo", "flows", "throughput_search", "drain_s"):
         if key in t:
             raise UsageError(f"{k.name} sends no test frames (it uses the hosts' own stacks)", ("test", i, key))
     for j, mix in enumerate(mx.mixes):

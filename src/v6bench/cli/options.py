@@ -24,10 +24,11 @@ from .. import selftest
 from ..core.errors import Field, UsageError, field_path
 from ..lab.cpus import ARRANGEMENTS
 from ..core.rates import format_link_speed
-from ..lab.dut import ACL_AT, DutConfig
+from ..lab.dut import ACL_AT, ACL_FAMILIES, DutConfig
 from ..lab.spec import DEFAULT as DEFAULT_LAB
 from ..store.db import DEFAULT_PATH
 from ..core.ext_headers import PRESETS as EXT_PRESETS
+from ..core.frames import FLOWS as FLOWS_ALLOWED
 from ..core.frames import ICMP_ECHO_TARGETS, MESH_PATTERNS
 from ..methods.latency import FAMILY_DESIGNS
 
@@ -63,8 +64,10 @@ EXTERNAL_LAB = Option("--lab", "an external lab file (TOML, docs/external-lab.md
 DUT = {
     "limit_fps": Option("--dut-limit", "a DUT of known capacity: R1 drops above FPS frames/s per direction "
                         "(nftables limit) [none]", metavar="FPS"),
-    "acl": Option("--acl", "access lists in R1, one per IP version: 1 permit rule, or 24 denies and the permit "
-                  "last (seed 000 §3) [none]", choices=("none", "1", "25")),
+    "acl": Option("--acl", "access lists in R1, one per IP version, of RULES rules: RULES - 1 denies and the "
+                  "permit last (seed 000 §3: 1 or 25), or none [none]", metavar="RULES"),
+    "acl_family": Option("--acl-family", "which IP version's frames walk their list; the other is forwarded "
+                         "unfiltered, its control in the same trial [both]", choices=ACL_FAMILIES),
     "acl_at": Option("--acl-at", "where the ACL filters: in (R1's input port), out (its output port), both [in]",
                      choices=ACL_AT),
     "acl_udp_only": Option("--acl-udp-only", "the ACL permits only UDP: IPv6 frames are walked to their transport "
@@ -82,6 +85,8 @@ EXT_HEADERS = Option("--ext-headers", "IPv6 extension headers in every IPv6 fram
 ICMP_ECHO = Option("--icmp-echo", "send ICMP Echo Requests instead of UDP test frames, at the rate, size and mix "
                    "given: to R1's own address (dut) or through the DUT to t2, which answers (far); replies are "
                    "counted at t1, latency is the round trip", choices=tuple(ICMP_ECHO_TARGETS))
+FLOWS = Option("--flows", "send each family in this many identical flows: 2 makes the second an A/A control of "
+               "the first in every trial (the report compares them) [1]", choices=tuple(map(str, FLOWS_ALLOWED)))
 BIDIRECTIONAL = Option("--bidirectional", "the same rate each way (RFC 2544 §14)", switch=True)
 #: Kind parameters whose option is not ``--field-name`` (with help); the others are named after their field.
 PARAMS = {
@@ -249,7 +254,7 @@ def dut_table(args: argparse.Namespace) -> dict | None:
     if not given:
         return None
     if "acl" in given:
-        given["acl"] = 0 if given["acl"] == "none" else int(given["acl"])
+        given["acl"] = 0 if given["acl"] == "none" else value(int, given["acl"], "acl")
     if "limit_fps" in given:
         given["limit_fps"] = value(int, given["limit_fps"], "limit_fps")
     return given

@@ -17,8 +17,8 @@ from ..trial import runner
 from ..core.frames import MESH_PATTERNS
 from ..trial.request import make_request
 from . import lab as lab_cmd
-from .options import (BIDIRECTIONAL, EXT_HEADERS, ICMP_ECHO, Option, Options, add_db, add_json, add_lab, add_selftest,
-                      value)
+from .options import (BIDIRECTIONAL, EXT_HEADERS, FLOWS, ICMP_ECHO, Option, Options, add_db, add_json, add_lab,
+                      add_selftest, value)
 
 TRIAL = {  # field: (option, default)
     "mix": (Option("--mix", "IPv4/IPv6 percentages of frames, e.g. 100/0, 90/10, 0/100"), "50/50"),
@@ -35,6 +35,7 @@ def add(sub: argparse._SubParsersAction, parser_class: type) -> None:
     o.add("bidirectional", BIDIRECTIONAL)
     o.add("icmp_echo", ICMP_ECHO)
     o.add("ext_headers", EXT_HEADERS)
+    o.add("flows", FLOWS)
     o.add("mesh", Option("--mesh", "mesh traffic among the testers of a mesh:N topology, --rate per sending port: "
                          + "; ".join(f"{k}: {v}" for k, v in MESH_PATTERNS.items()), choices=tuple(MESH_PATTERNS)))
     add_json(o, "the result")
@@ -58,7 +59,7 @@ def current_lab(site: Site) -> tuple[dict, DutConfig]:
 def run(site: Site, args: argparse.Namespace, say) -> int:
     req = make_request(args.mix, value(int, args.frame_size, "frame_size"), args.rate,
                        value(float, args.duration_s, "duration_s"), args.bidirectional, args.ext_headers,
-                       args.icmp_echo, args.mesh)
+                       args.icmp_echo, args.mesh, int(args.flows or 1))
     current, current_dut = current_lab(site)
     lab, dut = lab_cmd.specs(args, current)
     dut = dut if dut is not None else (DutConfig() if lab.external else current_dut)

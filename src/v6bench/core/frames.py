@@ -100,18 +100,42 @@ def parse_mix(text: str) -> Mix:
 class Traffic:
     """What a test's frames are besides mix and size: an IPv6 extension
     header preset, or ICMP echo to a target (``--ext-headers``,
-    ``--icmp-echo``; campaign test keys of the same names). Stored with
-    each test (``params_json``); a test reuses only a throughput measured
-    with the same traffic."""
+    ``--icmp-echo``; campaign test keys of the same names), and in how many
+    identical flows each family is sent (``flows``, ``--flows``: 2 makes
+    the second flow an A/A control inside every trial, docs/report.md).
+    Stored with each test (``params_json``); a test reuses only a
+    throughput measured with the same frames (the flows do not change them)."""
 
     ext_headers: str | None = None
     icmp_echo: str | None = None
+    flows: int = 1
 
     def to_json(self) -> dict:
-        return {"ext_headers": self.ext_headers, "icmp_echo": self.icmp_echo}
+        """The stored keys; ``flows`` only where it is not 1 (runs stored before it had none)."""
+        return {"ext_headers": self.ext_headers, "icmp_echo": self.icmp_echo,
+                **({"flows": self.flows} if self.flows != 1 else {})}
+
+    @classmethod
+    def from_json(cls, d: dict) -> "Traffic":
+        return cls(d.get("ext_headers"), d.get("icmp_echo"), d.get("flows", 1))
 
     def describe(self) -> str:
-        return "".join(f" +{x}" for x in (self.ext_headers, self.icmp_echo and f"echo-{self.icmp_echo}") if x)
+        return "".join(f" +{x}" for x in (self.ext_headers, self.icmp_echo and f"echo-{self.icmp_echo}") if x) + \
+            (f" ×{self.flows} flows" if self.flows != 1 else "")
+
+
+#: Flows a family's frames may be sent in: one, or two identical ones (the second an A/A control of the first).
+FLOWS = (1, 2)
+
+def flow_name(stream: str, flow: int) -> str:
+    """The name of ``stream``'s ``flow``-th flow (1: the stream's own name)."""
+    return stream if flow == 1 else f"{stream}-flow{flow}"
+
+
+def flow_of(name: str) -> int:
+    """Which flow a stream of that name carries (:func:`flow_name`)."""
+    head, _, n = name.rpartition("-flow")
+    return int(n) if head and n.isdigit() else 1
 
 
 #: A trial's field names → a campaign test's (``mixes[j]`` and ``frame_sizes[k]`` take their index there).
@@ -131,6 +155,10 @@ def check(traffic: Traffic, mix: Mix, frame_size: int, bidirectional: bool, mesh
     traffic is two-way already and sent plain; extension headers need IPv6
     frames large enough for them; a mesh pattern sets its own directions."""
     check_frame_size(mix, frame_size)
+    if traffic.flows not in FLOWS:
+        raise UsageError(f"{traffic.flows!r} is not one of {', '.join(map(str, FLOWS))} flows a family", "flows")
+    if traffic.flows != 1 and (mesh or traffic.icmp_echo):
+        raise UsageError("a family in two flows is for UDP test frames from t1 (not a mesh, not ICMP echo)", "flows")
     if mesh and (bidirectional or traffic.icmp_echo or traffic.ext_headers):
         raise UsageError("the pattern sets the directions; not with bidirectional traffic, ICMP echo or "
                          "extension headers", "mesh")

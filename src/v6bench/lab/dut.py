@@ -6,15 +6,22 @@ search): each of R1's input interfaces gets
 most N frames/s per direction (plus a 25-ms bucket), both IP versions
 together.
 
-``acl`` (0, 1 or 25 rules) gives R1 access lists in the style of seed 000
-§3 and RFC 2544 §11.4, one per IP version, on the test direction (t1 → t2):
+``acl`` (0 for none, or 1 … :data:`ACL_MAX` rules; seed 000 uses 1 and
+25) gives R1 access lists in the style of seed 000 §3 and RFC 2544 §11.4,
+one per IP version, on the test direction (t1 → t2):
 
 - 1 rule: permit the test destination (t2's address);
-- 25 rules: 24 that deny other destinations (``198.19.100.0/24`` …
-  ``198.19.123.0/24``, ``2001:2:0:64::/64`` … ``2001:2:0:7b::/64``, all in the
-  benchmarking blocks) and, last, the permit, so every test frame is
-  compared with all 25;
+- K rules: K − 1 that deny other destinations (``198.19.100.0/24``,
+  ``198.19.101.0/24`` …, ``2001:2:0:64::/64``, ``2001:2:0:65::/64`` …, all
+  in the benchmarking blocks) and, last, the permit, so every test frame
+  is compared with all K (25: seed 000's list);
 - then the implicit deny of a router's ACL: anything else is dropped.
+
+``acl_family``: which IP version's frames walk their list: ``both`` (seed
+000), or only ``ipv4`` or ``ipv6``, the other forwarded unfiltered. In a
+trial carrying both families that is a scenario beside its control in the
+same trial: the list's cost is the difference between the families, less
+the difference without it (``bench/sensitivity.py``).
 
 The permit and the implicit deny count what they match (as ``show
 access-lists`` does); :func:`acl_counters` reads them, and every trial
@@ -62,9 +69,11 @@ from .topology import Topology
 
 TABLE = "v6bench"
 NAT_TABLE = "v6bench_nat"
-ACL_SIZES = (0, 1, 25)
+#: The longest list: its denies' IPv4 destinations stay in 198.19.100.0/24 … 198.19.249.0/24.
+ACL_MAX = 150
 ACL_AT = ("in", "out", "both")
-#: First of the destinations the 25-rule list denies (one /24 or /64 each).
+ACL_FAMILIES = ("both", "ipv4", "ipv6")
+#: First of the destinations a list's denies name (one /24 or /64 each).
 DENY_BASE_V4 = ipaddress.ip_network("198.19.100.0/24")
 DENY_BASE_V6 = ipaddress.ip_network("2001:2:0:64::/64")
 
@@ -78,15 +87,19 @@ class DutConfig:
     acl: int = 0
     acl_at: str = "in"
     acl_udp_only: bool = False
+    acl_family: str = "both"
     nat44: bool = False
     shape: bool = False
     tunnel: str = ""  # "", "4in6", "6in4"; on VM routers also "gre6in4", "gre4in6" (topology b; lab/tunnel.py)
 
     def __post_init__(self) -> None:
         check(0 <= self.limit_fps <= 100_000_000, "limit_fps", f"{self.limit_fps} is outside 0..100000000 frames/s")
-        check(self.acl in ACL_SIZES, "acl", f"{self.acl!r} is not 0 (none), 1 or 25 rules")
+        check(isinstance(self.acl, int) and not isinstance(self.acl, bool) and 0 <= self.acl <= ACL_MAX, "acl",
+              f"{self.acl!r} is not 0 (none) or a number of rules from 1 to {ACL_MAX}")
         check(self.acl_at in ACL_AT, "acl_at", f"{self.acl_at!r} is not in, out or both")
-        check(not self.acl_udp_only or self.acl > 0, "acl_udp_only", "needs an ACL (acl = 1 or 25)")
+        check(self.acl_family in ACL_FAMILIES, "acl_family", f"{self.acl_family!r} is not both, ipv4 or ipv6")
+        check(not self.acl_udp_only or self.acl > 0, "acl_udp_only", "needs an ACL (acl = 1 or more rules)")
+        check(self.acl_family == "both" or self.acl > 0, "acl_family", "needs an ACL (acl = 1 or more rules)")
         check(self.tunnel in ("", *tunnel.NAMES), "tunnel", f"{self.tunnel!r} is not one of {', '.join(tunnel.NAMES)}")
         # Linux encapsulates IPv4 into SRv6 at R1's route lookup (a seg6
         # lightweight tunnel redirects the input), so the IPv4 frames never
@@ -108,7 +121,9 @@ class DutConfig:
         parts = []
         if self.acl:
             parts.append(f"ACL of {self.acl} rule{'s' if self.acl > 1 else ''} at {self.acl_at}"
-                         + (", UDP only" if self.acl_udp_only else ""))
+                         + (", UDP only" if self.acl_udp_only else "")
+                         + (f", {self.acl_family.replace('ipv', 'IPv')} frames only"
+                            if self.acl_family != "both" else ""))
         if self.nat44:
             parts.append("IPv4 source NAT")
         if self.limit_fps:
@@ -185,7 +200,8 @@ def ruleset(cfg: DutConfig, topo: Topology, router: str) -> str | None:
         for where, m4, m6 in (("in", f'iifname "{into}"', f'iifname "{into}"'),
                               ("out", f'oifname "{out}"', f'oifname "{out6}"')):
             if cfg.acl_at in (where, "both"):
-                rules += [f"{m4} meta nfproto ipv4 jump acl_v4", f"{m6} meta nfproto ipv6 jump acl_v6"]
+                rules += [f"{m} meta nfproto {fam} jump acl_{fam[2:]}" for fam, m in (("ipv4", m4), ("ipv6", m6))
+                          if cfg.acl_family in (fam, "both")]
     if cfg.limit_fps:
         burst = burst_frames(cfg.limit_fps)
         rules += [f'iifname "{i.name}" limit rate over {cfg.limit_fps}/second burst {burst} packets drop' for i in node.interfaces]

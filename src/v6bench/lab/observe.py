@@ -16,11 +16,14 @@ from dataclasses import dataclass
 from pyroute2 import IPRoute
 
 from . import napi
+from .cost import forwarding
 from .cpu_window import Sampler
 from .dut import acl_counters
 from .state import LabState
 
 COUNTERS = ("rx_packets", "tx_packets", "rx_dropped", "tx_dropped")
+#: What a namespace router's forwarding work is read from (lab/cost.py).
+NAPI_BASIS = "the routers' NAPI threads' run time (schedstat) over the traffic window"
 
 
 @dataclass(frozen=True)
@@ -66,8 +69,10 @@ def difference(lab: LabState, before: Snapshot, after: Snapshot, traffic_s: floa
     Returns ``{"routers": [{name, cpu, busy_ns, busy_ratio, window_s,
     run_busy_ns}], "dut_cpus": {cpu: busy_ratio}, "tester_rx": {busy_ns,
     busy_ratio}, "interfaces": {"r1/r1-t2": {counter: delta}}, "acl":
-    {"r1": {"v4": {"permit": delta, "deny": delta}, "v6": …}}}`` (``acl``
-    only with ACLs).
+    {"r1": {"v4": {"permit": delta, "deny": delta}, "v6": …}},
+    "forwarding": lab/cost.forwarding}`` (``acl`` only with ACLs;
+    ``forwarding``: the routers' NAPI threads' run time over the window,
+    unrounded).
 
     ``busy_ratio`` is a router's NAPI threads' run time over the traffic
     window (``window``, from :func:`sampler`) divided by its length: the
@@ -110,11 +115,24 @@ def difference(lab: LabState, before: Snapshot, after: Snapshot, traffic_s: floa
     }
     out = {"routers": routers, "tester_rx": busy(tester_threads), "interfaces": interfaces,
            "dut_cpus": {str(c): None if ns is None else round(ns / window["window_ns"], 4)
-                        for c, ns in (window["cpus"].items() if window else [])}}
+                        for c, ns in (window["cpus"].items() if window else [])},
+           "forwarding": forwarding([_share(r, traffic_s) for r in routers], NAPI_BASIS, None,
+                                    [ns / window["window_ns"] if ns is not None else None
+                                     for ns in window["cpus"].values()] if window else None)}
     if after.acl:
         out["acl"] = {router: {fam: {k: v - before.acl.get(router, {}).get(fam, {}).get(k, 0) for k, v in c.items()}
                                for fam, c in fams.items()} for router, fams in after.acl.items()}
     return out
+
+
+def _share(router: dict, traffic_s: float) -> float | None:
+    """A router's forwarding work in CPUs (lab/cost.py), unrounded: its
+    threads' run time over the window, else over the engine's traffic."""
+    if router["busy_ns"] is None:
+        return None
+    if router.get("window_s"):
+        return router["busy_ns"] / (router["window_s"] * 1e9)
+    return router["busy_ns"] / (traffic_s * 1e9) if traffic_s > 0 else None
 
 
 class LabObserver:

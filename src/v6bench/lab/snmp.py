@@ -334,15 +334,17 @@ def cpu_over_window(src: CpuSource, samples: list[tuple[float, dict]], start_s: 
     - gauges: the mean of the polls inside the window taken once the
       gauge's averaging time into the traffic had passed, or None.
 
-    Returns ``{"pct", "source", "over_s", "between_unix_s", "samples",
-    "why"}`` (``why`` says why ``pct`` is None). ``between_unix_s`` bounds
+    Returns ``{"pct", "resolution_pct", "source", "over_s",
+    "between_unix_s", "samples", "why"}`` (``why`` says why ``pct`` is
+    None; ``resolution_pct``: one tick of the counters over the ticks
+    between the updates used, or a gauge's 1 %). ``between_unix_s`` bounds
     the figure's window: for counters ``[[a, b], [c, d]]``, the first update
     used was taken between the polls at ``a`` and ``b`` and the last between
     ``c`` and ``d``; for gauges ``[[a, a], [d, d]]``, the first and last
     poll averaged (a poll is stamped at the middle of its request).
     """
-    out = {"source": src.name, "pct": None, "over_s": None, "between_unix_s": None, "samples": len(samples),
-           "why": None}
+    out = {"source": src.name, "pct": None, "resolution_pct": None, "over_s": None, "between_unix_s": None,
+           "samples": len(samples), "why": None}
     if src.table is None:
         updates = []  # (unix time of the poll before it, of the poll that saw it, ticks)
         for (t_prev, prev), (t, cur) in zip(samples, samples[1:]):
@@ -356,7 +358,8 @@ def cpu_over_window(src: CpuSource, samples: list[tuple[float, dict]], start_s: 
         if t1 <= t0:
             out["why"] = "the agent's CPU counters did not advance"
             return out
-        out.update(pct=round(100 * (b1 - b0) / (t1 - t0), 2), over_s=round(updates[-1][1] - updates[0][1], 2),
+        out.update(pct=round(100 * (b1 - b0) / (t1 - t0), 2), resolution_pct=100 / (t1 - t0),
+                   over_s=round(updates[-1][1] - updates[0][1], 2),
                    between_unix_s=[[round(updates[0][0], 3), round(updates[0][1], 3)],
                                    [round(updates[-1][0], 3), round(updates[-1][1], 3)]])
         return out
@@ -366,6 +369,7 @@ def cpu_over_window(src: CpuSource, samples: list[tuple[float, dict]], start_s: 
         out["why"] = (f"no reading inside the traffic window after the source's {src.averaging_s:g}-s averaging "
                       f"({end_s - start_s:.1f} s of traffic)")
         return out
-    out.update(pct=round(sum(inside) / len(inside), 2), over_s=round(end_s - start_s - src.averaging_s, 2),
+    out.update(pct=round(sum(inside) / len(inside), 2), resolution_pct=1.0,
+               over_s=round(end_s - start_s - src.averaging_s, 2),
                between_unix_s=[[round(polled[0][0], 3)] * 2, [round(polled[-1][0], 3)] * 2])
     return out

@@ -9,7 +9,8 @@ The result's ``dut`` has the emulated lab's shape (``docs/trial-result.md``):
 CPUs, ``busy_basis: "box"``, with the source and the time it covers),
 ``interfaces`` (``DUT/PORT`` → the packet, discard and error counters as
 ``rx_packets`` … and every IF-MIB counter read, by name), and ``snmp``
-(polls, errors). Without an agent in the file the DUT's figures are None
+(polls, errors), ``forwarding`` (lab/cost.py: the load, with its
+resolution). Without an agent in the file the DUT's figures are None
 and ``telemetry`` says why.
 """
 
@@ -22,7 +23,12 @@ from dataclasses import dataclass
 
 from ..core.errors import LabError
 from . import snmp
+from .cost import forwarding
 from .external_spec import SnmpSpec
+
+#: What a router read over SNMP has its forwarding work read from (lab/cost.py): its cost per frame is in ns of the
+#: whole router, all its CPUs together (a share of them; how many it has, SNMP's CPU sources do not all say).
+BOX_BASIS = "the router's CPU load over SNMP, as a share of all its CPUs"
 
 
 @dataclass(frozen=True)
@@ -95,7 +101,7 @@ class SnmpObserver:
         name = self.dut.name
         router = {"name": name, "cpu": [], "busy_ns": None, "busy_ratio": None, "busy_basis": "box"}
         out = {"routers": [router], "tester_rx": {"busy_ns": None, "busy_ratio": None}, "interfaces": {},
-               "dut_cpus": {}}
+               "dut_cpus": {}, "forwarding": forwarding([None], BOX_BASIS)}
         if self.agent is None:
             out["telemetry"] = "none: the lab file declares no SNMP agent ([dut.snmp])"
             return out
@@ -116,6 +122,9 @@ class SnmpObserver:
                               cpu_source=cpu["source"], window_s=cpu["over_s"],
                               cpu_window_unix_s=cpu["between_unix_s"], cpu_why=cpu["why"])
                 out["snmp"].update(cpu_polls=cpu["samples"], poll_errors=during.errors[:5])
+                if cpu["pct"] is not None:
+                    out["forwarding"] = forwarding([cpu["pct"] / 100], f"{BOX_BASIS} ({cpu['source']})",
+                                                   cpu["resolution_pct"] / 100)
             else:
                 router["cpu_why"] = "the agent answers no CPU source v6bench knows"
         finally:

@@ -125,7 +125,7 @@ def dut_config(d: dict, lab: LabSpec) -> DutConfig:
                              "command, not by v6bench", k)
     dut = parse(DutConfig, d, ())
     if "acl_at" in d and not dut.acl:
-        raise UsageError("needs an ACL (acl = 1 or 25)", "acl_at")
+        raise UsageError("needs an ACL (acl = 1 or more rules)", "acl_at")
     tunnel.check_topology(dut.tunnel, lab.topology)
     if dut.tunnel:
         tunnel.get(tunnel.key(dut.tunnel, lab.router))  # gre exists on VM routers only

@@ -23,6 +23,7 @@ from ..core.errors import LabError
 from . import vm, vm_config, vm_image
 from .cpus import CpuPlan
 from .dut import DutConfig
+from .cost import forwarding
 from .cpu_window import Sampler
 from .external_spec import SnmpSpec
 from .mtu import Mtus
@@ -33,6 +34,9 @@ from .topology import Topology, parse_topology
 
 #: NS-CACHE: nsCacheTimeout of IF-MIB's ifTable (NET-SNMP-AGENT-MIB), set to 0 after boot so the guest's
 #: counters are read fresh, not from snmpd's 3-s cache.
+#: What a VM router's forwarding work is read from (lab/cost.py).
+QEMU_BASIS = ("each VM's QEMU threads' run time on this machine over the traffic window "
+              "(the guest's own accounting is not used)")
 NS_CACHE_TIMEOUT_IFTABLE = "1.3.6.1.4.1.8072.1.5.3.1.2.1.3.6.1.2.1.2.2"
 
 
@@ -176,6 +180,7 @@ class VmObserver:
         if window:
             out["dut_cpus"] = {str(c): None if ns is None else round(ns / window["window_ns"], 4)
                                for c, ns in window["cpus"].items()}
+        out["forwarding"] = forwarding([_qemu_share(r["host"]) for r in out["routers"]], QEMU_BASIS)
         return out
 
     def reasons(self, eng: dict, dut: dict, reset_router: str | None) -> list[str]:
@@ -238,12 +243,19 @@ def _threads(pid: int) -> list[int]:
 def _host_cost(v: vm.Vm, window: dict | None, tids: set[int]) -> dict:
     """VM ``v``'s cost to this machine over the traffic window."""
     if window is None:
-        return {"qemu_busy_ratio": None, "cpu_busy_ratio": None, "cpu": v.cpu, "accel": v.accel}
+        return {"qemu_busy_ratio": None, "qemu_busy_ns": None, "cpu_busy_ratio": None, "cpu": v.cpu, "accel": v.accel}
     ns = [window["threads"].get(t) for t in tids]
-    qemu = None if not ns or any(x is None for x in ns) else round(sum(ns) / window["window_ns"], 4)
+    qemu_ns = None if not ns or any(x is None for x in ns) else round(sum(ns))
     cpu_ns = window["cpus"].get(v.cpu) if v.cpu is not None else None
-    return {"qemu_busy_ratio": qemu, "cpu_busy_ratio": None if cpu_ns is None else round(cpu_ns / window["window_ns"], 4),
+    return {"qemu_busy_ratio": None if qemu_ns is None else round(qemu_ns / window["window_ns"], 4),
+            "qemu_busy_ns": qemu_ns,
+            "cpu_busy_ratio": None if cpu_ns is None else round(cpu_ns / window["window_ns"], 4),
             "cpu": v.cpu, "accel": v.accel, "window_s": window["window_ns"] / 1e9}
+
+
+def _qemu_share(host: dict) -> float | None:
+    """A VM's forwarding work in CPUs (lab/cost.py): its QEMU threads' run time over the window, unrounded."""
+    return None if host.get("qemu_busy_ns") is None else host["qemu_busy_ns"] / (host["window_s"] * 1e9)
 
 
 def remove_files(site: Site) -> None:

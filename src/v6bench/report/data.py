@@ -55,7 +55,7 @@ class TestData:
     @property
     def traffic(self) -> str:
         """" + hbh", " echo to dut", … or "" for plain UDP test frames."""
-        return Traffic(self.params.get("ext_headers"), self.params.get("icmp_echo")).describe()
+        return Traffic.from_json(self.params).describe()
 
     @property
     def direction(self) -> str:

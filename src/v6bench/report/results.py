@@ -84,7 +84,7 @@ def _mix(t: dict) -> str:
     had one, after the test's scenario if the campaign had scenarios."""
     p = t.get("params") or {}
     where = f"[{p['scenario']}] " if p.get("scenario") else ""
-    return where + t["mix"] + Traffic(p.get("ext_headers"), p.get("icmp_echo")).describe()
+    return where + t["mix"] + Traffic.from_json(p).describe()
 
 
 def throughput_table(tests: list[dict]) -> list[str]:

@@ -27,7 +27,10 @@ counted in ``excluded``.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
+
+from ..core.frames import flow_of, parse_mix
 
 from .data import RunData, TestData
 from .group import by, measured, series_key
@@ -53,21 +56,44 @@ class Pair:
     excluded_by: dict[str, int] = field(default_factory=dict)
     #: B is an A/A control of A (``control_of``): its verdict is corrected among the controls (:func:`.stats.decide`).
     control: bool = False
-    #: A and B were measured in the same trials: ``values[name_a][i]`` and ``values[name_b][i]`` are one trial's
-    #: (:meth:`add_pair`), compared pair by pair (:func:`.stats.compare_paired`).
-    paired: bool = False
+    #: How A and B were measured (:data:`.stats.DESIGNS`): "paired", in the same trials (``values[name_a][i]``
+    #: and ``values[name_b][i]`` are one trial's, :meth:`add_pair`, compared pair by pair,
+    #: :func:`.stats.compare_paired`); "mix regression", trials at several IPv6 shares in blocks
+    #: (:meth:`add_share`, :func:`.regression.mix_slope`).
+    design: str = "unpaired"
+    #: A mix regression's trials: (block, IPv6 share, value).
+    observations: list[tuple[int, float, float]] = field(default_factory=list)
+
+    @property
+    def paired(self) -> bool:
+        return self.design == "paired"
 
     def add(self, name: str, value: float | None) -> None:
-        if self.paired:
-            raise ValueError(f"{self.key}: a paired comparison takes values a trial at a time (add_pair)")
+        if self.design != "unpaired":
+            raise ValueError(f"{self.key}: a {self.design} comparison does not take values one at a time "
+                             f"(add_pair, add_share)")
         if value is not None:
             self.values.setdefault(name, []).append(value)
+
+    def add_share(self, block: int, ipv6_share: float, value: float | None) -> None:
+        """One trial of a mix regression: its repetition block, its mix's
+        IPv6 share (0 … 1) and its value (None: not measured, left out).
+        The pure mixes' values are kept as A's and B's series too."""
+        if self.design != "mix regression":
+            raise ValueError(f"{self.key}: only a mix regression takes values by IPv6 share (add_share)")
+        if value is None:
+            self.exclude()
+            return
+        self.observations.append((block, ipv6_share, value))
+        if ipv6_share in (0.0, 1.0):
+            self.values.setdefault(self.name_a if ipv6_share == 0.0 else self.name_b, []).append(value)
 
     def add_pair(self, a: float | None, b: float | None) -> None:
         """One trial's values of A and B; a trial that measured only one of
         them is left out (counted in ``excluded``, against the side it lacks)."""
         if not self.paired:
-            raise ValueError(f"{self.key}: an unpaired comparison takes values one at a time (add)")
+            raise ValueError(f"{self.key}: a {self.design} comparison does not take values a trial at a time "
+                             "(add_pair)")
         if a is None or b is None:
             self.exclude(1, self.name_a if a is None else self.name_b)
             return
@@ -158,7 +184,7 @@ def _latency(data: RunData, pairs: dict) -> None:
             left_out = row.get("tester_limited_trials", 0) + len(suspect_trials(t, row))
             if t.family is None:  # both families in every trial: compared trial by trial
                 for metric, value_ns in PAIRED_LATENCY:
-                    p = _pair(pairs, metric, point, "slower", "location", paired=True)
+                    p = _pair(pairs, metric, point, "slower", "location", design="paired")
                     p.exclude(left_out)
                     for trial in load_trials(t, row):
                         fam = trial_families(trial)
@@ -170,6 +196,37 @@ def _latency(data: RunData, pairs: dict) -> None:
             for trial in load_trials(t, row):
                 m = trial_median_ns(trial_families(trial).get(t.family, []))
                 p.add(f"IPv{t.family}", None if m is None else m / 1e3)
+
+
+def trial_cost_ns(trial: dict) -> float | None:
+    """The DUT's CPU time per frame it forwarded in a trial [ns] (``dut_cost``, lab/cost.py), where read and
+    the DUT's alone (not ``not_the_duts``: other work on its CPUs)."""
+    c = ((trial.get("result") or {}).get("dut_cost")) or {}
+    return None if c.get("not_the_duts") else c.get("ns_per_frame")
+
+
+def _cost(data: RunData, pairs: dict) -> None:
+    """The DUT's cost per frame against the IPv6 share, wherever one test
+    definition ran two shares or more at the same fixed load (a load given
+    as a rate; a throughput load differs from mix to mix): each trial's
+    cost, its repetition the block (:func:`.regression.mix_slope`)."""
+    for _, ts in by(data.of("latency"), lambda t: (t.label(mix=False, size=True),
+                                                    json.dumps(t.params.get("params"), sort_keys=True))).items():
+        rows = by(((t, row) for t in ts for row in t.result["loads"] if row["load_fps"]),
+                  lambda tr: (tr[1]["load"], round(tr[1]["load_fps"])))
+        for (load, _), here in rows.items():
+            mixes = sorted({t.mix for t, _ in here}, key=lambda m: parse_mix(m).ipv6_pct)
+            if len(mixes) < 2:
+                continue
+            costs = [(t, row, [trial_cost_ns(x) for x in measured(t, row["load_fps"])]) for t, row in here]
+            if all(c is None for _, _, cs in costs for c in cs):  # a lab that cannot read its CPU: nothing to say
+                continue
+            point = f"{ts[0].label(mix=False, size=True)} at {load} (mixes {', '.join(mixes)})".strip()
+            p = _pair(pairs, "cost per frame [ns]", point, "more", "mean", design="mix regression")
+            for t, row, cs in costs:
+                p.exclude(row.get("tester_limited_trials", 0))
+                for c in cs:
+                    p.add_share(t.repetition, parse_mix(t.mix).ipv6_pct / 100, c)
 
 
 def _reset(data: RunData, pairs: dict) -> None:
@@ -204,8 +261,35 @@ def families(data: RunData) -> list[Pair]:
     pairs: dict = {}
     _throughput(data, pairs)
     _latency(data, pairs)
+    _cost(data, pairs)
     _reset(data, pairs)
     _host(data, pairs)
+    return list(pairs.values())
+
+
+def flow_controls(data: RunData) -> list[Pair]:
+    """Within each family of a latency test sent in two identical flows
+    (``flows = 2``), flow 2 against flow 1, trial by trial: an A/A control
+    inside the trial, for the median and 99th-percentile delays (paired,
+    corrected among the controls). Whatever would make the families
+    differ in a trial but is not IPv6 (a stream's place in the engine's
+    interleaving, its receive order) would show here."""
+    pairs: dict = {}
+    for t in data.of("latency"):
+        if t.params.get("flows", 1) != 2:
+            continue
+        for row in t.result["loads"]:
+            point = f"{t.label(mix=False, size=True)} at {row['load']} ({t.mix})".strip()
+            trials = load_trials(t, row)
+            for v in sorted({s["ip_version"] for x in trials for s in x["streams"]}):
+                for metric, value_ns in PAIRED_LATENCY:
+                    p = pairs.setdefault((metric, point, v), Pair(
+                        metric, f"{point} IPv{v}", "slower", "location", "flow 1", "flow 2", design="paired",
+                        control=True))
+                    for trial in trials:
+                        streams = trial_families(trial).get(v, [])
+                        a, b = (value_ns([s for s in streams if flow_of(s["name"]) == k]) for k in (1, 2))
+                        p.add_pair(None if a is None else a / 1e3, None if b is None else b / 1e3)
     return list(pairs.values())
 
 

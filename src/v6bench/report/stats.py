@@ -143,12 +143,12 @@ class Comparison:
     outcome: str = "other"
     #: The multiple-comparison family, a key of :data:`FAMILIES`.
     family: str = "report"
-    #: The design: A and B from the same trials (``n_a == n_b`` pairs), or from trials of their own.
-    paired: bool = False
+    #: The design, one of :data:`DESIGNS`.
+    design: str = "unpaired"
 
     @property
-    def design(self) -> str:
-        return "paired" if self.paired else "unpaired"
+    def paired(self) -> bool:
+        return self.design == "paired"
 
     @property
     def test(self) -> str:
@@ -162,6 +162,10 @@ class Comparison:
     def estimator_name(self) -> str:
         return METHODS[self.method][0] if self.method else ""
 
+
+#: How A and B were measured: in trials of their own; in the same trials (``n_a == n_b`` pairs, one a trial); or as
+#: the ends of a mix regression over interleaved blocks (report/regression.py).
+DESIGNS = ("unpaired", "paired", "mix regression")
 
 #: A comparison's outcome: differs (significant after the multiple-comparison
 #: correction), none (no difference detected, with the smallest detectable
@@ -289,9 +293,12 @@ METHODS = {
     "log-signed-rank": ("Hodges–Lehmann ratio, paired", "Wilcoxon signed-rank"),
     "signed-rank": ("Hodges–Lehmann shift, paired", "Wilcoxon signed-rank"),
     "paired-t": ("mean difference, paired", "paired t"),
+    # Trials at several IPv6 shares in repetition blocks: the slope over the share (report/regression.py).
+    "mix-regression": ("slope over the IPv6 share, blocks", "t on the slope (OLS)"),
     # Below MIN_REPETITIONS a side (MIN_PAIRS pairs): the centres' difference, and no test.
     "means": ("difference of means", ""),
     "medians": ("difference of medians", ""),
+    "slope": ("slope over the IPv6 share, blocks", ""),
 }
 
 
@@ -417,7 +424,7 @@ def compare_paired(a: list[float], b: list[float], estimator: str = "location", 
         raise ValueError(f"paired samples of different sizes ({len(a)} and {len(b)})")
     n = len(a)
     base = Comparison(n, n, None, None, estimator, higher=higher, excluded=excluded, name_b=name_b, family=family,
-                      paired=True)
+                      design="paired")
     if not n:
         return replace(base, verdict="not measured for both")
     x, y = np.asarray(a, float), np.asarray(b, float)

@@ -10,15 +10,23 @@ from __future__ import annotations
 
 from . import samples
 from .data import RunData
+from .regression import mix_slope
 from .stats import Comparison, compare, decide
 
 _cache: dict[int, tuple[RunData, dict]] = {}
 
 
+def _compared(p: samples.Pair) -> Comparison:
+    """One pair compared by its design (before the correction)."""
+    family = "controls" if p.control else "report"
+    if p.design == "mix regression":
+        return mix_slope(p.observations, p.higher, p.excluded, p.name_b, family)
+    return compare(p.values.get(p.name_a, []), p.values.get(p.name_b, []), p.estimator, p.higher, p.resolution_pct,
+                   p.excluded, p.name_b, family, p.paired)
+
+
 def _decided(pairs: list[samples.Pair]) -> dict[tuple, tuple[samples.Pair, Comparison]]:
-    raw = [compare(p.values.get(p.name_a, []), p.values.get(p.name_b, []), p.estimator, p.higher, p.resolution_pct,
-                   p.excluded, p.name_b, "controls" if p.control else "report", p.paired) for p in pairs]
-    return {p.key: (p, c) for p, c in zip(pairs, decide(raw))}
+    return {p.key: (p, c) for p, c in zip(pairs, decide([_compared(p) for p in pairs]))}
 
 
 def of(data: RunData) -> dict[tuple, tuple[samples.Pair, Comparison]]:
@@ -26,8 +34,10 @@ def of(data: RunData) -> dict[tuple, tuple[samples.Pair, Comparison]]:
     (metric, point, B's name), with its pair; computed once per run data."""
     hit = _cache.get(id(data))
     if hit is None or hit[0] is not data:
-        compared = [p for p in samples.families(data) if (p.name_a in p.values and p.name_b in p.values) or p.excluded]
-        hit = (data, _decided(compared + samples.scenario_throughput(data) + samples.network_types(data)))
+        compared = [p for p in samples.families(data)
+                    if (p.name_a in p.values and p.name_b in p.values) or p.observations or p.excluded]
+        hit = (data, _decided(compared + samples.flow_controls(data) + samples.scenario_throughput(data)
+                              + samples.network_types(data)))
         _cache.clear()
         _cache[id(data)] = hit
     return hit[1]

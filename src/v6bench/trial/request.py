@@ -42,6 +42,8 @@ class TrialRequest:
     #: The pause after the learning frames before the traffic [s] (RFC 2544 §23;
     #: None: the engine's default, docs/engine-spec.md).
     settle_s: float | None = None
+    #: Each family's frames in this many identical flows (core/frames.FLOWS; 2: the second an A/A control).
+    flows: int = 1
 
     def __post_init__(self) -> None:
         if self.mesh is not None:
@@ -56,7 +58,7 @@ class TrialRequest:
 
     @property
     def traffic(self) -> Traffic:
-        return Traffic(self.ext_headers, self.icmp_echo)
+        return Traffic(self.ext_headers, self.icmp_echo, self.flows)
 
     def fps(self, link_speed_bps: float) -> float:
         """The intended rate per direction [frames/s]."""
@@ -94,6 +96,7 @@ class TrialRequest:
 
 
 def make_request(mix: str, frame_size: int, rate: str, duration_s: float, bidirectional: bool,
-                 ext_headers: str | None = None, icmp_echo: str | None = None, mesh: str | None = None) -> TrialRequest:
+                 ext_headers: str | None = None, icmp_echo: str | None = None, mesh: str | None = None,
+                 flows: int = 1) -> TrialRequest:
     return TrialRequest(parse_mix(mix), int(frame_size), parse_rate(rate), float(duration_s), bidirectional,
-                        ext_headers=ext_headers, icmp_echo=icmp_echo, mesh=mesh)
+                        ext_headers=ext_headers, icmp_echo=icmp_echo, mesh=mesh, flows=flows)

@@ -27,7 +27,7 @@ from typing import Callable
 
 from .. import engine
 from ..engine.spec import TrialSpec
-from ..lab import interface, wakeful
+from ..lab import cost, interface, wakeful
 from ..lab.interface import Lab
 from . import backend, mesh, tester_limits
 from .request import TrialRequest
@@ -98,6 +98,7 @@ def summarize(lab: Lab, request: TrialRequest, fps: float, eng: dict, dut: dict,
         "bidirectional": request.bidirectional,
         "ext_headers": request.ext_headers,
         "icmp_echo": request.icmp_echo,
+        "flows": request.flows,
         "mesh": request.mesh,
         "mesh_start_spread_s": spread_s,
         "duration_s": request.duration_s,
@@ -112,6 +113,7 @@ def summarize(lab: Lab, request: TrialRequest, fps: float, eng: dict, dut: dict,
         "suspect_reasons": suspect_reasons(eng),
         "streams": [_stream_summary(s) for s in eng["streams"]],
         "dut_cpu": dut_cpu_pct(dut),
+        "dut_cost": cost.ns_per_frame(dut.get("forwarding"), totals["rx_frames"], eng.get("traffic_s") or 0.0),
         "dut": dut,
         "lab": interface.record(lab),
         "environment": {

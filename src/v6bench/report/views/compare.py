@@ -18,7 +18,10 @@ HOW_TO_READ = (
     f"resolution counted in its variance), a trial's median latency or a reset time (Hodges–Lehmann ratio, the median "
     f"of all pairwise ratios; exact Mann–Whitney test and interval). Design 'paired': both families in every trial "
     f"(a mixed stream), each trial's own ratio IPv6/IPv4 the unit (Hodges–Lehmann estimate of the ratios, exact "
-    f"Wilcoxon signed-rank test and interval): what moved a trial moved both. B − A in % of A's centre (IPv4's, or "
+    f"Wilcoxon signed-rank test and interval): what moved a trial moved both. Design 'mix regression': the DUT's CPU "
+    f"time per forwarded frame in trials at several IPv6 shares, interleaved in repetition blocks, fitted as a level "
+    f"per block plus a slope over the share (OLS); the slope is IPv6's extra cost, its t interval and test. "
+    f"B − A in % of A's centre (IPv4's, or "
     f"the reference scenario's) with its 95 % interval. Every comparison of the report is corrected together "
     f"({CORRECTION[1]}, false discovery rate {ALPHA:g}), the A/A controls among themselves; "
     f"'differs' needs {MIN_REPETITIONS} or more repetitions a side ({MIN_PAIRS} pairs when paired) and a corrected p "
@@ -44,6 +47,12 @@ def comparisons(data: RunData) -> Section | None:
     if rows:
         blocks.append(Table("ipv4-vs-ipv6", "IPv4 against IPv6", ("metric", "point") + COMPARISON_COLUMNS, tuple(rows),
                             "A is IPv4, B IPv6. " + HOW_TO_READ))
+    flows = [(p.metric, p.point) + decided[p.key][1].row() for p in samples.flow_controls(data) if p.key in decided]
+    if flows:
+        blocks.append(Table("flow-controls", "A/A controls inside the trial: a family's two identical flows",
+                            ("metric", "point") + COMPARISON_COLUMNS, tuple(flows),
+                            "A is a family's first flow, B its second, the same frames in the same trials "
+                            "(flows = 2): no difference exists, and none should be found. " + HOW_TO_READ))
     scen = [(p.metric, p.point, p.name_b, p.name_a) + decided[p.key][1].row() for p in samples.scenario_throughput(data)
             if p.key in decided]
     if scen:

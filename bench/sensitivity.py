@@ -1,0 +1,198 @@
+"""How small a difference v6bench can see on the emulated lab (issue 40).
+
+One campaign, ``--blocks`` randomized repetition blocks (10 by default) on
+topology a, 1G links, 128-B frames at one fixed load (``--load``), in five
+scenarios that differ only in R1's access lists (lab/dut.py):
+
+- ``plain``: forwarding alone;
+- ``acl10-ipv6``, ``acl100-ipv6``: a list of K rules (K − 1 non-matching
+  denies, then the permit) that only IPv6 frames walk, IPv4 forwarded
+  unfiltered beside them;
+- ``acl10-ipv4``, ``acl100-ipv4``: the same for IPv4 frames only.
+
+In each scenario and block:
+
+- a paired latency trial: both families in one 50/50 stream, each as two
+  identical flows (``flows = 2``): IPv6's median delay against IPv4's in
+  the same trial, and each family's second flow against its first (the
+  A/A controls inside the trial);
+- two trials, IPv4 alone and IPv6 alone (``families = "separate"``), for
+  the DUT's CPU time per forwarded frame: IPv6's extra cost is the slope
+  over the IPv6 share with a level per block (report/regression.py).
+
+Prints, from the run's own report (one Benjamini–Hochberg correction over
+the comparisons, one over the A/A controls):
+
+(a) the A/A controls: how many, how many "differs" (the target: none);
+(b) per scenario, IPv6 − IPv4 in median delay (ns, %) and in cost per frame
+    (ns, %) with their 95 % intervals, and what the list added beside
+    plain forwarding: the K-rule lists must show the right sign (IPv6 dearer
+    when IPv6 walks them, cheaper when IPv4 does) and grow with K;
+(c) the smallest difference each comparison could have detected, against
+    the targets on this 2-vCPU machine at 10 blocks: median delay ±0.2 µs
+    (±1.5 %), cost per frame ±3 %.
+
+Run as root: `make bench` or `.venv/bin/python bench/sensitivity.py`
+(about 15 minutes at 10 blocks). ``--db`` and ``--resume`` continue a run
+cut short, as bench/repeatability.py does.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+from pathlib import Path
+
+from v6bench import stopping
+from v6bench.campaign import session, spec
+from v6bench.lab.site import Site
+from v6bench.report import data as report_data
+from v6bench.report import verdicts
+from v6bench.store.db import Store
+
+COMMAND = "bench/sensitivity.py"
+#: The targets at 10 blocks (issue 40): median delay, absolute [µs] and relative [%]; cost per frame [%].
+TARGET_MEDIAN_US, TARGET_MEDIAN_PCT, TARGET_COST_PCT = 0.2, 1.5, 3.0
+#: The scenarios: R1's [dut] table each (lab/dut.py); the first is plain forwarding.
+SCENARIOS = {
+    "plain": {},
+    "acl10-ipv6": {"acl": 10, "acl_family": "ipv6"},
+    "acl100-ipv6": {"acl": 100, "acl_family": "ipv6"},
+    "acl10-ipv4": {"acl": 10, "acl_family": "ipv4"},
+    "acl100-ipv4": {"acl": 100, "acl_family": "ipv4"},
+}
+
+
+def campaign(blocks: int, load: str, duration_s: float) -> spec.Campaign:
+    lat = {"kind": "latency", "loads": [load], "trial_duration_s": duration_s, "repeat": 1, "flows": 2}
+    d = {"name": f"sensitivity-{blocks}-{load}", "lab": {"topology": "a", "link_speed": "1G"},
+         "selftest": {"when": "if-stale", "frame_sizes": [128]},
+         "matrix": {"mixes": ["100/0", "0/100"], "frame_sizes": [128], "repeat": blocks, "drain_s": 0.5},
+         "scenario": [{"name": n, "dut": dut} for n, dut in SCENARIOS.items()],
+         "test": [lat, {**lat, "families": "separate"}]}
+    return spec.from_dict(d, json.dumps(d, sort_keys=True), d["name"])
+
+
+def _ns(c, pct: float | None) -> float | None:
+    """A comparison's % of A's centre in ns (centres in µs for delays, ns for costs)."""
+    return None if pct is None or c.center_a is None else pct / 100 * c.center_a
+
+
+def rows(run: report_data.RunData) -> tuple[list[dict], list[dict]]:
+    """The A/A controls and, per scenario and metric, the family comparison."""
+    controls, effects = [], []
+    for p, c in verdicts.of(run).values():
+        if p.control:
+            controls.append({"point": p.point, "metric": p.metric, "p_adjusted": c.p_adjusted, "outcome": c.outcome,
+                             "diff_pct": c.diff_pct, "mde_pct": c.mde_pct})
+            continue
+        if (p.metric, c.design) not in (("median latency [µs]", "paired"), ("cost per frame [ns]", "mix regression")):
+            continue  # the separate trials' delays, compared unpaired, are not what this bench measures
+        scenario = p.point.split(" ")[0]
+        unit = 1e3 if p.metric.startswith("median") else 1.0  # ns
+        effects.append({"scenario": scenario, "metric": p.metric.split(" [")[0], "design": c.design, "n": c.n_a,
+                        "a": None if c.center_a is None else c.center_a * unit,
+                        "diff_pct": c.diff_pct, "ci_pct": (c.ci_low_pct, c.ci_high_pct), "mde_pct": c.mde_pct,
+                        "diff_ns": None if c.diff_pct is None else _ns(c, c.diff_pct) * unit,
+                        "ci_ns": tuple(None if x is None else _ns(c, x) * unit for x in (c.ci_low_pct, c.ci_high_pct)),
+                        "mde_ns": None if c.mde_pct is None else _ns(c, c.mde_pct) * unit, "verdict": c.verdict})
+    return controls, effects
+
+
+def _f(x: float | None, fmt: str = "+.1f") -> str:
+    return "-" if x is None else format(x, fmt)
+
+
+def report(controls: list[dict], effects: list[dict]) -> None:
+    wrong = [c for c in controls if c["outcome"] == "differs"]
+    print(f"(a) A/A controls: {len(controls)} comparisons, {len(wrong)} 'differs' (target: 0, and 20 or more)"
+          + ("" if len(controls) >= 20 else "  NOT ENOUGH COMPARISONS"))
+    for c in wrong:
+        print(f"    differs: {c['metric']} {c['point']}: {c['diff_pct']:+.2f} % (corrected p {c['p_adjusted']:.3g})")
+    print("(b) IPv6 − IPv4 per scenario, and beside plain forwarding")
+    base = {e["metric"]: e for e in effects if e["scenario"] == "plain"}
+    print(f"    {'scenario':<13} {'metric':<15} {'design':<15} {'n':>3} {'IPv4 [ns]':>10} {'IPv6−IPv4 [ns]':>15} "
+          f"{'95 % CI [ns]':>20} {'%':>7} {'beside plain [ns]':>18}")
+    for e in sorted(effects, key=lambda e: (list(SCENARIOS).index(e["scenario"]) if e["scenario"] in SCENARIOS else 99,
+                                            e["metric"])):
+        ref = base.get(e["metric"])
+        beside = e["diff_ns"] - ref["diff_ns"] if ref and e["diff_ns"] is not None and ref["diff_ns"] is not None else None
+        lo, hi = e["ci_ns"]
+        print(f"    {e['scenario']:<13} {e['metric']:<15} {e['design']:<15} {e['n']:>3} {_f(e['a'], ',.0f'):>10} "
+              f"{_f(e['diff_ns']):>15} {_f(lo) + ' … ' + _f(hi):>20} {_f(e['diff_pct'], '+.2f'):>7} {_f(beside):>18}")
+    for line in known_costs(effects):
+        print("    " + line)
+    print("(c) smallest detectable difference (80 % power, α 0.05)")
+    for metric, pct_target, ns_target in (("median latency", TARGET_MEDIAN_PCT, TARGET_MEDIAN_US * 1e3),
+                                          ("cost per frame", None, None)):
+        es = [e for e in effects if e["metric"] == metric and e["mde_pct"] is not None]
+        if not es:
+            print(f"    {metric}: none measured")
+            continue
+        worst_pct, worst_ns = max(e["mde_pct"] for e in es), max(e["mde_ns"] for e in es)
+        target = pct_target if pct_target is not None else TARGET_COST_PCT
+        met = worst_pct <= target and (ns_target is None or worst_ns <= ns_target)
+        ns_txt = f", target ±{ns_target:g} ns" if ns_target is not None else ""
+        print(f"    {metric}: ±{min(e['mde_pct'] for e in es):.2f} … ±{worst_pct:.2f} % "
+              f"(±{min(e['mde_ns'] for e in es):,.0f} … ±{worst_ns:,.0f} ns); target ±{target:g} %{ns_txt}: "
+              + ("met" if met else "NOT met"))
+
+
+#: The scenarios with a known cost: which family walks the list (its sign: IPv6 − IPv4 rises or falls) and K.
+KNOWN = {"acl10-ipv6": (+1, 10), "acl100-ipv6": (+1, 100), "acl10-ipv4": (-1, 10), "acl100-ipv4": (-1, 100)}
+
+
+def known_costs(effects: list[dict]) -> list[str]:
+    """Per metric: each list's effect found (interval beside 0 on the right
+    side), not resolved (interval holding 0) or WRONG (beside 0 on the
+    wrong side); and whether the 100-rule list costs more than the 10-rule
+    one, beside plain forwarding, for each family."""
+    out = []
+    for metric in ("median latency", "cost per frame"):
+        e = {x["scenario"]: x for x in effects if x["metric"] == metric}
+        words = []
+        for name, (sign, _) in KNOWN.items():
+            x = e.get(name)
+            if x is None or None in x["ci_ns"]:
+                words.append(f"{name} not measured")
+                continue
+            lo, hi = x["ci_ns"]
+            side = {sign * lo > 0, sign * hi > 0}
+            found = "found" if side == {True} else "WRONG SIGN" if side == {False} and lo * hi > 0 else "not resolved"
+            words.append(f"{name} {x['diff_ns']:+.0f} ns {found}")
+        grows = []
+        for fam in ("ipv6", "ipv4"):
+            a, b = e.get(f"acl10-{fam}"), e.get(f"acl100-{fam}")
+            ref = e.get("plain")
+            if a and b and ref and None not in (a["diff_ns"], b["diff_ns"], ref["diff_ns"]):
+                grows.append(f"{fam}: {'grows' if abs(b['diff_ns'] - ref['diff_ns']) > abs(a['diff_ns'] - ref['diff_ns']) else 'DOES NOT GROW'} with K")
+        out.append(f"{metric}: " + "; ".join(words) + " (" + ", ".join(grows) + ")")
+    return out
+
+
+def main() -> int:
+    stopping.install()  # Ctrl-C and SIGTERM unwind like the command line's: nothing left behind
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--blocks", type=int, default=10, help="repetition blocks [10]")
+    ap.add_argument("--load", default="60kfps", help="the fixed load, per direction [60kfps]")
+    ap.add_argument("--duration", type=float, default=2.0, help="seconds a trial [2]")
+    ap.add_argument("--db", default=None, help="results database [a temporary one]")
+    ap.add_argument("--resume", action="store_true", help="continue this campaign's unfinished run in --db")
+    args = ap.parse_args()
+    site = Site.from_env()
+    db = Path(args.db) if args.db else Path(tempfile.mkdtemp(prefix="v6bench-sensitivity-")) / "r.db"
+    with Store(db) as store:
+        run_id = session.run(site, campaign(args.blocks, args.load, args.duration), store, args.resume, COMMAND)
+        run = report_data.load(store, run_id)
+    controls, effects = rows(run)
+    print(f"sensitivity: {args.blocks} blocks, 128 B at {args.load}, {args.duration:g}-s trials, topology a, 1G")
+    report(controls, effects)
+    print(json.dumps({"controls": controls, "effects": effects}))
+    print(f"(results in {db})")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
