@@ -186,9 +186,10 @@ def test_html_references_nothing_outside_itself(written):
     p.feed(text)
     assert all(r.startswith("#") for r in p.refs), [r for r in p.refs if not r.startswith("#")]
     assert not p.tags & {"link", "img", "iframe", "object", "embed"}
-    assert "@import" not in text and "url(" not in text
-    # The one absolute URL is the SVG namespace name, which is never fetched.
-    assert {u for u in __import__("re").findall(r"https?://[^\s\"')]+", text)} <= {"http://www.w3.org/2000/svg"}
+    assert "@import" not in text and "url(" not in text.replace("url(#", "")  # url(#id): inside the page
+    # The absolute URLs are namespace names (SVG, XLink: the inlined forest plot), which are never fetched.
+    assert {u for u in __import__("re").findall(r"https?://[^\s\"')]+", text)} <= {"http://www.w3.org/2000/svg",
+                                                                                 "http://www.w3.org/1999/xlink"}
 
 
 def test_cli_report_writes_the_latest_run_and_says_where(store, tmp_path, capsys):
@@ -264,6 +265,32 @@ def test_the_statistics_open_with_a_summary_of_every_comparison(store):
         assert "differs" not in verdict or r[2 + cols.index("p (corrected)")] < stats.ALPHA
     assert counted.get(OUTCOME_NAMES["differs"], 0) == sum("differs" in r[-1] for r in table.rows) + sum(
         "differs" in r[-1] for t in delay for r in t.rows)
+
+
+def test_the_statistics_open_with_a_forest_of_every_comparison(store, written):
+    """"Is the difference real?" opens with a picture: every comparison
+    with an effect as a row (effect, interval, detectable band, design,
+    outcome) in the tables' order; the HTML inlines its SVG, and the
+    figure files and CSV hold the same rows."""
+    from v6bench.report import verdicts
+    from v6bench.report.model import FOREST_COLUMNS, Forest
+
+    s, run_id = store
+    d = data.load(s, run_id)
+    sec = VIEWS["statistics"](d)
+    fo = sec.blocks[0]
+    assert isinstance(fo, Forest) and sec.blocks[1].id == "summary"
+    compared = [c for _, c in verdicts.of(d).values() if c.diff_pct is not None]
+    assert len(fo.rows) == len(compared) and fo.rows
+    assert [(r.effect_pct, r.low_pct, r.high_pct, r.detectable_pct, r.design, r.outcome) for r in fo.rows] == \
+        [(c.diff_pct, c.ci_low_pct, c.ci_high_pct, c.mde_pct, c.design, c.outcome) for c in compared]
+    out, _ = written
+    rows = list(csv.reader((out / "figures" / "forest.csv").open()))
+    assert tuple(rows[0]) == FOREST_COLUMNS and len(rows) == len(fo.rows) + 1
+    ET.parse(out / "figures" / "forest.svg")
+    page = (out / "report.html").read_text()
+    i = page.index('id="fig-forest"')
+    assert page.index('<div class="forest"><svg', i) < page.index('id="tab-summary"')
 
 
 def test_a_throughput_headline_marks_each_goal_the_tester_capped():

@@ -14,7 +14,7 @@ from pathlib import Path
 from ..store.db import Store
 from . import data as run_data
 from . import html, plot
-from .model import Section
+from .model import FOREST_COLUMNS, Section
 from .views import sections as build_sections
 
 
@@ -44,6 +44,11 @@ def write(store: Store, run_id: int, out: Path, figures: bool = True) -> dict:
                  [(se.name, f.x_categories[int(x)] if f.x_categories else x, y) for se in f.series for x, y in zip(se.x, se.y)])
             if figures:
                 plot.save(f, out / "figures" / f.id)
+            n_fig += 1
+        for fo in s.forests:
+            _csv(out / "figures" / f"{fo.id}.csv", FOREST_COLUMNS, fo.table_rows())
+            if figures:
+                plot.save(fo, out / "figures" / fo.id)
             n_fig += 1
         for t in s.tables:
             _csv(out / "tables" / f"{t.id}.csv", t.columns, t.rows)

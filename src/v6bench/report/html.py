@@ -16,7 +16,8 @@ import json
 from html import escape
 from importlib import resources
 
-from .model import Figure, Section, Table
+from .model import Figure, Forest, Section, Table
+from .plot import forest_svg
 
 ERROR_CATCHER = """window.addEventListener("error", function (e) {
   var p = document.getElementById("report-errors");
@@ -74,6 +75,18 @@ def _figure(f: Figure) -> str:
             f'<p class="note">Files: figures/{escape(f.id)}.svg, .png; data figures/{escape(f.id)}.csv</p></div>')
 
 
+def _forest(f: Forest) -> str:
+    """A forest plot: the SVG drawn as for the files, inlined (it needs no script)."""
+    note = f'<p class="note">{escape(f.note)}</p>' if f.note else ""
+    return (f'<div class="figure" id="fig-{escape(f.id)}"><h3>{escape(f.title)}</h3>{note}'
+            f'<div class="forest">{forest_svg(f)}</div>'
+            f'<p class="note">Files: figures/{escape(f.id)}.svg, .png; data figures/{escape(f.id)}.csv</p></div>')
+
+
+def _block(b: Figure | Table | Forest) -> str:
+    return _figure(b) if isinstance(b, Figure) else _forest(b) if isinstance(b, Forest) else _table(b)
+
+
 def page(title: str, subtitle: str, sections: list[Section]) -> str:
     css = resources.files(__package__).joinpath("assets/report.css").read_text()
     js = resources.files(__package__).joinpath("assets/report.js").read_text()
@@ -83,7 +96,7 @@ def page(title: str, subtitle: str, sections: list[Section]) -> str:
     body = []
     for s in sections:
         intro = f'<p class="note">{escape(s.intro)}</p>' if s.intro else ""
-        blocks = "".join(_figure(b) if isinstance(b, Figure) else _table(b) for b in s.blocks)
+        blocks = "".join(_block(b) for b in s.blocks)
         body.append(f'<section id="{escape(s.id)}"><h2>{escape(s.title)}</h2>{intro}{blocks}</section>')
     return (
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"

@@ -75,15 +75,55 @@ class Table:
 
 
 @dataclass(frozen=True)
+class Interval:
+    """One comparison on a forest plot: its effect [% of A] and 95 % interval
+    (None where there is none: too few repetitions), the difference it could
+    have detected (±, %), its design (paired, unpaired, mix regression) and
+    its outcome (:data:`.stats.OUTCOMES`)."""
+
+    label: str
+    effect_pct: float | None
+    low_pct: float | None
+    high_pct: float | None
+    detectable_pct: float | None
+    design: str
+    outcome: str
+
+
+#: A forest's columns (its CSV).
+FOREST_COLUMNS = ("comparison", "design", "B − A %", "95 % CI low %", "95 % CI high %", "detectable ± %", "outcome")
+
+
+@dataclass(frozen=True)
+class Forest:
+    """Every comparison as an effect with its interval on one axis, the band
+    it could have detected around 0, and its design marked (a forest plot:
+    rows in the order given)."""
+
+    id: str
+    title: str
+    x_label: str
+    rows: tuple[Interval, ...]
+    note: str = ""
+
+    def table_rows(self) -> list[tuple]:
+        return [(r.label, r.design, r.effect_pct, r.low_pct, r.high_pct, r.detectable_pct, r.outcome) for r in self.rows]
+
+
+@dataclass(frozen=True)
 class Section:
     id: str
     title: str
     intro: str
-    blocks: tuple[Figure | Table, ...] = field(default=())
+    blocks: tuple[Figure | Table | Forest, ...] = field(default=())
 
     @property
     def figures(self) -> list[Figure]:
         return [b for b in self.blocks if isinstance(b, Figure)]
+
+    @property
+    def forests(self) -> list[Forest]:
+        return [b for b in self.blocks if isinstance(b, Forest)]
 
     @property
     def tables(self) -> list[Table]:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from .. import samples, verdicts
 from ..data import RunData
-from ..model import Section, Table
+from ..model import Forest, Interval, Section, Table
 from ..stats import ALPHA, COMPARISON_COLUMNS, CORRECTION, DESCRIPTION_COLUMNS, MIN_PAIRS, MIN_REPETITIONS, POWER, describe
 
 #: The summary's words for each outcome (:data:`..stats.OUTCOMES`), in its order.
@@ -43,6 +43,7 @@ def comparisons(data: RunData) -> Section | None:
         return None
     blocks = []
     if decided:
+        blocks.append(forest(list(decided.values())))
         blocks.append(summary(list(decided.values())))
     if rows:
         blocks.append(Table("ipv4-vs-ipv6", "IPv4 against IPv6", ("metric", "point") + COMPARISON_COLUMNS, tuple(rows),
@@ -69,14 +70,34 @@ def comparisons(data: RunData) -> Section | None:
                    f"corrected for the number of comparisons ({CORRECTION[1]}).", tuple(blocks))
 
 
+def _name(p) -> str:
+    """A comparison in words: metric, point, B against A."""
+    return f"{p.metric.split(' [')[0]} {p.point} ({p.name_b} vs {p.name_a})"
+
+
+def forest(compared: list) -> Forest:
+    """The answer as a picture: every comparison of the run, in the order
+    the tables give them, as B − A in % of A with its 95 % interval, the
+    band ± the difference it could have detected, the design marked."""
+    rows = tuple(Interval(_name(p), c.diff_pct, c.ci_low_pct, c.ci_high_pct, c.mde_pct, c.design, c.outcome)
+                 for p, c in compared if c.diff_pct is not None)
+    return Forest("forest", "Every comparison: B − A with its 95 % interval", "B − A [% of A]", rows,
+                  "A dot is the effect, the line its 95 % interval, the grey band what the run could have detected "
+                  "(80 % power); shape: the design (filled circle paired, open square unpaired, diamond mix "
+                  "regression); colour: red differs (after the correction), blue no difference detected, grey too few "
+                  "repetitions. The colour is the corrected verdict, the interval is not corrected. The axis is linear within "
+                  "±1 % and logarithmic beyond; an interval beyond it ends in an arrowhead. Comparisons with no effect to show "
+                  "(not measured for both) are in the tables only.")
+
+
 def summary(compared: list) -> Table:
     """The answer first: how many comparisons show a real difference, and which."""
     rows = []
     for outcome, name in OUTCOME_NAMES.items():
         hits = [(p, c) for p, c in compared if c.outcome == outcome]
         if hits:
-            listed = "; ".join(f"{p.metric.split(' [')[0]} {p.point} ({p.name_b} vs {p.name_a})"
-                               + (f": {c.diff_pct:+.1f} %" if c.diff_pct is not None else "") for p, c in hits[:12])
+            listed = "; ".join(_name(p) + (f": {c.diff_pct:+.1f} %" if c.diff_pct is not None else "")
+                               for p, c in hits[:12])
             rows.append((name, len(hits), listed + (f"; … {len(hits) - 12} more" if len(hits) > 12 else "")))
     limited = sum(p.excluded for p, _ in compared)
     if limited:
