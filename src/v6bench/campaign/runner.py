@@ -90,8 +90,7 @@ def known_ndr(store: Store, run_id: int, p: ScheduledTest) -> tuple[float | None
     bound and a measured value is a lower bound only when it is the bound."""
     def ndr(mix: str) -> tuple[float, bool] | None:
         r = store.test_result(run_id, "throughput", mix, p.frame_size, p.bidirectional,
-                              {"ext_headers": p.test.traffic.ext_headers, "icmp_echo": p.test.traffic.icmp_echo,
-                               "scenario": p.scenario or None})
+                              {**p.test.traffic.frames_json(), "scenario": p.scenario or None})
         return (r["ndr_fps"], bool((r.get("ndr") or {}).get("is_lower_bound"))) if r and r.get("ndr_fps") is not None else None
 
     own = ndr(str(p.mix))

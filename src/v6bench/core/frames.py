@@ -110,10 +110,13 @@ class Traffic:
     icmp_echo: str | None = None
     flows: int = 1
 
+    def frames_json(self) -> dict:
+        """The stored keys that say what the frames are (a throughput is reused only with the same)."""
+        return {"ext_headers": self.ext_headers, "icmp_echo": self.icmp_echo}
+
     def to_json(self) -> dict:
         """The stored keys; ``flows`` only where it is not 1 (runs stored before it had none)."""
-        return {"ext_headers": self.ext_headers, "icmp_echo": self.icmp_echo,
-                **({"flows": self.flows} if self.flows != 1 else {})}
+        return {**self.frames_json(), **({"flows": self.flows} if self.flows != 1 else {})}
 
     @classmethod
     def from_json(cls, d: dict) -> "Traffic":

@@ -130,6 +130,11 @@ def _trial_quantile_ns(streams: list[dict], quantile: str) -> float | None:
     return sum(q) / len(q) if q else None
 
 
+def _us(ns: float | None) -> float | None:
+    """A delay in µs, as comparisons state them (None: not measured)."""
+    return None if ns is None else ns / 1e3
+
+
 def trial_median_ns(streams: list[dict]) -> float | None:
     """A trial's median delay for one family (:func:`_trial_quantile_ns`)."""
     return _trial_quantile_ns(streams, "p50")
@@ -189,13 +194,13 @@ def _latency(data: RunData, pairs: dict) -> None:
                     for trial in load_trials(t, row):
                         fam = trial_families(trial)
                         a, b = (value_ns(fam.get(v, [])) for v in (4, 6))
-                        p.add_pair(None if a is None else a / 1e3, None if b is None else b / 1e3)
+                        p.add_pair(_us(a), _us(b))
                 continue
             p = _pair(pairs, "median latency [µs]", point, "slower", "location")
             p.exclude(left_out, f"IPv{t.family}")
             for trial in load_trials(t, row):
                 m = trial_median_ns(trial_families(trial).get(t.family, []))
-                p.add(f"IPv{t.family}", None if m is None else m / 1e3)
+                p.add(f"IPv{t.family}", _us(m))
 
 
 def trial_cost_ns(trial: dict) -> float | None:
@@ -289,7 +294,7 @@ def flow_controls(data: RunData) -> list[Pair]:
                     for trial in trials:
                         streams = trial_families(trial).get(v, [])
                         a, b = (value_ns([s for s in streams if flow_of(s["name"]) == k]) for k in (1, 2))
-                        p.add_pair(None if a is None else a / 1e3, None if b is None else b / 1e3)
+                        p.add_pair(_us(a), _us(b))
     return list(pairs.values())
 
 
