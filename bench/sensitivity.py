@@ -1,24 +1,29 @@
 """How small a difference v6bench can see on the emulated lab (issue 40).
 
 One campaign, ``--blocks`` randomized repetition blocks (10 by default) on
-topology a, 1G links, 128-B frames at one fixed load (``--load``), in five
-scenarios that differ only in R1's access lists (lab/dut.py):
+topology a, 1G links, 128-B frames, in seven scenarios that differ only
+in R1's access lists (lab/dut.py):
 
 - ``plain``: forwarding alone;
 - ``acl10-ipv6``, ``acl100-ipv6``: a list of K rules (K − 1 non-matching
   denies, then the permit) that only IPv6 frames walk, IPv4 forwarded
   unfiltered beside them;
-- ``acl10-ipv4``, ``acl100-ipv4``: the same for IPv4 frames only.
+- ``acl10-ipv4``, ``acl100-ipv4``: the same for IPv4 frames only;
+- ``acl10-flow2``, ``acl100-flow2``: the list only IPv6's second flow
+  walks (``scope = "flow2"``), its first flow the control.
 
 In each scenario and block:
 
-- a paired latency trial: both families in one 50/50 stream, each as two
-  identical flows (``flows = 2``): IPv6's median delay against IPv4's in
-  the same trial, and each family's second flow against its first (the
-  A/A controls inside the trial);
-- two trials, IPv4 alone and IPv6 alone (``families = "separate"``), for
-  the DUT's CPU time per forwarded frame: IPv6's extra cost is the slope
-  over the IPv6 share with a level per block (report/regression.py).
+- a paired latency trial at ``--delay-load`` (20 kframes/s: frames do not
+  overlap in the router; docs/performance.md): both families in one 50/50
+  stream, each as two flows (``flows = 2``): IPv6's median delay against
+  IPv4's in the same trial, and each family's second flow against its
+  first (the A/A controls inside the trial, or the scoped list against
+  its control);
+- except in the scoped scenarios, two trials at ``--cost-load``, IPv4
+  alone and IPv6 alone (``families = "separate"``), for the DUT's CPU
+  time per forwarded frame: IPv6's extra cost is the slope over the IPv6
+  share with a level per block (report/regression.py).
 
 Prints, from the run's own report (one Benjamini–Hochberg correction over
 the comparisons, one over the A/A controls):
@@ -62,16 +67,21 @@ SCENARIOS = {
     "acl100-ipv6": {"acl": 100, "acl_family": "ipv6"},
     "acl10-ipv4": {"acl": 10, "acl_family": "ipv4"},
     "acl100-ipv4": {"acl": 100, "acl_family": "ipv4"},
+    "acl10-flow2": {"acl": 10, "acl_family": "ipv6", "scope": "flow2"},
+    "acl100-flow2": {"acl": 100, "acl_family": "ipv6", "scope": "flow2"},
 }
+SCOPED = [n for n, dut in SCENARIOS.items() if dut.get("scope") == "flow2"]
 
 
-def campaign(blocks: int, load: str, duration_s: float) -> spec.Campaign:
-    lat = {"kind": "latency", "loads": [load], "trial_duration_s": duration_s, "repeat": 1, "flows": 2}
-    d = {"name": f"sensitivity-{blocks}-{load}", "lab": {"topology": "a", "link_speed": "1G"},
+def campaign(blocks: int, delay_load: str, cost_load: str, duration_s: float) -> spec.Campaign:
+    lat = {"kind": "latency", "loads": [delay_load], "trial_duration_s": duration_s, "repeat": 1, "flows": 2}
+    cost = {"kind": "latency", "loads": [cost_load], "trial_duration_s": duration_s, "repeat": 1,
+            "families": "separate", "scenarios": [n for n in SCENARIOS if n not in SCOPED]}
+    d = {"name": f"sensitivity-{blocks}-{delay_load}-{cost_load}", "lab": {"topology": "a", "link_speed": "1G"},
          "selftest": {"when": "if-stale", "frame_sizes": [128]},
          "matrix": {"mixes": ["100/0", "0/100"], "frame_sizes": [128], "repeat": blocks, "drain_s": 0.5},
          "scenario": [{"name": n, "dut": dut} for n, dut in SCENARIOS.items()],
-         "test": [lat, {**lat, "families": "separate"}]}
+         "test": [lat, cost]}
     return spec.from_dict(d, json.dumps(d, sort_keys=True), d["name"])
 
 
@@ -92,7 +102,8 @@ def rows(run: report_data.RunData) -> tuple[list[dict], list[dict]]:
             continue  # the separate trials' delays, compared unpaired, are not what this bench measures
         scenario = p.point.split(" ")[0]
         unit = 1e3 if p.metric.startswith("median") else 1.0  # ns
-        effects.append({"scenario": scenario, "metric": p.metric.split(" [")[0], "design": c.design, "n": c.n_a,
+        metric = p.metric.split(" [")[0] + (" (flow 2 − 1)" if p.name_a == "flow 1" else "")
+        effects.append({"scenario": scenario, "metric": metric, "design": c.design, "n": c.n_a,
                         "a": None if c.center_a is None else c.center_a * unit,
                         "diff_pct": c.diff_pct, "ci_pct": (c.ci_low_pct, c.ci_high_pct), "mde_pct": c.mde_pct,
                         "diff_ns": None if c.diff_pct is None else _ns(c, c.diff_pct) * unit,
@@ -113,19 +124,20 @@ def report(controls: list[dict], effects: list[dict]) -> None:
         print(f"    differs: {c['metric']} {c['point']}: {c['diff_pct']:+.2f} % (corrected p {c['p_adjusted']:.3g})")
     print("(b) IPv6 − IPv4 per scenario, and beside plain forwarding")
     base = {e["metric"]: e for e in effects if e["scenario"] == "plain"}
-    print(f"    {'scenario':<13} {'metric':<15} {'design':<15} {'n':>3} {'IPv4 [ns]':>10} {'IPv6−IPv4 [ns]':>15} "
+    print(f"    {'scenario':<13} {'metric':<28} {'design':<15} {'n':>3} {'IPv4 [ns]':>10} {'IPv6−IPv4 [ns]':>15} "
           f"{'95 % CI [ns]':>20} {'%':>7} {'beside plain [ns]':>18}")
     for e in sorted(effects, key=lambda e: (list(SCENARIOS).index(e["scenario"]) if e["scenario"] in SCENARIOS else 99,
                                             e["metric"])):
         ref = base.get(e["metric"])
         beside = e["diff_ns"] - ref["diff_ns"] if ref and e["diff_ns"] is not None and ref["diff_ns"] is not None else None
         lo, hi = e["ci_ns"]
-        print(f"    {e['scenario']:<13} {e['metric']:<15} {e['design']:<15} {e['n']:>3} {_f(e['a'], ',.0f'):>10} "
+        print(f"    {e['scenario']:<13} {e['metric']:<28} {e['design']:<15} {e['n']:>3} {_f(e['a'], ',.0f'):>10} "
               f"{_f(e['diff_ns']):>15} {_f(lo) + ' … ' + _f(hi):>20} {_f(e['diff_pct'], '+.2f'):>7} {_f(beside):>18}")
     for line in known_costs(effects):
         print("    " + line)
     print("(c) smallest detectable difference (80 % power, α 0.05)")
     for metric, pct_target, ns_target in (("median latency", TARGET_MEDIAN_PCT, TARGET_MEDIAN_US * 1e3),
+                                          ("median latency (flow 2 − 1)", TARGET_MEDIAN_PCT, TARGET_MEDIAN_US * 1e3),
                                           ("cost per frame", None, None)):
         es = [e for e in effects if e["metric"] == metric and e["mde_pct"] is not None]
         if not es:
@@ -169,6 +181,18 @@ def known_costs(effects: list[dict]) -> list[str]:
             if a and b and ref and None not in (a["diff_ns"], b["diff_ns"], ref["diff_ns"]):
                 grows.append(f"{fam}: {'grows' if abs(b['diff_ns'] - ref['diff_ns']) > abs(a['diff_ns'] - ref['diff_ns']) else 'DOES NOT GROW'} with K")
         out.append(f"{metric}: " + "; ".join(words) + " (" + ", ".join(grows) + ")")
+    flow = {x["scenario"]: x for x in effects if x["metric"] == "median latency (flow 2 − 1)" and x["scenario"] in SCOPED}
+    words = []
+    for name in SCOPED:
+        x = flow.get(name)
+        if x is None or None in x["ci_ns"]:
+            words.append(f"{name} not measured")
+            continue
+        lo, hi = x["ci_ns"]
+        words.append(f"{name} {x['diff_ns']:+.0f} ns " + ("found" if lo > 0 else "WRONG SIGN" if hi < 0 else "not resolved"))
+    a, b = (flow.get(n) for n in SCOPED)
+    grows = a and b and None not in (a["diff_ns"], b["diff_ns"]) and b["diff_ns"] > a["diff_ns"]
+    out.append("IPv6 flow 2 (walks) − flow 1: " + "; ".join(words) + (" (grows with K)" if grows else " (DOES NOT GROW with K)"))
     return out
 
 
@@ -176,7 +200,8 @@ def main() -> int:
     stopping.install()  # Ctrl-C and SIGTERM unwind like the command line's: nothing left behind
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--blocks", type=int, default=10, help="repetition blocks [10]")
-    ap.add_argument("--load", default="60kfps", help="the fixed load, per direction [60kfps]")
+    ap.add_argument("--delay-load", default="20kfps", help="the paired delay trials' load, per direction [20kfps]")
+    ap.add_argument("--cost-load", default="60kfps", help="the cost-per-frame trials' load, per direction [60kfps]")
     ap.add_argument("--duration", type=float, default=2.0, help="seconds a trial [2]")
     ap.add_argument("--db", default=None, help="results database [a temporary one]")
     ap.add_argument("--resume", action="store_true", help="continue this campaign's unfinished run in --db")
@@ -184,10 +209,12 @@ def main() -> int:
     site = Site.from_env()
     db = Path(args.db) if args.db else Path(tempfile.mkdtemp(prefix="v6bench-sensitivity-")) / "r.db"
     with Store(db) as store:
-        run_id = session.run(site, campaign(args.blocks, args.load, args.duration), store, args.resume, COMMAND)
+        run_id = session.run(site, campaign(args.blocks, args.delay_load, args.cost_load, args.duration), store,
+                             args.resume, COMMAND)
         run = report_data.load(store, run_id)
     controls, effects = rows(run)
-    print(f"sensitivity: {args.blocks} blocks, 128 B at {args.load}, {args.duration:g}-s trials, topology a, 1G")
+    print(f"sensitivity: {args.blocks} blocks, 128 B, delays at {args.delay_load}, costs at {args.cost_load}, "
+          f"{args.duration:g}-s trials, topology a, 1G")
     report(controls, effects)
     print(json.dumps({"controls": controls, "effects": effects}))
     print(f"(results in {db})")

@@ -127,3 +127,59 @@ def test_a_tunnel_needs_topology_b():
     with pytest.raises(UsageError, match='dut.tunnel: 4in6 runs between R1 and R2: it needs topology b'):
         spec.parse_campaign(text, "t.toml")
     assert spec.parse_campaign(text.replace('"a"', '"b"'), "t.toml").dut.tunnel == "4in6"
+
+
+def test_a_scenario_scoped_to_flow_2_matches_its_source_port():
+    """``scope = "flow2"``: the list's jumps and the NAT match the second
+    flow's UDP source port (core/frames.FLOW_SRC_PORT); the NAT leaves
+    every other frame from t1's subnet untracked, so its control is not
+    connection-tracked either; what flow 2 meets is said per IP version."""
+    a = parse_topology("a")
+    fwd = [r for r in chain(ruleset(DutConfig(acl=100, acl_family="ipv6", scope="flow2"), a, "r1"), "forward")
+           if "jump" in r]
+    assert fwd == ['iifname "r1-t1" meta nfproto ipv6 udp sport 49185 jump acl_v6']
+    nat = ruleset(DutConfig(nat44=True, scope="flow2"), a, "r1")
+    assert 'ip saddr 198.18.0.0/24 udp sport != 49185 notrack' in chain(nat, "prerouting")
+    assert 'oifname "r1-t2" ip saddr 198.18.0.0/24 udp sport 49185 counter snat to 198.19.0.1' in chain(nat, "postrouting")
+    assert "notrack" not in ruleset(DutConfig(nat44=True), a, "r1")
+    assert DutConfig(nat44=True, scope="flow2").on_flow2() == {4: "IPv4 source NAT"}
+    assert DutConfig(acl=10, scope="flow2").on_flow2() == {4: "ACL of 10 rules at in", 6: "ACL of 10 rules at in"}
+    assert DutConfig(tunnel="4in6", scope="flow2").on_flow2() == {4: "4in6 tunnel"}
+    assert DutConfig(tunnel="gre6in4", scope="flow2").on_flow2() == {6: "gre6in4 tunnel"}
+    assert DutConfig(acl=10).on_flow2() == {}
+    assert "on each family's flow 2 only" in DutConfig(acl=10, scope="flow2").describe()
+    # Stored as before where unscoped (old results and lab states stay equal).
+    assert "scope" not in DutConfig(acl=10).to_json() and DutConfig(nat44=True, scope="flow2").to_json()["scope"] == "flow2"
+
+
+def test_the_second_flows_scenarios_join_the_duts_and_the_traffics():
+    from v6bench.core.frames import Traffic
+    from v6bench.lab.dut import flow2_scenarios
+
+    both = flow2_scenarios(DutConfig(acl=1, acl_udp_only=True, acl_family="ipv6", scope="flow2"),
+                           Traffic("hbh", None, 2, "flow2"))
+    assert both == {"6": "ACL of 1 rule at in, UDP only, +hbh"}
+    assert flow2_scenarios(DutConfig(acl=1, acl_udp_only=True), Traffic("hbh", None, 2, "flow2")) == {"6": "+hbh"}
+    assert flow2_scenarios(DutConfig(), Traffic(flows=2)) == {}
+
+
+@pytest.mark.parametrize("d,message", [
+    ({"scope": "flow3"}, "dut.scope: 'flow3' is not one of all, flow2"),
+    ({"scope": "flow2"}, "dut.scope: flow2 pairs one scenario with its control: give exactly one of acl, nat44 and "
+                         "tunnel (given: 0)"),
+    ({"scope": "flow2", "acl": 5, "nat44": True}, "(given: 2)"),
+])
+def test_a_scope_needs_exactly_one_scenario(d, message):
+    with pytest.raises(UsageError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        parse(DutConfig, d, ("dut",))
+
+
+def test_a_scoped_lab_takes_trials_of_two_flows_only():
+    from v6bench.core.frames import Traffic
+    from v6bench.trial import fit
+
+    fit.check_on_dut(Traffic(flows=2), "flow2")
+    fit.check_on_dut(Traffic(), "all")
+    with pytest.raises(UsageError, match="send two flows") as e:
+        fit.check_on_dut(Traffic(), "flow2")
+    assert e.value.field == ("flows",)

@@ -128,3 +128,41 @@ def test_two_flows_a_family_give_an_aa_control_inside_each_trial():
                and c.outcome == "none" for p, c in controls)
     [median] = [c for p, c in decided.values() if p.metric == "median latency [µs]" and not p.control]
     assert median.outcome == "differs" and median.diff_pct == pytest.approx(1.0, abs=0.1)
+
+
+def test_a_scenario_on_the_second_flow_is_compared_with_its_control_in_the_same_trials():
+    """A test that stored ``flow2`` (a DUT scenario or extension headers
+    scoped to flow 2, here IPv6's +hbh costing 3 %): IPv6's flow 2 against
+    its flow 1 is that scenario against its control (paired, corrected
+    with the report's comparisons, not among the controls) and is found;
+    IPv4's two flows stay an A/A control and find nothing; the report
+    puts them in a table of their own."""
+    from v6bench.report.views import compare
+
+    rng = __import__("numpy").random.default_rng(7)
+
+    def trial(level_ns):
+        streams = [{"name": f"ipv{v}-t1-t2{'-flow2' if k == 2 else ''}", "ip_version": v,
+                    "latency_ns": {"p50": p, "p99": 2 * p}}
+                   for v in (4, 6) for k in (1, 2)
+                   for p in [level_ns * (1.03 if (v, k) == (6, 2) else 1) * (1 + rng.normal(0, 1e-3))]]
+        return {"call": "measure", "call_args": {"load_fps": 1000.0}, "tester_limited": False, "streams": streams,
+                "result": {"suspect_reasons": []}}
+
+    trials = tuple(trial(15_000 if i % 2 else 20_000) for i in range(10))
+    row = {"load": "1kfps", "load_fps": 1000.0, "tester_limited_trials": 0, "families": {}}
+    params = {"params": {}, "flows": 2, "ext_headers": "hbh", "ext_headers_scope": "flow2", "flow2": {"6": "+hbh"}}
+    t = data.TestData(0, "latency", "50/50", 128, False, 0, params, {"loads": [row]}, trials)
+    run = data.RunData({"environment": {}}, None, (t,), 0)
+    decided = verdicts.of(run)
+    flows = {(p.metric, p.point[-4:]): (p, c) for p, c in decided.values() if p.name_a == "flow 1"}
+    p6, c6 = flows["median latency [µs]", "IPv6"]
+    assert (p6.name_b, p6.control, c6.design, c6.family) == ("flow 2: +hbh", False, "paired", "report")
+    assert c6.outcome == "differs" and c6.diff_pct == pytest.approx(3.0, abs=0.1)
+    p4, c4 = flows["median latency [µs]", "IPv4"]
+    assert (p4.name_b, p4.control, c4.outcome) == ("flow 2", True, "none")
+    section = compare.comparisons(run)
+    ids = [b.id for b in section.blocks if hasattr(b, "id")]
+    assert "flow-scenarios" in ids and "flow-controls" in ids
+    [scoped] = [b for b in section.blocks if getattr(b, "id", "") == "flow-scenarios"]
+    assert {r[2] for r in scoped.rows} == {"+hbh"} and len(scoped.rows) == 2

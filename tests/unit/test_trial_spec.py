@@ -13,6 +13,8 @@ from v6bench.lab.site import Site
 from v6bench.lab.mtu import Mtus
 from v6bench.lab.state import LabState
 from v6bench.lab.topology import parse_topology
+from v6bench.core.errors import UsageError
+from v6bench.core.frames import FLOW_SRC_PORT
 from v6bench.trial.request import make_request
 from v6bench.trial.path import LabPath
 from v6bench.trial.spec import engine_spec
@@ -93,9 +95,11 @@ def test_single_family_unidirectional(engine_bin):
 
 def test_two_flows_a_family_are_the_same_frames_in_two_streams(engine_bin):
     """``flows = 2``: each family's share over two identical streams (the
-    second named ``…-flow2``), listed flow by flow so that the families
-    alternate as with one flow, the mix exact: 50/50 of 20,000 frames is
-    5,000 a flow; the engine frames them alike (same size, addresses)."""
+    second named ``…-flow2``, from UDP source port 49185 where the first
+    keeps the engine's default, so that a DUT can scope a scenario to it),
+    listed flow by flow so that the families alternate as with one flow,
+    the mix exact: 50/50 of 20,000 frames is 5,000 a flow; the engine
+    frames them alike (same size, addresses)."""
     from v6bench.core.frames import flow_of
 
     req = make_request("50/50", 128, "10kfps", 2, False, flows=2)
@@ -105,8 +109,25 @@ def test_two_flows_a_family_are_the_same_frames_in_two_streams(engine_bin):
     assert names == ["ipv4-t1-t2", "ipv6-t1-t2", "ipv4-t1-t2-flow2", "ipv6-t1-t2-flow2"]  # families alternate
     assert [flow_of(n) for n in names] == [1, 1, 2, 2]
     one, two = spec["streams"][1], spec["streams"][3]
-    assert {k: v for k, v in one.items() if k != "name"} == {k: v for k, v in two.items() if k != "name"}
+    assert "src_port" not in one and two["src_port"] == 49185 == FLOW_SRC_PORT[2]
+    assert {k: v for k, v in one.items() if k != "name"} == {k: v for k, v in two.items() if k not in ("name", "src_port")}
     assert {s["name"]: s["frames"] for s in check(engine_bin, spec)["streams"]} == dict.fromkeys(names, 5000)
+
+
+def test_extension_headers_scoped_to_the_second_flow_ride_on_its_ipv6_frames_only(engine_bin):
+    """``ext_headers_scope = "flow2"``: IPv6's second flow carries the
+    headers, its first (the control) and IPv4 do not; without flows = 2
+    or without headers the scope is refused, naming its field."""
+    req = make_request("50/50", 256, "10kfps", 1, False, ext_headers="hbh", flows=2, ext_headers_scope="flow2")
+    lab = lab_of("a")
+    spec = engine_spec(lab, req, req.check_against(LabPath.of(lab))).to_json()
+    carrying = {s["name"] for s in spec["streams"] if s.get("ipv6_ext_headers")}
+    assert carrying == {"ipv6-t1-t2-flow2"}, carrying
+    check(engine_bin, spec)
+    for kw in ({"ext_headers": "hbh"}, {"flows": 2}):
+        with pytest.raises(UsageError) as e:
+            make_request("50/50", 256, "10kfps", 1, False, ext_headers_scope="flow2", **kw)
+        assert e.value.field == ("ext_headers_scope",)
 
 
 def test_trials_whose_schedule_is_the_measurement_catch_up(monkeypatch, engine_bin):
@@ -153,3 +174,29 @@ def test_the_pause_after_learning_is_the_engines_default_unless_the_request_sets
     check(engine_bin, spec)
     with pytest.raises(UsageError, match="outside 0..60 s"):
         replace(req, settle_s=61.0)
+
+
+def test_the_round_robins_order_is_drawn_per_trial_from_its_seed(engine_bin):
+    """With an ``order_seed`` the families' order and the flows' order are
+    drawn from it (the same seed, the same order; the families still
+    alternate, each flow keeps its name and port); over seeds each of the
+    four orders comes first: no family or flow holds a place of its own."""
+    from dataclasses import replace
+
+    lab = lab_of("a")
+    base = make_request("50/50", 128, "10kfps", 1, False, flows=2)
+    fps = base.check_against(LabPath.of(lab))
+
+    def order(seed):
+        return [s["name"] for s in engine_spec(lab, replace(base, order_seed=seed), fps).to_json()["streams"]]
+
+    assert order(None) == ["ipv4-t1-t2", "ipv6-t1-t2", "ipv4-t1-t2-flow2", "ipv6-t1-t2-flow2"]
+    assert order(7) == order(7)
+    seen = {tuple(order(seed)) for seed in range(40)}
+    assert {o[0] for o in seen} == {"ipv4-t1-t2", "ipv6-t1-t2", "ipv4-t1-t2-flow2", "ipv6-t1-t2-flow2"}
+    for o in seen:
+        assert [n.split("-")[0] for n in o][0::2] == [o[0].split("-")[0]] * 2  # the families alternate
+        assert {n.endswith("flow2") for n in o[:2]} in ({True}, {False})      # flow by flow
+    spec = engine_spec(lab, replace(base, order_seed=3), fps).to_json()
+    assert {s["name"]: s.get("src_port") for s in spec["streams"]}["ipv6-t1-t2-flow2"] == 49185
+    check(engine_bin, spec)

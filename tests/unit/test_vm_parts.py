@@ -215,3 +215,20 @@ def test_a_vm_routers_tunnel_is_set_up_after_its_static_routes(name, device, rou
     # After a soft reset's links up, the tunnel's route again over the static one.
     up = vm_config.links_up_script(parse_topology("b"), "r1", Mtus(), DutConfig(tunnel=name)).splitlines()
     assert up[-1] == route
+
+
+@pytest.mark.parametrize("name,rule,route", [
+    ("6in4", "/usr/bin/ip -6 rule add pref 1000 ipproto 17 sport 49185 lookup 46",
+     "/usr/bin/ip -6 route replace 2001:2:0:1::/64 via 2001:2:0:f6::2 dev tun0 table 46"),
+    ("4in6", "/usr/bin/ip -4 rule add pref 1000 ipproto 17 sport 49185 lookup 46",
+     "/usr/bin/ip route replace 198.19.0.0/24 dev tun0 table 46"),
+])
+def test_a_vm_routers_tunnel_scoped_to_flow_2_routes_by_rule_beside_the_native_route(name, rule, route):
+    """Scoped, the tunnel's route goes to table 46, which flow 2's rule looks
+    up; the static route over the bare link stays for flow 1."""
+    lines = vm_config.startup_script(parse_topology("b"), "r1", Mtus(), SYSCTLS["dut"],
+                                     DutConfig(tunnel=name, scope="flow2"), 1e9).splitlines()
+    assert rule in lines and route in lines and lines.count(rule) == 1
+    assert "/usr/bin/ip route replace 198.19.0.0/24 via 198.18.11.2" in lines
+    up = vm_config.links_up_script(parse_topology("b"), "r1", Mtus(), DutConfig(tunnel=name, scope="flow2")).splitlines()
+    assert up[-1] == route and rule not in up

@@ -27,6 +27,7 @@ from ..core.tester import HostTester, Measurement, Tester
 from ..store.db import Store
 from ..core import frames
 from ..core.frames import Mix
+from ..lab.dut import flow2_scenarios
 from .spec import Campaign, TestSpec
 
 
@@ -262,7 +263,8 @@ def run(c: Campaign, store: Store, run_id: int, make_tester: Callable[[Scheduled
             params = {"params": p.test.params.__dict__, "throughput_search": p.test.throughput_search.__dict__,
                       "drain_s": p.test.matrix.drain_s, **p.test.traffic.to_json(), "variant": dict(p.variant),
                       **({"scenario": p.scenario} if p.scenario else {}),
-                      **({"control_of": sc.control_of} if sc.control_of else {})}
+                      **({"control_of": sc.control_of} if sc.control_of else {}),
+                      **({"flow2": f2} if (f2 := flow2_scenarios(sc.dut, p.test.traffic)) else {})}
             test_id = store.start_test(run_id, p.key, p.test.kind, str(p.mix), p.frame_size, p.bidirectional,
                                        p.repetition, params)
         started = time.monotonic()

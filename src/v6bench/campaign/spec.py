@@ -17,6 +17,7 @@ name = "quick"
              # ext_headers = "chain" etc.: IPv6 extension headers (core/ext_headers.py)
              # icmp_echo = "dut" | "far": ICMP Echo Requests instead of UDP frames
              # flows = 2: each family as two identical flows, the second an A/A control
+             # ext_headers_scope = "flow2" (flows = 2): the headers on flow 2 only
              # kind = "mesh" (lab.topology = "mesh:N"): pattern = "full" | "partial",
              # loads = ["10%", "50%"] per sending port, trial_duration_s
              # kind = "stack-throughput": protocols, message_sizes, duration_s (iperf3)
@@ -25,7 +26,9 @@ name = "quick"
              # kind = "rr-latency": payload_sizes, mtu_payload, duration_s
              # (host-stack kinds: mixes "100/0" / "0/100" pick the family; no frame_sizes)
              # scenarios = ["name", …]: only in these scenarios (default: all)
-[[scenario]] # name; [scenario.lab] and [scenario.dut] keys override [lab] and [dut];
+[[scenario]] # name; [scenario.lab] and [scenario.dut] keys override [lab] and [dut]
+             # (dut.scope = "flow2": the ACL, NAT or tunnel on the second flow of
+             # each family only, the first its control in the same trials; flows = 2);
              # control_of = "name": an A/A control, run exactly as that scenario
 [design]     # order = "randomized" (default) | "file"; seed = N (default: drawn at
              # the start of a run and recorded with it)
@@ -72,7 +75,7 @@ DIRECTIONS = ("uni", "bi")
 SELFTEST_WHEN = selftest.WHEN
 DESIGN_ORDERS = ("randomized", "file")
 #: The keys of a [[test]] besides its kind's parameters and the matrix's.
-TEST_KEYS = ("kind", "blocks", "scenarios", "throughput_search", "ext_headers", "icmp_echo", "flows")
+TEST_KEYS = ("kind", "blocks", "scenarios", "throughput_search", "ext_headers", "icmp_echo", "flows", "ext_headers_scope")
 
 
 @dataclass(frozen=True)
@@ -257,6 +260,7 @@ def from_dict(d: dict, text: str, path: str) -> Campaign:
             if i in sc.tests:
                 try:
                     _check_on_lab(spec, sc.lab, paths[sc.name])
+                    fit.check_on_dut(spec.traffic, sc.dut.scope)
                 except UsageError as e:
                     raise UsageError(f"in scenario {sc.name}: {e.message}" if sc.name else e.message,
                                      ("test", i, *e.field)) from None
@@ -384,14 +388,14 @@ def _throughput_search(k: registry.Kind, t: dict, params: Any, where: Field) -> 
 
 
 def _traffic(k: registry.Kind, t: dict, mx: Matrix, where: Field) -> Traffic:
-    """The test's frames (``ext_headers``, ``icmp_echo``, ``flows``), checked at every
+    """The test's frames (``ext_headers``, ``icmp_echo``, ``flows``, ``ext_headers_scope``), checked at every
     mix, size and direction of its matrix (:func:`v6bench.core.frames.check`)."""
-    for key in ("ext_headers", "icmp_echo"):
+    for key in ("ext_headers", "icmp_echo", "ext_headers_scope"):
         if key in t and not isinstance(t[key], str):
             raise UsageError(f"expected a string, got {t[key]!r}", (*where, key))
     if "flows" in t and (not isinstance(t["flows"], int) or isinstance(t["flows"], bool)):
         raise UsageError(f"expected a whole number, got {t['flows']!r}", (*where, "flows"))
-    traffic = Traffic(t.get("ext_headers"), t.get("icmp_echo"), t.get("flows", 1))
+    traffic = Traffic(t.get("ext_headers"), t.get("icmp_echo"), t.get("flows", 1), t.get("ext_headers_scope", "all"))
     for j, mix in enumerate(mx.mixes):
         for n, fs in enumerate(mx.frame_sizes):
             for bi in sorted({d == "bi" for d in mx.directions}):
@@ -468,7 +472,7 @@ def _check_on_external(t: TestSpec, k: registry.Kind | registry.HostKind, ext: E
 
 def _host_test(i: int, k: registry.HostKind, t: dict, mx: Matrix, params: Any) -> TestSpec:
     """A host-stack test: one family per mix, no frames, one direction."""
-    for key in ("frame_sizes", "ext_headers", "icmp_echo", "flows", "throughput_search", "drain_s"):
+    for key in ("frame_sizes", "ext_headers", "icmp_echo", "flows", "ext_headers_scope", "throughput_search", "drain_s"):
         if key in t:
             raise UsageError(f"{k.name} sends no test frames (it uses the hosts' own stacks)", ("test", i, key))
     for j, mix in enumerate(mx.mixes):

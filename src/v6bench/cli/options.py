@@ -29,7 +29,7 @@ from ..lab.spec import DEFAULT as DEFAULT_LAB
 from ..store.db import DEFAULT_PATH
 from ..core.ext_headers import PRESETS as EXT_PRESETS
 from ..core.frames import FLOWS as FLOWS_ALLOWED
-from ..core.frames import ICMP_ECHO_TARGETS, MESH_PATTERNS
+from ..core.frames import ICMP_ECHO_TARGETS, MESH_PATTERNS, SCOPES
 from ..methods.latency import FAMILY_DESIGNS
 
 
@@ -78,6 +78,9 @@ DUT = {
                      "sit, gre6in4, gre4in6 [none]", choices=("4in6", "6in4", "gre6in4", "gre4in6")),
     "shape": Option("--shape", "shape every router interface to the link speed (L1), so converging traffic "
                     "congests", switch=True),
+    "scope": Option("--scope", "which test frames the ACL, NAT or tunnel applies to: all, or flow2: only each "
+                    "family's second flow (UDP source port 49185), the first its control in the same trials; "
+                    "trials then need --flows 2 [all]", choices=tuple(SCOPES)),
 }
 #: What a trial's frames are (core/frames.py): ``trial`` and the kinds that send test frames.
 EXT_HEADERS = Option("--ext-headers", "IPv6 extension headers in every IPv6 frame, frame size kept "
@@ -87,6 +90,8 @@ ICMP_ECHO = Option("--icmp-echo", "send ICMP Echo Requests instead of UDP test f
                    "counted at t1, latency is the round trip", choices=tuple(ICMP_ECHO_TARGETS))
 FLOWS = Option("--flows", "send each family in this many identical flows: 2 makes the second an A/A control of "
                "the first in every trial (the report compares them) [1]", choices=tuple(map(str, FLOWS_ALLOWED)))
+EXT_HEADERS_SCOPE = Option("--ext-headers-scope", "flow2: the extension headers on each family's second flow only, "
+                           "the first its control in the same trials (with --flows 2) [all]", choices=tuple(SCOPES))
 BIDIRECTIONAL = Option("--bidirectional", "the same rate each way (RFC 2544 §14)", switch=True)
 #: Kind parameters whose option is not ``--field-name`` (with help); the others are named after their field.
 PARAMS = {
@@ -263,5 +268,5 @@ def dut_table(args: argparse.Namespace) -> dict | None:
 def dut_of(dut: DutConfig) -> dict:
     """``dut`` as a ``[dut]`` table of its fields that differ from the defaults."""
     plain = DutConfig().to_json()
-    return {k: v for k, v in dut.to_json().items() if v != plain[k]}
+    return {k: v for k, v in dut.to_json().items() if v != plain.get(k)}
 

@@ -21,7 +21,7 @@ from ..methods import registry, throughput
 from ..core.params import parse
 from ..store.db import Store
 from . import render
-from .options import (BIDIRECTIONAL, EXT_HEADERS, FLOWS, ICMP_ECHO, SEARCH, Option, Options, add_db, add_json, add_lab,
+from .options import (BIDIRECTIONAL, EXT_HEADERS, EXT_HEADERS_SCOPE, FLOWS, ICMP_ECHO, SEARCH, Option, Options, add_db, add_json, add_lab,
                       add_params, add_selftest, dut_of, dut_table, items, lab_table, params_table, value)
 from .trial import current_lab
 
@@ -50,6 +50,7 @@ def add(sub: argparse._SubParsersAction, parser_class: type) -> None:
                 o.add("ext_headers", EXT_HEADERS)
                 o.add("icmp_echo", ICMP_ECHO)
                 o.add("flows", FLOWS)
+                o.add("ext_headers_scope", EXT_HEADERS_SCOPE)
             o.add("drain_s", DRAIN, default=DEFAULTS["drain_s"], help_default=DEFAULTS["drain_s"])
         add_params(o, k.name, k.params, searches=frames and k.searches)
         o.add("repeat", REPEAT)
@@ -91,7 +92,7 @@ def test_table(args: argparse.Namespace) -> dict:
         test["frame_sizes"] = value(tuple[int, ...], args.frame_sizes, "frame_sizes")
         test["directions"] = ["bi" if getattr(args, "directions", False) else "uni"]
         test["drain_s"] = value(float, args.drain_s, "drain_s")
-        for key in ("ext_headers", "icmp_echo"):
+        for key in ("ext_headers", "icmp_echo", "ext_headers_scope"):
             if getattr(args, key, None):
                 test[key] = getattr(args, key)
         if getattr(args, "flows", None):

@@ -102,33 +102,58 @@ class Traffic:
     header preset, or ICMP echo to a target (``--ext-headers``,
     ``--icmp-echo``; campaign test keys of the same names), and in how many
     identical flows each family is sent (``flows``, ``--flows``: 2 makes
-    the second flow an A/A control inside every trial, docs/report.md).
-    Stored with each test (``params_json``); a test reuses only a
-    throughput measured with the same frames (the flows do not change them)."""
+    the second flow an A/A control inside every trial, docs/report.md),
+    and whether the extension headers ride on every IPv6 frame or only on
+    the second flow's (``ext_headers_scope``, ``--ext-headers-scope``, :data:`SCOPES`: the first
+    flow is then their control in the same trial). Stored with each test
+    (``params_json``); a test reuses only a throughput measured with the
+    same frames (the number of flows does not change them, the scope does)."""
 
     ext_headers: str | None = None
     icmp_echo: str | None = None
     flows: int = 1
+    ext_headers_scope: str = "all"
 
     def frames_json(self) -> dict:
         """The stored keys that say what the frames are (a throughput is reused only with the same)."""
-        return {"ext_headers": self.ext_headers, "icmp_echo": self.icmp_echo}
+        return {"ext_headers": self.ext_headers, "icmp_echo": self.icmp_echo,
+                **({"ext_headers_scope": self.ext_headers_scope} if self.ext_headers_scope != "all" else {})}
 
     def to_json(self) -> dict:
-        """The stored keys; ``flows`` only where it is not 1 (runs stored before it had none)."""
+        """The stored keys; ``flows`` and ``ext_headers_scope`` only where they are not
+        their defaults (runs stored before them had neither)."""
         return {**self.frames_json(), **({"flows": self.flows} if self.flows != 1 else {})}
 
     @classmethod
     def from_json(cls, d: dict) -> "Traffic":
-        return cls(d.get("ext_headers"), d.get("icmp_echo"), d.get("flows", 1))
+        return cls(d.get("ext_headers"), d.get("icmp_echo"), d.get("flows", 1), d.get("ext_headers_scope", "all"))
 
     def describe(self) -> str:
         return "".join(f" +{x}" for x in (self.ext_headers, self.icmp_echo and f"echo-{self.icmp_echo}") if x) + \
-            (f" ×{self.flows} flows" if self.flows != 1 else "")
+            (" on flow 2" if self.ext_headers_scope != "all" else "") + (f" ×{self.flows} flows" if self.flows != 1 else "")
+
+    def on_flow2(self) -> dict[int, str]:
+        """What the second flow of each IP version carries that the first
+        does not (``ext_headers_scope = "flow2"``): ``{6: "+hbh"}``; empty otherwise."""
+        return {6: f"+{self.ext_headers}"} if self.ext_headers_scope == "flow2" and self.ext_headers else {}
 
 
 #: Flows a family's frames may be sent in: one, or two identical ones (the second an A/A control of the first).
 FLOWS = (1, 2)
+#: Which frames a scenario applies to: the DUT's rules (``[dut] scope``, lab/dut.py) and a test's
+#: extension headers (``ext_headers_scope``). With ``flow2`` only a family's second flow meets it and the first, in the
+#: same trials, is its control: a scenario paired inside the trial (docs/report.md, "Scenarios on a flow").
+SCOPES = {"all": "every test frame", "flow2": "the second flow of each family only (the first is its control)"}
+#: The UDP source port of each flow's frames: the DUT tells a scenario's flow by it (``udp sport``). Flow 1
+#: keeps the engine's default (engine/src/spec/types.rs ``DEFAULT_SRC_PORT``), so one-flow specs are unchanged.
+FLOW_SRC_PORT = {1: 0xC020, 2: 0xC021}
+
+
+def check_scope(scope: str, field: str = "scope") -> None:
+    """``scope`` is one of :data:`SCOPES`; errors name ``field``."""
+    if scope not in SCOPES:
+        raise UsageError(f"{scope!r} is not one of {', '.join(SCOPES)}", field)
+
 
 def flow_name(stream: str, flow: int) -> str:
     """The name of ``stream``'s ``flow``-th flow (1: the stream's own name)."""
@@ -162,6 +187,10 @@ def check(traffic: Traffic, mix: Mix, frame_size: int, bidirectional: bool, mesh
         raise UsageError(f"{traffic.flows!r} is not one of {', '.join(map(str, FLOWS))} flows a family", "flows")
     if traffic.flows != 1 and (mesh or traffic.icmp_echo):
         raise UsageError("a family in two flows is for UDP test frames from t1 (not a mesh, not ICMP echo)", "flows")
+    check_scope(traffic.ext_headers_scope, "ext_headers_scope")
+    if traffic.ext_headers_scope != "all" and not (traffic.ext_headers and traffic.flows == 2):
+        raise UsageError("puts the extension headers on the second flow only: needs ext_headers and flows = 2",
+                         "ext_headers_scope")
     if mesh and (bidirectional or traffic.icmp_echo or traffic.ext_headers):
         raise UsageError("the pattern sets the directions; not with bidirectional traffic, ICMP echo or "
                          "extension headers", "mesh")

@@ -73,6 +73,9 @@ class Stream:
     #: ``icmp_echo`` instead of UDP test frames (None: udp).
     protocol: str | None = None
     dst_ip: str | None = None
+    #: The UDP source port (None: the engine's default, 0xC020); a family's second flow has its own
+    #: (core/frames.FLOW_SRC_PORT), so that a DUT can scope a scenario to it.
+    src_port: int | None = None
     #: The engine's ``ipv6_ext_headers`` list (core/ext_headers.py).
     ipv6_ext_headers: tuple[dict, ...] | None = None
 

@@ -129,7 +129,7 @@ def build(site: Site, topo: Topology, link_speed_bps: float, mtu: Mtus, cpu_plan
         nodes_json = describe_nodes(site, topo, macs)
         configure_dut(site, topo, dut, link_speed_bps, mtu)
         if dut.tunnel:
-            tunnel.configure(site, topo, dut.tunnel, mtu.of("r1", "r2"))
+            tunnel.configure(site, topo, dut.tunnel, mtu.of("r1", "r2"), scoped=dut.scope == "flow2")
         for node in topo.nodes:
             wait_carrier(site, node)
         threads = arrange_cpus(site, topo, cpu_plan) if cpu_plan.arrangement == "split" else []

@@ -52,6 +52,18 @@ needs, runs for IPv4 only; IPv6 is forwarded as before.
 (:mod:`v6bench.lab.shape`, tc, not nftables). ``tunnel``: IPv4 in IPv6 or
 IPv6 in IPv4 between R1 and R2 on topology b (:mod:`v6bench.lab.tunnel`).
 
+``scope``: ``all`` (every test frame meets the ACL, the NAT, the
+tunnel), or ``flow2``: only the second flow of each family does, told by
+its UDP source port (:data:`v6bench.core.frames.FLOW_SRC_PORT`), and the
+first flow, in the same trials, is its control (docs/report.md,
+"Scenarios on a flow"). The list's jumps also match ``udp sport``; the NAT
+rewrites only that flow and every other test frame from t1's subnet is
+``notrack`` (so the control is not connection-tracked either); the
+tunnel's routes move to a table of their own, which an ``ip rule``
+on each router selects for that port (lab/tunnel.py). One scenario at a
+time; the rate limiter and shaping are never scoped. A scoped lab takes
+trials of two flows only (``--flows 2``).
+
 The rule set is applied with ``nft -f -`` inside R1's namespace and
 recorded with every result (:func:`rulesets`).
 """
@@ -63,6 +75,7 @@ import json
 from dataclasses import asdict, dataclass
 
 from ..core.errors import LabError
+from ..core.frames import FLOW_SRC_PORT, SCOPES, Traffic
 from ..core.params import check
 from . import nsctl, router_shell, tunnel
 from .topology import Topology
@@ -91,6 +104,7 @@ class DutConfig:
     nat44: bool = False
     shape: bool = False
     tunnel: str = ""  # "", "4in6", "6in4"; on VM routers also "gre6in4", "gre4in6" (topology b; lab/tunnel.py)
+    scope: str = "all"
 
     def __post_init__(self) -> None:
         check(0 <= self.limit_fps <= 100_000_000, "limit_fps", f"{self.limit_fps} is outside 0..100000000 frames/s")
@@ -109,21 +123,41 @@ class DutConfig:
               "not with the 4in6 tunnel: R1 encapsulates IPv4 before its forward hook, where the ACL runs")
         check(not (self.tunnel == "4in6" and self.nat44), "nat44",
               "not with the 4in6 tunnel: R1 encapsulates IPv4 before the NAT hook")
+        check(self.scope in SCOPES, "scope", f"{self.scope!r} is not one of {', '.join(SCOPES)}")
+        scenarios = sum(map(bool, (self.acl, self.nat44, self.tunnel)))
+        check(self.scope == "all" or scenarios == 1, "scope",
+              f"flow2 pairs one scenario with its control: give exactly one of acl, nat44 and tunnel (given: {scenarios})")
 
     def to_json(self) -> dict:
-        return asdict(self)
+        return {k: v for k, v in asdict(self).items() if k != "scope" or v != "all"}
 
     @classmethod
     def from_json(cls, d: dict | None) -> "DutConfig":
         return cls(**(d or {}))
 
+    def on_flow2(self) -> dict[int, str]:
+        """What the second flow of each IP version meets that the first
+        does not (``scope = "flow2"``), by IP version: ``{4: "IPv4 source
+        NAT"}``; empty when the scenario is on every frame."""
+        if self.scope != "flow2":
+            return {}
+        if self.tunnel:
+            # The carried version is the same on both kinds of router; VM routers know every name.
+            return {tunnel.get(tunnel.key(self.tunnel, "vm")).carried: f"{self.tunnel} tunnel"}
+        if self.nat44:
+            return {4: "IPv4 source NAT"}
+        walk = {"both": (4, 6), "ipv4": (4,), "ipv6": (6,)}[self.acl_family]
+        return {v: self._acl_words() for v in walk}
+
+    def _acl_words(self) -> str:
+        return (f"ACL of {self.acl} rule{'s' if self.acl > 1 else ''} at {self.acl_at}"
+                + (", UDP only" if self.acl_udp_only else ""))
+
     def describe(self) -> str:
         parts = []
         if self.acl:
-            parts.append(f"ACL of {self.acl} rule{'s' if self.acl > 1 else ''} at {self.acl_at}"
-                         + (", UDP only" if self.acl_udp_only else "")
-                         + (f", {self.acl_family.replace('ipv', 'IPv')} frames only"
-                            if self.acl_family != "both" else ""))
+            parts.append(self._acl_words() + (f", {self.acl_family.replace('ipv', 'IPv')} frames only"
+                                              if self.acl_family != "both" else ""))
         if self.nat44:
             parts.append("IPv4 source NAT")
         if self.limit_fps:
@@ -132,7 +166,22 @@ class DutConfig:
             parts.append("egress shaped at link speed")
         if self.tunnel:
             parts.append(f"{self.tunnel} tunnel between R1 and R2")
+        if self.scope == "flow2":
+            parts.append("on each family's flow 2 only (flow 1 its control)")
         return "; ".join(parts) or "plain forwarding"
+
+
+def flow2_scenarios(dut: DutConfig, traffic: Traffic) -> dict[str, str]:
+    """What the second flow of each IP version meets and the first does not,
+    the DUT's scoped scenario and the test's scoped extension headers
+    together, keyed by IP version as stored with a test (``{"6": "6in4
+    tunnel"}``); the report compares those flows as a scenario and its
+    control, and the others as A/A controls (docs/report.md)."""
+    out: dict[str, list[str]] = {}
+    for part in (dut.on_flow2(), traffic.on_flow2()):
+        for version, words in part.items():
+            out.setdefault(str(version), []).append(words)
+    return {v: ", ".join(w) for v, w in sorted(out.items())}
 
 
 def burst_frames(limit_fps: int) -> int:
@@ -168,24 +217,32 @@ def ports(topo: Topology, router: str) -> tuple[str, str]:
     return ifs[0].name, ifs[-1].name
 
 
-def _nat44(topo: Topology, router: str) -> str:
+def _flow2(cfg: DutConfig) -> str:
+    """The match that picks a scoped scenario's flow (empty when unscoped)."""
+    return f" udp sport {FLOW_SRC_PORT[2]}" if cfg.scope == "flow2" else ""
+
+
+def _nat44(cfg: DutConfig, topo: Topology, router: str) -> str:
     """IPv4 source NAT of the test direction, in a table of the ``ip``
-    family so that only IPv4 is connection-tracked."""
+    family so that only IPv4 is connection-tracked; scoped, only flow 2
+    is rewritten and the other frames from t1's subnet are not tracked."""
     into, out = ports(topo, router)
     node = topo.node(router)
     inside = node.interface(into).ipv4  # R1's address with the t1-side prefix
     src_net = ipaddress.ip_interface(inside).network
     to = node.interface(out).ipv4.split("/")[0]
-    return (f"table ip {NAT_TABLE} {{\n  chain postrouting {{\n"
+    raw = (f"  chain prerouting {{\n    type filter hook prerouting priority raw; policy accept;\n"
+           f"    ip saddr {src_net} udp sport != {FLOW_SRC_PORT[2]} notrack\n  }}\n") if cfg.scope == "flow2" else ""
+    return (f"table ip {NAT_TABLE} {{\n{raw}  chain postrouting {{\n"
             f"    type nat hook postrouting priority srcnat; policy accept;\n"
-            f'    oifname "{out}" ip saddr {src_net} counter snat to {to}\n  }}\n}}\n')
+            f'    oifname "{out}" ip saddr {src_net}{_flow2(cfg)} counter snat to {to}\n  }}\n}}\n')
 
 
 def ruleset(cfg: DutConfig, topo: Topology, router: str) -> str | None:
     """The nftables text for ``router`` of ``topo`` (None if it needs none)."""
     if router != "r1" or not (cfg.limit_fps or cfg.acl or cfg.nat44):
         return None
-    nat = _nat44(topo, router) if cfg.nat44 else ""
+    nat = _nat44(cfg, topo, router) if cfg.nat44 else ""
     if not (cfg.limit_fps or cfg.acl):
         return nat
     node = topo.node(router)
@@ -200,7 +257,7 @@ def ruleset(cfg: DutConfig, topo: Topology, router: str) -> str | None:
         for where, m4, m6 in (("in", f'iifname "{into}"', f'iifname "{into}"'),
                               ("out", f'oifname "{out}"', f'oifname "{out6}"')):
             if cfg.acl_at in (where, "both"):
-                rules += [f"{m} meta nfproto {fam} jump acl_{fam[2:]}" for fam, m in (("ipv4", m4), ("ipv6", m6))
+                rules += [f"{m} meta nfproto {fam}{_flow2(cfg)} jump acl_{fam[2:]}" for fam, m in (("ipv4", m4), ("ipv6", m6))
                           if cfg.acl_family in (fam, "both")]
     if cfg.limit_fps:
         burst = burst_frames(cfg.limit_fps)

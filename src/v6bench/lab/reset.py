@@ -98,7 +98,8 @@ def reset(site: Site, lab: LabState, kind: str, router: str = "r1") -> tuple[Lab
         build.configure_dut(site, topo, lab.dut_config, lab.link_speed_bps, lab.mtu, only=router)
     build.address(site, node, lab.mtu)
     if lab.dut_config.tunnel:  # its routes went with the links (and its device with a hard reset's namespace)
-        tunnel.configure(site, topo, lab.dut_config.tunnel, lab.mtu.of("r1", "r2"), only=router)
+        tunnel.configure(site, topo, lab.dut_config.tunnel, lab.mtu.of("r1", "r2"), only=router,
+                         scoped=lab.dut_config.scope == "flow2")
     threads = list(lab.napi)
     pinning = "kept"
     if lab.cpu_plan.arrangement == "split":

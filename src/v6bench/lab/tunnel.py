@@ -18,6 +18,14 @@ datapaths are the kernel's own others:
     The kernel's IPv6-in-IPv4 device (``sit``, 20 bytes) would be used
     where it exists; here it does not.
 
+Scoped to flow 2 (``[dut] scope = "flow2"``, lab/dut.py), the tunnel's
+routes go to table :data:`SCOPED_TABLE` instead of replacing the native
+ones, and a rule on each router (preference :data:`SCOPED_PREF`) looks
+that table up for UDP from flow 2's source port: flow 2 of the carried
+version crosses the tunnel, flow 1 beside it the bare link (the routers
+carry both). Decapsulated frames find no route in that table and fall
+through to the main one.
+
 The overhead counts in the line-rate arithmetic (RFC 8219 App. A): on the
 R1–R2 link a frame of the carried version takes ``overhead`` bytes more, so
 the path's highest frame rate is the link speed over the mean frame (plus
@@ -32,6 +40,7 @@ import ipaddress
 from dataclasses import dataclass
 
 from ..core.errors import UsageError
+from ..core.frames import FLOW_SRC_PORT
 from ..core.rates import ETHERNET_BYTES
 from . import nsctl
 from .site import Site
@@ -74,6 +83,20 @@ SID = {"r1": "2001:2:0:f4::1", "r2": "2001:2:0:f4::2"}
 #: the VXLAN stand-in here, sit or GRE on VM routers (lab/vm_config.py).
 INNER_V6 = {"r1": "2001:2:0:f6::1", "r2": "2001:2:0:f6::2"}
 VXLAN_DEV, VXLAN_VNI, VXLAN_PORT = "vx46", 46, 4789
+#: Where a tunnel scoped to flow 2 keeps its routes, and the preference of the rule that selects them.
+SCOPED_TABLE, SCOPED_PREF = "46", "1000"
+
+
+def table(scoped: bool) -> list[str]:
+    """``ip route`` arguments placing a tunnel's route (its scoped table, or the main one)."""
+    return ["table", SCOPED_TABLE] if scoped else []
+
+
+def scoped_rule(version: int) -> list[str]:
+    """``ip`` arguments of the rule sending flow 2 of IP ``version`` to :data:`SCOPED_TABLE`."""
+    # ipproto by number: a VM router's guest has no /etc/protocols to read "udp" from.
+    return [f"-{version}", "rule", "add", "pref", SCOPED_PREF, "ipproto", "17", "sport", str(FLOW_SRC_PORT[2]),
+            "lookup", SCOPED_TABLE]
 
 
 def get(name: str) -> Tunnel:
@@ -110,9 +133,10 @@ def check_topology(name: str, topology: str) -> None:
         raise UsageError(f"{name} runs between R1 and R2: it needs topology b (t1 - r1 - r2 - t2), not {topology}", "tunnel")
 
 
-def configure(site: Site, topo: Topology, name: str, mtu: int, only: str | None = None) -> None:
+def configure(site: Site, topo: Topology, name: str, mtu: int, only: str | None = None, scoped: bool = False) -> None:
     """Sets the tunnel up on R1 and R2 (``only``: that router's half), after
-    their addresses and static routes; idempotent."""
+    their addresses and static routes, for every frame of the carried
+    version or (``scoped``) for flow 2's only; idempotent."""
     check_topology(name, topo.name)
     t = get(name)
     for me, peer in (("r1", "r2"), ("r2", "r1")):
@@ -128,7 +152,8 @@ def configure(site: Site, topo: Topology, name: str, mtu: int, only: str | None 
         if t.name == "4in6":
             _ip(ns, "-6", "route", "replace", f"{SID[peer]}/128", "via", peer_core.ipv6.split("/")[0], "dev", core.name)
             far_net = network(far_tester.ipv4)
-            _ip(ns, "route", "replace", far_net, "encap", "seg6", "mode", "encap.red", "segs", SID[peer], "dev", core.name)
+            _ip(ns, "route", "replace", far_net, "encap", "seg6", "mode", "encap.red", "segs", SID[peer], "dev", core.name,
+                *table(scoped))
             _ip(ns, "-6", "route", "replace", f"{SID[me]}/128", "encap", "seg6local", "action", "End.DX4",
                 "nh4", tester.ipv4.split("/")[0], "dev", edge.name)
         else:
@@ -139,7 +164,11 @@ def configure(site: Site, topo: Topology, name: str, mtu: int, only: str | None 
                     "dev", core.name)
             _ip(ns, "link", "set", VXLAN_DEV, "up")
             _ip(ns, "-6", "addr", "replace", f"{INNER_V6[me]}/64", "dev", VXLAN_DEV, "nodad")
-            _ip(ns, "-6", "route", "replace", network(far_tester.ipv6), "via", INNER_V6[peer], "dev", VXLAN_DEV)
+            _ip(ns, "-6", "route", "replace", network(far_tester.ipv6), "via", INNER_V6[peer], "dev", VXLAN_DEV,
+                *table(scoped))
+        rule = scoped_rule(t.carried)
+        if scoped and not nsctl.command(ns, ["ip", rule[0], "rule", "show", "pref", SCOPED_PREF]).strip():
+            _ip(ns, *rule)
 
 
 def network(address_with_prefix: str) -> str:

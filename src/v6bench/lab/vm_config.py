@@ -61,7 +61,7 @@ def startup_script(topo: Topology, router: str, mtu: Mtus, sysctls: dict, dut: D
         for i in node.interfaces:
             lines.append(_q(["tc", *shape.tbf_args(i.name, link_speed_bps, mtu.of(i.node, i.peer_node))]))
     if dut.tunnel:  # topology b only (lab/tunnel.check_topology): routers r1 and r2
-        lines += tunnel_lines(topo, router, dut.tunnel, mtu)
+        lines += tunnel_lines(topo, router, dut.tunnel, mtu, dut.scope == "flow2")
     lines += snmpd_lines()
     return "\n".join(lines) + "\n"
 
@@ -74,7 +74,7 @@ def links_up_script(topo: Topology, router: str, mtu: Mtus, dut: DutConfig = Dut
     lines += [_q(["ip", "neigh", "flush", "nud", s]) for s in ("incomplete", "failed")]
     lines += [_q(["ip", "route", "replace", r.dst, "via", r.gateway]) for r in mtu_routes(node, mtu)]
     if dut.tunnel:  # its route again over the static one just restored
-        lines += tunnel_route_lines(topo, router, dut.tunnel)
+        lines += tunnel_route_lines(topo, router, dut.tunnel, dut.scope == "flow2")
     return "\n".join(lines) + "\n"
 
 
@@ -82,12 +82,13 @@ def links_down_script(topo: Topology, router: str) -> str:
     return "\n".join(_q(["ip", "link", "set", "dev", i.name, "down"]) for i in topo.node(router).interfaces) + "\n"
 
 
-def tunnel_lines(topo: Topology, router: str, name: str, mtu: Mtus) -> list[str]:
+def tunnel_lines(topo: Topology, router: str, name: str, mtu: Mtus, scoped: bool = False) -> list[str]:
     """The real tunnel (lab/tunnel.VM_TUNNELS) on VM router ``router`` of
     topology b, after its addresses and static routes: the device between
     the R1–R2 link's addresses (IPv4 ends for 6in4 and gre6in4, IPv6 ends
     for 4in6 and gre4in6), its MTU the link's less the overhead, and then
-    :func:`tunnel_route_lines`."""
+    :func:`tunnel_route_lines`; ``scoped``: for flow 2 only, by the rule of
+    :func:`v6bench.lab.tunnel.scoped_rule`."""
     t = tunnel.get(tunnel.key(name, "vm"))
     me, peer = ("r1", "r2") if router == "r1" else ("r2", "r1")
     core = topo.node(me).interface(f"{me}-{peer}")
@@ -105,17 +106,20 @@ def tunnel_lines(topo: Topology, router: str, name: str, mtu: Mtus) -> list[str]
         lines = [_q(["ip", "-6", "tunnel", "add", dev, "mode", mode, "local", local, "remote", remote,
                      "encaplimit", "none", "hoplimit", "64"]),
                  _q(["ip", "link", "set", "dev", dev, "mtu", str(m), "up"])]
-    return lines + tunnel_route_lines(topo, router, name)
+    if scoped:  # once, with the device: a rule outlives the links' resets
+        lines.append(_q(["ip", *tunnel.scoped_rule(t.carried)]))
+    return lines + tunnel_route_lines(topo, router, name, scoped)
 
 
-def tunnel_route_lines(topo: Topology, router: str, name: str) -> list[str]:
+def tunnel_route_lines(topo: Topology, router: str, name: str, scoped: bool = False) -> list[str]:
     """The route to the far tester's subnet of the carried version through
-    the tunnel device, replacing the static one over the bare link (set up
-    with the device, and again after a soft reset restored the static one)."""
+    the tunnel device, replacing the static one over the bare link or
+    (``scoped``) in the table of flow 2's rule (set up with the device, and
+    again after a soft reset restored the static one)."""
     t = tunnel.get(tunnel.key(name, "vm"))
     me, peer = ("r1", "r2") if router == "r1" else ("r2", "r1")
     far = topo.node("t2" if me == "r1" else "t1").interfaces[0]
     if t.carried == 6:
         return [_q(["ip", "-6", "route", "replace", tunnel.network(far.ipv6), "via", tunnel.INNER_V6[peer],
-                    "dev", tunnel.TUNNEL_DEV])]
-    return [_q(["ip", "route", "replace", tunnel.network(far.ipv4), "dev", tunnel.TUNNEL_DEV])]
+                    "dev", tunnel.TUNNEL_DEV, *tunnel.table(scoped)])]
+    return [_q(["ip", "route", "replace", tunnel.network(far.ipv4), "dev", tunnel.TUNNEL_DEV, *tunnel.table(scoped)])]

@@ -272,25 +272,32 @@ def families(data: RunData) -> list[Pair]:
     return list(pairs.values())
 
 
-def flow_controls(data: RunData) -> list[Pair]:
-    """Within each family of a latency test sent in two identical flows
-    (``flows = 2``), flow 2 against flow 1, trial by trial: an A/A control
-    inside the trial, for the median and 99th-percentile delays (paired,
-    corrected among the controls). Whatever would make the families
-    differ in a trial but is not IPv6 (a stream's place in the engine's
-    interleaving, its receive order) would show here."""
+def flow_pairs(data: RunData) -> list[Pair]:
+    """Within each family of a latency test sent in two flows (``flows =
+    2``), flow 2 against flow 1, trial by trial, for the median and
+    99th-percentile delays (paired). Where the test stored that a family's
+    flow 2 meets a scenario its flow 1 does not (``flow2``: the DUT's
+    scoped ACL, NAT or tunnel, scoped extension headers;
+    :func:`v6bench.lab.dut.flow2_scenarios`), that is the scenario against
+    its control in the same trials; otherwise the two flows are identical
+    and the pair is an A/A control inside the trial (corrected among the
+    controls): whatever would make the families differ in a trial but is
+    not IPv6 (a stream's place in the engine's interleaving, its receive
+    order) would show there."""
     pairs: dict = {}
     for t in data.of("latency"):
         if t.params.get("flows", 1) != 2:
             continue
+        scoped = t.params.get("flow2", {})
         for row in t.result["loads"]:
             point = f"{t.label(mix=False, size=True)} at {row['load']} ({t.mix})".strip()
             trials = load_trials(t, row)
             for v in sorted({s["ip_version"] for x in trials for s in x["streams"]}):
+                scenario = scoped.get(str(v))
                 for metric, value_ns in PAIRED_LATENCY:
                     p = pairs.setdefault((metric, point, v), Pair(
-                        metric, f"{point} IPv{v}", "slower", "location", "flow 1", "flow 2", design="paired",
-                        control=True))
+                        metric, f"{point} IPv{v}", "slower", "location", "flow 1", f"flow 2: {scenario}" if scenario
+                        else "flow 2", design="paired", control=not scenario))
                     for trial in trials:
                         streams = trial_families(trial).get(v, [])
                         a, b = (value_ns([s for s in streams if flow_of(s["name"]) == k]) for k in (1, 2))

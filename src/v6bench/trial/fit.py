@@ -28,6 +28,14 @@ def check_on_topology(traffic: Traffic, topology: str, mesh: bool = False) -> No
         raise UsageError("srh: needs a router to process it (topology a, b or chain:N, not p2p)", "ext_headers")
 
 
+def check_on_dut(traffic: Traffic, dut_scope: str) -> None:
+    """A DUT whose scenario is scoped to the second flow (lab/dut.py
+    ``scope``) meets it only in trials that send two flows a family."""
+    if dut_scope == "flow2" and traffic.flows != 2:
+        raise UsageError("the DUT's scenario is on each family's second flow only (its scope is flow2): "
+                         "send two flows (flows = 2, --flows 2), or the trial would not meet it", "flows")
+
+
 def check_on_path(traffic: Traffic, mix: Mix, frame_size: int, path: LabPath) -> None:
     """What the frames need of the lab's path from t1 to t2: links every
     family can cross; echo and extension-header frames are sent whole (the

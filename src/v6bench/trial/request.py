@@ -44,6 +44,12 @@ class TrialRequest:
     settle_s: float | None = None
     #: Each family's frames in this many identical flows (core/frames.FLOWS; 2: the second an A/A control).
     flows: int = 1
+    #: ``flow2``: the extension headers on each family's second flow only (core/frames.SCOPES).
+    ext_headers_scope: str = "all"
+    #: The streams' places in the engine's round robin: None, as listed (IPv4 before IPv6, flow 1 before
+    #: flow 2); a number: the order of the families and of the flows drawn from it (trial/spec.py).
+    #: :func:`v6bench.trial.runner.run` draws one for every trial and records it.
+    order_seed: int | None = None
 
     def __post_init__(self) -> None:
         if self.mesh is not None:
@@ -58,20 +64,22 @@ class TrialRequest:
 
     @property
     def traffic(self) -> Traffic:
-        return Traffic(self.ext_headers, self.icmp_echo, self.flows)
+        return Traffic(self.ext_headers, self.icmp_echo, self.flows, self.ext_headers_scope)
 
     def fps(self, link_speed_bps: float) -> float:
         """The intended rate per direction [frames/s]."""
         return self.rate.fps(self.frame_size, link_speed_bps)
 
-    def check_on_lab(self, topology: str, link_speed_bps: float, mtu: Mtus, tunnel: str | None) -> float:
+    def check_on_lab(self, topology: str, link_speed_bps: float, mtu: Mtus, tunnel: str | None,
+                     dut_scope: str = "all") -> float:
         """Checks the request fits a lab of ``topology`` with these links,
-        MTUs and tunnel (what the traffic needs of the topology, mesh
+        MTUs, tunnel and DUT scenario scope (what the traffic needs of the topology, mesh
         paths, :meth:`check_against` the path from t1 to t2); returns the
         rate per direction [fps]. The command line calls it before it
         builds a lab, the trial runner on the lab it runs on."""
         mesh = self.mesh is not None
         fit.check_on_topology(self.traffic, topology, mesh=mesh)
+        fit.check_on_dut(self.traffic, dut_scope)
         if mesh:
             fit.check_mesh(self.mesh, self.mix, self.frame_size, topology, link_speed_bps, mtu)
         return self.check_against(LabPath.build(topology, link_speed_bps, mtu, tunnel))
@@ -97,6 +105,6 @@ class TrialRequest:
 
 def make_request(mix: str, frame_size: int, rate: str, duration_s: float, bidirectional: bool,
                  ext_headers: str | None = None, icmp_echo: str | None = None, mesh: str | None = None,
-                 flows: int = 1) -> TrialRequest:
+                 flows: int = 1, ext_headers_scope: str = "all") -> TrialRequest:
     return TrialRequest(parse_mix(mix), int(frame_size), parse_rate(rate), float(duration_s), bidirectional,
-                        ext_headers=ext_headers, icmp_echo=icmp_echo, mesh=mesh, flows=flows)
+                        ext_headers=ext_headers, icmp_echo=icmp_echo, mesh=mesh, flows=flows, ext_headers_scope=ext_headers_scope)

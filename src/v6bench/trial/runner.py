@@ -19,9 +19,11 @@ reasons of its own, never removes the engine's:
 from __future__ import annotations
 
 import os
+import random
 import platform
 import threading
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Callable
 
@@ -99,6 +101,7 @@ def summarize(lab: Lab, request: TrialRequest, fps: float, eng: dict, dut: dict,
         "ext_headers": request.ext_headers,
         "icmp_echo": request.icmp_echo,
         "flows": request.flows,
+        "order_seed": request.order_seed,
         "mesh": request.mesh,
         "mesh_start_spread_s": spread_s,
         "duration_s": request.duration_s,
@@ -150,7 +153,9 @@ def run(lab: Lab, request: TrialRequest, engine_pid_file: Path | None = None,
     returned dict is stored under ``action`` with ``action_at_s``, the
     time it started after the first frame was due.
     """
-    fps = request.check_on_lab(lab.topology, lab.link_speed_bps, lab.mtu, lab.tunnel_key)
+    fps = request.check_on_lab(lab.topology, lab.link_speed_bps, lab.mtu, lab.tunnel_key, lab.dut_config.scope)
+    if request.order_seed is None:  # every trial its own order of the families and flows (trial/spec.py)
+        request = replace(request, order_seed=random.SystemRandom().randrange(2**31))
     spec = engine_spec(lab, request, fps)
     if adjust:
         spec = adjust(spec)

@@ -10,6 +10,7 @@ sender's link, IPv6 to the path MTU).
 
 from __future__ import annotations
 
+import random
 from dataclasses import replace
 from pathlib import Path
 
@@ -57,15 +58,24 @@ def engine_spec(lab: Lab, request: TrialRequest, fps: float) -> TrialSpec:
                             fragment_mtu=path.source_mtu(version, request.frame_size))
             if request.icmp_echo:
                 stream = _icmp_echo(lab, request.icmp_echo, stream)
-            elif request.ext_headers and version == 6:
-                stream = replace(stream, ipv6_ext_headers=tuple(_ext_headers(lab, request.ext_headers, src, dst)))
             first.append(stream)
-        # Further flows: the same frames, told apart by the engine's stream number (an A/A control), listed
-        # flow by flow so that the engine's round robin (engine/src/mix.rs) alternates the families as it
-        # does with one flow each: IPv4 1, IPv6 1, IPv4 2, IPv6 2. A frame's delay depends on the frame before
-        # it where they overlap in flight; grouped (IPv4 1, IPv4 2, IPv6 1, IPv6 2) the flows of a family
-        # would follow different frames, and an A/A control would differ (measured: 60 kframes/s, 128 B).
-        streams += [replace(s, name=frames.flow_name(s.name, k)) for k in range(1, request.flows + 1) for s in first]
+        # Further flows: the same frames from their own UDP source port (core/frames.FLOW_SRC_PORT: what a
+        # DUT scenario scoped to flow 2 matches; unscoped, an A/A control), listed flow by flow so that the
+        # engine's round robin (engine/src/mix.rs) alternates the families as it does with one flow each:
+        # IPv4 1, IPv6 1, IPv4 2, IPv6 2. A frame's delay depends on the frame before it where they overlap
+        # in flight; grouped (IPv4 1, IPv4 2, IPv6 1, IPv6 2) the flows of a family would follow different
+        # frames, and an A/A control would differ (measured: 60 kframes/s, 128 B). Which family and which
+        # flow come first is drawn per trial (``order_seed``): at low rates a frame's delay depends on its
+        # place in the round robin (at 500 frames/s the first of two streams 8.5 µs, the second 34 µs, on
+        # this machine; docs/performance.md), so a fixed order would be a family's or a flow's "effect".
+        families, flow_order = _order(first, request.flows, request.order_seed)
+        for k in flow_order:
+            for s in families:
+                s = replace(s, name=frames.flow_name(s.name, k), src_port=frames.FLOW_SRC_PORT[k] if k > 1 else None)
+                headers = request.ext_headers and s.ip_version == 6 and not request.icmp_echo and \
+                    (request.ext_headers_scope == "all" or k == 2)
+                streams.append(replace(s, ipv6_ext_headers=tuple(_ext_headers(lab, request.ext_headers, src, dst)))
+                               if headers else s)
     return TrialSpec(ports, tuple(streams), duration_s=request.duration_s, drain_s=request.drain_s,
                      learning_settle_s=request.settle_s, rx_cpu=plan.tester_rx,
                      rx_priority=plan.tester_rx_priority, tester_limited_backlog_frames=input_queue_frames(lab),
@@ -74,6 +84,17 @@ def engine_spec(lab: Lab, request: TrialRequest, fps: float) -> TrialSpec:
                      allow_non_benchmarking_addresses=lab.allow_other_addresses,
                      # per-frame delay distributions for the report (seed 003 Fig. 3-4); mesh reports loss per flow
                      export_histograms=not request.mesh)
+
+
+def _order(first: list[Stream], flows: int, seed: int | None) -> tuple[list[Stream], list[int]]:
+    """The families' and the flows' order in the round robin: as listed
+    without a seed, else each drawn from it (uniformly, independently)."""
+    families, flow_order = list(first), list(range(1, flows + 1))
+    if seed is not None:
+        rng = random.Random(seed)
+        rng.shuffle(families)
+        rng.shuffle(flow_order)
+    return families, flow_order
 
 
 def _port(lab: Lab, tester: str, fps: float, cpus: tuple[int, ...] | None) -> Port:

@@ -48,7 +48,16 @@ def comparisons(data: RunData) -> Section | None:
     if rows:
         blocks.append(Table("ipv4-vs-ipv6", "IPv4 against IPv6", ("metric", "point") + COMPARISON_COLUMNS, tuple(rows),
                             "A is IPv4, B IPv6. " + HOW_TO_READ))
-    flows = [(p.metric, p.point) + decided[p.key][1].row() for p in samples.flow_controls(data) if p.key in decided]
+    flow_pairs = [p for p in samples.flow_pairs(data) if p.key in decided]
+    scoped = [(p.metric, p.point, p.name_b.removeprefix("flow 2: ")) + decided[p.key][1].row()
+              for p in flow_pairs if not p.control]
+    if scoped:
+        blocks.append(Table("flow-scenarios", "Scenarios inside the trial: a family's flow 2 meets the scenario, "
+                            "flow 1 is its control", ("metric", "point", "scenario (B)") + COMPARISON_COLUMNS,
+                            tuple(scoped), "A is a family's first flow, B its second, the same frames in the same "
+                            "trials (flows = 2); only B meets the scenario (a DUT scenario or extension headers "
+                            "scoped to flow 2). " + HOW_TO_READ))
+    flows = [(p.metric, p.point) + decided[p.key][1].row() for p in flow_pairs if p.control]
     if flows:
         blocks.append(Table("flow-controls", "A/A controls inside the trial: a family's two identical flows",
                             ("metric", "point") + COMPARISON_COLUMNS, tuple(flows),
