@@ -90,7 +90,8 @@ def test_a_list_only_one_flow_walks_is_found_in_the_trial_and_in_the_cost_per_fr
     walking flow slower (the exact signed-rank test's p is 2/64), the A/A
     flows' median gap under a third of the scenario's; and the CPU time
     per frame of IPv6 alone (half of it walking) 0.4 µs above IPv4 alone
-    at 60 kframes/s over two 2-s trials each (measured +0.9 µs). The
+    at 60 kframes/s over two 2-s trials each (expected about +0.9 µs:
+    half of the +1.7 … +2.2 µs with every IPv6 frame walking). The
     trials run in this process with a 0.5-s drain (as campaigns do), for
     make test's time."""
     from dataclasses import replace
