@@ -7,7 +7,7 @@ import pytest
 
 from v6bench.campaign import runner, spec
 from v6bench.core.frames import Mix, paired_mixes, parse_mix
-from v6bench.report import data, verdicts
+from v6bench.report import data, samples, verdicts
 from v6bench.methods.simulated import SimulatedTester
 from v6bench.store.db import Store
 
@@ -166,3 +166,11 @@ def test_a_scenario_on_the_second_flow_is_compared_with_its_control_in_the_same_
     assert "flow-scenarios" in ids and "flow-controls" in ids
     [scoped] = [b for b in section.blocks if getattr(b, "id", "") == "flow-scenarios"]
     assert {r[2] for r in scoped.rows} == {"+hbh"} and len(scoped.rows) == 2
+    # Two scenarios on a flow are compared inside their trials, not with each other across trials.
+    other = data.TestData(1, "latency", "50/50", 128, False, 0, {**params, "scenario": "other"}, {"loads": [row]}, trials,
+                          scenario_index=1)
+    t = data.TestData(0, "latency", "50/50", 128, False, 0, {**params, "scenario": "first"}, {"loads": [row]}, trials)
+    assert samples.network_types(data.RunData({"environment": {}}, None, (t, other), 0)) == []
+    plain = [data.TestData(k, "latency", "50/50", 128, False, 0, {"params": {}, "flows": 2, "scenario": n},
+                           {"loads": [row]}, trials, scenario_index=k) for k, n in enumerate(("first", "other"))]
+    assert samples.network_types(data.RunData({"environment": {}}, None, tuple(plain), 0))  # unscoped: compared

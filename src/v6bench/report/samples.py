@@ -358,9 +358,11 @@ def network_types(data: RunData) -> list[Pair]:
     against a reference at the same frame size, traffic, direction and
     load, where the scenario differs: the same family in the scenario's
     reference (:func:`_reference`), or where that has none, the first
-    network type (seed 003 Table 3: each against native IPv4)."""
+    network type (seed 003 Table 3: each against native IPv4). A test
+    whose scenario is on its second flow (``flow2``) is compared inside
+    its trials (:func:`flow_pairs`), not across them."""
     out = []
-    tests = sorted(data.of("latency"), key=series_key)
+    tests = sorted((t for t in data.of("latency") if not t.params.get("flow2")), key=series_key)
     ref = _reference(tests) if tests else {}
     for (traffic, d, fs), ts in by(tests, lambda t: (t.traffic, t.direction, t.frame_size)).items():
         for load in dict.fromkeys(row["load"] for t in ts for row in t.result["loads"]):
