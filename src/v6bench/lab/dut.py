@@ -75,7 +75,7 @@ import json
 from dataclasses import asdict, dataclass
 
 from ..core.errors import LabError
-from ..core.frames import FLOW_SRC_PORT, SCOPES, Traffic
+from ..core.frames import FLOW_SRC_PORT, Traffic, check_scope
 from ..core.params import check
 from . import nsctl, router_shell, tunnel
 from .topology import Topology
@@ -123,7 +123,7 @@ class DutConfig:
               "not with the 4in6 tunnel: R1 encapsulates IPv4 before its forward hook, where the ACL runs")
         check(not (self.tunnel == "4in6" and self.nat44), "nat44",
               "not with the 4in6 tunnel: R1 encapsulates IPv4 before the NAT hook")
-        check(self.scope in SCOPES, "scope", f"{self.scope!r} is not one of {', '.join(SCOPES)}")
+        check_scope(self.scope)
         scenarios = sum(map(bool, (self.acl, self.nat44, self.tunnel)))
         check(self.scope == "all" or scenarios == 1, "scope",
               f"flow2 pairs one scenario with its control: give exactly one of acl, nat44 and tunnel (given: {scenarios})")

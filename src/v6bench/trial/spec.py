@@ -69,13 +69,14 @@ def engine_spec(lab: Lab, request: TrialRequest, fps: float) -> TrialSpec:
         # place in the round robin (at 500 frames/s the first of two streams 8.5 µs, the second 34 µs, on
         # this machine; docs/performance.md), so a fixed order would be a family's or a flow's "effect".
         families, flow_order = _order(first, request.flows, request.order_seed)
+        chain = tuple(_ext_headers(lab, request.ext_headers, src, dst)) \
+            if request.ext_headers and not request.icmp_echo and request.mix.ipv6_pct else None
         for k in flow_order:
             for s in families:
                 s = replace(s, name=frames.flow_name(s.name, k), src_port=frames.FLOW_SRC_PORT[k] if k > 1 else None)
                 headers = request.ext_headers and s.ip_version == 6 and not request.icmp_echo and \
                     (request.ext_headers_scope == "all" or k == 2)
-                streams.append(replace(s, ipv6_ext_headers=tuple(_ext_headers(lab, request.ext_headers, src, dst)))
-                               if headers else s)
+                streams.append(replace(s, ipv6_ext_headers=chain) if headers else s)
     return TrialSpec(ports, tuple(streams), duration_s=request.duration_s, drain_s=request.drain_s,
                      learning_settle_s=request.settle_s, rx_cpu=plan.tester_rx,
                      rx_priority=plan.tester_rx_priority, tester_limited_backlog_frames=input_queue_frames(lab),
