@@ -32,7 +32,8 @@ def main() -> int:
         with control.for_trial(site, args.topology, None, None, arrangement) as lab:
             for rate in args.rates.split(","):
                 r = runner.run(lab, make_request("50/50", 128, rate, args.duration, False), site.engine_pid_file)
-                lat = r["streams"][0]["latency_ns"] or {}
+                # IPv4's stream, wherever the trial's drawn order put it (trial/spec.py)
+                lat = next(s for s in r["streams"] if s["ip_version"] == 4)["latency_ns"] or {}
                 cpu = [x["busy_ratio"] for x in r["dut"]["routers"] if x["busy_ratio"] is not None]
                 print(f"{arrangement:<11} {rate:>8} {r['offered_fps']:>9,.0f} {r['lost_frames']:>7,} "
                       f"{r['loss_ratio'] * 100:>7.3f} {lat.get('p50', 0) / 1e3:>7.1f} {lat.get('p99', 0) / 1e3:>8.1f} "
