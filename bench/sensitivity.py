@@ -23,7 +23,12 @@ In each scenario and block:
 - except in the scoped scenarios, two trials at ``--cost-load``, IPv4
   alone and IPv6 alone (``families = "separate"``), for the DUT's CPU
   time per forwarded frame: IPv6's extra cost is the slope over the IPv6
-  share with a level per block (report/regression.py).
+  share with a level per block (report/regression.py);
+- one trial at ``--cost-load`` sent in runs (``runs_s`` = 0.1 s: each
+  stream's frames 0.1 s in a row, the streams in turn; two flows a
+  family): each family's and each flow's cost per frame read inside the
+  trial (lab/cost.py), compared paired, and each family's flow 2 against
+  flow 1 (an A/A control, or the scoped list against its control).
 
 Prints, from the run's own report (one Benjamini–Hochberg correction over
 the comparisons, one over the A/A controls):
@@ -60,6 +65,8 @@ from v6bench.store.db import Store
 COMMAND = "bench/sensitivity.py"
 #: The targets at 10 blocks (issue 40): median delay, absolute [µs] and relative [%]; cost per frame [%].
 TARGET_MEDIAN_US, TARGET_MEDIAN_PCT, TARGET_COST_PCT = 0.2, 1.5, 3.0
+#: The runs of the cost trials sent in runs [s] (core/frames.Traffic.runs_s): 6,000 frames at 60 kframes/s.
+RUNS_S = 0.1
 #: The scenarios: R1's [dut] table each (lab/dut.py); the first is plain forwarding.
 SCENARIOS = {
     "plain": {},
@@ -77,11 +84,13 @@ def campaign(blocks: int, delay_load: str, cost_load: str, duration_s: float) ->
     lat = {"kind": "latency", "loads": [delay_load], "trial_duration_s": duration_s, "repeat": 1, "flows": 2}
     cost = {"kind": "latency", "loads": [cost_load], "trial_duration_s": duration_s, "repeat": 1,
             "families": "separate", "scenarios": [n for n in SCENARIOS if n not in SCOPED]}
+    runs = {"kind": "latency", "loads": [cost_load], "trial_duration_s": duration_s, "repeat": 1, "flows": 2,
+            "runs_s": RUNS_S}
     d = {"name": f"sensitivity-{blocks}-{delay_load}-{cost_load}", "lab": {"topology": "a", "link_speed": "1G"},
          "selftest": {"when": "if-stale", "frame_sizes": [128]},
          "matrix": {"mixes": ["100/0", "0/100"], "frame_sizes": [128], "repeat": blocks, "drain_s": 0.5},
          "scenario": [{"name": n, "dut": dut} for n, dut in SCENARIOS.items()],
-         "test": [lat, cost]}
+         "test": [lat, cost, runs]}
     return spec.from_dict(d, json.dumps(d, sort_keys=True), d["name"])
 
 
@@ -90,19 +99,25 @@ def _ns(c, pct: float | None) -> float | None:
     return None if pct is None or c.center_a is None else pct / 100 * c.center_a
 
 
-def rows(run: report_data.RunData) -> tuple[list[dict], list[dict]]:
-    """The A/A controls and, per scenario and metric, the family comparison."""
+def rows(run: report_data.RunData, delay_load: str) -> tuple[list[dict], list[dict]]:
+    """The A/A controls and, per scenario and metric, the family comparison
+    (the delays of the paired trials at ``delay_load``; the cost per frame
+    of the separate trials' mix regression and of the trials in runs)."""
     controls, effects = [], []
     for p, c in verdicts.of(run).values():
         if p.control:
             controls.append({"point": p.point, "metric": p.metric, "p_adjusted": c.p_adjusted, "outcome": c.outcome,
                              "diff_pct": c.diff_pct, "mde_pct": c.mde_pct})
             continue
-        if (p.metric, c.design) not in (("median latency [µs]", "paired"), ("cost per frame [ns]", "mix regression")):
-            continue  # the separate trials' delays, compared unpaired, are not what this bench measures
+        delays = p.metric == "median latency [µs]" and c.design == "paired" and f" at {delay_load} " in p.point
+        if not (delays or p.metric == "cost per frame [ns]"):
+            continue  # the separate trials' delays, compared unpaired, and those in runs are not what this bench measures
         scenario = p.point.split(" ")[0]
         unit = 1e3 if p.metric.startswith("median") else 1.0  # ns
-        metric = p.metric.split(" [")[0] + (" (flow 2 − 1)" if p.name_a == "flow 1" else "")
+        runs = " in runs" in p.point
+        flow = p.name_a == "flow 1"
+        metric = p.metric.split(" [")[0] + {(False, False): "", (False, True): " (flow 2 − 1)", (True, False): " (runs)",
+                                            (True, True): " (runs, flow 2 − 1)"}[(runs, flow)]
         effects.append({"scenario": scenario, "metric": metric, "design": c.design, "n": c.n_a,
                         "a": None if c.center_a is None else c.center_a * unit,
                         "diff_pct": c.diff_pct, "ci_pct": (c.ci_low_pct, c.ci_high_pct), "mde_pct": c.mde_pct,
@@ -124,21 +139,22 @@ def report(controls: list[dict], effects: list[dict]) -> None:
         print(f"    differs: {c['metric']} {c['point']}: {c['diff_pct']:+.2f} % (corrected p {c['p_adjusted']:.3g})")
     print("(b) IPv6 − IPv4 per scenario, and beside plain forwarding")
     base = {e["metric"]: e for e in effects if e["scenario"] == "plain"}
-    print(f"    {'scenario':<13} {'metric':<28} {'design':<15} {'n':>3} {'IPv4 [ns]':>10} {'IPv6−IPv4 [ns]':>15} "
+    print(f"    {'scenario':<13} {'metric':<34} {'design':<15} {'n':>3} {'IPv4 [ns]':>10} {'IPv6−IPv4 [ns]':>15} "
           f"{'95 % CI [ns]':>20} {'%':>7} {'beside plain [ns]':>18}")
     for e in sorted(effects, key=lambda e: (list(SCENARIOS).index(e["scenario"]) if e["scenario"] in SCENARIOS else 99,
                                             e["metric"])):
         ref = base.get(e["metric"])
         beside = e["diff_ns"] - ref["diff_ns"] if ref and e["diff_ns"] is not None and ref["diff_ns"] is not None else None
         lo, hi = e["ci_ns"]
-        print(f"    {e['scenario']:<13} {e['metric']:<28} {e['design']:<15} {e['n']:>3} {_f(e['a'], ',.0f'):>10} "
+        print(f"    {e['scenario']:<13} {e['metric']:<34} {e['design']:<15} {e['n']:>3} {_f(e['a'], ',.0f'):>10} "
               f"{_f(e['diff_ns']):>15} {_f(lo) + ' … ' + _f(hi):>20} {_f(e['diff_pct'], '+.2f'):>7} {_f(beside):>18}")
     for line in known_costs(effects):
         print("    " + line)
     print("(c) smallest detectable difference (80 % power, α 0.05)")
     for metric, pct_target, ns_target in (("median latency", TARGET_MEDIAN_PCT, TARGET_MEDIAN_US * 1e3),
                                           ("median latency (flow 2 − 1)", TARGET_MEDIAN_PCT, TARGET_MEDIAN_US * 1e3),
-                                          ("cost per frame", None, None)):
+                                          ("cost per frame", None, None), ("cost per frame (runs)", None, None),
+                                          ("cost per frame (runs, flow 2 − 1)", None, None)):
         es = [e for e in effects if e["metric"] == metric and e["mde_pct"] is not None]
         if not es:
             print(f"    {metric}: none measured")
@@ -162,7 +178,7 @@ def known_costs(effects: list[dict]) -> list[str]:
     wrong side); and whether the 100-rule list costs more than the 10-rule
     one, beside plain forwarding, for each family."""
     out = []
-    for metric in ("median latency", "cost per frame"):
+    for metric in ("median latency", "cost per frame", "cost per frame (runs)"):
         e = {x["scenario"]: x for x in effects if x["metric"] == metric}
         words = []
         for name, (sign, _) in KNOWN.items():
@@ -181,18 +197,20 @@ def known_costs(effects: list[dict]) -> list[str]:
             if a and b and ref and None not in (a["diff_ns"], b["diff_ns"], ref["diff_ns"]):
                 grows.append(f"{fam}: {'grows' if abs(b['diff_ns'] - ref['diff_ns']) > abs(a['diff_ns'] - ref['diff_ns']) else 'DOES NOT GROW'} with K")
         out.append(f"{metric}: " + "; ".join(words) + " (" + ", ".join(grows) + ")")
-    flow = {x["scenario"]: x for x in effects if x["metric"] == "median latency (flow 2 − 1)" and x["scenario"] in SCOPED}
-    words = []
-    for name in SCOPED:
-        x = flow.get(name)
-        if x is None or None in x["ci_ns"]:
-            words.append(f"{name} not measured")
-            continue
-        lo, hi = x["ci_ns"]
-        words.append(f"{name} {x['diff_ns']:+.0f} ns " + ("found" if lo > 0 else "WRONG SIGN" if hi < 0 else "not resolved"))
-    a, b = (flow.get(n) for n in SCOPED)
-    grows = a and b and None not in (a["diff_ns"], b["diff_ns"]) and b["diff_ns"] > a["diff_ns"]
-    out.append("IPv6 flow 2 (walks) − flow 1: " + "; ".join(words) + (" (grows with K)" if grows else " (DOES NOT GROW with K)"))
+    for metric in ("median latency (flow 2 − 1)", "cost per frame (runs, flow 2 − 1)"):
+        flow = {x["scenario"]: x for x in effects if x["metric"] == metric and x["scenario"] in SCOPED}
+        words = []
+        for name in SCOPED:
+            x = flow.get(name)
+            if x is None or None in x["ci_ns"]:
+                words.append(f"{name} not measured")
+                continue
+            lo, hi = x["ci_ns"]
+            words.append(f"{name} {x['diff_ns']:+.0f} ns " + ("found" if lo > 0 else "WRONG SIGN" if hi < 0 else "not resolved"))
+        a, b = (flow.get(n) for n in SCOPED)
+        grows = a and b and None not in (a["diff_ns"], b["diff_ns"]) and b["diff_ns"] > a["diff_ns"]
+        out.append(f"IPv6 flow 2 (walks) − flow 1, {metric.split(' (')[0]}: " + "; ".join(words)
+                   + (" (grows with K)" if grows else " (DOES NOT GROW with K)"))
     return out
 
 
@@ -212,7 +230,7 @@ def main() -> int:
         run_id = session.run(site, campaign(args.blocks, args.delay_load, args.cost_load, args.duration), store,
                              args.resume, COMMAND)
         run = report_data.load(store, run_id)
-    controls, effects = rows(run)
+    controls, effects = rows(run, args.delay_load)
     print(f"sensitivity: {args.blocks} blocks, 128 B, delays at {args.delay_load}, costs at {args.cost_load}, "
           f"{args.duration:g}-s trials, topology a, 1G")
     report(controls, effects)

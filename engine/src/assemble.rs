@@ -167,6 +167,7 @@ fn port_tx(t: &TxPlan, r: &TxReport, o: &Opened) -> PortTx {
     PortTx {
         intended_fps: t.pace.mean_fps(t.frames),
         rate_step: t.pace.step,
+        run_frames: t.run_frames,
         offered_fps: r.offered_fps,
         mean_frame_size: t.mean_frame_size,
         mean_wire_frames: t.mean_wire_frames,

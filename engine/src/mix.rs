@@ -10,6 +10,8 @@
 
 /// Largest window accepted; larger share sets should be reduced by the caller.
 pub const MAX_WINDOW: u64 = 100_000;
+/// Largest window of a schedule in runs ([`Schedule::runs`]): 2 bytes a frame.
+pub const MAX_RUN_WINDOW: u64 = 4_000_000;
 
 fn gcd(a: u64, b: u64) -> u64 {
     if b == 0 { a } else { gcd(b, a % b) }
@@ -55,6 +57,23 @@ impl Schedule {
             order.push(best as u16);
         }
         Ok(Schedule { order, shares })
+    }
+
+    /// A schedule in runs: stream i's reduced share × `run` frames in a
+    /// row, the streams in list order, the window their sum (at most
+    /// [`MAX_RUN_WINDOW`]). Every window still holds each stream's exact
+    /// share; the frames of a stream are consecutive instead of spread.
+    pub fn runs(shares: &[u64], run: u64) -> Result<Schedule, String> {
+        if run == 0 {
+            return Err("tx_run_frames must be at least 1".into());
+        }
+        let spread = Schedule::new(shares)?;
+        let window = spread.shares.iter().sum::<u64>().checked_mul(run).filter(|&w| w <= MAX_RUN_WINDOW);
+        if window.is_none() {
+            return Err(format!("runs of {run} frames a share unit make a window above {MAX_RUN_WINDOW} frames"));
+        }
+        let order = spread.shares.iter().enumerate().flat_map(|(i, &s)| std::iter::repeat(i as u16).take((s * run) as usize)).collect();
+        Ok(Schedule { order, shares: spread.shares.iter().map(|s| s * run).collect() })
     }
 
     /// Frames in one window.
@@ -232,6 +251,23 @@ mod tests {
         assert_eq!(Lane { index: 2, count: 3 }.among(2), 0);
         assert_eq!(Lane { index: 2, count: 3 }.among(3), 1);
         assert_eq!(Lane { index: 0, count: 3 }.among(7), 3);
+    }
+
+    #[test]
+    fn runs_send_each_streams_share_in_a_row() {
+        let s = Schedule::runs(&[50, 50], 3).unwrap();
+        assert_eq!(s.order, vec![0, 0, 0, 1, 1, 1]);
+        let s = Schedule::runs(&[75, 25], 2).unwrap();
+        assert_eq!(s.order, vec![0, 0, 0, 0, 0, 0, 1, 1]);
+        assert_eq!(s.frames_of(0, 8 * 5 + 7), 5 * 6 + 6);
+        assert_eq!(s.frames_of(1, 8 * 5 + 7), 5 * 2 + 1);
+        for n in 0..16 {
+            let i = usize::from(s.order[(n % 8) as usize]);
+            let seq = s.frames_of(i, n);
+            assert_eq!(s.index_of(i, seq), n, "frame {n}");
+        }
+        assert!(Schedule::runs(&[1, 1], 0).is_err());
+        assert!(Schedule::runs(&[1, 1], MAX_RUN_WINDOW).is_err());
     }
 
     #[test]

@@ -114,6 +114,8 @@ pub struct PortTx {
     pub intended_fps: f64,
     /// The step to a second rate, if the spec asked for one.
     pub rate_step: Option<crate::pace::Step>,
+    /// The spec's `tx_run_frames`: the streams were sent in runs.
+    pub run_frames: Option<u64>,
     pub offered_fps: f64,
     /// Share-weighted mean frame size of the port's streams [bytes incl. FCS].
     pub mean_frame_size: f64,

@@ -77,6 +77,8 @@ pub struct TxPlan {
     /// Stream indices in schedule order (schedule positions map to these).
     pub streams: Vec<usize>,
     pub schedule: Schedule,
+    /// The spec's `tx_run_frames`: the schedule is in runs.
+    pub run_frames: Option<u64>,
     /// The CPU of each sender (lane), none = not pinned; as many as the
     /// port has senders (`tx_queues`).
     pub cpus: Vec<Option<usize>>,

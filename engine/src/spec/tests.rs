@@ -68,6 +68,24 @@ fn a_slip_comes_at_half_the_backlog_limit() {
 }
 
 #[test]
+fn runs_keep_each_streams_count_and_need_a_sending_port() {
+    let mut s = base();
+    s["ports"][0]["tx_run_frames"] = serde_json::json!(100);
+    let p = spec(s.clone()).unwrap();
+    let tx = p.ports[0].tx.as_ref().unwrap();
+    assert_eq!(tx.run_frames, Some(100));
+    assert_eq!(tx.schedule.window(), 1000); // 90/10 reduces to 9:1: 900 IPv4 frames, then 100 IPv6
+    assert_eq!((p.streams[0].frames, p.streams[1].frames), (1800, 200));
+    s["ports"][0]["tx_run_frames"] = serde_json::json!(0);
+    assert!(spec(s.clone()).unwrap_err().starts_with("ports[0]: tx_run_frames must be at least 1"));
+    s["ports"][0]["tx_run_frames"] = serde_json::json!(1_000_000);
+    assert!(spec(s.clone()).unwrap_err().contains("above 4000000 frames"));
+    s["ports"][0].as_object_mut().unwrap().remove("tx_run_frames");
+    s["ports"][1]["tx_run_frames"] = serde_json::json!(100);
+    assert!(spec(s).unwrap_err().contains("tx_run_frames need"));
+}
+
+#[test]
 fn rate_step_plans_both_phases() {
     let mut s = base();
     s["ports"][0]["rate_step"] = serde_json::json!({"after_s": 1.0, "fps": 500});

@@ -170,6 +170,12 @@ pub struct PortSpec {
     /// Change to a second rate after `after_s` of traffic (RFC 2544 §26.5
     /// recovery); needs `duration_s`.
     pub rate_step: Option<RateStepSpec>,
+    /// Send the port's streams in runs instead of spread evenly: each
+    /// stream's share (reduced by the shares' greatest common divisor) ×
+    /// this many frames in a row, the streams in list order, then again
+    /// (`mix::Schedule::runs`). For reading the DUT's work on each
+    /// stream's frames over time, a run at a time; none = spread.
+    pub tx_run_frames: Option<u64>,
     /// How the port sends and receives: "auto" (default), "af_packet" or
     /// "af_xdp" (`xsk.rs`: frames of at most `xsk::MAX_FRAME` bytes, no
     /// `tx_stamp_check`).

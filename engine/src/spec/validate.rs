@@ -184,8 +184,8 @@ impl TrialSpec {
             if spec.tx_rate.is_some() {
                 return Err(format!("{f}.tx_rate: port {name:?} sends no stream"));
             }
-            if spec.tx_cpu.is_some() || spec.tx_nice.is_some() || spec.rate_step.is_some() || spec.tx_queues.is_some() {
-                return Err(format!("{f}: tx_cpu, tx_nice, tx_queues and rate_step need a port that sends, and {name:?} sends no stream"));
+            if spec.tx_cpu.is_some() || spec.tx_nice.is_some() || spec.rate_step.is_some() || spec.tx_queues.is_some() || spec.tx_run_frames.is_some() {
+                return Err(format!("{f}: tx_cpu, tx_nice, tx_queues, rate_step and tx_run_frames need a port that sends, and {name:?} sends no stream"));
             }
             return Ok(None);
         }
@@ -197,7 +197,11 @@ impl TrialSpec {
         let mean_wire_frames = mean(&|s| s.wire_frame_sizes().len() as f64);
         let mean_wire_bytes = mean(&|s| s.wire_frame_sizes().iter().sum::<usize>() as f64);
         let rate_fps = rate.to_fps(&format!("{f}.tx_rate"), mean_wire_bytes, mean_wire_frames)?;
-        let schedule = Schedule::new(&shares).map_err(|e| format!("{f}: {e}"))?;
+        let schedule = match spec.tx_run_frames {
+            None => Schedule::new(&shares),
+            Some(run) => Schedule::runs(&shares, run),
+        }
+        .map_err(|e| format!("{f}: {e}"))?;
         let (frames, pace) = self.frames_and_pace(f, rate_fps, spec.rate_step.as_ref())?;
         for (k, &si) in mine.iter().enumerate() {
             streams[si].frames = schedule.frames_of(k, frames);
@@ -206,7 +210,7 @@ impl TrialSpec {
             return Err(format!("{f}.tx_nice: must be -20..=19, got {n}"));
         }
         let cpus = sender_cpus(f, spec)?;
-        Ok(Some(TxPlan { rate_fps, pace, mean_frame_size, mean_wire_frames, mean_wire_bytes, frames, streams: mine, schedule, cpus, nice: spec.tx_nice }))
+        Ok(Some(TxPlan { rate_fps, pace, mean_frame_size, mean_wire_frames, mean_wire_bytes, frames, streams: mine, schedule, run_frames: spec.tx_run_frames, cpus, nice: spec.tx_nice }))
     }
 
     /// A sending port's frame count and pace at `rate_fps`: for the

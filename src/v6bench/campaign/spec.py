@@ -18,6 +18,8 @@ name = "quick"
              # icmp_echo = "dut" | "far": ICMP Echo Requests instead of UDP frames
              # flows = 2: each family as two identical flows, the second an A/A control
              # ext_headers_scope = "flow2" (flows = 2): the headers on flow 2 only
+             # runs_s = 0.1: the streams in runs of 0.1 s instead of frame by frame,
+             # the DUT's cost per frame then read per family inside each trial
              # kind = "mesh" (lab.topology = "mesh:N"): pattern = "full" | "partial",
              # loads = ["10%", "50%"] per sending port, trial_duration_s
              # kind = "stack-throughput": protocols, message_sizes, duration_s (iperf3)
@@ -75,7 +77,8 @@ DIRECTIONS = ("uni", "bi")
 SELFTEST_WHEN = selftest.WHEN
 DESIGN_ORDERS = ("randomized", "file")
 #: The keys of a [[test]] besides its kind's parameters and the matrix's.
-TEST_KEYS = ("kind", "blocks", "scenarios", "throughput_search", "ext_headers", "icmp_echo", "flows", "ext_headers_scope")
+TEST_KEYS = ("kind", "blocks", "scenarios", "throughput_search", "ext_headers", "icmp_echo", "flows", "ext_headers_scope",
+             "runs_s")
 
 
 @dataclass(frozen=True)
@@ -395,7 +398,11 @@ def _traffic(k: registry.Kind, t: dict, mx: Matrix, where: Field) -> Traffic:
             raise UsageError(f"expected a string, got {t[key]!r}", (*where, key))
     if "flows" in t and (not isinstance(t["flows"], int) or isinstance(t["flows"], bool)):
         raise UsageError(f"expected a whole number, got {t['flows']!r}", (*where, "flows"))
-    traffic = Traffic(t.get("ext_headers"), t.get("icmp_echo"), t.get("flows", 1), t.get("ext_headers_scope", "all"))
+    runs_s = t.get("runs_s")
+    if runs_s is not None and (not isinstance(runs_s, (int, float)) or isinstance(runs_s, bool)):
+        raise UsageError(f"expected seconds, got {runs_s!r}", (*where, "runs_s"))
+    traffic = Traffic(t.get("ext_headers"), t.get("icmp_echo"), t.get("flows", 1), t.get("ext_headers_scope", "all"),
+                      None if runs_s is None else float(runs_s))
     for j, mix in enumerate(mx.mixes):
         for n, fs in enumerate(mx.frame_sizes):
             for bi in sorted({d == "bi" for d in mx.directions}):
@@ -472,7 +479,8 @@ def _check_on_external(t: TestSpec, k: registry.Kind | registry.HostKind, ext: E
 
 def _host_test(i: int, k: registry.HostKind, t: dict, mx: Matrix, params: Any) -> TestSpec:
     """A host-stack test: one family per mix, no frames, one direction."""
-    for key in ("frame_sizes", "ext_headers", "icmp_echo", "flows", "ext_headers_scope", "throughput_search", "drain_s"):
+    for key in ("frame_sizes", "ext_headers", "icmp_echo", "flows", "ext_headers_scope", "runs_s", "throughput_search",
+                "drain_s"):
         if key in t:
             raise UsageError(f"{k.name} sends no test frames (it uses the hosts' own stacks)", ("test", i, key))
     for j, mix in enumerate(mx.mixes):

@@ -92,6 +92,9 @@ FLOWS = Option("--flows", "send each family in this many identical flows: 2 make
                "the first in every trial (the report compares them) [1]", choices=tuple(map(str, FLOWS_ALLOWED)))
 EXT_HEADERS_SCOPE = Option("--ext-headers-scope", "flow2: the extension headers on each family's second flow only, "
                            "the first its control in the same trials (with --flows 2) [all]", choices=tuple(SCOPES))
+RUNS = Option("--runs", "send the streams in runs of this length each in turn instead of frame by frame; "
+              "the DUT's CPU time per frame is then read per family inside each trial (docs/methods.md, "
+              "\"Cost per frame in runs\") [frame by frame]", metavar="SECONDS")
 BIDIRECTIONAL = Option("--bidirectional", "the same rate each way (RFC 2544 §14)", switch=True)
 #: Kind parameters whose option is not ``--field-name`` (with help); the others are named after their field.
 PARAMS = {

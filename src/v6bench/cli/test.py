@@ -21,7 +21,7 @@ from ..methods import registry, throughput
 from ..core.params import parse
 from ..store.db import Store
 from . import render
-from .options import (BIDIRECTIONAL, EXT_HEADERS, EXT_HEADERS_SCOPE, FLOWS, ICMP_ECHO, SEARCH, Option, Options, add_db, add_json, add_lab,
+from .options import (BIDIRECTIONAL, EXT_HEADERS, EXT_HEADERS_SCOPE, FLOWS, ICMP_ECHO, RUNS, SEARCH, Option, Options, add_db, add_json, add_lab,
                       add_params, add_selftest, dut_of, dut_table, items, lab_table, params_table, value)
 from .trial import current_lab
 
@@ -51,6 +51,7 @@ def add(sub: argparse._SubParsersAction, parser_class: type) -> None:
                 o.add("icmp_echo", ICMP_ECHO)
                 o.add("flows", FLOWS)
                 o.add("ext_headers_scope", EXT_HEADERS_SCOPE)
+                o.add("runs_s", RUNS)
             o.add("drain_s", DRAIN, default=DEFAULTS["drain_s"], help_default=DEFAULTS["drain_s"])
         add_params(o, k.name, k.params, searches=frames and k.searches)
         o.add("repeat", REPEAT)
@@ -97,6 +98,8 @@ def test_table(args: argparse.Namespace) -> dict:
                 test[key] = getattr(args, key)
         if getattr(args, "flows", None):
             test["flows"] = int(args.flows)
+        if getattr(args, "runs_s", None):
+            test["runs_s"] = value(float, args.runs_s, "runs_s")
     if getattr(args, "payload_sizes", None) is not None:  # rr-latency: the item 'mtu' is mtu_payload
         sizes = items(args.payload_sizes, "payload_sizes")
         test["mtu_payload"] = "mtu" in sizes

@@ -17,7 +17,7 @@ from ..trial import runner
 from ..core.frames import MESH_PATTERNS
 from ..trial.request import make_request
 from . import lab as lab_cmd
-from .options import (BIDIRECTIONAL, EXT_HEADERS, EXT_HEADERS_SCOPE, FLOWS, ICMP_ECHO, Option, Options, add_db, add_json, add_lab,
+from .options import (BIDIRECTIONAL, EXT_HEADERS, EXT_HEADERS_SCOPE, FLOWS, ICMP_ECHO, RUNS, Option, Options, add_db, add_json, add_lab,
                       add_selftest, value)
 
 TRIAL = {  # field: (option, default)
@@ -37,6 +37,7 @@ def add(sub: argparse._SubParsersAction, parser_class: type) -> None:
     o.add("ext_headers", EXT_HEADERS)
     o.add("flows", FLOWS)
     o.add("ext_headers_scope", EXT_HEADERS_SCOPE)
+    o.add("runs_s", RUNS)
     o.add("mesh", Option("--mesh", "mesh traffic among the testers of a mesh:N topology, --rate per sending port: "
                          + "; ".join(f"{k}: {v}" for k, v in MESH_PATTERNS.items()), choices=tuple(MESH_PATTERNS)))
     add_json(o, "the result")
@@ -60,7 +61,8 @@ def current_lab(site: Site) -> tuple[dict, DutConfig]:
 def run(site: Site, args: argparse.Namespace, say) -> int:
     req = make_request(args.mix, value(int, args.frame_size, "frame_size"), args.rate,
                        value(float, args.duration_s, "duration_s"), args.bidirectional, args.ext_headers,
-                       args.icmp_echo, args.mesh, int(args.flows or 1), args.ext_headers_scope or "all")
+                       args.icmp_echo, args.mesh, int(args.flows or 1), args.ext_headers_scope or "all",
+                       value(float, args.runs_s, "runs_s") if args.runs_s else None)
     current, current_dut = current_lab(site)
     lab, dut = lab_cmd.specs(args, current)
     dut = dut if dut is not None else (DutConfig() if lab.external else current_dut)

@@ -11,6 +11,8 @@ its own (:data:`TEST_FIELDS`).
 
 from __future__ import annotations
 
+import math
+
 import re
 from dataclasses import dataclass
 
@@ -113,6 +115,10 @@ class Traffic:
     icmp_echo: str | None = None
     flows: int = 1
     ext_headers_scope: str = "all"
+    #: The streams sent in runs of this many seconds each in turn instead of frame by frame (the engine's
+    #: ``tx_run_frames``), so that the DUT's CPU time can be read per family inside the trial (lab/cost.py,
+    #: :func:`~v6bench.lab.cost.runs`); None: frame by frame (``runs_s``, ``--runs``).
+    runs_s: float | None = None
 
     def frames_json(self) -> dict:
         """The stored keys that say what the frames are (a throughput is reused only with the same)."""
@@ -122,15 +128,18 @@ class Traffic:
     def to_json(self) -> dict:
         """The stored keys; ``flows`` and ``ext_headers_scope`` only where they are not
         their defaults (runs stored before them had neither)."""
-        return {**self.frames_json(), **({"flows": self.flows} if self.flows != 1 else {})}
+        return {**self.frames_json(), **({"flows": self.flows} if self.flows != 1 else {}),
+                **({"runs_s": self.runs_s} if self.runs_s is not None else {})}
 
     @classmethod
     def from_json(cls, d: dict) -> "Traffic":
-        return cls(d.get("ext_headers"), d.get("icmp_echo"), d.get("flows", 1), d.get("ext_headers_scope", "all"))
+        return cls(d.get("ext_headers"), d.get("icmp_echo"), d.get("flows", 1), d.get("ext_headers_scope", "all"),
+                   d.get("runs_s"))
 
     def describe(self) -> str:
         return "".join(f" +{x}" for x in (self.ext_headers, self.icmp_echo and f"echo-{self.icmp_echo}") if x) + \
-            (" on flow 2" if self.ext_headers_scope != "all" else "") + (f" ×{self.flows} flows" if self.flows != 1 else "")
+            (" on flow 2" if self.ext_headers_scope != "all" else "") + (f" ×{self.flows} flows" if self.flows != 1 else "") + \
+            (f" in {self.runs_s:g}-s runs" if self.runs_s is not None else "")
 
     def on_flow2(self) -> dict[int, str]:
         """What the second flow of each IP version carries that the first
@@ -147,6 +156,18 @@ SCOPES = {"all": "every test frame", "flow2": "the second flow of each family on
 #: The UDP source port of each flow's frames: the DUT tells a scenario's flow by it (``udp sport``). Flow 1
 #: keeps the engine's default (engine/src/spec/types.rs ``DEFAULT_SRC_PORT``), so one-flow specs are unchanged.
 FLOW_SRC_PORT = {1: 0xC020, 2: 0xC021}
+#: Bounds of a run's length [s] (``Traffic.runs_s``): the DUT's CPU is sampled every 20 ms (lab/cpu_window.py), and a
+#: run must hold whole samples; a run longer than a few seconds no longer cancels the lab's slow changes of state.
+RUNS_S = (0.05, 5.0)
+
+
+def run_shares(shares: list[int]) -> list[int]:
+    """Each stream's share of a schedule in runs, in share units: the shares
+    reduced by their greatest common divisor, as the engine reduces them
+    (engine/src/mix.rs ``Schedule::runs``): a stream's run lasts this many
+    ``runs_s``, and a round of runs their sum."""
+    g = math.gcd(*shares)
+    return [s // g for s in shares]
 
 
 def check_scope(scope: str, field: str = "scope") -> None:
@@ -191,6 +212,12 @@ def check(traffic: Traffic, mix: Mix, frame_size: int, bidirectional: bool, mesh
     if traffic.ext_headers_scope != "all" and not (traffic.ext_headers and traffic.flows == 2):
         raise UsageError("puts the extension headers on the second flow only: needs ext_headers and flows = 2",
                          "ext_headers_scope")
+    if traffic.runs_s is not None:
+        if not RUNS_S[0] <= traffic.runs_s <= RUNS_S[1]:
+            raise UsageError(f"{traffic.runs_s:g} s is outside {RUNS_S[0]:g}..{RUNS_S[1]:g} s", "runs_s")
+        if mesh or bidirectional or traffic.icmp_echo:
+            raise UsageError("runs are read on one sending port: UDP test frames from t1, one way (not a mesh, not "
+                             "bidirectional, not ICMP echo)", "runs_s")
     if mesh and (bidirectional or traffic.icmp_echo or traffic.ext_headers):
         raise UsageError("the pattern sets the directions; not with bidirectional traffic, ICMP echo or "
                          "extension headers", "mesh")

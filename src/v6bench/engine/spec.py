@@ -42,6 +42,8 @@ class Port:
     tx_cpu: int | tuple[int, ...] | None = None
     tx_queues: int | None = None
     rate_step: RateStep | None = None
+    #: The streams in runs: each share unit this many frames in a row (engine/src/mix.rs ``Schedule::runs``).
+    tx_run_frames: int | None = None
 
     @property
     def sends(self) -> bool:

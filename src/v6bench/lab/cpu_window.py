@@ -93,6 +93,17 @@ class Sampler:
             return None
         return va + (vb - va) * (t_ns - ta) / (tb - ta)
 
+    def steps(self, start_ns: int, end_ns: int) -> list[tuple[int, int, int | None]]:
+        """The threads' summed run time between consecutive samples inside
+        ``start_ns`` … ``end_ns``: ``(from_ns, to_ns, busy_ns)`` each, busy
+        None where a thread was unread (lab/cost.runs_work)."""
+        inside = [s for s in self.samples if start_ns <= s[0] <= end_ns]
+        out = []
+        for (ta, a, _), (tb, b, _) in zip(inside, inside[1:]):
+            ok = all(a.get(p) is not None and b.get(p) is not None for p in self.pids)
+            out.append((ta, tb, sum(b[p] - a[p] for p in self.pids) if ok else None))
+        return out
+
     def window(self, start_ns: int, end_ns: int) -> dict | None:
         """Busy time [ns] of each thread and each CPU between ``start_ns`` and
         ``end_ns`` (CLOCK_REALTIME): ``{"window_ns", "threads": {pid: ns|None},

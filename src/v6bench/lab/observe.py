@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from pyroute2 import IPRoute
 
-from . import napi
+from . import cost, napi
 from .cost import forwarding
 from .cpu_window import Sampler
 from .dut import acl_counters
@@ -151,8 +151,12 @@ class LabObserver:
 
     def after(self, before: Snapshot, during: Sampler, eng: dict) -> dict:
         start_ns = eng["started_at_unix_ns"]
-        window = during.window(start_ns, start_ns + round(eng["traffic_s"] * 1e9))
-        return difference(self.lab, before, snapshot(self.lab), eng["traffic_s"], window)
+        end_ns = start_ns + round(eng["traffic_s"] * 1e9)
+        out = difference(self.lab, before, snapshot(self.lab), eng["traffic_s"], during.window(start_ns, end_ns))
+        runs = cost.runs(eng)
+        if runs and out["forwarding"]["share"] is not None:  # sent in runs: the work of each family's runs
+            out["forwarding"]["runs"] = cost.runs_work(during.steps(start_ns, end_ns), runs)
+        return out
 
     def reasons(self, eng: dict, dut: dict, reset_router: str | None) -> list[str]:
         """Frames the tester lost in this lab, not the DUT: a router's veth

@@ -195,12 +195,33 @@ def _latency(data: RunData, pairs: dict) -> None:
                         fam = trial_families(trial)
                         a, b = (value_ns(fam.get(v, [])) for v in (4, 6))
                         p.add_pair(_us(a), _us(b))
+                _runs_cost(pairs, point, left_out, load_trials(t, row))
                 continue
             p = _pair(pairs, "median latency [µs]", point, "slower", "location")
             p.exclude(left_out, f"IPv{t.family}")
             for trial in load_trials(t, row):
                 m = trial_median_ns(trial_families(trial).get(t.family, []))
                 p.add(f"IPv{t.family}", _us(m))
+
+
+def trial_runs_cost_ns(trial: dict) -> dict | None:
+    """A trial sent in runs: the DUT's CPU time per frame of each family and
+    stream inside it [ns] (``dut_cost.by_family``, lab/cost.per_family), where
+    read and the DUT's alone; else None."""
+    c = ((trial.get("result") or {}).get("dut_cost")) or {}
+    return None if c.get("not_the_duts") else c.get("by_family")
+
+
+def _runs_cost(pairs: dict, point: str, left_out: int, trials: list[dict]) -> None:
+    """The DUT's cost per frame of IPv4 against IPv6 inside each trial sent
+    in runs (paired, as the delays): nothing where no trial was."""
+    costs = [trial_runs_cost_ns(x) for x in trials]
+    if all(c is None for c in costs):
+        return
+    p = _pair(pairs, "cost per frame [ns]", f"{point} in runs", "more", "location", design="paired")
+    p.exclude(left_out)
+    for c in costs:
+        p.add_pair((c or {}).get("4"), (c or {}).get("6"))
 
 
 def trial_cost_ns(trial: dict) -> float | None:
@@ -302,6 +323,14 @@ def flow_pairs(data: RunData) -> list[Pair]:
                         streams = trial_families(trial).get(v, [])
                         a, b = (value_ns([s for s in streams if flow_of(s["name"]) == k]) for k in (1, 2))
                         p.add_pair(_us(a), _us(b))
+                costs = [(trial_runs_cost_ns(x) or {}).get("streams", {}) for x in trials]
+                if any(costs):  # sent in runs: each flow's cost per frame, flow 2 against flow 1
+                    p = pairs.setdefault(("cost", point, v), Pair(
+                        "cost per frame [ns]", f"{point} IPv{v} in runs", "more", "location", "flow 1",
+                        f"flow 2: {scenario}" if scenario else "flow 2", design="paired", control=not scenario))
+                    for trial, c in zip(trials, costs):
+                        names = {flow_of(s["name"]): s["name"] for s in trial_families(trial).get(v, [])}
+                        p.add_pair(*(c.get(names.get(k, "")) for k in (1, 2)))
     return list(pairs.values())
 
 

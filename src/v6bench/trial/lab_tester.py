@@ -39,7 +39,8 @@ class LabTester:
     def _trial(self, duration_s: float, load_fps: float, adjust=None, during=None, mesh: str | None = None) -> Measurement:
         req = TrialRequest(self.mix, self.frame_size, Rate.of_fps(load_fps), duration_s,
                            self.bidirectional, self.drain_s, self.traffic.ext_headers, self.traffic.icmp_echo, mesh,
-                           self.settle_s, self.traffic.flows, self.traffic.ext_headers_scope)
+                           self.settle_s, self.traffic.flows, self.traffic.ext_headers_scope,
+                           runs_s=self.traffic.runs_s)
         r = runner.run(self.lab, req, self.site.engine_pid_file, adjust, during, self.selftest)
         extra = {}
         if r.get("action"):

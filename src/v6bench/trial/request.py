@@ -50,6 +50,8 @@ class TrialRequest:
     #: flow 2); a number: the order of the families and of the flows drawn from it (trial/spec.py).
     #: :func:`v6bench.trial.runner.run` draws one for every trial and records it.
     order_seed: int | None = None
+    #: The streams in runs of this many seconds a share unit instead of frame by frame (core/frames.Traffic.runs_s).
+    runs_s: float | None = None
 
     def __post_init__(self) -> None:
         if self.mesh is not None:
@@ -57,14 +59,22 @@ class TrialRequest:
         frames.check(self.traffic, self.mix, self.frame_size, self.bidirectional, mesh=self.mesh is not None)
         if not 0 < self.duration_s <= MAX_DURATION_S:
             raise UsageError(f"{self.duration_s:g} s is outside (0, {MAX_DURATION_S:g}] s", "duration_s")
+        if self.runs_s is not None and 2 * self.runs_s * self.run_units > self.duration_s:
+            raise UsageError(f"{self.duration_s:g}-s trials hold fewer than two rounds of {self.runs_s:g}-s runs "
+                             f"({self.run_units} a round)", "runs_s")
         if not 0 <= self.drain_s <= 600:
             raise UsageError(f"{self.drain_s:g} s is outside 0..600 s", "drain_s")
         if self.settle_s is not None and not 0 <= self.settle_s <= 60:
             raise UsageError(f"{self.settle_s:g} s is outside 0..60 s", "settle_s")
 
     @property
+    def run_units(self) -> int:
+        """Share units in a round of runs (core/frames.run_shares): every flow of every family."""
+        return sum(frames.run_shares([share for _, share in self.mix.versions] * self.flows))
+
+    @property
     def traffic(self) -> Traffic:
-        return Traffic(self.ext_headers, self.icmp_echo, self.flows, self.ext_headers_scope)
+        return Traffic(self.ext_headers, self.icmp_echo, self.flows, self.ext_headers_scope, self.runs_s)
 
     def fps(self, link_speed_bps: float) -> float:
         """The intended rate per direction [frames/s]."""
@@ -105,6 +115,7 @@ class TrialRequest:
 
 def make_request(mix: str, frame_size: int, rate: str, duration_s: float, bidirectional: bool,
                  ext_headers: str | None = None, icmp_echo: str | None = None, mesh: str | None = None,
-                 flows: int = 1, ext_headers_scope: str = "all") -> TrialRequest:
+                 flows: int = 1, ext_headers_scope: str = "all", runs_s: float | None = None) -> TrialRequest:
     return TrialRequest(parse_mix(mix), int(frame_size), parse_rate(rate), float(duration_s), bidirectional,
-                        ext_headers=ext_headers, icmp_echo=icmp_echo, mesh=mesh, flows=flows, ext_headers_scope=ext_headers_scope)
+                        ext_headers=ext_headers, icmp_echo=icmp_echo, mesh=mesh, flows=flows, ext_headers_scope=ext_headers_scope,
+                        runs_s=runs_s)

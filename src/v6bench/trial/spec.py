@@ -48,6 +48,8 @@ def engine_spec(lab: Lab, request: TrialRequest, fps: float) -> TrialSpec:
     plan = lab.cpu_plan
     ports = tuple(_port(lab, t, fps, plan.sender_cpus(senders.index(t), len(senders)) if t in senders else None)
                   for t in testers)
+    if request.runs_s is not None:  # a share unit's run lasts runs_s (lab/cost.runs reads them back)
+        ports = tuple(replace(p, tx_run_frames=max(1, round(request.runs_s * fps))) if p.sends else p for p in ports)
     tunnel = lab.tunnel_key
     streams = []
     for src, dst in pairs:
