@@ -114,7 +114,7 @@ def rows(run: report_data.RunData, delay_load: str) -> tuple[list[dict], list[di
             continue  # the separate trials' delays, compared unpaired, and those in runs are not what this bench measures
         scenario = p.point.split(" ")[0]
         unit = 1e3 if p.metric.startswith("median") else 1.0  # ns
-        runs = " in runs" in p.point
+        runs = "-s runs " in p.point  # the test's label (core/frames.Traffic.describe): "… in 0.1-s runs 128 B …"
         flow = p.name_a == "flow 1"
         metric = p.metric.split(" [")[0] + {(False, False): "", (False, True): " (flow 2 − 1)", (True, False): " (runs)",
                                             (True, True): " (runs, flow 2 − 1)"}[(runs, flow)]

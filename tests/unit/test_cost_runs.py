@@ -115,7 +115,7 @@ def test_a_request_in_runs_is_checked_and_becomes_the_engines_run_frames(engine_
     spec = engine_spec(lab, req, req.check_against(LabPath.of(lab))).to_json()
     [sender] = [p for p in spec["ports"] if "tx_rate" in p]
     assert sender["tx_run_frames"] == 6000 and all("tx_run_frames" not in p for p in spec["ports"] if p is not sender)
-    assert req.run_units == 4 and req.traffic == Traffic(flows=2, runs_s=0.1)
+    assert req.traffic == Traffic(flows=2, runs_s=0.1)
     assert Traffic.from_json(req.traffic.to_json()) == req.traffic and "in 0.1-s runs" in req.traffic.describe()
     check(engine_bin, spec)
     for kw in ({"runs_s": RUNS_S[0] / 2}, {"runs_s": RUNS_S[1] * 2}, {"runs_s": 0.3, "flows": 2},
@@ -124,6 +124,18 @@ def test_a_request_in_runs_is_checked_and_becomes_the_engines_run_frames(engine_
         with pytest.raises(UsageError) as e:
             make_request("50/50", 128, "60kfps", 2, bidirectional, **kw)
         assert e.value.field == ("runs_s",), kw
+
+
+def test_a_campaign_refuses_trials_too_short_for_two_rounds_of_runs():
+    from v6bench.campaign import spec
+
+    d = {"name": "runs", "lab": {"topology": "a"}, "matrix": {"mixes": ["100/0", "0/100"], "frame_sizes": [128]},
+         "test": [{"kind": "latency", "loads": ["60kfps"], "trial_duration_s": 0.5, "flows": 2, "runs_s": 0.1}]}
+    with pytest.raises(UsageError) as e:
+        spec.from_dict(d, "", "runs")
+    assert e.value.field == ("test", 0, "runs_s") and "fewer than two rounds" in e.value.message
+    d["test"][0]["trial_duration_s"] = 0.8
+    assert spec.from_dict(d, "", "runs").tests[0].traffic.runs_s == 0.1
 
 
 def _trial(v4: float, v6: float, flow2: dict[int, float]) -> dict:
@@ -149,12 +161,13 @@ def test_the_report_compares_the_families_and_the_flows_costs_inside_each_trial(
     params = {"params": {}, "flows": 2, "runs_s": 0.1, "flow2": {"6": "ACL of 100 rules at in"}}
     t = data.TestData(0, "latency", "50/50", 128, False, 0, params, {"loads": [row]}, trials)
     decided = verdicts.of(data.RunData({"environment": {}}, None, (t,), 0))
-    costs = {(p.name_a, p.point.split(") ")[-1]): (p, c) for p, c in decided.values() if p.metric == "cost per frame [ns]"}
-    p, c = costs["IPv4", "in runs"]
+    costs = {(p.name_a, p.point.split(")")[-1].strip()): (p, c) for p, c in decided.values()
+             if p.metric == "cost per frame [ns]"}
+    p, c = costs["IPv4", ""]
     assert (c.design, c.n_a, c.outcome) == ("paired", 10, "differs") and c.diff_pct == pytest.approx(1.0, abs=0.2)
-    p4, c4 = costs["flow 1", "IPv4 in runs"]
+    p4, c4 = costs["flow 1", "IPv4"]
     assert p4.control and c4.outcome == "none"
-    p6, c6 = costs["flow 1", "IPv6 in runs"]
+    p6, c6 = costs["flow 1", "IPv6"]
     assert not p6.control and c6.outcome == "differs" and c6.diff_pct == pytest.approx(20.0, abs=0.5)
     unread = tuple({**x, "result": {**x["result"], "dut_cost": {"ns_per_frame": 7500.0}}} for x in trials)
     t = data.TestData(0, "latency", "50/50", 128, False, 0, params, {"loads": [row]}, unread)

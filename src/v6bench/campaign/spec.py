@@ -373,6 +373,13 @@ def _test(i: int, t: dict, base: Matrix, counted: bool) -> TestSpec:
         spec = _host_test(i, k, t, mx, params)
     else:
         spec = TestSpec(i, k.name, params, mx, _throughput_search(k, t, params, where), _traffic(k, t, mx, where))
+    duration_s = getattr(spec.params, "trial_duration_s", None)
+    if spec.traffic.runs_s is not None and duration_s:  # a trial in runs holds two rounds of them, checked now
+        for mix in spec.matrix.mixes:
+            try:
+                frames.check_runs_fit(spec.traffic.runs_s, mix, spec.traffic.flows, duration_s)
+            except UsageError as e:
+                raise UsageError(e.message, (*where, "runs_s")) from None
     if not counted and not {"repeat", "blocks"} & set(t):  # no count given: enough for a verdict
         n, params = registry.default_design(k, spec.params)
         spec = replace(spec, params=params, matrix=replace(spec.matrix, repeat=n))

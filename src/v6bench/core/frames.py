@@ -170,6 +170,18 @@ def run_shares(shares: list[int]) -> list[int]:
     return [s // g for s in shares]
 
 
+def check_runs_fit(runs_s: float | None, mix: Mix, flows: int, duration_s: float) -> None:
+    """A trial in runs holds at least two rounds of them (every flow of every
+    family a run each, :func:`run_shares`), so each family is read in more
+    than one stretch of the trial."""
+    if runs_s is None:
+        return
+    units = sum(run_shares([share for _, share in mix.versions] * flows))
+    if 2 * runs_s * units > duration_s:
+        raise UsageError(f"{duration_s:g}-s trials hold fewer than two rounds of {runs_s:g}-s runs "
+                         f"({units} a round at {mix})", "runs_s")
+
+
 def check_scope(scope: str, field: str = "scope") -> None:
     """``scope`` is one of :data:`SCOPES`; errors name ``field``."""
     if scope not in SCOPES:

@@ -218,7 +218,7 @@ def _runs_cost(pairs: dict, point: str, left_out: int, trials: list[dict]) -> No
     costs = [trial_runs_cost_ns(x) for x in trials]
     if all(c is None for c in costs):
         return
-    p = _pair(pairs, "cost per frame [ns]", f"{point} in runs", "more", "location", design="paired")
+    p = _pair(pairs, "cost per frame [ns]", point, "more", "location", design="paired")
     p.exclude(left_out)
     for c in costs:
         p.add_pair((c or {}).get("4"), (c or {}).get("6"))
@@ -326,7 +326,7 @@ def flow_pairs(data: RunData) -> list[Pair]:
                 costs = [(trial_runs_cost_ns(x) or {}).get("streams", {}) for x in trials]
                 if any(costs):  # sent in runs: each flow's cost per frame, flow 2 against flow 1
                     p = pairs.setdefault(("cost", point, v), Pair(
-                        "cost per frame [ns]", f"{point} IPv{v} in runs", "more", "location", "flow 1",
+                        "cost per frame [ns]", f"{point} IPv{v}", "more", "location", "flow 1",
                         f"flow 2: {scenario}" if scenario else "flow 2", design="paired", control=not scenario))
                     for trial, c in zip(trials, costs):
                         names = {flow_of(s["name"]): s["name"] for s in trial_families(trial).get(v, [])}

@@ -59,18 +59,11 @@ class TrialRequest:
         frames.check(self.traffic, self.mix, self.frame_size, self.bidirectional, mesh=self.mesh is not None)
         if not 0 < self.duration_s <= MAX_DURATION_S:
             raise UsageError(f"{self.duration_s:g} s is outside (0, {MAX_DURATION_S:g}] s", "duration_s")
-        if self.runs_s is not None and 2 * self.runs_s * self.run_units > self.duration_s:
-            raise UsageError(f"{self.duration_s:g}-s trials hold fewer than two rounds of {self.runs_s:g}-s runs "
-                             f"({self.run_units} a round)", "runs_s")
+        frames.check_runs_fit(self.runs_s, self.mix, self.flows, self.duration_s)
         if not 0 <= self.drain_s <= 600:
             raise UsageError(f"{self.drain_s:g} s is outside 0..600 s", "drain_s")
         if self.settle_s is not None and not 0 <= self.settle_s <= 60:
             raise UsageError(f"{self.settle_s:g} s is outside 0..60 s", "settle_s")
-
-    @property
-    def run_units(self) -> int:
-        """Share units in a round of runs (core/frames.run_shares): every flow of every family."""
-        return sum(frames.run_shares([share for _, share in self.mix.versions] * self.flows))
 
     @property
     def traffic(self) -> Traffic:
