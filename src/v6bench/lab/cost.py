@@ -77,6 +77,12 @@ def ns_per_frame(work: dict | None, rx_frames: int, traffic_s: float) -> dict:
 RUN_GUARD_NS = 5_000_000
 
 
+def _runs_port(eng: dict) -> dict | None:
+    """The one sending port of a trial sent in runs (its ``tx.run_frames`` set), else None."""
+    senders = [p for p in eng.get("ports", []) if (p.get("tx") or {}).get("run_frames")]
+    return senders[0] if len(senders) == 1 else None
+
+
 def runs(eng: dict) -> list[tuple[int, int, str]]:
     """The runs of a trial sent in runs, from the engine's result, as the
     stretches in which the DUT's CPU counts for a stream:
@@ -92,10 +98,9 @@ def runs(eng: dict) -> list[tuple[int, int, str]]:
     schedule, to its end by the schedule. Empty when the trial was not in
     runs, had more than one sending port or a rate step, or slipped more
     than a quarter of a run."""
-    senders = [p for p in eng.get("ports", []) if (p.get("tx") or {}).get("run_frames")]
-    if len(senders) != 1 or senders[0]["tx"].get("rate_step"):
+    port = _runs_port(eng)
+    if port is None or port["tx"].get("rate_step"):
         return []
-    port = senders[0]
     tx = port["tx"]
     streams = [s for s in eng["streams"] if s["tx_port"] == port["name"]]
     run, fps, total, t0 = tx["run_frames"], tx["intended_fps"], tx["planned_frames"], eng["started_at_unix_ns"]
@@ -145,10 +150,10 @@ def per_family(work: dict | None, eng: dict) -> dict | None:
     DUT delivered per second of those runs (the port's rate × received /
     sent). None where the trial was not in runs or a family has no step
     inside its runs (a stream without one: left out of ``streams``)."""
-    senders = [p for p in eng.get("ports", []) if (p.get("tx") or {}).get("run_frames")]
-    if not work or len(senders) != 1:
+    port = _runs_port(eng)
+    if not work or port is None:
         return None
-    fps = senders[0]["tx"]["intended_fps"]
+    fps = port["tx"]["intended_fps"]
 
     def ns(streams: list[dict]) -> float | None:
         busy = sum(work[s["name"]]["busy_ns"] for s in streams if s["name"] in work)
@@ -156,7 +161,7 @@ def per_family(work: dict | None, eng: dict) -> dict | None:
         sent, got = sum(s["tx_frames"] for s in streams), sum(s["rx_frames"] for s in streams)
         return round(busy / window * 1e9 / (fps * got / sent), 2) if window and sent and got else None
 
-    mine = [s for s in eng["streams"] if s["tx_port"] == senders[0]["name"]]
+    mine = [s for s in eng["streams"] if s["tx_port"] == port["name"]]
     out: dict = {v: ns([s for s in mine if str(s["ip_version"]) == v]) for v in ("4", "6")}
     if None in out.values():
         return None

@@ -16,7 +16,6 @@ from dataclasses import dataclass
 from pyroute2 import IPRoute
 
 from . import cost, napi
-from .cost import forwarding
 from .cpu_window import Sampler
 from .dut import acl_counters
 from .state import LabState
@@ -116,9 +115,9 @@ def difference(lab: LabState, before: Snapshot, after: Snapshot, traffic_s: floa
     out = {"routers": routers, "tester_rx": busy(tester_threads), "interfaces": interfaces,
            "dut_cpus": {str(c): None if ns is None else round(ns / window["window_ns"], 4)
                         for c, ns in (window["cpus"].items() if window else [])},
-           "forwarding": forwarding([_share(r, traffic_s) for r in routers], NAPI_BASIS, None,
-                                    [ns / window["window_ns"] if ns is not None else None
-                                     for ns in window["cpus"].values()] if window else None)}
+           "forwarding": cost.forwarding([_share(r, traffic_s) for r in routers], NAPI_BASIS, None,
+                                         [ns / window["window_ns"] if ns is not None else None
+                                          for ns in window["cpus"].values()] if window else None)}
     if after.acl:
         out["acl"] = {router: {fam: {k: v - before.acl.get(router, {}).get(fam, {}).get(k, 0) for k, v in c.items()}
                                for fam, c in fams.items()} for router, fams in after.acl.items()}

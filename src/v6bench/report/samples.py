@@ -313,6 +313,7 @@ def flow_pairs(data: RunData) -> list[Pair]:
         for row in t.result["loads"]:
             point = f"{t.label(mix=False, size=True)} at {row['load']} ({t.mix})".strip()
             trials = load_trials(t, row)
+            costs = [(trial_runs_cost_ns(x) or {}).get("streams", {}) for x in trials]  # sent in runs: each flow's
             for v in sorted({s["ip_version"] for x in trials for s in x["streams"]}):
                 scenario = scoped.get(str(v))
                 for metric, value_ns in PAIRED_LATENCY:
@@ -323,8 +324,7 @@ def flow_pairs(data: RunData) -> list[Pair]:
                         streams = trial_families(trial).get(v, [])
                         a, b = (value_ns([s for s in streams if flow_of(s["name"]) == k]) for k in (1, 2))
                         p.add_pair(_us(a), _us(b))
-                costs = [(trial_runs_cost_ns(x) or {}).get("streams", {}) for x in trials]
-                if any(costs):  # sent in runs: each flow's cost per frame, flow 2 against flow 1
+                if any(costs):  # each flow's cost per frame, flow 2 against flow 1
                     p = pairs.setdefault(("cost", point, v), Pair(
                         "cost per frame [ns]", f"{point} IPv{v}", "more", "location", "flow 1",
                         f"flow 2: {scenario}" if scenario else "flow 2", design="paired", control=not scenario))
