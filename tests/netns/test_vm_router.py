@@ -69,6 +69,10 @@ def vm_lab(*options: str):
 HARD_RESET_TRIAL_S = 24.0
 
 
+#: Each family's cost per frame in runs against the whole trial's (the same QEMU threads over part of its window).
+COST_RATIO = (0.5, 2.0)
+
+
 def trial_json(*options: str) -> dict:
     """A 1-s trial at 1,000 frames/s a sending port on the lab that is up, its result."""
     return cli_site.trial_json("--rate", "1kfps", "--duration", "1", *options)
@@ -91,7 +95,9 @@ def test_vm_router_lab_trials_snmp_search_resets_and_a_killed_qemu(nothing_left,
     assert os.sched_getaffinity(r1["vm"]["pid"]) == {r1["vm"]["cpu"]}  # the router's own CPU
     assert "VM: QEMU" in v6bench("lab", "status").stdout
     # Below the limiter: every frame through, counted by the guest's IF-MIB as by the engine (+ ARP/ND).
-    r = cli_site.trial_json("--mix", "50/50", "--frame-size", "128", "--rate", "1000fps", "--duration", "2")
+    # Sent in 0.1-s runs: QEMU's threads, sampled every 20 ms, give each family's cost inside the trial.
+    r = cli_site.trial_json("--mix", "50/50", "--frame-size", "128", "--rate", "1000fps", "--duration", "2",
+                            "--runs", "0.1")
     assert r["tx_frames"] == 2000 and r["rx_frames"] == 2000 and not r["tester_limited"], r
     assert r["lab"]["router"] == "vm" and r["lab"]["vms"]["r1"]["accel"] == r1["vm"]["accel"]
     assert r["lab"]["vm_image"]["kernel_release"] and r["lab"]["vm_image"]["initrd_sha256"]
@@ -100,6 +106,8 @@ def test_vm_router_lab_trials_snmp_search_resets_and_a_killed_qemu(nothing_left,
     assert 2000 <= ifs["r1/r1-t2"]["tx_packets"] <= 2000 + CONTROL_FRAMES_MAX, ifs
     host = r["dut"]["routers"][0]["host"]
     assert 0 < host["qemu_busy_ratio"] <= 1.05 and host["cpu"] == r1["vm"]["cpu"], host
+    each = r["dut_cost"]["by_family"]
+    assert all(COST_RATIO[0] < each[v] / r["dut_cost"]["ns_per_frame"] < COST_RATIO[1] for v in ("4", "6")), r["dut_cost"]
     # Above the limiter the guest's nftables drops the excess: the DUT's loss, not the tester's.
     r = cli_site.trial_json("--mix", "100/0", "--frame-size", "128", "--rate", f"{2 * LIMIT_FPS}fps", "--duration", "2")
     assert not r["tester_limited"], r["tester_limited_reasons"]

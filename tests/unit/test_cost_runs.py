@@ -105,6 +105,35 @@ def test_two_flows_a_family_each_get_their_own_cost():
     assert 7500 < got["6"] < 9500 and got["4"] == pytest.approx(7500, abs=0.01)
 
 
+class _Sampler:
+    """A lab's CPU sampler (lab/cpu_window.Sampler) over given steps: what
+    the namespace lab's NAPI threads and the VM lab's QEMU threads give."""
+
+    def __init__(self, steps):
+        self.all, self.asked = steps, None
+
+    def steps(self, start_ns, end_ns):
+        self.asked = (start_ns, end_ns)
+        return [s for s in self.all if start_ns <= s[0] and s[1] <= end_ns]
+
+
+def test_every_lab_with_a_sampler_gets_the_work_of_each_run_the_same_way():
+    """cost.with_runs, which both the namespace and the VM observers call:
+    the sampler's steps over the traffic window, split by run; the work as
+    given where the trial was not in runs or its forwarding unread."""
+    eng = {**_eng(), "traffic_s": 2.0}
+    sampler = _Sampler(_steps(eng, {"ipv4-t1-t2": 0.45, "ipv6-t1-t2": 0.48}))
+    work = cost.forwarding([0.465], "QEMU threads")
+    got = cost.with_runs(work, eng, sampler)
+    assert sampler.asked == (T0, T0 + 2_000_000_000) and "runs" not in work
+    assert cost.per_family(got["runs"], eng)["6"] == pytest.approx(8000, abs=0.01)
+    assert {k: v for k, v in got.items() if k != "runs"} == work
+    unread = cost.forwarding([None], "QEMU threads")
+    assert cost.with_runs(unread, eng, sampler) is unread
+    not_in_runs = {**eng, "ports": [{"name": "t1", "tx": {**eng["ports"][0]["tx"], "run_frames": None}}]}
+    assert cost.with_runs(work, not_in_runs, sampler) is work
+
+
 def test_a_request_in_runs_is_checked_and_becomes_the_engines_run_frames(engine_bin):
     """``runs_s``: a share unit's run lasts that long at the trial's rate
     (0.1 s at 60 kframes/s: 6,000 frames), which the engine's own validator

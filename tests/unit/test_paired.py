@@ -174,3 +174,36 @@ def test_a_scenario_on_the_second_flow_is_compared_with_its_control_in_the_same_
     plain = [data.TestData(k, "latency", "50/50", 128, False, 0, {"params": {}, "flows": 2, "scenario": n},
                            {"loads": [row]}, trials, scenario_index=k) for k, n in enumerate(("first", "other"))]
     assert samples.network_types(data.RunData({"environment": {}}, None, tuple(plain), 0))  # unscoped: compared
+
+
+def test_network_types_compare_the_duts_cost_per_frame_across_trials_too():
+    """Seed 003's network types (one family a trial) against native IPv4
+    in cost per frame as in delay: a NAT costing 10 % more CPU a frame at
+    the same delay is found in cost, not in delay; a mixed trial gives a
+    family's cost only from its runs (``by_family``), never the trial's
+    both-family figure; a lab that reads no CPU gives no cost pair."""
+    rng = __import__("numpy").random.default_rng(11)
+    row = {"load": "1%", "load_fps": 845.0, "tester_limited_trials": 0, "families": {}}
+
+    def trial(v, cost_ns, by_family=None):
+        streams = [{"name": f"ipv{v}-t1-t2", "ip_version": v, "latency_ns": {"p50": 20_000 * (1 + rng.normal(0, 1e-3)),
+                                                                               "p99": 40_000}}]
+        cost = {"ns_per_frame": None if cost_ns is None else cost_ns * (1 + rng.normal(0, 5e-3)),
+                "by_family": by_family}
+        return {"call": "measure", "call_args": {"load_fps": 845.0}, "tester_limited": False, "streams": streams,
+                "result": {"suspect_reasons": [], "dut_cost": cost}}
+
+    def test(k, scenario, cost_ns, v=4):
+        mix = "100/0" if v == 4 else "0/100"
+        return data.TestData(k, "latency", mix, 128, False, 0, {"params": {}, "scenario": scenario}, {"loads": [row]},
+                             tuple(trial(v, cost_ns) for _ in range(6)), scenario_index=k)
+
+    run = data.RunData({"environment": {}}, None, (test(0, "ipv4", 9000.0), test(1, "ipv4-nat", 9900.0)), 0)
+    decided = {p.metric: c for p, c in verdicts.of(run).values() if p.name_b.startswith("ipv4-nat")}
+    assert decided["cost per frame [ns]"].outcome == "differs"
+    assert decided["cost per frame [ns]"].diff_pct == pytest.approx(10.0, abs=1.0)
+    assert decided["median delay [µs]"].outcome == "none"
+    blind = data.RunData({"environment": {}}, None, (test(0, "ipv4", None), test(1, "ipv4-nat", None)), 0)
+    assert [p.metric for p in samples.network_types(blind)] == ["median delay [µs]"]
+    assert samples.network_type_cost_ns(trial(4, 9000.0), 4, one_family=False) is None
+    assert samples.network_type_cost_ns(trial(4, 9000.0, {"4": 8800.0, "6": 9100.0}), 6, one_family=False) == 9100.0

@@ -17,9 +17,11 @@ in the same unit; None where it is finer than a nanosecond a frame):
 
 A trial sent in runs (``Traffic.runs_s``: the engine sends each stream's
 frames in a row, the streams in turn) has its cost read per family inside
-the trial (:func:`runs`, :func:`runs_work`, :func:`per_family`): each step
-of the lab's CPU sampler that lies inside one run counts for that run's
-family. Both families then meet the same states of the machine within a
+the trial (:func:`with_runs`, :func:`runs`, :func:`runs_work`,
+:func:`per_family`): each step of the lab's CPU sampler that lies inside
+one run counts for that run's family. Namespace and VM routers have
+such a sampler (every 20 ms); routers read over SNMP do not (their
+counters move every few seconds), and give no per-family cost. Both families then meet the same states of the machine within a
 second, which a comparison across trials cannot give (docs/report.md).
 """
 
@@ -141,6 +143,21 @@ def runs_work(steps: list[tuple[int, int, int | None]], runs_: list[tuple[int, i
         w["window_ns"] += tb - ta
         w["steps"] += 1
     return out
+
+
+def with_runs(work: dict, eng: dict, sampler) -> dict:
+    """``work`` (:func:`forwarding`) with, for a trial sent in runs whose
+    forwarding was read, ``runs``: the work of each stream's runs from the
+    lab's CPU ``sampler`` (:meth:`.cpu_window.Sampler.steps` over the
+    traffic window, :func:`runs_work`). Every lab whose sampler reads its
+    forwarding threads while the engine runs (namespace routers' NAPI
+    threads, VM routers' QEMU threads) calls this; ``work`` as given
+    otherwise."""
+    runs_ = runs(eng)
+    if not runs_ or work.get("share") is None:
+        return work
+    start_ns = eng["started_at_unix_ns"]
+    return {**work, "runs": runs_work(sampler.steps(start_ns, start_ns + round(eng["traffic_s"] * 1e9)), runs_)}
 
 
 def per_family(work: dict | None, eng: dict) -> dict | None:

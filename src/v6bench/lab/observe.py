@@ -152,9 +152,7 @@ class LabObserver:
         start_ns = eng["started_at_unix_ns"]
         end_ns = start_ns + round(eng["traffic_s"] * 1e9)
         out = difference(self.lab, before, snapshot(self.lab), eng["traffic_s"], during.window(start_ns, end_ns))
-        runs = cost.runs(eng)
-        if runs and out["forwarding"]["share"] is not None:  # sent in runs: the work of each family's runs
-            out["forwarding"]["runs"] = cost.runs_work(during.steps(start_ns, end_ns), runs)
+        out["forwarding"] = cost.with_runs(out["forwarding"], eng, during)
         return out
 
     def reasons(self, eng: dict, dut: dict, reset_router: str | None) -> list[str]:

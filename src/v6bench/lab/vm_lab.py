@@ -23,7 +23,7 @@ from ..core.errors import LabError
 from . import vm, vm_config, vm_image
 from .cpus import CpuPlan
 from .dut import DutConfig
-from .cost import forwarding
+from . import cost
 from .cpu_window import Sampler
 from .external_spec import SnmpSpec
 from .mtu import Mtus
@@ -180,7 +180,8 @@ class VmObserver:
         if window:
             out["dut_cpus"] = {str(c): None if ns is None else round(ns / window["window_ns"], 4)
                                for c, ns in window["cpus"].items()}
-        out["forwarding"] = forwarding([_qemu_share(r["host"]) for r in out["routers"]], QEMU_BASIS)
+        out["forwarding"] = cost.with_runs(cost.forwarding([_qemu_share(r["host"]) for r in out["routers"]], QEMU_BASIS),
+                                           eng, host)
         return out
 
     def reasons(self, eng: dict, dut: dict, reset_router: str | None) -> list[str]:

@@ -382,30 +382,53 @@ def scenario_throughput(data: RunData) -> list[Pair]:
     return out
 
 
+def network_type_cost_ns(trial: dict, version: int, one_family: bool) -> float | None:
+    """A trial's cost per frame for one family [ns]: its runs' figure
+    (:func:`trial_runs_cost_ns`) where sent in runs, else the whole trial's
+    (:func:`trial_cost_ns`) where it carried that family alone; None in a
+    mixed trial not in runs (its cost is both families')."""
+    by_family = trial_runs_cost_ns(trial)
+    if by_family is not None:
+        return by_family.get(str(version))
+    return trial_cost_ns(trial) if one_family else None
+
+
+#: What network types compare, per trial and family: metric, what a larger value means, the value.
+NETWORK_TYPE_METRICS = (
+    ("median delay [µs]", "slower", lambda trial, v, streams, one: _us(trial_median_ns(streams))),
+    ("cost per frame [ns]", "more", lambda trial, v, streams, one: network_type_cost_ns(trial, v, one)),
+)
+
+
 def network_types(data: RunData) -> list[Pair]:
-    """Per-trial median delay of every network type (scenario and family)
-    against a reference at the same frame size, traffic, direction and
-    load, where the scenario differs: the same family in the scenario's
-    reference (:func:`_reference`), or where that has none, the first
-    network type (seed 003 Table 3: each against native IPv4). A test
-    whose scenario is on its second flow (``flow2``) is compared inside
-    its trials (:func:`flow_pairs`), not across them."""
+    """Per-trial median delay and cost per frame of every network type
+    (scenario and family) against a reference at the same frame size,
+    traffic, direction and load, where the scenario differs: the same
+    family in the scenario's reference (:func:`_reference`), or where that
+    has none, the first network type (seed 003 Table 3: each against
+    native IPv4). The cost per frame is the DUT's CPU time per frame
+    (lab/cost.py): of a trial carrying one family, or of a family's runs
+    in a trial sent in runs; a lab that cannot read it has no cost pairs.
+    A test whose scenario is on its second flow (``flow2``) is compared
+    inside its trials (:func:`flow_pairs`), not across them."""
     out = []
     tests = sorted((t for t in data.of("latency") if not t.params.get("flow2")), key=series_key)
     ref = _reference(tests) if tests else {}
     for (traffic, d, fs), ts in by(tests, lambda t: (t.traffic, t.direction, t.frame_size)).items():
         for load in dict.fromkeys(row["load"] for t in ts for row in t.result["loads"]):
-            medians: dict[str, list[float]] = {}
+            values: dict[str, dict[str, list[float]]] = {m: {} for m, _, _ in NETWORK_TYPE_METRICS}
             where_of: dict[str, tuple[str, int]] = {}
             for t in ts:
                 for row in (r for r in t.result["loads"] if r["load"] == load):
                     for trial in load_trials(t, row):
-                        for v, streams in trial_families(trial).items():
-                            m = trial_median_ns(streams)
-                            if m is not None:
-                                medians.setdefault(network_type(t, v), []).append(m / 1e3)
-                                where_of[network_type(t, v)] = (t.scenario, v)
-            names = list(medians)
+                        fams = trial_families(trial)
+                        for v, streams in fams.items():
+                            for metric, _, value in NETWORK_TYPE_METRICS:
+                                x = value(trial, v, streams, len(fams) == 1)
+                                if x is not None:
+                                    values[metric].setdefault(network_type(t, v), []).append(x)
+                            where_of[network_type(t, v)] = (t.scenario, v)
+            names = [n for n in dict.fromkeys(n for m in values.values() for n in m)]
             by_place = {place: n for n, place in where_of.items()}
             for name in names[1:]:
                 scenario, v = where_of[name]
@@ -414,8 +437,11 @@ def network_types(data: RunData) -> list[Pair]:
                 if where_of[against][0] == scenario:
                     continue
                 label = _label(scenario, ts) + name[len(scenario):] if scenario else name
-                p = Pair("median delay [µs]", delay_where(traffic, d, fs, load), "slower", "location", against, label,
-                         control=bool(scenario) and _control_of(scenario, ts) == where_of[against][0])
-                p.values = {against: medians[against], label: medians[name]}
-                out.append(p)
+                for metric, higher, _ in NETWORK_TYPE_METRICS:
+                    if name not in values[metric] or against not in values[metric]:
+                        continue
+                    p = Pair(metric, delay_where(traffic, d, fs, load), higher, "location", against, label,
+                             control=bool(scenario) and _control_of(scenario, ts) == where_of[against][0])
+                    p.values = {against: values[metric][against], label: values[metric][name]}
+                    out.append(p)
     return out

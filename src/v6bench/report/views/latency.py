@@ -142,12 +142,14 @@ def delay_histograms(data: RunData) -> Section | None:
                                                           for c in DESCRIPTION_COLUMNS), tuple(stat_rows),
                         "Over every frame (n = frames). Mode: centre of the fullest histogram bin. Seed 003 Table 1."))
     decided = verdicts.of(data)
-    cmp_rows = [(p.point, p.name_b, p.name_a) + c.row() for p in samples.network_types(data) for _, c in [decided[p.key]]]
+    cmp_rows = [(p.metric, p.point, p.name_b, p.name_a) + c.row() for p in samples.network_types(data)
+                for _, c in [decided[p.key]]]
     if cmp_rows:
-        blocks.append(Table("delay-increase", "Delay against the first network type",
-                            ("point", "network type (B)", "against (A)") + COMPARISON_COLUMNS, tuple(cmp_rows),
+        blocks.append(Table("delay-increase", "Delay and cost per frame against the first network type",
+                            ("metric", "point", "network type (B)", "against (A)") + COMPARISON_COLUMNS, tuple(cmp_rows),
                             "Per-trial median delays, one value per repetition (seed 003 Table 3 compares means; on a "
-                            "shared machine the means are dominated by scheduling stalls). " + HOW_TO_READ))
+                            "shared machine the means are dominated by scheduling stalls), and the DUT's CPU time per "
+                            "frame of each trial (of each family's runs in a trial sent in runs). " + HOW_TO_READ))
     return Section("delay", "Delay histograms per network type",
                    "The distribution of every frame's delay, per scenario and family, as in seed 003 Fig. 3–4.", tuple(blocks))
 
