@@ -21,6 +21,8 @@ import pytest
 from cli_site import clean_site, remove_run_dir, v6bench  # noqa: F401
 from external_router import ExternalRouter, sh
 
+from v6bench.lab.snmp_observe import BOX_BASIS
+
 pytestmark = [pytest.mark.netns, pytest.mark.usefixtures("clean_site", "remove_run_dir")]
 
 LIMIT_FPS = 20_000
@@ -223,3 +225,8 @@ def test_external_cpu_over_snmp_agrees_with_the_routers_own_accounting(router):
     assert abs(snmp_pct - own_pct) <= CPU_TOLERANCE_PP, (snmp_pct, own_pct)
     assert res["dut_cpu"] == {"fixture": round(snmp_pct, 1)}
     assert res["lost_frames"] == 0 and not res["tester_limited"], res["tester_limited_reasons"]
+    # Its cost per frame: the box's load over the frames it forwarded a second, with the agent's resolution.
+    cost, rx_fps = res["dut_cost"], res["rx_frames"] / res["engine"]["traffic_s"]
+    assert cost["basis"].startswith(BOX_BASIS) and "by_family" not in cost, cost
+    assert cost["ns_per_frame"] == pytest.approx(dut["busy_ratio"] * 1e9 / rx_fps, rel=1e-3, abs=0.5 * cost["resolution_ns"])
+    assert 0 < cost["resolution_ns"] < cost["ns_per_frame"], cost
