@@ -171,9 +171,10 @@ def _trial(v4: float, v6: float, flow2: dict[int, float]) -> dict:
     names = {(v, k): f"ipv{v}-t1-t2{'-flow2' if k == 2 else ''}" for v in (4, 6) for k in (1, 2)}
     streams = [{"name": n, "ip_version": v, "latency_ns": {"p50": 20_000, "p99": 40_000}} for (v, _), n in names.items()]
     per = {names[v, k]: (v4 if v == 4 else v6) * (flow2.get(v, 1.0) if k == 2 else 1.0) for v, k in names}
+    family = {str(v): (per[names[v, 1]] + per[names[v, 2]]) / 2 for v in (4, 6)}  # both flows' runs, as lab/cost
     return {"call": "measure", "call_args": {"load_fps": 60_000.0}, "tester_limited": False, "streams": streams,
             "result": {"suspect_reasons": [], "dut_cost": {"ns_per_frame": (v4 + v6) / 2, "not_the_duts": None,
-                                                           "by_family": {"4": v4, "6": v6, "streams": per}}}}
+                                                           "by_family": {**family, "streams": per}}}}
 
 
 def test_the_report_compares_the_families_and_the_flows_costs_inside_each_trial():
@@ -181,7 +182,9 @@ def test_the_report_compares_the_families_and_the_flows_costs_inside_each_trial(
     which IPv6 costs 1 % more: the paired comparison finds +1 %, which a
     comparison across trials of such levels could not; IPv4's two flows,
     identical, are an A/A control that finds nothing; a flow 2 that walks
-    a list (``flow2``) is found against its flow 1."""
+    a list (``flow2``) is found against its flow 1, and IPv4 against IPv6
+    is then their flows 1 (native in both), not IPv6's runs with the list
+    (+11 %)."""
     rng = np.random.default_rng(11)
     levels = 7500 * (1 + rng.uniform(-0.1, 0.1, 10))
     trials = tuple(_trial(x * (1 + rng.normal(0, 2e-3)), 1.01 * x * (1 + rng.normal(0, 2e-3)), {6: 1.2})
@@ -192,8 +195,12 @@ def test_the_report_compares_the_families_and_the_flows_costs_inside_each_trial(
     decided = verdicts.of(data.RunData({"environment": {}}, None, (t,), 0))
     costs = {(p.name_a, p.point.split(")")[-1].strip()): (p, c) for p, c in decided.values()
              if p.metric == "cost per frame [ns]"}
-    p, c = costs["IPv4", ""]
+    p, c = costs["IPv4", ", flow 1 of each family"]
     assert (c.design, c.n_a, c.outcome) == ("paired", 10, "differs") and c.diff_pct == pytest.approx(1.0, abs=0.2)
+    unscoped = data.TestData(0, "latency", "50/50", 128, False, 0, {**params, "flow2": {}}, {"loads": [row]}, trials)
+    [both] = [c for p, c in verdicts.of(data.RunData({"environment": {}}, None, (unscoped,), 0)).values()
+              if p.metric == "cost per frame [ns]" and p.name_a == "IPv4"]
+    assert both.diff_pct == pytest.approx(11.1, abs=0.3)  # every run of each family: what a scoped test must not compare
     p4, c4 = costs["flow 1", "IPv4"]
     assert p4.control and c4.outcome == "none"
     p6, c6 = costs["flow 1", "IPv6"]

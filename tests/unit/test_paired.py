@@ -161,6 +161,9 @@ def test_a_scenario_on_the_second_flow_is_compared_with_its_control_in_the_same_
     assert c6.outcome == "differs" and c6.diff_pct == pytest.approx(3.0, abs=0.1)
     p4, c4 = flows["median latency [µs]", "IPv4"]
     assert (p4.name_b, p4.control, c4.outcome) == ("flow 2", True, "none")
+    # IPv4 against IPv6 on their flows 1, both native: the header on IPv6's flow 2 is not IPv6's cost.
+    [(pf, cf)] = [(p, c) for p, c in decided.values() if p.name_a == "IPv4" and p.metric == "median latency [µs]"]
+    assert pf.point.endswith("flow 1 of each family") and cf.outcome == "none" and abs(cf.diff_pct) < 0.2, cf
     section = compare.comparisons(run)
     ids = [b.id for b in section.blocks if hasattr(b, "id")]
     assert "flow-scenarios" in ids and "flow-controls" in ids

@@ -182,10 +182,21 @@ def _throughput(data: RunData, pairs: dict) -> None:
 PAIRED_LATENCY = (("median latency [µs]", trial_median_ns), ("p99 latency [µs]", trial_p99_ns))
 
 
+def _native(t: TestData, streams: list[dict]) -> list[dict]:
+    """The streams of a family that IPv4 and IPv6 are compared on: all of
+    them, but in a test whose flow 2 meets a scenario (``flow2``) only
+    flow 1, which is native in both families; flow 2 is compared with it
+    instead (:func:`flow_pairs`). Otherwise IPv4 against IPv6 would weigh
+    a tunnel, the NAT or a header that only one family's flow 2 meets."""
+    return [s for s in streams if flow_of(s["name"]) == 1] if t.params.get("flow2") else streams
+
+
 def _latency(data: RunData, pairs: dict) -> None:
     for t in data.of("latency"):
         for row in t.result["loads"]:
             point = f"{t.label(mix=False, size=True)} at {row['load']} ({_mixes(t)})".strip()
+            if t.params.get("flow2"):
+                point += ", flow 1 of each family"
             left_out = row.get("tester_limited_trials", 0) + len(suspect_trials(t, row))
             if t.family is None:  # both families in every trial: compared trial by trial
                 for metric, value_ns in PAIRED_LATENCY:
@@ -193,9 +204,9 @@ def _latency(data: RunData, pairs: dict) -> None:
                     p.exclude(left_out)
                     for trial in load_trials(t, row):
                         fam = trial_families(trial)
-                        a, b = (value_ns(fam.get(v, [])) for v in (4, 6))
+                        a, b = (value_ns(_native(t, fam.get(v, []))) for v in (4, 6))
                         p.add_pair(_us(a), _us(b))
-                _runs_cost(pairs, point, left_out, load_trials(t, row))
+                _runs_cost(t, pairs, point, left_out, load_trials(t, row))
                 continue
             p = _pair(pairs, "median latency [µs]", point, "slower", "location")
             p.exclude(left_out, f"IPv{t.family}")
@@ -212,16 +223,22 @@ def trial_runs_cost_ns(trial: dict) -> dict | None:
     return None if c.get("not_the_duts") else c.get("by_family")
 
 
-def _runs_cost(pairs: dict, point: str, left_out: int, trials: list[dict]) -> None:
+def _runs_cost(t: TestData, pairs: dict, point: str, left_out: int, trials: list[dict]) -> None:
     """The DUT's cost per frame of IPv4 against IPv6 inside each trial sent
-    in runs (paired, as the delays): nothing where no trial was."""
+    in runs (paired, as the delays; flow 1 of each where flow 2 meets a
+    scenario, :func:`_native`): nothing where no trial was."""
     costs = [trial_runs_cost_ns(x) for x in trials]
     if all(c is None for c in costs):
         return
     p = _pair(pairs, "cost per frame [ns]", point, "more", "location", design="paired")
     p.exclude(left_out)
-    for c in costs:
-        p.add_pair((c or {}).get("4"), (c or {}).get("6"))
+    for trial, c in zip(trials, costs):
+        if t.params.get("flow2"):
+            fam = trial_families(trial)
+            flow1 = [next((s["name"] for s in _native(t, fam.get(v, []))), "") for v in (4, 6)]
+            p.add_pair(*((c or {}).get("streams", {}).get(n) for n in flow1))
+        else:
+            p.add_pair((c or {}).get("4"), (c or {}).get("6"))
 
 
 def trial_cost_ns(trial: dict) -> float | None:
