@@ -181,16 +181,18 @@ def test_the_report_compares_the_families_and_the_flows_costs_inside_each_trial(
     """Trials in runs whose level moves by ±10 % from trial to trial and in
     which IPv6 costs 1 % more: the paired comparison finds +1 %, which a
     comparison across trials of such levels could not; IPv4's two flows,
-    identical, are an A/A control that finds nothing; a flow 2 that walks
-    a list (``flow2``) is found against its flow 1, and IPv4 against IPv6
-    is then their flows 1 (native in both), not IPv6's runs with the list
-    (+11 %)."""
+    identical, are an A/A control that finds nothing; a flow 2 that carries a
+    header (``flow2``) is found against its flow 1, and IPv4 against IPv6
+    is then their flows 1 (native in both), not IPv6's runs with the
+    header (+11 %); a DUT scenario on one family's flow 2 gives no family
+    pair at all."""
     rng = np.random.default_rng(11)
     levels = 7500 * (1 + rng.uniform(-0.1, 0.1, 10))
     trials = tuple(_trial(x * (1 + rng.normal(0, 2e-3)), 1.01 * x * (1 + rng.normal(0, 2e-3)), {6: 1.2})
                    for x in levels)
     row = {"load": "60kfps", "load_fps": 60_000.0, "tester_limited_trials": 0, "families": {}}
-    params = {"params": {}, "flows": 2, "runs_s": 0.1, "flow2": {"6": "ACL of 100 rules at in"}}
+    params = {"params": {}, "flows": 2, "runs_s": 0.1, "ext_headers": "hbh", "ext_headers_scope": "flow2",
+              "flow2": {"6": "+hbh"}}
     t = data.TestData(0, "latency", "50/50", 128, False, 0, params, {"loads": [row]}, trials)
     decided = verdicts.of(data.RunData({"environment": {}}, None, (t,), 0))
     costs = {(p.name_a, p.point.split(")")[-1].strip()): (p, c) for p, c in decided.values()
@@ -201,6 +203,12 @@ def test_the_report_compares_the_families_and_the_flows_costs_inside_each_trial(
     [both] = [c for p, c in verdicts.of(data.RunData({"environment": {}}, None, (unscoped,), 0)).values()
               if p.metric == "cost per frame [ns]" and p.name_a == "IPv4"]
     assert both.diff_pct == pytest.approx(11.1, abs=0.3)  # every run of each family: what a scoped test must not compare
+    # The DUT's list on IPv6's flow 2 alone: IPv6's flow 1 walks what picks flow 2 out, IPv4's not; no family pair.
+    one_sided = data.TestData(0, "latency", "50/50", 128, False, 0, {**params, "ext_headers": None,
+                              "ext_headers_scope": "all", "flow2": {"6": "ACL of 100 rules at in"}, "flow2_dut": ["6"]},
+                              {"loads": [row]}, trials)
+    kept = [p for p, _ in verdicts.of(data.RunData({"environment": {}}, None, (one_sided,), 0)).values()]
+    assert kept and not [p for p in kept if p.name_a == "IPv4"] and [p for p in kept if p.name_b.startswith("flow 2: ACL")]
     p4, c4 = costs["flow 1", "IPv4"]
     assert p4.control and c4.outcome == "none"
     p6, c6 = costs["flow 1", "IPv6"]

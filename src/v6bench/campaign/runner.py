@@ -264,7 +264,8 @@ def run(c: Campaign, store: Store, run_id: int, make_tester: Callable[[Scheduled
                       "drain_s": p.test.matrix.drain_s, **p.test.traffic.to_json(), "variant": dict(p.variant),
                       **({"scenario": p.scenario} if p.scenario else {}),
                       **({"control_of": sc.control_of} if sc.control_of else {}),
-                      **({"flow2": f2} if (f2 := flow2_scenarios(sc.dut, p.test.traffic)) else {})}
+                      **({"flow2": f2} if (f2 := flow2_scenarios(sc.dut, p.test.traffic)) else {}),
+                      **({"flow2_dut": sorted(str(v) for v in d2)} if (d2 := sc.dut.on_flow2()) else {})}
             test_id = store.start_test(run_id, p.key, p.test.kind, str(p.mix), p.frame_size, p.bidirectional,
                                        p.repetition, params)
         started = time.monotonic()
