@@ -21,8 +21,9 @@ the trial (:func:`with_runs`, :func:`runs`, :func:`runs_work`,
 :func:`per_family`): each step of the lab's CPU sampler that lies inside
 one run counts for that run's family. Namespace and VM routers have
 such a sampler (every 20 ms); routers read over SNMP do not (their
-counters move every few seconds), and give no per-family cost. Both families then meet the same states of the machine within a
-second, which a comparison across trials cannot give (docs/report.md).
+counters move every few seconds), and give no per-family cost. Both
+families then meet the same states of the machine within a second,
+which a comparison across trials cannot give (docs/report.md).
 """
 
 from __future__ import annotations

@@ -20,10 +20,9 @@ from contextlib import ExitStack, contextmanager
 from pyroute2 import IPRoute
 
 from ..core.errors import LabError
-from . import vm, vm_config, vm_image
+from . import cost, vm, vm_config, vm_image
 from .cpus import CpuPlan
 from .dut import DutConfig
-from . import cost
 from .cpu_window import Sampler
 from .external_spec import SnmpSpec
 from .mtu import Mtus

@@ -466,7 +466,7 @@ def network_types(data: RunData) -> list[Pair]:
                                 if x is not None:
                                     values[metric].setdefault(network_type(t, v), []).append(x)
                             where_of[network_type(t, v)] = (t.scenario, v)
-            names = [n for n in dict.fromkeys(n for m in values.values() for n in m)]
+            names = list(dict.fromkeys(n for m in values.values() for n in m))
             by_place = {place: n for n, place in where_of.items()}
             for name in names[1:]:
                 scenario, v = where_of[name]
