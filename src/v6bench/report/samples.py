@@ -201,13 +201,24 @@ def families_comparable(t: TestData) -> bool:
     return len(dut_on_flow2(t)) != 1
 
 
+def _of_flow(streams: list[dict], k: int) -> list[dict]:
+    """The streams of flow ``k`` (1 or 2; core/frames.flow_of)."""
+    return [s for s in streams if flow_of(s["name"]) == k]
+
+
+def _flow_name(trial: dict, version: int, k: int) -> str:
+    """The name of family ``version``'s flow ``k`` in a trial ("" if none):
+    the key of its cost in ``dut_cost.by_family["streams"]``."""
+    return next((s["name"] for s in _of_flow(trial_families(trial).get(version, []), k)), "")
+
+
 def _native(t: TestData, streams: list[dict]) -> list[dict]:
     """The streams of a family that IPv4 and IPv6 are compared on: all of
     them, but in a test whose flow 2 meets a scenario (``flow2``) only
     flow 1, which is native in both families; flow 2 is compared with it
     instead (:func:`flow_pairs`). Otherwise IPv4 against IPv6 would weigh
     a tunnel, the NAT or a header that only one family's flow 2 meets."""
-    return [s for s in streams if flow_of(s["name"]) == 1] if t.params.get("flow2") else streams
+    return _of_flow(streams, 1) if t.params.get("flow2") else streams
 
 
 def _latency(data: RunData, pairs: dict) -> None:
@@ -255,9 +266,7 @@ def _runs_cost(t: TestData, pairs: dict, point: str, left_out: int, trials: list
     p.exclude(left_out)
     for trial, c in zip(trials, costs):
         if t.params.get("flow2"):
-            fam = trial_families(trial)
-            flow1 = [next((s["name"] for s in _native(t, fam.get(v, []))), "") for v in (4, 6)]
-            p.add_pair(*((c or {}).get("streams", {}).get(n) for n in flow1))
+            p.add_pair(*((c or {}).get("streams", {}).get(_flow_name(trial, v, 1)) for v in (4, 6)))
         else:
             p.add_pair((c or {}).get("4"), (c or {}).get("6"))
 
@@ -360,15 +369,14 @@ def flow_pairs(data: RunData) -> list[Pair]:
                         else "flow 2", design="paired", control=not scenario))
                     for trial in trials:
                         streams = trial_families(trial).get(v, [])
-                        a, b = (value_ns([s for s in streams if flow_of(s["name"]) == k]) for k in (1, 2))
+                        a, b = (value_ns(_of_flow(streams, k)) for k in (1, 2))
                         p.add_pair(_us(a), _us(b))
                 if any(costs):  # each flow's cost per frame, flow 2 against flow 1
                     p = pairs.setdefault(("cost", point, v), Pair(
                         "cost per frame [ns]", f"{point} IPv{v}", "more", "location", "flow 1",
                         f"flow 2: {scenario}" if scenario else "flow 2", design="paired", control=not scenario))
                     for trial, c in zip(trials, costs):
-                        names = {flow_of(s["name"]): s["name"] for s in trial_families(trial).get(v, [])}
-                        p.add_pair(*(c.get(names.get(k, "")) for k in (1, 2)))
+                        p.add_pair(*(c.get(_flow_name(trial, v, k)) for k in (1, 2)))
     return list(pairs.values())
 
 
