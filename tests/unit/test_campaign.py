@@ -367,6 +367,40 @@ def test_tests_that_give_no_count_repeat_enough_for_a_verdict():
     assert (given.matrix.repeat, given.params.repeat) == (2, 20)
 
 
+def test_a_mix_regression_runs_the_blocks_it_needs_and_a_short_count_is_named_before_the_run():
+    """The cost regression's repetition is the block (report/regression.py): latency over two mixes at a load given
+    as a rate runs MIN_PAIRS blocks by default. A count given is run as given, and :func:`spec.shortfalls` names
+    each test whose comparisons it leaves at "not enough repetitions" (seed 002's 50/50 points ran 5 pairs)."""
+    from v6bench.core.repetitions import MIN_PAIRS
+
+    def parsed(body: str) -> spec.Campaign:
+        return spec.parse_campaign('name = "t"\n' + body, "t.toml")
+
+    sep = '[[test]]\nkind = "latency"\nfamilies = "separate"\nloads = ["60kfps"]\n'
+    t = parsed(sep).tests[0]
+    assert MIN_PAIRS == 6 and (t.matrix.repeat, t.params.repeat) == (6, 4)  # 20 trials over 6 blocks: 4 a block
+    assert spec.shortfalls(parsed(sep)) == ()
+    assert parsed('[[test]]\nkind = "latency"\nfamilies = "separate"\n').tests[0].matrix.repeat == 5  # at throughput
+    assert parsed('[[test]]\nkind = "latency"\nloads = ["60kfps"]\n').tests[0].matrix.repeat == 5  # paired: one mix
+
+    short = spec.shortfalls(parsed(sep + "repeat = 1\nblocks = 5\n"))
+    assert len(short) == 1 and short[0].startswith("test[0] (latency) runs 5 blocks: the mix regression")
+    assert "blocks = 6 would do" in short[0]
+    paired = '[[test]]\nkind = "latency"\nmixes = ["50/50"]\nloads = ["60kfps"]\nrepeat = 1\n'
+    assert "a paired comparison needs 6 trials (1 a block)" in spec.shortfalls(parsed(paired + "blocks = 5\n"))[0]
+    assert spec.shortfalls(parsed(paired + "blocks = 6\n")) == ()
+    assert spec.shortfalls(parsed(paired.replace("repeat = 1", "repeat = 2") + "blocks = 3\n")) == ()  # 6 trials
+    flows = '[[test]]\nkind = "latency"\nmixes = ["0/100"]\nflows = 2\nloads = ["60kfps"]\nrepeat = 1\nblocks = 5\n'
+    assert "a paired comparison" in spec.shortfalls(parsed(flows))[0]
+    assert "5 repetitions a side" in spec.shortfalls(parsed('[[test]]\nkind = "throughput"\nblocks = 1\n'))[0]
+    # One family in one scenario compares nothing on its own: no note; in two scenarios it compares them.
+    assert spec.shortfalls(parsed('[[test]]\nkind = "throughput"\nmixes = ["0/100"]\nblocks = 1\n')) == ()
+    two = ('[[scenario]]\nname = "a"\n[[scenario]]\nname = "b"\n'
+           '[[test]]\nkind = "throughput"\nmixes = ["0/100"]\nblocks = 1\n')
+    assert len(spec.shortfalls(parsed(two))) == 1
+    assert spec.shortfalls(parsed('[[test]]\nkind = "loss"\nblocks = 1\n')) == ()  # not compared
+
+
 def test_v6bench_test_repeats_a_search_enough_for_a_verdict_unless_told(monkeypatch, tmp_path):
     from v6bench import cli
     from v6bench.cli import test as test_cmd

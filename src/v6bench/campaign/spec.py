@@ -381,9 +381,25 @@ def _test(i: int, t: dict, base: Matrix, counted: bool) -> TestSpec:
             except UsageError as e:
                 raise UsageError(e.message, (*where, "runs_s")) from None
     if not counted and not {"repeat", "blocks"} & set(t):  # no count given: enough for a verdict
-        n, params = registry.default_design(k, spec.params)
+        n, params = registry.default_design(k, spec.params, spec.matrix.mixes)
         spec = replace(spec, params=params, matrix=replace(spec.matrix, repeat=n))
     return spec
+
+
+def shortfalls(c: Campaign) -> tuple[str, ...]:
+    """One line for each test of ``c`` that runs fewer repetition blocks
+    than some comparison the report draws from it needs to be a verdict
+    (:func:`v6bench.methods.registry.least_blocks`): that comparison will
+    say "not enough repetitions". A warning, not an error: a short run may
+    be meant (a smoke test, one reset a side)."""
+    out = []
+    for t in c.tests:
+        scenarios = sum(t.index in sc.tests for sc in c.scenarios)
+        least, why = registry.least_blocks(registry.kind(t.kind), t.params, t.matrix.mixes, t.traffic.flows, scenarios)
+        if t.matrix.repeat < least:
+            out.append(f"test[{t.index}] ({t.kind}) runs {t.matrix.repeat} block{'s' if t.matrix.repeat != 1 else ''}: "
+                       f"{why}, so its report will say \"not enough repetitions\" (blocks = {least} would do)")
+    return tuple(out)
 
 
 def _throughput_search(k: registry.Kind, t: dict, params: Any, where: Field) -> throughput.Params:

@@ -79,6 +79,8 @@ def run_file(site: Site, args: argparse.Namespace, say) -> int:
 
 
 def _run(site: Site, c: campaign_spec.Campaign, args: argparse.Namespace, resume: bool) -> int:
+    for line in campaign_spec.shortfalls(c):
+        print(f"note: {line}", file=sys.stderr, flush=True)
     with session.exclusive(site, c), Store(args.db) as store:
         run_id = session.run(site, c, store, resume, " ".join(["v6bench", *sys.argv[1:]]))
         print(render.run(store, run_id, args.json))

@@ -15,5 +15,7 @@ MIN_REPETITIONS = 5
 #: Fewer pairs than this give "not enough repetitions" in a paired comparison
 #: (both families, or a scenario and its control, in each trial): the exact
 #: two-sided Wilcoxon signed-rank test's smallest p is 2/2ⁿ, 0.0625 with 5
-#: pairs (never a verdict), 0.031 with 6 and 0.002 with 10.
+#: pairs (never a verdict), 0.031 with 6 and 0.002 with 10. A mix regression
+#: (report/regression.py) needs as many blocks, and a test the report fits
+#: one from runs them by default (:func:`v6bench.methods.registry.default_design`).
 MIN_PAIRS = 6

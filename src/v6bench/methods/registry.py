@@ -16,7 +16,8 @@ from typing import Any, Callable
 
 from ..core.errors import UsageError
 from ..core.rates import parse_rate
-from ..core.repetitions import MIN_REPETITIONS
+from ..core.frames import Mix
+from ..core.repetitions import MIN_PAIRS, MIN_REPETITIONS
 from . import back_to_back, latency, loss, mesh, recovery, reset, retry, rr_latency, stack_throughput, throughput
 from ..core.tester import HostTester, Tester
 
@@ -101,21 +102,59 @@ KINDS: dict[str, Kind | HostKind] = {k.name: k for k in (
 )}
 
 
-def default_design(k: Kind | HostKind, params: Any) -> tuple[int, Any]:
+def _own_repeat(params: Any) -> int:
+    """The trials a test runs inside each block (its kind's own ``repeat``: latency, back-to-back, recovery,
+    reset), each one repetition a side in the report; 1 for a kind without."""
+    return getattr(params, "repeat", 1) if hasattr(params, "__dataclass_fields__") and "repeat" in params.__dataclass_fields__ else 1
+
+
+def _mix_regression(params: Any, mixes: tuple[Mix, ...]) -> bool:
+    """Whether the report fits cost per frame over the IPv6 share from this test: latency over two mixes or more at
+    a load given as a rate (report/samples._cost), whose repetition is the block, not the trial."""
+    return isinstance(params, latency.Params) and len(mixes) > 1 and any(x != "throughput" for x in params.loads)
+
+
+def least_blocks(k: Kind | HostKind, params: Any, mixes: tuple[Mix, ...], flows: int, scenarios: int) -> tuple[int, str]:
+    """The fewest repetition blocks with which every comparison the report
+    draws from a test on its own can be a verdict (docs/report.md, "Minimum
+    repetitions"), and which comparison needs them: a mix regression
+    :data:`MIN_PAIRS` blocks; a comparison paired inside the trial (a mix
+    carrying both families, or two flows) :data:`MIN_PAIRS` trials; one
+    between the families' trials or ``scenarios`` (how many the test runs
+    in) :data:`MIN_REPETITIONS` a side; a block holds the kind's own
+    repetitions. ``(0, "")`` where the test compares nothing on its own:
+    a kind the report does not compare, or one family in one scenario
+    (whatever another test holds is not counted)."""
+    if not k.compared:
+        return 0, ""
+    own = _own_repeat(params)
+    if _mix_regression(params, mixes):
+        return MIN_PAIRS, f"the mix regression of cost per frame needs {MIN_PAIRS} blocks"
+    if isinstance(params, latency.Params) and (flows > 1 or any(0 < m.ipv6_pct < 100 for m in mixes)):
+        return -(-MIN_PAIRS // own), f"a paired comparison needs {MIN_PAIRS} trials ({own} a block)"
+    if len({v for m in mixes for v, _ in m.versions}) > 1 or scenarios > 1:
+        return -(-MIN_REPETITIONS // own), f"a comparison needs {MIN_REPETITIONS} repetitions a side ({own} a block)"
+    return 0, ""
+
+
+def default_design(k: Kind | HostKind, params: Any, mixes: tuple[Mix, ...]) -> tuple[int, Any]:
     """The repetition blocks a test runs when it gives no count (no
     ``repeat`` or ``blocks`` in it or in ``[matrix]``), and its parameters
-    for each block. A kind the report compares runs :data:`MIN_REPETITIONS`
-    blocks, the fewest a verdict takes, so that every compared point is
-    interleaved with the others block by block (issue 15); a kind with
-    trials of its own spreads them over the blocks (latency's 20 become 4 a
-    block, pooled again by the report). The kinds it does not compare run
-    one block as they are. A count that is given is run as given."""
+    for each block. A kind the report compares runs the fewest blocks a
+    verdict takes, :data:`MIN_REPETITIONS`, or :data:`MIN_PAIRS` where the
+    report fits a mix regression over its blocks, so that every compared
+    point is interleaved with the others block by block (issue 15); a kind
+    with trials of its own spreads them over the blocks (latency's 20
+    become 4 a block, pooled again by the report). The kinds it does not
+    compare run one block as they are. A count that is given is run as
+    given (:func:`least_blocks` says whether it is enough)."""
     if not k.compared:
         return 1, params
-    own = getattr(params, "repeat", None)
-    if own is not None and own > 1:
-        params = replace(params, repeat=-(-own // MIN_REPETITIONS))
-    return MIN_REPETITIONS, params
+    n = MIN_PAIRS if _mix_regression(params, mixes) else MIN_REPETITIONS
+    own = _own_repeat(params)
+    if own > 1:
+        params = replace(params, repeat=-(-own // n))
+    return n, params
 
 
 def kind(name: str) -> Kind | HostKind:
