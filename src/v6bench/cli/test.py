@@ -79,9 +79,9 @@ def run_file(site: Site, args: argparse.Namespace, say) -> int:
 
 
 def _run(site: Site, c: campaign_spec.Campaign, args: argparse.Namespace, resume: bool) -> int:
-    for line in campaign_spec.shortfalls(c):
-        print(f"note: {line}", file=sys.stderr, flush=True)
     with session.exclusive(site, c), Store(args.db) as store:
+        for line in campaign_spec.shortfalls(c):  # only for a run that goes ahead: a refused one says why, alone
+            print(f"note: {line}", file=sys.stderr, flush=True)
         run_id = session.run(site, c, store, resume, " ".join(["v6bench", *sys.argv[1:]]))
         print(render.run(store, run_id, args.json))
     return 0
