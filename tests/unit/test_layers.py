@@ -17,7 +17,7 @@ SRC = ROOT / "src"
 #: may import only parts of lower layers (and itself).
 LAYERS = {
     "core": 0, "stopping": 0,
-    "engine": 1, "store": 1, "methods": 1,
+    "engine": 1, "store": 1, "methods": 1, "fib": 1,
     "lab": 2, "report": 2,
     "trial": 3,
     "host": 4, "selftest": 4,

@@ -38,13 +38,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..core.address_blocks import BENCHMARKING
 from ..core.errors import UsageError
 from ..core.rates import parse_port_speed
 from .mtu import IPV6_MIN
 from .mtu import MAX as MTU_MAX
 
 PORTS = ("t1", "t2")
-BENCHMARKING = (ipaddress.ip_network("198.18.0.0/15"), ipaddress.ip_network("2001:2::/48"))
 #: Where the DUT's CPU load is read (lab/snmp.py has the OIDs); ``auto`` takes the first the agent answers.
 CPU_SOURCES = ("auto", "ucd", "cisco", "juniper", "host-resources", "none")
 SNMP_VERSIONS = ("2c", "3")
