@@ -399,6 +399,9 @@ def test_a_mix_regression_runs_the_blocks_it_needs_and_a_short_count_is_named_be
            '[[test]]\nkind = "throughput"\nmixes = ["0/100"]\nblocks = 1\n')
     assert len(spec.shortfalls(parsed(two))) == 1
     assert spec.shortfalls(parsed('[[test]]\nkind = "loss"\nblocks = 1\n')) == ()  # not compared
+    # A throughput search of a 50/50 mix is the mix's (the demo's MLR test): nothing to compare; a reset's is per family.
+    assert spec.shortfalls(parsed('[[test]]\nkind = "throughput"\nmixes = ["50/50"]\nblocks = 1\n')) == ()
+    assert len(spec.shortfalls(parsed('[[test]]\nkind = "reset"\nmixes = ["50/50"]\nblocks = 1\n'))) == 1
 
 
 def test_v6bench_test_repeats_a_search_enough_for_a_verdict_unless_told(monkeypatch, tmp_path):

@@ -46,6 +46,10 @@ class Kind:
     #: The report compares this kind's repetitions between families and
     #: scenarios (report/samples.py): see :func:`default_design`.
     compared: bool = False
+    #: Whether the report compares the families inside a test whose mix carries both (latency, reset: each
+    #: family's own values in every trial); a throughput search is its mix's, compared only between tests of one
+    #: family each (:func:`least_blocks`).
+    families_in_a_mix: bool = True
 
     @property
     def searches(self) -> bool:
@@ -82,7 +86,8 @@ class HostKind:
 
 KINDS: dict[str, Kind | HostKind] = {k.name: k for k in (
     Kind("throughput", throughput.Params, lambda p: False,
-         lambda t, p, pt, ndr: throughput.run(t, p, pt.frame_size), "NDR and PDR (RFC 2544 §26.1, MLRsearch)", True),
+         lambda t, p, pt, ndr: throughput.run(t, p, pt.frame_size), "NDR and PDR (RFC 2544 §26.1, MLRsearch)", True,
+         families_in_a_mix=False),
     Kind("loss", loss.Params, lambda p: False, lambda t, p, pt, ndr: loss.run(t, p), "frame loss rate (RFC 2544 §26.3)"),
     Kind("latency", latency.Params, lambda p: "throughput" in p.loads, _latency,
          "latency, PDV and IPDV (RFC 2544 §26.2, RFC 8219 §7.2-7.3)", True),
@@ -123,8 +128,9 @@ def least_blocks(k: Kind | HostKind, params: Any, mixes: tuple[Mix, ...], flows:
     between the families' trials or ``scenarios`` (how many the test runs
     in) :data:`MIN_REPETITIONS` a side; a block holds the kind's own
     repetitions. ``(0, "")`` where the test compares nothing on its own:
-    a kind the report does not compare, or one family in one scenario
-    (whatever another test holds is not counted)."""
+    a kind the report does not compare, one family in one scenario, or a
+    throughput search of a mixed mix (whatever another test holds is not
+    counted)."""
     if not k.compared:
         return 0, ""
     own = _own_repeat(params)
@@ -132,7 +138,8 @@ def least_blocks(k: Kind | HostKind, params: Any, mixes: tuple[Mix, ...], flows:
         return MIN_PAIRS, f"the mix regression of cost per frame needs {MIN_PAIRS} blocks"
     if isinstance(params, latency.Params) and (flows > 1 or any(0 < m.ipv6_pct < 100 for m in mixes)):
         return -(-MIN_PAIRS // own), f"a paired comparison needs {MIN_PAIRS} trials ({own} a block)"
-    if len({v for m in mixes for v, _ in m.versions}) > 1 or scenarios > 1:
+    in_a_mix = getattr(k, "families_in_a_mix", True)  # a host kind's mixes carry one family each
+    if len({v for m in mixes if in_a_mix or len(m.versions) == 1 for v, _ in m.versions}) > 1 or scenarios > 1:
         return -(-MIN_REPETITIONS // own), f"a comparison needs {MIN_REPETITIONS} repetitions a side ({own} a block)"
     return 0, ""
 
