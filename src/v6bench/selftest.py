@@ -15,7 +15,9 @@ repeated (:data:`SHORTFALL`). Its
 latency floor and error bar: five 1-s trials at a low load (10,000
 frames/s or a tenth of the capacity, whichever is lower), floor = median
 of the trials' median latency, error bar = median of the trials' latency
-standard deviation (seed 003 calibrated its capture host so: 6 µs). The
+standard deviation (seed 003 calibrated its capture host so: 6 µs); a
+latency trial a stall spoiled is run again, up to
+:data:`MAX_LATENCY_ATTEMPTS` in all (``latency_attempts``). The
 same trials check the frames' transmit stamps against the kernel's
 software transmit stamps (docs/engine-spec.md, "Transmit timestamps"):
 ``tx_stamp_lead_p50_ns``/``_p99_ns``, the medians over the trials of how
@@ -57,6 +59,8 @@ RESOLUTION = 0.05
 TRIAL_S = 1.0
 LOW_LOAD_FPS = 10_000.0
 LATENCY_TRIALS = 5
+#: Latency trials the self-test runs at most to keep LATENCY_TRIALS the tester did not spoil.
+MAX_LATENCY_ATTEMPTS = 2 * LATENCY_TRIALS
 #: The pause after learning [s]: none, for there is no DUT on p2p whose tables could still be
 #: settling (each port's next hop is the other port, which the engine itself answers).
 SETTLE_S = 0.0
@@ -75,7 +79,10 @@ def run(site: Site, frame_sizes: tuple[int, ...], arrangement: str | None, progr
             r, attempts = search_capacity(t, size)
             low = min(LOW_LOAD_FPS, r.throughput_fps / 10) if r.throughput_fps else LOW_LOAD_FPS / 10
             lats, leads, used = [], [], set()
-            for _ in range(LATENCY_TRIALS):
+            latency_attempts = 0
+            # A trial the tester spoiled (a host stall: tester_limited) is run again, up to as many times more.
+            while len(lats) < LATENCY_TRIALS and latency_attempts < MAX_LATENCY_ATTEMPTS:
+                latency_attempts += 1
                 m = t.stamp_check(TRIAL_S, low)
                 used |= {p.get("backend") for p in m.detail["engine"]["ports"]}
                 if not m.tester_limited and m.streams and m.streams[0]["latency_ns"]:
@@ -93,6 +100,7 @@ def run(site: Site, frame_sizes: tuple[int, ...], arrangement: str | None, progr
                 "latency_stddev_ns": statistics.median(x["stddev"] for x in lats) if lats else None,
                 "latency_min_ns": min((x["min"] for x in lats), default=None),
                 "latency_trials": len(lats),
+                "latency_attempts": latency_attempts,
                 "tx_stamp_lead_p50_ns": statistics.median(x["lag_p50_ns"] for x in leads) if leads else None,
                 "tx_stamp_lead_p99_ns": statistics.median(x["lag_p99_ns"] for x in leads) if leads else None,
                 "tx_stamp_checked_frames": sum(x["stamps"] for x in leads),

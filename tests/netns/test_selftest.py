@@ -33,7 +33,8 @@ def test_selftest_is_stored_then_a_trial_measures_a_stale_one_first_and_reuses_a
     c = out["capacity"]["1518"]
     assert c["tester_backend"] == "af_packet" and out["environment"]["tester_backend"] == "af_packet"
     assert c["capacity_fps"] and c["capacity_fps"] > 10_000, c
-    assert c["latency_trials"] == 5 and 0 < c["latency_min_ns"] <= c["latency_floor_ns"], c
+    # Five latency trials the tester did not spoil: a spoiled one (a host stall on AF_PACKET) is run again, up to ten.
+    assert c["latency_trials"] == 5 <= c["latency_attempts"] <= 10 and 0 < c["latency_min_ns"] <= c["latency_floor_ns"], c
     # The stamps were checked against the kernel's: a part of the floor, measured on every frame of the five trials
     # (the engine sends round(rate × duration) frames a trial; the load is a tenth of the capacity when that is lower).
     assert c["tx_stamp_checked_frames"] == 5 * round(c["latency_load_fps"] * 1.0), c
