@@ -11,7 +11,7 @@ from __future__ import annotations
 import random
 
 from ..core.errors import UsageError
-from .generate import Prefixes, _kept_out
+from .generate import Prefixes, kept_out
 from .shapes import BITS
 
 #: Addresses tried inside one prefix before it is given up as covered by its more-specifics.
@@ -44,7 +44,7 @@ def destinations(routes: Prefixes, n: int, seed: int) -> tuple[int, ...]:
         network, length = routes.routes[i]
         for _ in range(TRIES_PER_PREFIX):
             address = network | (rng.getrandbits(bits - length) if length < bits else 0)
-            if not _covered(routes.version, address, length, by_length) and not _kept_out(routes.version, address, bits):
+            if not _covered(routes.version, address, length, by_length) and not kept_out(routes.version, address, bits):
                 out.append(address)
                 break
         if len(out) == n:

@@ -62,9 +62,6 @@ class Table:
     ipv6: Prefixes
     source: str
 
-    def of(self, version: int) -> Prefixes:
-        return self.ipv4 if version == 4 else self.ipv6
-
 
 def counts(shape: Shape) -> dict[int, int]:
     """Prefix length → how many of a ``dfz`` shape's ``count``: each
@@ -78,7 +75,7 @@ def counts(shape: Shape) -> dict[int, int]:
     return out
 
 
-def _kept_out(version: int, network: int, length: int) -> bool:
+def kept_out(version: int, network: int, length: int) -> bool:
     """Whether a prefix lies inside (or is) a block no table prefix may lie in."""
     bits = BITS[version]
     for block in KEEP_OUT[version]:
@@ -105,7 +102,7 @@ def _draw(version: int, shape: Shape, rng: random.Random) -> tuple[tuple[int, in
                 network = parent | (rng.getrandbits(length - parent_length) << host if length > parent_length else 0)
             else:
                 network = rng.randrange(lo >> host, hi >> host) << host
-            if (network, length) in seen or _kept_out(version, network, length):
+            if (network, length) in seen or kept_out(version, network, length):
                 continue
             seen.add((network, length))
             drawn.append((network, length))

@@ -79,6 +79,8 @@ class HostKind:
     procedure: Callable[[HostTester, Any, int, dict], dict]
     summary: str
     compared: bool = True
+    #: Its mixes carry one family each (:class:`Kind`'s field of the same name).
+    families_in_a_mix: bool = True
     #: The largest IP payload [bytes] the test sends, which the path must
     #: carry whole (0: the stacks may fragment or segment what they send).
     whole_payload_bytes: Callable[[Any], int] = lambda p: 0
@@ -110,7 +112,7 @@ KINDS: dict[str, Kind | HostKind] = {k.name: k for k in (
 def _own_repeat(params: Any) -> int:
     """The trials a test runs inside each block (its kind's own ``repeat``: latency, back-to-back, recovery,
     reset), each one repetition a side in the report; 1 for a kind without."""
-    return getattr(params, "repeat", 1) if hasattr(params, "__dataclass_fields__") and "repeat" in params.__dataclass_fields__ else 1
+    return getattr(params, "repeat", 1)
 
 
 def _mix_regression(params: Any, mixes: tuple[Mix, ...]) -> bool:
@@ -138,8 +140,7 @@ def least_blocks(k: Kind | HostKind, params: Any, mixes: tuple[Mix, ...], flows:
         return MIN_PAIRS, f"the mix regression of cost per frame needs {MIN_PAIRS} blocks"
     if isinstance(params, latency.Params) and (flows > 1 or any(0 < m.ipv6_pct < 100 for m in mixes)):
         return -(-MIN_PAIRS // own), f"a paired comparison needs {MIN_PAIRS} trials ({own} a block)"
-    in_a_mix = getattr(k, "families_in_a_mix", True)  # a host kind's mixes carry one family each
-    if len({v for m in mixes if in_a_mix or len(m.versions) == 1 for v, _ in m.versions}) > 1 or scenarios > 1:
+    if len({v for m in mixes if k.families_in_a_mix or len(m.versions) == 1 for v, _ in m.versions}) > 1 or scenarios > 1:
         return -(-MIN_REPETITIONS // own), f"a comparison needs {MIN_REPETITIONS} repetitions a side ({own} a block)"
     return 0, ""
 
