@@ -4,7 +4,7 @@
 
 use crate::learn::NextHops;
 use crate::rate;
-use crate::result::{self, FrameCounts, Fragments, LossWindow, PortResult, PortTx, StreamResult, Totals, TrialResult};
+use crate::result::{self, FrameCounts, Fragments, LossWindow, PortResult, PortTx, StreamResult, Totals, TrialResult, WalkResult};
 use crate::rx::Receiver;
 use crate::sock::{IfCounters, IfInfo};
 use crate::spec::{Backend, Plan, PortPlan, StreamPlan, TxPlan};
@@ -228,6 +228,7 @@ fn stream_result(plan: &Plan, s: &StreamPlan, c: &StreamCounters, tx_frames: u64
         ipdv_ns: c.ipdv(),
         inter_arrival_ns: c.inter_arrival.summary(),
         latency_histogram: plan.export_histograms.then(|| c.latency.export()),
+        walk: s.walk.as_deref().map(|w| WalkResult::new(w, tx_frames)),
         fragments: (tx_fragments > 0 || c.rx_fragments > 0).then(|| Fragments {
             tx_fragments,
             per_frame: pieces,

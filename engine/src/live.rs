@@ -547,13 +547,14 @@ mod tests {
                 eprintln!("skipped: no bpf(2) here");
                 return;
             };
-            // 1 ps a frame: every k tried is due by now (monotonic time since boot).
+            // 1 ps a frame, and t0 = −k/1000 ns (wrapping): frame k is due at 0,
+            // whatever the machine's uptime (t0 = 0 needed 281 s of it for the last k).
             let prog = bpf::load_xdp(&program(state.fd(), &base, &layout, 1, None), "v6b_live_test").unwrap();
             let fd = std::os::unix::io::AsRawFd::as_raw_fd(&prog);
             for k in [0u64, 1, 65_535, 65_536, 0x1234_5678_9abc, signature::MAX_SEQ - 1] {
                 let mut init = vec![0u8; STATE_LEN];
                 let offset = 1_700_000_000_000_000_000u64;
-                for (at, v) in [(T0, 0u64), (NEXT, k), (END, k + 1), (DEADLINE, u64::MAX), (OFFSET, offset)] {
+                for (at, v) in [(T0, (k / 1000).wrapping_neg()), (NEXT, k), (END, k + 1), (DEADLINE, u64::MAX), (OFFSET, offset)] {
                     init[at as usize..at as usize + 8].copy_from_slice(&v.to_ne_bytes());
                 }
                 state.write(&init).unwrap();

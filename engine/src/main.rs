@@ -39,6 +39,7 @@ mod stats;
 mod trial;
 mod tx;
 mod txstamp;
+mod walk;
 mod wire;
 mod xsk;
 

@@ -8,7 +8,7 @@ use crate::stats::{IpdvSummary, PdvSummary, Summary};
 use serde::Serialize;
 
 /// The result format version this engine writes.
-pub const RESULT_VERSION: u32 = 1;
+pub const RESULT_VERSION: u32 = 2;
 
 #[derive(Debug, Serialize)]
 pub struct TrialResult {
@@ -202,6 +202,42 @@ pub struct StreamResult {
     /// Fragmentation counts; null when the stream was neither sent nor
     /// received as fragments.
     pub fragments: Option<Fragments>,
+    /// What the stream walked (`walk.rs`); null when it walked nothing.
+    /// `src_ip`, `dst_ip`, `src_port` and `dst_port` above are then the
+    /// walk's first values.
+    pub walk: Option<WalkResult>,
+}
+
+/// A walking stream's fields: how many values each walked, their order,
+/// and how many times the longest was sent through.
+#[derive(Debug, Serialize, Clone)]
+pub struct WalkResult {
+    pub dst_ip: Option<u64>,
+    pub src_ip: Option<u64>,
+    pub dst_port: Option<u64>,
+    pub src_port: Option<u64>,
+    pub order: crate::walk::Order,
+    pub seed: Option<u64>,
+    /// Frames sent over the longest field's values: below 1, some values
+    /// were never sent.
+    pub cycles: f64,
+}
+
+impl WalkResult {
+    pub fn new(w: &crate::walk::Walk, tx_frames: u64) -> WalkResult {
+        use crate::walk::Kind;
+        let n = |k| w.field(k).map(crate::walk::Field::count);
+        let longest = w.fields.iter().map(crate::walk::Field::count).max().unwrap_or(1);
+        WalkResult {
+            dst_ip: n(Kind::DstIp),
+            src_ip: n(Kind::SrcIp),
+            dst_port: n(Kind::DstPort),
+            src_port: n(Kind::SrcPort),
+            order: w.order,
+            seed: w.seed,
+            cycles: tx_frames as f64 / longest as f64,
+        }
+    }
 }
 
 /// A fragmented stream's counts. Its frames (`tx_frames`, `rx_frames`,

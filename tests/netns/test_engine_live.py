@@ -48,7 +48,7 @@ def live_ready(lab) -> None:
 def live_spec(lab, rate_fps: float, duration_s: float, backend: str = "xdp_live") -> dict:
     """IPv4 from a to b (128 B) and IPv6 from b to a (256 B): one stream a port."""
     return {
-        "spec_version": 2,
+        "spec_version": 3,
         "netns_prefix": os.path.commonprefix([lab.t1, lab.t2]),
         "duration_s": duration_s,
         "drain_s": 1.0,

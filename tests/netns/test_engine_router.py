@@ -25,7 +25,7 @@ BACKENDS = pytest.mark.parametrize("backend", ["af_packet", "af_xdp"])
 
 def mix_spec(lab, rate_fps: float, duration_s: float, shares=(90, 10), frame_size=128, backend="auto", **extra) -> dict:
     s = {
-        "spec_version": 2,
+        "spec_version": 3,
         "netns_prefix": os.path.commonprefix([lab.t1, lab.t2]),
         "duration_s": duration_s,
         "drain_s": 1.0,
@@ -445,3 +445,30 @@ def test_the_receive_thread_runs_at_fifo_only_beside_af_xdp(router_lab, tmp_path
         out, err = p.communicate(timeout=30)
     assert p.returncode == 0, err
     assert json.loads(out)["rx_priority"] == 1
+
+
+@BACKENDS
+def test_a_walk_reaches_every_destination_through_the_router_once_a_cycle(router_lab, backend):
+    """Each stream walks 4,096 destinations the router routes to tester b
+    (a /20 and a /116), in a seeded permutation: every frame arrives and is
+    counted for its stream, and the router's per-destination counters show
+    each destination took exactly the frames of its cycles."""
+    router_lab.in_router("ip", "route", "add", "198.19.16.0/20", "via", "198.19.0.2")
+    router_lab.in_router("ip", "-6", "route", "add", "2001:2:0:1:1::/116", "via", "2001:2:0:1::2")
+    probes = {"198.19.16.0": "ip daddr", "198.19.31.255": "ip daddr", "198.19.20.7": "ip daddr",
+              "2001:2:0:1:1::": "ip6 daddr", "2001:2:0:1:1::fff": "ip6 daddr", "2001:2:0:1:1::a5": "ip6 daddr"}
+    rules = "".join(f"  {match} {addr} counter\n" for addr, match in probes.items())
+    ruleset = f"table inet v6bt {{\n chain walked {{\n  type filter hook forward priority 0; policy accept;\n{rules} }}\n}}\n"
+    subprocess.run(["ip", "netns", "exec", router_lab.r1, "nft", "-f", "-"], input=ruleset, text=True, check=True)
+    spec = mix_spec(router_lab, rate_fps=16_384, duration_s=2, shares=(1, 1), backend=backend)
+    spec["streams"][0]["walk"] = {"dst_ip": ["198.19.16.0-198.19.31.255"], "order": "permuted", "seed": 3}
+    spec["streams"][1]["walk"] = {"dst_ip": ["2001:2:0:1:1::-2001:2:0:1:1::fff"], "order": "permuted", "seed": 3}
+    r = unspoiled_trial(spec)
+    assert not r["tester_limited"], r["tester_limited_reasons"]
+    for s in r["streams"]:
+        assert s["tx_frames"] == 16_384 and s["rx_frames"] == s["tx_frames"] and s["lost_frames"] == 0, s
+        assert s["walk"] == {"dst_ip": 4096, "src_ip": None, "dst_port": None, "src_port": None, "order": "permuted",
+                             "seed": 3, "cycles": 4.0}
+    counted = json.loads(router_lab.in_router("nft", "-j", "list", "table", "inet", "v6bt").stdout)["nftables"]
+    packets = [e["rule"]["expr"][1]["counter"]["packets"] for e in counted if "rule" in e]
+    assert packets == [4] * len(probes), "each destination once in each of the 4 cycles"

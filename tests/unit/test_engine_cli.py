@@ -24,7 +24,7 @@ def test_version_reports_formats(engine_bin):
     r = run(engine_bin, "version")
     assert r.returncode == 0
     v = json.loads(r.stdout)
-    assert v["spec_version"] == engine.SPEC_VERSION and v["result_version"] == 1
+    assert v["spec_version"] == engine.SPEC_VERSION and v["result_version"] == engine.RESULT_VERSION
 
 
 def test_unparseable_spec_is_bad_input(engine_bin):

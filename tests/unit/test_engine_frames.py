@@ -7,6 +7,7 @@ every IPv4 header and UDP checksum.
 
 from __future__ import annotations
 
+import ipaddress
 import shutil
 import struct
 import subprocess
@@ -28,7 +29,7 @@ RATE_FPS = 1000
 
 def spec(ip_version: int, frame_size: int, shares=(1,)) -> dict:
     return {
-        "spec_version": 2,
+        "spec_version": 3,
         "netns_prefix": "no",
         "frame_count": 1000,
         "ports": [
@@ -43,17 +44,19 @@ def spec(ip_version: int, frame_size: int, shares=(1,)) -> dict:
     }
 
 
-def expected(ip_version: int, frame_size: int, stream: int, seq: int, ts: int) -> bytes:
-    """The frame as the RFCs define it, built by scapy alone."""
+def expected(ip_version: int, frame_size: int, stream: int, seq: int, ts: int, dst: str | None = None,
+             sport: int = 0xC020) -> bytes:
+    """The frame as the RFCs define it, built by scapy alone (to ``dst``
+    from UDP port ``sport`` where a walk put others)."""
     sig = struct.pack("!HH", 0x7636, stream) + seq.to_bytes(6, "big") + ts.to_bytes(8, "big")
     l3 = 20 if ip_version == 4 else 40
     pad_len = frame_size - 4 - 14 - l3 - 8 - len(sig)
     pad = bytes(0x55 if i % 2 == 0 else 0xAA for i in range(pad_len))
     if ip_version == 4:
-        ip = IP(src="198.18.0.2", dst="198.19.0.2", id=seq & 0xFFFF, flags=0, ttl=64, tos=0)
+        ip = IP(src="198.18.0.2", dst=dst or "198.19.0.2", id=seq & 0xFFFF, flags=0, ttl=64, tos=0)
     else:
-        ip = IPv6(src="2001:2::2", dst="2001:2:0:1::2", hlim=64, tc=0, fl=0)
-    return bytes(Ether(src=SRC_MAC, dst=DST_MAC) / ip / UDP(sport=0xC020, dport=7) / Raw(sig + pad))
+        ip = IPv6(src="2001:2::2", dst=dst or "2001:2:0:1::2", hlim=64, tc=0, fl=0)
+    return bytes(Ether(src=SRC_MAC, dst=DST_MAC) / ip / UDP(sport=sport, dport=7) / Raw(sig + pad))
 
 
 CASES = [(4, 64), (4, 128), (4, 1518), (6, 84), (6, 128), (6, 1518), (4, 9216), (6, 9216)]
@@ -76,6 +79,49 @@ def test_frames_are_byte_exact(tmp_path, ip_version, frame_size):
             del rebuilt[IP].chksum
         del rebuilt[UDP].chksum
         assert bytes(Ether(bytes(rebuilt))) == raw
+
+
+def addresses(first: str, last: str) -> list[str]:
+    a, b = ipaddress.ip_address(first), ipaddress.ip_address(last)
+    return [str(a + i) for i in range(int(b) - int(a) + 1)]
+
+
+WALKS = {4: (["198.19.5.250-198.19.6.9", "198.18.77.1"], addresses("198.19.5.250", "198.19.6.9") + ["198.18.77.1"]),
+         6: (["2001:2:0:1::fffe-2001:2:0:1::1:7", "2001:2:0:ffff::1"],
+             addresses("2001:2:0:1::fffe", "2001:2:0:1::1:7") + ["2001:2:0:ffff::1"])}
+
+
+def walked(tmp_path, ip_version: int, frame_size: int, seed: int, count: int) -> list[tuple[str, int, bytes]]:
+    """(destination, UDP source port, frame) of the first ``count`` frames of a walking stream."""
+    s = spec(ip_version, frame_size)
+    s["streams"][0]["walk"] = {"dst_ip": WALKS[ip_version][0], "src_port": ["1024-1030"], "order": "permuted", "seed": seed}
+    pcap = tmp_path / f"walk-{seed}.pcap"
+    engine.write_frames(s, pcap, count=count, timestamp_ns=TS0)
+    out = []
+    for p in rdpcap(str(pcap)):
+        layer = IP if ip_version == 4 else IPv6
+        out.append((p[layer].dst, p[UDP].sport, bytes(p)))
+    return out
+
+
+@pytest.mark.parametrize("ip_version,frame_size", [(4, 64), (4, 1518), (6, 84), (6, 512)])
+def test_a_walk_is_byte_exact_and_visits_each_destination_once_a_cycle(tmp_path, ip_version, frame_size):
+    """Each frame is scapy's frame to the destination and from the port
+    the walk gave it (checksums computed by scapy alone); the first cycle
+    holds every destination once, the second repeats it, the seed repeats
+    the order and another seed changes it."""
+    want = WALKS[ip_version][1]
+    n = len(want)
+    frames = walked(tmp_path, ip_version, frame_size, 11, 2 * n)
+    for seq, (dst, sport, raw) in enumerate(frames):
+        ts = TS0 + seq * (1_000_000_000 // RATE_FPS)
+        assert raw == expected(ip_version, frame_size, 0, seq, ts, dst=dst, sport=sport)
+    dsts = [d for d, _, _ in frames]
+    assert sorted(dsts[:n], key=ipaddress.ip_address) == sorted(want, key=ipaddress.ip_address) and dsts[n:] == dsts[:n]
+    assert dsts[:n] != want, "permuted, not in list order"
+    assert [sp for _, sp, _ in frames[:7]] != list(range(1024, 1031)) and sorted(sp for _, sp, _ in frames[:7]) == list(range(1024, 1031))
+    assert [d for d, _, _ in walked(tmp_path, ip_version, frame_size, 11, n)] == dsts[:n]
+    assert [d for d, _, _ in walked(tmp_path, ip_version, frame_size, 12, n)] != dsts[:n]
 
 
 def test_mix_interleaves_exact_shares(tmp_path):

@@ -21,7 +21,9 @@ from v6bench.report.stats import COMPARISON_COLUMNS
 from v6bench.report.views.compare import OUTCOME_NAMES
 from v6bench.store.db import Store
 
-EVERY_VIEW = set(VIEWS)
+#: The views the report fixture (a run on plain routers) draws: all but the table sizes', which have a fixture of their own.
+EVERY_VIEW = set(VIEWS) - {"fib-scale"}
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 
 
 @pytest.fixture(scope="module")
@@ -330,3 +332,24 @@ def test_loads_are_placed_against_the_line_rate_the_test_stored():
     assert load_pct(stored, trial) == pytest.approx(50.0)
     older = data.TestData(2, "loss", "100/0", 1518, False, 1, {"params": {}}, {}, (), link_speed_bps=1e9)
     assert load_pct(older, trial) == pytest.approx(30.0)  # a run stored before: the nominal line rate
+
+
+def test_the_table_size_view_draws_each_family_at_its_own_routes(tmp_path, store):
+    """A measured fib-scale-quick run (tests/fixtures/fib-scale-run.json.gz, histograms left out): cost per
+    frame and NDR against the routes of each family, the internet table putting IPv4 at 1 M and IPv6 at 230 k."""
+    import gzip
+    import json
+
+    from v6bench.report.views import fib
+    from v6bench.store.export import restore
+    s = Store(tmp_path / "fib.db")
+    run_id = restore(s, json.loads(gzip.decompress((FIXTURES / "fib-scale-run.json.gz").read_bytes())))
+    sec = fib.fib_scale(data.load(s, run_id))
+    assert {f.id for f in sec.figures} == {"fib-cost", "fib-ndr"} and all(f.x_log for f in sec.figures)
+    cost = next(f for f in sec.figures if f.id == "fib-cost")
+    assert {se.name: se.x for se in cost.series} == {"IPv4": (1e4, 1e5, 1e6), "IPv6": (1e4, 1e5, 2.3e5)}
+    (table,) = sec.tables
+    rows = {(r[0], r[1]): r for r in table.rows}
+    assert rows[("internet", "IPv4")][2] == 1_000_000 and rows[("internet", "IPv6")][2] == 230_000
+    assert all(r[3] > 0 and r[4] > 1000 for r in table.rows), "every size has cost trials, in ns"
+    assert fib.fib_scale(data.load(*store)) is None, "a run without tables has no such view"

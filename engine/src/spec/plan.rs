@@ -111,6 +111,9 @@ pub struct StreamPlan {
     /// Source fragmentation MTU, if the spec gave one.
     pub fragment_mtu: Option<usize>,
     pub protocol: Protocol,
+    /// Fields that change from frame to frame; `src_ip`, `dst_ip`,
+    /// `src_port` and `dst_port` then hold the walk's first values.
+    pub walk: Option<std::sync::Arc<crate::walk::Walk>>,
 }
 
 impl StreamPlan {
@@ -162,6 +165,7 @@ impl StreamPlan {
             ext_headers: vec![],
             fragment_mtu: None,
             protocol: Protocol::Udp,
+            walk: None,
         }
     }
 }

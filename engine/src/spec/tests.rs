@@ -9,7 +9,7 @@ fn spec(json: serde_json::Value) -> Result<Plan, String> {
 
 fn base() -> serde_json::Value {
     serde_json::json!({
-        "spec_version": 2,
+        "spec_version": 3,
         "netns_prefix": "ns",
         "duration_s": 2.0,
         "ports": [
@@ -328,4 +328,47 @@ fn arbitrary_spec_json_never_panics() {
         }
     }
     assert!(planned > 0 && refused > 0, "both kinds seen: {planned} planned, {refused} refused");
+}
+
+#[test]
+fn a_walk_starts_the_stream_at_its_first_values_and_is_refused_where_it_cannot_serve() {
+    let mut s = base();
+    s["streams"][0]["walk"] = serde_json::json!({"dst_ip": ["198.19.1.0-198.19.1.9"], "dst_port": [9, "100-101"]});
+    let p = spec(s).unwrap();
+    assert_eq!((p.streams[0].dst_ip, p.streams[0].dst_port), ("198.19.1.0".parse::<IpAddr>().unwrap(), 9));
+    assert_eq!(p.streams[0].walk.as_ref().unwrap().fields.len(), 2);
+    let with = |stream: usize, walk: serde_json::Value, change: &dyn Fn(&mut serde_json::Value)| {
+        let mut s = base();
+        s["streams"][stream]["walk"] = walk;
+        change(&mut s);
+        spec(s)
+    };
+    let dst = serde_json::json!({"dst_ip": ["198.19.1.0-198.19.1.9"]});
+    let e = with(0, dst.clone(), &|s| s["streams"][0]["dst_ip"] = serde_json::json!("198.19.0.7")).unwrap_err();
+    assert_eq!(e, "streams[0]: give dst_ip or walk.dst_ip, not both");
+    let far = serde_json::json!({"dst_ip": ["203.0.113.1"]});
+    let e = with(0, far.clone(), &|_| {}).unwrap_err();
+    assert!(e.starts_with("streams[0].walk.dst_ip[0]: 203.0.113.1 leaves the benchmarking blocks"), "{e}");
+    assert!(with(0, far, &|s| s["allow_non_benchmarking_addresses"] = serde_json::json!(true)).is_ok());
+    let e = with(0, dst.clone(), &|s| {
+        s["streams"][0]["protocol"] = serde_json::json!("icmp_echo");
+        s["streams"][0]["rx_port"] = serde_json::json!("a");
+        s["streams"][0]["dst_ip"] = serde_json::json!("198.18.0.1");
+    })
+    .unwrap_err();
+    assert_eq!(e, "streams[0].walk: only udp streams walk");
+    let e = with(1, serde_json::json!({"dst_ip": ["2001:2:0:1::9"]}), &|s| {
+        s["streams"][1]["ipv6_ext_headers"] = serde_json::json!([{"kind": "srh", "segments": ["2001:2:0:1::2", "2001:2::1"], "segments_left": 1}]);
+        s["streams"][1]["frame_size"] = serde_json::json!(200);
+    })
+    .unwrap_err();
+    assert_eq!(e, "streams[1].walk.dst_ip: a stream with a routing header is sent to its segments, not walked");
+    let e = with(0, dst, &|s| {
+        s["ports"][0]["backend"] = serde_json::json!("xdp_live");
+        s["streams"].as_array_mut().unwrap().pop();
+    })
+    .unwrap_err();
+    assert!(e.starts_with("ports[0].backend: xdp_live sends UDP frames whole from one template") && e.contains("no walk"), "{e}");
+    let e = with(0, serde_json::json!({"dst_ip": ["198.19.1.1"], "bogus": 1}), &|_| {}).unwrap_err();
+    assert!(e.contains("unknown field `bogus`"), "{e}");
 }

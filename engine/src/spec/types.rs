@@ -7,7 +7,7 @@ use serde::Deserialize;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
 /// The spec version this engine reads.
-pub const SPEC_VERSION: u32 = 2;
+pub const SPEC_VERSION: u32 = 3;
 /// Largest frame the engine builds (jumbo), bytes incl. FCS.
 pub const MAX_FRAME_SIZE: usize = 9216;
 /// Frames per sending port at most (bounds the per-stream sequence bitmaps).
@@ -259,6 +259,8 @@ pub struct StreamSpec {
     /// replies return to the sending port (`rx_port` = `tx_port`).
     #[serde(default)]
     pub protocol: Protocol,
+    /// Addresses and ports that change from frame to frame (`walk.rs`).
+    pub walk: Option<crate::walk::WalkSpec>,
 }
 
 /// A stream's upper-layer protocol.

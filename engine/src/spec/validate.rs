@@ -114,7 +114,16 @@ impl TrialSpec {
         let tx = port_index("tx_port", &s.tx_port)?;
         let rx = port_index("rx_port", &s.rx_port)?;
         check_stream_shape(&f, s)?;
-        let (src_ip, dst_ip) = self.stream_addresses(&f, s, &ports[tx], &ports[rx])?;
+        let (mut src_ip, mut dst_ip) = self.stream_addresses(&f, s, &ports[tx], &ports[rx])?;
+        let walk = self.stream_walk(&f, s)?;
+        let (mut src_port, mut dst_port) = (s.src_port.unwrap_or(DEFAULT_SRC_PORT), s.dst_port.unwrap_or(DEFAULT_DST_PORT));
+        if let Some(w) = &walk {
+            use crate::walk::Kind;
+            src_ip = w.field(Kind::SrcIp).map_or(src_ip, |x| x.first_ip());
+            dst_ip = w.field(Kind::DstIp).map_or(dst_ip, |x| x.first_ip());
+            src_port = w.field(Kind::SrcPort).map_or(src_port, |x| x.first_port());
+            dst_port = w.field(Kind::DstPort).map_or(dst_port, |x| x.first_port());
+        }
         let plan = StreamPlan {
             index: i as u16,
             name: s.name.clone().unwrap_or_else(|| format!("ipv{}-{}-{}-{i}", s.ip_version, s.tx_port, s.rx_port)),
@@ -122,14 +131,15 @@ impl TrialSpec {
             rx_port: rx,
             src_ip,
             dst_ip,
-            src_port: s.src_port.unwrap_or(DEFAULT_SRC_PORT),
-            dst_port: s.dst_port.unwrap_or(DEFAULT_DST_PORT),
+            src_port,
+            dst_port,
             frame_size: s.frame_size,
             share: s.share,
             frames: 0,
             ext_headers: s.ipv6_ext_headers.clone(),
             fragment_mtu: s.fragment_mtu,
             protocol: s.protocol,
+            walk: walk.map(std::sync::Arc::new),
         };
         let pieces = plan.wire_frame_sizes().len();
         if pieces > super::fragment::MAX_FRAGMENTS {
@@ -173,6 +183,28 @@ impl TrialSpec {
             ));
         }
         Ok((src_ip, dst_ip))
+    }
+
+    /// A stream's walk (`walk.rs`): UDP only; a field walked is not also
+    /// given as the stream's own; no walked destination behind a routing
+    /// header (the UDP checksum would need the header's last address).
+    fn stream_walk(&self, f: &str, s: &StreamSpec) -> Result<Option<crate::walk::Walk>, String> {
+        let Some(spec) = &s.walk else { return Ok(None) };
+        if s.protocol != Protocol::Udp {
+            return Err(format!("{f}.walk: only udp streams walk"));
+        }
+        let fw = format!("{f}.walk");
+        let w = spec.plan(&fw, s.ip_version, |a| self.allow_non_benchmarking_addresses || is_benchmarking(a))?;
+        use crate::walk::Kind;
+        for (kind, own) in [(Kind::SrcIp, s.src_ip.is_some()), (Kind::DstIp, s.dst_ip.is_some()), (Kind::SrcPort, s.src_port.is_some()), (Kind::DstPort, s.dst_port.is_some())] {
+            if own && w.field(kind).is_some() {
+                return Err(format!("{f}: give {0} or walk.{0}, not both", kind.name()));
+            }
+        }
+        if w.field(Kind::DstIp).is_some() && s.ipv6_ext_headers.iter().any(|h| matches!(h, ExtHeader::Srh { .. } | ExtHeader::Routing0 { .. })) {
+            return Err(format!("{fw}.dst_ip: a stream with a routing header is sent to its segments, not walked"));
+        }
+        Ok(Some(w))
     }
 
     /// Port `pi`'s sender, if it sends: its rate, frame count, pace and
@@ -267,8 +299,8 @@ impl TrialSpec {
                 return Err(format!("{f}.backend: xdp_live sends one stream a port, this port sends {}", t.streams.len()));
             }
             let s = &streams[t.streams[0]];
-            if s.protocol != Protocol::Udp || !s.fragments().1.is_empty() {
-                return Err(format!("{f}.backend: xdp_live sends UDP frames whole (no ICMP Echo, no fragmenting at the source)"));
+            if s.protocol != Protocol::Udp || !s.fragments().1.is_empty() || s.walk.is_some() {
+                return Err(format!("{f}.backend: xdp_live sends UDP frames whole from one template (no ICMP Echo, no fragmenting at the source, no walk)"));
             }
             if t.pace.step.is_some() {
                 return Err(format!("{f}.backend: xdp_live sends at one constant rate (no rate_step)"));

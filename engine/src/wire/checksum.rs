@@ -16,12 +16,17 @@ pub fn sum(mut acc: u64, data: &[u8]) -> u64 {
     acc
 }
 
-/// Folds an accumulator to 16 bits and complements it.
-pub fn finish(mut acc: u64) -> u16 {
+/// Folds an accumulator to 16 bits (the one's-complement sum).
+pub fn fold(mut acc: u64) -> u16 {
     while acc >> 16 != 0 {
         acc = (acc & 0xffff) + (acc >> 16);
     }
-    !(acc as u16)
+    acc as u16
+}
+
+/// Folds an accumulator to 16 bits and complements it.
+pub fn finish(acc: u64) -> u16 {
+    !fold(acc)
 }
 
 /// The checksum of `data` alone.

@@ -8,6 +8,8 @@ pub const TOTAL_LEN: std::ops::Range<usize> = 2..4;
 pub const IDENT: std::ops::Range<usize> = 4..6;
 pub const FLAGS_OFFSET: std::ops::Range<usize> = 6..8;
 pub const CHECKSUM: std::ops::Range<usize> = 10..12;
+pub const SRC: std::ops::Range<usize> = 12..16;
+pub const DST: std::ops::Range<usize> = 16..20;
 /// More Fragments flag in the flags/offset word (RFC 791 §3.1).
 pub const FLAG_MF: u16 = 0x2000;
 pub const PROTO_ICMP: u8 = 1;
@@ -29,8 +31,8 @@ pub fn emit(buf: &mut [u8], src: Ipv4Addr, dst: Ipv4Addr, proto: u8, payload_len
     buf[8] = DEFAULT_TTL;
     buf[9] = proto;
     buf[CHECKSUM].copy_from_slice(&[0, 0]);
-    buf[12..16].copy_from_slice(&src.octets());
-    buf[16..20].copy_from_slice(&dst.octets());
+    buf[SRC].copy_from_slice(&src.octets());
+    buf[DST].copy_from_slice(&dst.octets());
     let c = checksum::checksum(&buf[..HEADER_LEN]);
     buf[CHECKSUM].copy_from_slice(&c.to_be_bytes());
 }

@@ -5,6 +5,8 @@ use std::net::Ipv6Addr;
 
 pub const HEADER_LEN: usize = 40;
 pub const PAYLOAD_LEN: std::ops::Range<usize> = 4..6;
+pub const SRC: std::ops::Range<usize> = 8..24;
+pub const DST: std::ops::Range<usize> = 24..40;
 pub const DEFAULT_HOP_LIMIT: u8 = 64;
 
 pub const NH_HOP_BY_HOP: u8 = 0;
@@ -23,8 +25,8 @@ pub fn emit(buf: &mut [u8], src: Ipv6Addr, dst: Ipv6Addr, next_header: u8, paylo
     buf[PAYLOAD_LEN].copy_from_slice(&(payload_len as u16).to_be_bytes());
     buf[6] = next_header;
     buf[7] = hop_limit;
-    buf[8..24].copy_from_slice(&src.octets());
-    buf[24..40].copy_from_slice(&dst.octets());
+    buf[SRC].copy_from_slice(&src.octets());
+    buf[DST].copy_from_slice(&dst.octets());
 }
 
 /// One's-complement sum of the upper-layer pseudo-header (RFC 8200 §8.1).

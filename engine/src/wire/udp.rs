@@ -1,13 +1,15 @@
 //! UDP header (RFC 768).
 
 pub const HEADER_LEN: usize = 8;
+pub const SRC_PORT: std::ops::Range<usize> = 0..2;
+pub const DST_PORT: std::ops::Range<usize> = 2..4;
 pub const CHECKSUM: std::ops::Range<usize> = 6..8;
 
 /// Writes the header with a zero checksum into `buf[..8]`; the caller fills
 /// the checksum once the payload is in place.
 pub fn emit(buf: &mut [u8], src_port: u16, dst_port: u16, udp_len: usize) {
-    buf[0..2].copy_from_slice(&src_port.to_be_bytes());
-    buf[2..4].copy_from_slice(&dst_port.to_be_bytes());
+    buf[SRC_PORT].copy_from_slice(&src_port.to_be_bytes());
+    buf[DST_PORT].copy_from_slice(&dst_port.to_be_bytes());
     buf[4..6].copy_from_slice(&(udp_len as u16).to_be_bytes());
     buf[CHECKSUM].copy_from_slice(&[0, 0]);
 }

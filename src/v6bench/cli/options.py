@@ -24,6 +24,7 @@ from .. import selftest
 from ..core.errors import Field, UsageError, field_path
 from ..lab.cpus import ARRANGEMENTS
 from ..core.rates import format_link_speed
+from ..fib.shapes import TABLES
 from ..lab.dut import ACL_AT, ACL_FAMILIES, DutConfig
 from ..lab.spec import DEFAULT as DEFAULT_LAB
 from ..store.db import DEFAULT_PATH
@@ -78,6 +79,13 @@ DUT = {
                      "sit, gre6in4, gre4in6 [none]", choices=("4in6", "6in4", "gre6in4", "gre4in6")),
     "shape": Option("--shape", "shape every router interface to the link speed (L1), so converging traffic "
                     "congests", switch=True),
+    "table": Option("--table", "a forwarding table like the Internet's in every router on the path (internet: "
+                    "1 M IPv4 + 230 k IPv6 prefixes; docs/methods.md), t1's frames walking its prefixes [none]",
+                    choices=tuple(TABLES)),
+    "table_seed": Option("--table-seed", "the seed the table is made from (the same seed, the same table) [1]",
+                         metavar="N"),
+    "destinations": Option("--destinations", "with --table: t1's frames go to this many of its prefixes a "
+                           "family, one address each, in a seeded permutation [4096]", metavar="N"),
     "scope": Option("--scope", "which test frames the ACL, NAT or tunnel applies to: all, or flow2: only each "
                     "family's second flow (UDP source port 49185), the first its control in the same trials; "
                     "trials then need --flows 2 [all]", choices=tuple(SCOPES)),
@@ -263,8 +271,9 @@ def dut_table(args: argparse.Namespace) -> dict | None:
         return None
     if "acl" in given:
         given["acl"] = 0 if given["acl"] == "none" else value(int, given["acl"], "acl")
-    if "limit_fps" in given:
-        given["limit_fps"] = value(int, given["limit_fps"], "limit_fps")
+    for name in ("limit_fps", "table_seed", "destinations"):
+        if name in given:
+            given[name] = value(int, given[name], name)
     return given
 
 

@@ -18,7 +18,7 @@ def status_json(lab, busy: bool) -> dict:
         "up": True, "busy": busy, "topology": lab.topology, "link_speed_bps": lab.link_speed_bps, "mtu": lab.mtu.to_json(),
         "temporary": lab.temporary, "created_at_unix_s": lab.created_at_unix_s, "cpu_plan": lab.cpu_plan.to_json(),
         "nodes": list(lab.nodes), "napi_threads": list(lab.napi), "router": lab.router,
-        "tunnel": tunnel.describe(lab.dut_config.tunnel, lab.router),
+        "tunnel": tunnel.describe(lab.dut_config.tunnel, lab.router), "fib": lab.fib,
     }
 
 
@@ -35,6 +35,10 @@ def status_text(lab, busy: bool) -> str:
             v = n["vm"]
             lines.append(f"  {n['name']:<3} VM: QEMU ({v['accel']}) pid {v['pid']} on CPU {v.get('cpu')}, booted in "
                          f"{v['boot_s']:.1f} s; console {v['run_dir']}/{n['name']}-console.log")
+    for router, r in ((lab.fib or {}).get("routers") or {}).items():
+        lines.append(f"  {router:<3} table: {r['ipv4_routes']:,} IPv4 + {r['ipv6_routes']:,} IPv6 routes via {r['next_hop']['dev']}, "
+                     f"loaded in {r['load_s']:.1f} s, FIB learning {r['fib_learning_s']:.1f} s, "
+                     f"slab +{r['slab_kib'] / 1024:,.0f} MiB")
     return "\n".join(lines)
 
 

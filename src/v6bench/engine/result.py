@@ -6,7 +6,7 @@ never a ``KeyError`` in the middle of a campaign."""
 from __future__ import annotations
 
 #: The result version this module reads.
-RESULT_VERSION = 1
+RESULT_VERSION = 2
 #: Top-level fields every trial result carries, and their JSON types.
 FIELDS = {
     "result_version": int, "engine_version": str, "status": str, "started_at_unix_ns": int, "traffic_s": (int, float),

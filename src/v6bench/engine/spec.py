@@ -13,8 +13,9 @@ from __future__ import annotations
 from dataclasses import dataclass, fields, replace
 
 #: The spec version this module writes.
-SPEC_VERSION = 2
+SPEC_VERSION = 3
 AFTER_STALL = ("catch_up", "slip")
+WALK_ORDERS = ("sequential", "permuted")
 
 
 @dataclass(frozen=True)
@@ -61,6 +62,35 @@ class Port:
 
 
 @dataclass(frozen=True)
+class Walk:
+    """``walk``: the addresses and UDP ports a stream takes in turn, frame
+    ``k`` the ``k mod n``-th of each field's ``n`` values (engine/src/walk.rs).
+    Addresses are ``"A"`` or inclusive ranges ``"A-B"``; ports numbers or
+    ``"P-Q"``. ``permuted`` sends each field in one permutation drawn from
+    ``seed`` (the engine's default 1), the same every cycle."""
+
+    dst_ip: tuple[str, ...] = ()
+    src_ip: tuple[str, ...] = ()
+    dst_port: tuple[int | str, ...] = ()
+    src_port: tuple[int | str, ...] = ()
+    order: str = "sequential"
+    seed: int | None = None
+
+    def __post_init__(self) -> None:
+        if not (self.dst_ip or self.src_ip or self.dst_port or self.src_port):
+            raise ValueError("a walk walks at least one of dst_ip, src_ip, dst_port, src_port")
+        if self.order not in WALK_ORDERS:
+            raise ValueError(f"walk order {self.order!r} is not one of {WALK_ORDERS}")
+        if self.seed is not None and self.order != "permuted":
+            raise ValueError("a walk's seed is for order 'permuted'")
+
+    def to_json(self) -> dict:
+        out = {f.name: list(getattr(self, f.name)) for f in fields(self)
+               if f.name in ("dst_ip", "src_ip", "dst_port", "src_port") and getattr(self, f.name)}
+        return {**out, "order": self.order, **({} if self.seed is None else {"seed": self.seed})}
+
+
+@dataclass(frozen=True)
 class Stream:
     """One stream of test frames from ``tx_port`` to ``rx_port``."""
 
@@ -80,11 +110,15 @@ class Stream:
     src_port: int | None = None
     #: The engine's ``ipv6_ext_headers`` list (core/ext_headers.py).
     ipv6_ext_headers: tuple[dict, ...] | None = None
+    #: Destinations (and sources, ports) that change from frame to frame.
+    walk: Walk | None = None
 
     def to_json(self) -> dict:
-        out = _plain(self, skip=("ipv6_ext_headers",))
+        out = _plain(self, skip=("ipv6_ext_headers", "walk"))
         if self.ipv6_ext_headers is not None:
             out["ipv6_ext_headers"] = list(self.ipv6_ext_headers)
+        if self.walk is not None:
+            out["walk"] = self.walk.to_json()
         return out
 
 

@@ -22,7 +22,7 @@ from pyroute2 import netns as pr_netns
 from .. import engine
 from ..core.errors import LabError
 from . import dut as dut_rules
-from . import napi, nsctl, shape, tunnel, vm_lab
+from . import fib_load, napi, nsctl, shape, tunnel, vm_lab
 from .dut import DutConfig
 from .mtu import IPV6_MIN, Mtus
 from .mtu import routes as mtu_routes
@@ -96,9 +96,9 @@ def build(site: Site, topo: Topology, link_speed_bps: float, mtu: Mtus, cpu_plan
 
     owner = os.getpid()
 
-    def state(status: str, nodes=(), threads=()) -> LabState:
+    def state(status: str, nodes=(), threads=(), fib=None) -> LabState:
         return LabState(topo.name, link_speed_bps, mtu, status, temporary, owner, started, cpu_plan,
-                        tuple(nodes), tuple(threads), sysctls, kernel, dut.to_json(), router)
+                        tuple(nodes), tuple(threads), sysctls, kernel, dut.to_json(), router, fib)
 
     save(site, state("building"))
     try:
@@ -128,12 +128,13 @@ def build(site: Site, topo: Topology, link_speed_bps: float, mtu: Mtus, cpu_plan
             macs.update(configure_node(site, node, mtu))
         nodes_json = describe_nodes(site, topo, macs)
         configure_dut(site, topo, dut, link_speed_bps, mtu)
+        fib = fib_load.load(site, topo, dut.table, dut.table_seed, dut.destinations) if dut.table != "none" else None
         if dut.tunnel:
             tunnel.configure(site, topo, dut.tunnel, mtu.of("r1", "r2"), scoped=dut.scope == "flow2")
         for node in topo.nodes:
             wait_carrier(site, node)
         threads = arrange_cpus(site, topo, cpu_plan) if cpu_plan.arrangement == "split" else []
-        done = state("up", nodes_json, threads)
+        done = state("up", nodes_json, threads, fib)
         save(site, done)
         return done
     except BaseException as e:

@@ -48,6 +48,14 @@ on that port as their source (``snat``, ports kept where free). It sits in
 a table of its own of the ``ip`` family, so connection tracking, which NAT
 needs, runs for IPv4 only; IPv6 is forwarded as before.
 
+``table``: a forwarding table like the Internet's (:mod:`v6bench.fib`) in
+every router on the path from t1 to t2, each prefix routed toward t2
+(:mod:`v6bench.lab.fib_load`, which measures the load and the FIB learning
+time); t1's frames then walk ``destinations`` addresses a family, each
+inside a different prefix of the table that is its longest match, in a
+seeded permutation (the engine's ``walk``), so each frame's lookup walks
+the table. ``table_seed`` makes the table (the same seed, the same table).
+
 ``shape``: the routers' interfaces are shaped to the link speed
 (:mod:`v6bench.lab.shape`, tc, not nftables). ``tunnel``: IPv4 in IPv6 or
 IPv6 in IPv4 between R1 and R2 on topology b (:mod:`v6bench.lab.tunnel`).
@@ -77,6 +85,7 @@ from dataclasses import asdict, dataclass
 from ..core.errors import LabError
 from ..core.frames import FLOW_SRC_PORT, Traffic, check_scope
 from ..core.params import check
+from ..fib.shapes import TABLES
 from . import nsctl, router_shell, tunnel
 from .topology import Topology
 
@@ -87,6 +96,8 @@ ACL_MAX = 150
 ACL_AT = ("in", "out", "both")
 ACL_FAMILIES = ("both", "ipv4", "ipv6")
 #: First of the destinations a list's denies name (one /24 or /64 each).
+#: Destinations a family a table's trials walk at most (the engine walks up to 4 M; the lab keeps them as text).
+MAX_DESTINATIONS = 1_000_000
 DENY_BASE_V4 = ipaddress.ip_network("198.19.100.0/24")
 DENY_BASE_V6 = ipaddress.ip_network("2001:2:0:64::/64")
 
@@ -105,6 +116,11 @@ class DutConfig:
     shape: bool = False
     tunnel: str = ""  # "", "4in6", "6in4"; on VM routers also "gre6in4", "gre4in6" (topology b; lab/tunnel.py)
     scope: str = "all"
+    #: A forwarding table like the Internet's in every router on the path (fib.shapes.TABLES; lab/fib_load.py),
+    #: made from ``table_seed``; t1's frames then walk ``destinations`` of its prefixes a family.
+    table: str = "none"
+    table_seed: int = 1
+    destinations: int = 4096
 
     def __post_init__(self) -> None:
         check(0 <= self.limit_fps <= 100_000_000, "limit_fps", f"{self.limit_fps} is outside 0..100000000 frames/s")
@@ -124,12 +140,24 @@ class DutConfig:
         check(not (self.tunnel == "4in6" and self.nat44), "nat44",
               "not with the 4in6 tunnel: R1 encapsulates IPv4 before the NAT hook")
         check_scope(self.scope)
+        check(self.table in TABLES, "table", f"{self.table!r} is not a table (known: {', '.join(TABLES)})")
+        check(isinstance(self.table_seed, int) and not isinstance(self.table_seed, bool) and self.table_seed >= 0,
+              "table_seed", f"{self.table_seed!r} is not a whole number >= 0")
+        most = min(TABLES[self.table].ipv4.count, TABLES[self.table].ipv6.count, MAX_DESTINATIONS)
+        check(self.table == "none" or (isinstance(self.destinations, int) and not isinstance(self.destinations, bool)
+                                       and 1 <= self.destinations <= most), "destinations",
+              f"{self.destinations!r} is not 1 to {most:,} (at most one a prefix of the table's smaller family, "
+              f"and {MAX_DESTINATIONS:,})")
+        check(self.table == "none" or self.scope == "all", "scope",
+              "a table is in the router for every flow: no flow2 scope with it")
         scenarios = sum(map(bool, (self.acl, self.nat44, self.tunnel)))
         check(self.scope == "all" or scenarios == 1, "scope",
               f"flow2 pairs one scenario with its control: give exactly one of acl, nat44 and tunnel (given: {scenarios})")
 
     def to_json(self) -> dict:
-        return {k: v for k, v in asdict(self).items() if k != "scope" or v != "all"}
+        """The fields, but a default scope and, without a table, the table's (records made before tables stay equal)."""
+        quiet = {"scope": "all", **({"table": "none", "table_seed": 1, "destinations": 4096} if self.table == "none" else {})}
+        return {k: v for k, v in asdict(self).items() if k not in quiet or v != quiet[k]}
 
     @classmethod
     def from_json(cls, d: dict | None) -> "DutConfig":
@@ -168,6 +196,9 @@ class DutConfig:
             parts.append(f"{self.tunnel} tunnel between R1 and R2")
         if self.scope == "flow2":
             parts.append("on each family's flow 2 only (flow 1 its control)")
+        if self.table != "none":
+            parts.append(f"table {self.table} (seed {self.table_seed}: {TABLES[self.table].summary}), "
+                         f"frames to {self.destinations:,} of its prefixes a family")
         return "; ".join(parts) or "plain forwarding"
 
 
@@ -315,10 +346,19 @@ DATAPATH_COMMANDS = {
 }
 
 
-def datapaths(nodes: list[dict]) -> dict[str, dict[str, str]]:
-    """Per router, the output of each of :data:`DATAPATH_COMMANDS`, as it is now."""
+#: The route commands on a router holding a table (``DutConfig.table``): the lab's own routes, which all lie in
+#: the benchmarking blocks (and IPv6 link-local), not the table's million (counted in the lab's ``fib`` record).
+TABLE_ROUTE_COMMANDS = {
+    "ipv4_routes": ["ip", "-4", "route", "show", "root", "198.18.0.0/15"],
+    "ipv6_routes": ["sh", "-c", "ip -6 route show root 2001:2::/48; ip -6 route show root fe80::/10"],
+}
+
+
+def datapaths(nodes: list[dict], table: bool = False) -> dict[str, dict[str, str]]:
+    """Per router, the output of each of :data:`DATAPATH_COMMANDS`, as it
+    is now; with ``table``, the routes of :data:`TABLE_ROUTE_COMMANDS`."""
     out: dict[str, dict[str, str]] = {}
-    for key, argv in DATAPATH_COMMANDS.items():
+    for key, argv in {**DATAPATH_COMMANDS, **(TABLE_ROUTE_COMMANDS if table else {})}.items():
         for router, text in _per_router(nodes, argv).items():
             out.setdefault(router, {})[key] = text
     return out

@@ -107,7 +107,7 @@ def dut_record(lab: Lab) -> dict:
         return {"config": {}, "description": describe(lab), "config_file": d.config_file,
                 "config_text": d.config_text, "applied": lab.applied, "telemetry": lab.telemetry}
     return {"config": lab.dut or {}, "rulesets": dut_rules.rulesets(list(lab.nodes)),
-            "datapaths": dut_rules.datapaths(list(lab.nodes)), "description": control.describe(lab)}
+            "datapaths": dut_rules.datapaths(list(lab.nodes), table=lab.fib is not None), "description": control.describe(lab)}
 
 
 def record(lab: Lab) -> dict:
@@ -121,4 +121,4 @@ def record(lab: Lab) -> dict:
             "cpu_plan": lab.cpu_plan.to_json(),
             "napi_threads": [{k: t.get(k) for k in ("node", "ifname", "cpu", "policy", "priority")} for t in lab.napi],
             "sysctls": lab.sysctls, "router": lab.router, "tunnel": tunnel.describe(lab.dut_config.tunnel, lab.router),
-            **(vm_lab.record(lab) if lab.router == "vm" else {})}
+            "fib": lab.fib, **(vm_lab.record(lab) if lab.router == "vm" else {})}

@@ -32,7 +32,7 @@ from pyroute2 import netns as pr_netns
 
 from ..core.errors import LabError
 from ..core.tester import RESET_KINDS as KINDS
-from . import build, napi, nsctl, tunnel
+from . import build, fib_load, napi, nsctl, tunnel
 from .site import Site
 from .state import LabState, save
 from .topology import parse_topology
@@ -100,6 +100,9 @@ def reset(site: Site, lab: LabState, kind: str, router: str = "r1") -> tuple[Lab
     if lab.dut_config.tunnel:  # its routes went with the links (and its device with a hard reset's namespace)
         tunnel.configure(site, topo, lab.dut_config.tunnel, lab.mtu.of("r1", "r2"), only=router,
                          scoped=lab.dut_config.scope == "flow2")
+    if lab.fib is not None:  # the table went with its next hops' link (or namespace): learned again, as a router does
+        d = lab.dut_config
+        fib_load.load(site, topo, d.table, d.table_seed, d.destinations, only=router)
     threads = list(lab.napi)
     pinning = "kept"
     if lab.cpu_plan.arrangement == "split":

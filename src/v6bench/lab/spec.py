@@ -129,4 +129,7 @@ def dut_config(d: dict, lab: LabSpec) -> DutConfig:
     tunnel.check_topology(dut.tunnel, lab.topology)
     if dut.tunnel:
         tunnel.get(tunnel.key(dut.tunnel, lab.router))  # gre exists on VM routers only
+    if dut.table != "none" and lab.router != "ns":
+        raise UsageError("tables are loaded into namespace routers (router = \"ns\") only, so far: "
+                         "the VM router's guest has no bulk route loader yet", "table")
     return dut

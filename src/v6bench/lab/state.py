@@ -60,12 +60,18 @@ class LabState:
     kernel: str
     dut: dict = None  # DutConfig.to_json(); None = plain forwarding
     router: str = "ns"  # lab/spec.ROUTERS: namespaces, or VMs (each router node's "vm" record, lab/vm.py)
+    #: The forwarding table its routers hold (lab/fib_load.load's record), None without one.
+    fib: dict | None = None
 
-    #: Its ports live in its own namespaces, at addresses of the benchmarking blocks, and its routers
-    #: share this machine with the tester (lab/interface.py).
+    #: Its ports live in its own namespaces and its routers share this machine with the tester (lab/interface.py).
     allow_root_netns = False
-    allow_other_addresses = False
     shared_machine = True
+
+    @property
+    def allow_other_addresses(self) -> bool:
+        """Frames to addresses outside the benchmarking blocks: only to a
+        table's destinations, inside the lab's closed namespaces."""
+        return self.fib is not None
 
     @property
     def netns_prefix(self) -> str:
@@ -102,6 +108,7 @@ class LabState:
             "kernel": self.kernel,
             "dut": self.dut or {},
             "router": self.router,
+            "fib": self.fib,
         }
 
     @classmethod
@@ -112,7 +119,7 @@ class LabState:
             d["topology"], float(d["link_speed_bps"]), Mtus.from_json(d["mtu"]), d["status"], bool(d["temporary"]),
             int(d["owner_pid"]), float(d["created_at_unix_s"]), CpuPlan.from_json(d["cpu_plan"]),
             tuple(d["nodes"]), tuple(d["napi"]), dict(d["sysctls"]), d["kernel"], dict(d.get("dut") or {}),
-            d.get("router", "ns"),
+            d.get("router", "ns"), d.get("fib"),
         )
 
     def node(self, name: str) -> dict:

@@ -10,11 +10,13 @@ sender's link, IPv6 to the path MTU).
 
 from __future__ import annotations
 
+import json
 import random
 from dataclasses import replace
 from pathlib import Path
 
-from ..engine.spec import Port, Stream, TrialSpec
+from ..core.errors import UsageError
+from ..engine.spec import Port, Stream, TrialSpec, Walk
 from ..lab.interface import Lab
 from . import backend, mesh
 from ..core import ext_headers, frames
@@ -51,6 +53,10 @@ def engine_spec(lab: Lab, request: TrialRequest, fps: float) -> TrialSpec:
     if request.runs_s is not None:  # a share unit's run lasts runs_s (lab/cost.runs reads them back)
         ports = tuple(replace(p, tx_run_frames=max(1, round(request.runs_s * fps))) if p.sends else p for p in ports)
     tunnel = lab.tunnel_key
+    walks = table_walks(lab)
+    if walks and request.ext_headers in ROUTING_PRESETS:
+        raise UsageError(f"the {request.ext_headers} preset's routing header names the final destination: not "
+                         "with a table's destinations", "ext_headers")
     streams = []
     for src, dst in pairs:
         path = LabPath.build(lab.topology, lab.link_speed_bps, lab.mtu, tunnel, src, dst)
@@ -60,6 +66,8 @@ def engine_spec(lab: Lab, request: TrialRequest, fps: float) -> TrialSpec:
                             fragment_mtu=path.source_mtu(version, request.frame_size))
             if request.icmp_echo:
                 stream = _icmp_echo(lab, request.icmp_echo, stream)
+            elif (src, dst) == ("t1", "t2") and version in walks:
+                stream = replace(stream, walk=walks[version])
             first.append(stream)
         # Further flows: the same frames from their own UDP source port (core/frames.FLOW_SRC_PORT: what a
         # DUT scenario scoped to flow 2 matches; unscoped, an A/A control), listed flow by flow so that the
@@ -87,6 +95,22 @@ def engine_spec(lab: Lab, request: TrialRequest, fps: float) -> TrialSpec:
                      allow_non_benchmarking_addresses=lab.allow_other_addresses,
                      # per-frame delay distributions for the report (seed 003 Fig. 3-4); mesh reports loss per flow
                      export_histograms=not request.mesh)
+
+
+#: Presets with a routing header (core/ext_headers.py): the frame's final destination is the header's, not walked.
+ROUTING_PRESETS = ("rh0", "srh", "chain")
+
+
+def table_walks(lab: Lab) -> dict[int, Walk]:
+    """The destinations t1's frames walk on a lab whose routers hold a
+    table (lab/fib_load.py), by IP version, in a permutation seeded by the
+    table's seed; none without a table. Frames from t2 go to t1's address:
+    the table's prefixes are routed toward t2."""
+    fib = getattr(lab, "fib", None)
+    if not fib:
+        return {}
+    dests = json.loads(Path(fib["destinations_file"]).read_text())
+    return {int(v): Walk(dst_ip=tuple(a), order="permuted", seed=fib["seed"]) for v, a in dests.items()}
 
 
 def _order(first: list[Stream], flows: int, seed: int | None) -> tuple[list[Stream], list[int]]:

@@ -8,7 +8,7 @@ from typing import Callable
 
 from ..data import RunData
 from ..model import Section
-from . import compare, environment, events, host, latency, load, throughput
+from . import compare, environment, events, fib, host, latency, load, throughput
 
 VIEWS: dict[str, Callable[[RunData], Section | None]] = {
     "statistics": compare.comparisons,
@@ -18,6 +18,7 @@ VIEWS: dict[str, Callable[[RunData], Section | None]] = {
     "cpu": load.cpu_at_throughput,
     "cpu-rate": load.cpu_by_rate,
     "latency": latency.latency,
+    "fib-scale": fib.fib_scale,
     "delay": latency.delay_histograms,
     "reset": events.reset,
     "bursts": events.bursts_and_recovery,

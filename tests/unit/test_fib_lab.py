@@ -1,0 +1,77 @@
+"""A table in the emulated lab's routers, without a lab: where each router
+sends the table (lab/fib_load.py), the batch it loads, the DUT option's
+checks (lab/dut.py), and the walk a trial's frames then take
+(trial/spec.py, the engine's own validator)."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import subprocess
+
+import pytest
+
+from test_trial_spec import lab_of
+from v6bench.core.errors import UsageError
+from v6bench.fib.generate import Prefixes, Table
+from v6bench.lab import fib_load
+from v6bench.lab.dut import DutConfig
+from v6bench.lab.spec import DEFAULT, dut_config
+from v6bench.lab.topology import parse_topology
+from v6bench.trial.request import make_request
+from v6bench.trial.spec import engine_spec
+
+
+def test_each_router_on_the_path_sends_the_table_toward_t2():
+    assert fib_load.hops(parse_topology("a")) == [fib_load.Hop("r1", "r1-t2", "198.19.0.2", "2001:2:0:1::2")]
+    b = fib_load.hops(parse_topology("b"))
+    assert [(h.router, h.ipv4, h.ipv6) for h in b] == [("r1", "198.18.11.2", "2001:2:0:11::2"),
+                                                         ("r2", "198.19.0.2", "2001:2:0:1::2")]
+
+
+def test_the_batch_holds_a_nexthop_a_family_and_a_route_a_prefix():
+    table = Table(Prefixes(4, ((0x01000000, 24), (0x0A000000, 8))), Prefixes(6, ((0x2A00 << 112, 32),)), "t")
+    text = fib_load.batch(table, fib_load.Hop("r1", "r1-t2", "198.19.0.2", "2001:2:0:1::2"))
+    assert text.splitlines() == [
+        "nexthop replace id 4000000 via 198.19.0.2 dev r1-t2",
+        "nexthop replace id 6000000 via 2001:2:0:1::2 dev r1-t2",
+        "route replace 1.0.0.0/24 nhid 4000000",
+        "route replace 10.0.0.0/8 nhid 4000000",
+        "route replace 2a00::/32 nhid 6000000",
+    ]
+
+
+def test_the_table_option_is_checked_and_recorded_only_when_given():
+    assert "table" not in DutConfig().to_json() and DutConfig() == DutConfig.from_json(DutConfig().to_json())
+    t = DutConfig(table="10k", destinations=100)
+    assert DutConfig.from_json(t.to_json()) == t and t.to_json()["table"] == "10k"
+    assert "table 10k (seed 1" in t.describe() and "100 of its prefixes a family" in t.describe()
+    for kw, field in (({"table": "2m"}, "table"), ({"table": "10k", "destinations": 10_001}, "destinations"),
+                      ({"table": "10k", "destinations": 0}, "destinations"), ({"table": "10k", "table_seed": -1}, "table_seed")):
+        with pytest.raises(UsageError) as e:
+            DutConfig(**kw)
+        assert e.value.field == (field,)
+    with pytest.raises(UsageError, match="namespace routers"):
+        dut_config({"table": "10k"}, dataclasses.replace(DEFAULT, router="vm"))
+
+
+def test_t1_s_frames_walk_the_table_s_destinations(engine_bin, tmp_path):
+    """Every stream from t1 walks its family's destinations (both flows);
+    frames from t2 and ICMP Echo do not; the engine accepts the spec, whose
+    addresses leave the benchmarking blocks only on such a lab."""
+    dests = tmp_path / "d.json"
+    dests.write_text(json.dumps({"4": ["1.2.3.4", "100.64.0.9"], "6": ["2a00::1", "2c0f:f000::7"]}))
+    lab = dataclasses.replace(lab_of("a"), fib={"seed": 5, "destinations_file": str(dests)})
+    assert lab.allow_other_addresses and not lab_of("a").allow_other_addresses
+    req = make_request("50/50", 128, "10kfps", 1, True, flows=2)
+    spec = engine_spec(lab, req, req.check_on_lab(lab.topology, lab.link_speed_bps, lab.mtu, None)).to_json()
+    walked = {s["name"]: s.get("walk") for s in spec["streams"]}
+    assert walked["ipv4-t1-t2"] == walked["ipv4-t1-t2-flow2"] == {"dst_ip": ["1.2.3.4", "100.64.0.9"], "order": "permuted", "seed": 5}
+    assert walked["ipv6-t1-t2"]["dst_ip"] == ["2a00::1", "2c0f:f000::7"]
+    assert walked["ipv4-t2-t1"] is None and walked["ipv6-t2-t1-flow2"] is None
+    assert spec["allow_non_benchmarking_addresses"] is True
+    p = subprocess.run([str(engine_bin), "check", "--spec", "-"], input=json.dumps(spec), capture_output=True, text=True, timeout=30)
+    assert p.returncode == 0, p.stderr
+    with pytest.raises(UsageError, match="routing header"):
+        r = make_request("0/100", 512, "1kfps", 1, False, "srh")
+        engine_spec(lab, r, r.check_on_lab(lab.topology, lab.link_speed_bps, lab.mtu, None))
