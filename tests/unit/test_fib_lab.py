@@ -75,3 +75,16 @@ def test_t1_s_frames_walk_the_table_s_destinations(engine_bin, tmp_path):
     with pytest.raises(UsageError, match="routing header"):
         r = make_request("0/100", 512, "1kfps", 1, False, "srh")
         engine_spec(lab, r, r.check_on_lab(lab.topology, lab.link_speed_bps, lab.mtu, None))
+
+
+def test_an_external_router_is_not_given_a_table_yet(tmp_path):
+    """The table an external router would learn over BGP is still to come: refused, saying so, not sent to the
+    file's apply command."""
+    from test_external_lab import MINIMAL
+    from v6bench.lab.spec import external_lab
+
+    (tmp_path / "lab.toml").write_text(MINIMAL)
+    lab = external_lab({"file": str(tmp_path / "lab.toml")}, None)
+    with pytest.raises(UsageError, match="over BGP from the tester, which is still to come") as e:
+        dut_config({"table": "internet"}, lab)
+    assert e.value.field == ("table",)

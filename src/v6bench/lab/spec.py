@@ -120,6 +120,10 @@ def dut_config(d: dict, lab: LabSpec) -> DutConfig:
     protocol need an ACL; a tunnel needs topology b. An external lab's
     DUT is configured by its file's ``apply`` command: no ``[dut]`` key."""
     if lab.external is not None:
+        if "table" in d:
+            raise UsageError(f"v6bench loads tables into namespace routers only, so far; the router of external lab "
+                             f"{lab.external.path} would learn one over BGP from the tester, which is still to come",
+                             "table")
         for k in d:
             raise UsageError(f"the DUT of external lab {lab.external.path} is configured by the file's dut.apply "
                              "command, not by v6bench", k)
