@@ -88,3 +88,12 @@ def test_an_external_router_is_not_given_a_table_yet(tmp_path):
     with pytest.raises(UsageError, match="over BGP from the tester, which is still to come") as e:
         dut_config({"table": "internet"}, lab)
     assert e.value.field == ("table",)
+
+
+def test_the_warm_up_grows_with_the_table():
+    from v6bench.trial.warmup import warmup_s
+
+    def fib(v4: int, v6: int) -> dict:
+        return {"routers": {"r1": {"ipv4_routes": v4, "ipv6_routes": v6}, "r2": {"ipv4_routes": 0, "ipv6_routes": 0}}}
+    assert [warmup_s(fib(*n)) for n in ((10_000, 10_000), (100_000, 100_000), (1_000_000, 230_000), (1_000_000, 1_000_000))] \
+        == [1.0, 1.6, 10.0, 10.0]

@@ -19,6 +19,7 @@ from ..store.db import Store
 from ..host import iperf
 from ..host.stack_tester import StackTester
 from ..trial.lab_tester import LabTester
+from ..trial.warmup import warm_up
 from . import runner
 from .spec import Campaign
 
@@ -141,6 +142,10 @@ def _run_visit(site: Site, c: Campaign, store: Store, run_id: int, lab: Lab, st:
                progress: Callable[[str], None], points: list[runner.ScheduledTest], spent: list[float],
                plan: list[runner.ScheduledTest]) -> None:
     holder = {"lab": lab}
+    if getattr(lab, "temporary", False):  # built for this visit: a table it holds is crossed once first (trial/warmup.py)
+        line = warm_up(lab)
+        if line:
+            progress(line)
 
     def make_tester(p: runner.ScheduledTest) -> LabTester | StackTester:
         if "tester" in holder:  # a reset may have changed the lab's state

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import argparse
 
-from ..lab import control, vm_image
+from ..lab import control, interface, vm_image
 from ..lab.site import Site
 from ..lab.spec import dut_config, lab_spec
 from ..lab.dut import DutConfig
 from ..core.errors import UsageError
 from . import render
 from ..trial import probe
+from ..trial.warmup import warm_up
 from .options import EXTERNAL_LAB, Options, add_json, add_lab, dut_table, lab_table
 
 
@@ -37,6 +38,9 @@ def run(site: Site, args: argparse.Namespace, say) -> int:
         lab, dut = specs(args, {})
         built = control.up(site, lab.topology, lab.link_speed_bps, lab.mtu, lab.cpu_arrangement, dut or DutConfig(),
                            lab.router)
+        if built.fib:  # its table crossed once before any trial (trial/warmup.py)
+            with interface.for_trial(site, lab, dut) as held:
+                say(warm_up(held))
         print(render.status(built, False, args.json))
     elif args.lab_command == "status":
         print(render.status(*control.status(site), args.json))

@@ -14,6 +14,7 @@ from ..core.rates import format_link_speed
 from ..report import trial as trial_text
 from ..store.db import Store
 from ..trial import runner
+from ..trial.warmup import warm_up
 from ..core.frames import MESH_PATTERNS
 from ..trial.request import make_request
 from . import lab as lab_cmd
@@ -73,6 +74,10 @@ def run(site: Site, args: argparse.Namespace, say) -> int:
             st = selftest.ensure(site, store, args.selftest, (req.frame_size,), (req.frame_size,), lab.mtu.largest,
                                  lab.cpu_arrangement, say)
     with interface.for_trial(site, lab, dut) as built:
+        if getattr(built, "temporary", False):  # built for this trial: a table it holds is crossed once first
+            line = warm_up(built)
+            if line:
+                say(line)
         result = runner.run(built, req, site.engine_pid_file, selftest=st[1] if st else None)
     print(json.dumps(result, indent=1) if args.json else trial_text.render(result))
     return 0
