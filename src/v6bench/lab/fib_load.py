@@ -103,7 +103,9 @@ def destinations(site: Site, name: str, seed: int, n: int) -> dict[int, tuple[st
     out = {}
     for version, routes in ((4, table.ipv4), (6, table.ipv6)):
         out[version] = tuple(str(ipaddress.ip_address(a)) for a in fib_destinations.destinations(routes, n, seed))
-    path.write_text(json.dumps(out))
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(out))
+    tmp.replace(path)  # whole or not at all: a cut-short write is never read back
     return out
 
 
