@@ -46,7 +46,7 @@ def fib_scale(data: RunData) -> Section | None:
                         names[(v, n[v])] = t.scenario
     for t in data.of("throughput"):
         n = routes(t)
-        if n is None or t.family is None or (t.result.get("ndr") or {}).get("is_lower_bound"):
+        if n is None or t.family is None or (t.result.get("ndr") or {}).get("is_lower_bound") or t.result.get("ndr_fps") is None:
             continue
         ndr.setdefault((t.family, n[t.family]), []).append(t.result["ndr_fps"])
         names[(t.family, n[t.family])] = t.scenario
