@@ -142,7 +142,7 @@ def _run_visit(site: Site, c: Campaign, store: Store, run_id: int, lab: Lab, st:
                progress: Callable[[str], None], points: list[runner.ScheduledTest], spent: list[float],
                plan: list[runner.ScheduledTest]) -> None:
     holder = {"lab": lab}
-    if getattr(lab, "temporary", False):  # built for this visit: a table it holds is crossed once first (trial/warmup.py)
+    if lab.temporary:  # built for this visit: a table it holds is crossed once first (trial/warmup.py)
         line = warm_up(lab)
         if line:
             progress(line)

@@ -33,6 +33,8 @@ _DST = {"kind": "dest_opts", "len": 8}
 _FRAG = {"kind": "fragment", "id": 0x76360001}
 
 PRESETS = ("hbh", "dst", "rh0", "srh", "frag", "chain", "dst20")
+#: Kinds of header that name the frame's final destination (its UDP checksum covers that address, RFC 8200 §8.1).
+ROUTING_KINDS = ("routing0", "srh")
 
 
 def _chain(name: str, router_sid: str, destination: str) -> list[dict]:
@@ -79,3 +81,8 @@ def headers(name: str, router_sid: str | None, destination: str) -> list[dict]:
     (:func:`v6bench.trial.fit.check_on_topology`)."""
     assert not (check(name) == "srh" and router_sid is None), "srh without a router"
     return _chain(name, router_sid or "::", destination)
+
+
+def has_routing_header(name: str) -> bool:
+    """Whether preset ``name`` carries a routing header (its frames go to the header's addresses)."""
+    return any(h["kind"] in ROUTING_KINDS for h in _chain(check(name), "::", "::"))

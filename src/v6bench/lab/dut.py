@@ -85,6 +85,7 @@ from dataclasses import asdict, dataclass
 from ..core.errors import LabError
 from ..core.frames import FLOW_SRC_PORT, Traffic, check_scope
 from ..core.params import check
+from ..core.address_blocks import BENCHMARKING
 from ..fib.shapes import TABLES
 from . import nsctl, router_shell, tunnel
 from .topology import Topology
@@ -348,9 +349,10 @@ DATAPATH_COMMANDS = {
 
 #: The route commands on a router holding a table (``DutConfig.table``): the lab's own routes, which all lie in
 #: the benchmarking blocks (and IPv6 link-local), not the table's million (counted in the lab's ``fib`` record).
+_V4, _V6 = (str(next(n for n in BENCHMARKING if n.version == v)) for v in (4, 6))
 TABLE_ROUTE_COMMANDS = {
-    "ipv4_routes": ["ip", "-4", "route", "show", "root", "198.18.0.0/15"],
-    "ipv6_routes": ["sh", "-c", "ip -6 route show root 2001:2::/48; ip -6 route show root fe80::/10"],
+    "ipv4_routes": ["ip", "-4", "route", "show", "root", _V4],
+    "ipv6_routes": ["sh", "-c", f"ip -6 route show root {_V6}; ip -6 route show root fe80::/10"],
 }
 
 

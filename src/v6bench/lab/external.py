@@ -77,6 +77,7 @@ class ExternalLab:
     dut: dict = field(default_factory=dict)
     dut_config = DutConfig()
     tunnel_key = None  # an external DUT's tunnels are its own configuration
+    fib = None  # no table loaded by v6bench (lab/fib_load.py loads namespace routers')
 
     @property
     def snmp_dut(self) -> SnmpDut:

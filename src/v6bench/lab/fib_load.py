@@ -93,13 +93,14 @@ def destinations_file(site: Site, name: str, seed: int, n: int) -> Path:
     return site.run_dir / "tables" / f"{name}-seed{seed}-dest{n}.json"
 
 
-def destinations(site: Site, name: str, seed: int, n: int) -> dict[int, tuple[str, ...]]:
+def destinations(site: Site, name: str, seed: int, n: int, table: Table | None = None) -> dict[int, tuple[str, ...]]:
     """``n`` destinations a family of table ``name`` (seed ``seed``), as
-    text, kept beside the table (:func:`destinations_file`: the same every time)."""
+    text, kept beside the table (:func:`destinations_file`: the same every
+    time); ``table``: the table already read, so it is not read again."""
     path = destinations_file(site, name, seed, n)
     if path.exists():
         return {int(k): tuple(v) for k, v in json.loads(path.read_text()).items()}
-    table = prefix_list.read(table_file(site, name, seed))
+    table = table or prefix_list.read(table_file(site, name, seed))
     out = {}
     for version, routes in ((4, table.ipv4), (6, table.ipv6)):
         out[version] = tuple(str(ipaddress.ip_address(a)) for a in fib_destinations.destinations(routes, n, seed))
@@ -154,7 +155,7 @@ def load(site: Site, topo: Topology, name: str, seed: int, n_destinations: int, 
     took [KiB]."""
     path = table_file(site, name, seed)
     table = prefix_list.read(path)
-    sample = {v: a[:SAMPLE] for v, a in destinations(site, name, seed, n_destinations).items()}
+    sample = {v: a[:SAMPLE] for v, a in destinations(site, name, seed, n_destinations, table).items()}
     routers = {}
     for hop in hops(topo):
         if only not in (None, hop.router):

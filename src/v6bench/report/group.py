@@ -51,6 +51,10 @@ def mean(xs: list[float]) -> float | None:
     return statistics.fmean(xs) if xs else None
 
 
+def median(xs: list[float]) -> float | None:
+    return statistics.median(xs) if xs else None
+
+
 def cv_pct(xs: list[float]) -> float | None:
     """Coefficient of variation [%]: sample standard deviation over the mean (two values or more)."""
     if len(xs) < 2 or not statistics.fmean(xs):

@@ -54,7 +54,7 @@ def engine_spec(lab: Lab, request: TrialRequest, fps: float) -> TrialSpec:
         ports = tuple(replace(p, tx_run_frames=max(1, round(request.runs_s * fps))) if p.sends else p for p in ports)
     tunnel = lab.tunnel_key
     walks = table_walks(lab)
-    if walks and request.ext_headers in ROUTING_PRESETS:
+    if walks and request.ext_headers and ext_headers.has_routing_header(request.ext_headers):
         raise UsageError(f"the {request.ext_headers} preset's routing header names the final destination: not "
                          "with a table's destinations", "ext_headers")
     streams = []
@@ -97,16 +97,12 @@ def engine_spec(lab: Lab, request: TrialRequest, fps: float) -> TrialSpec:
                      export_histograms=not request.mesh)
 
 
-#: Presets with a routing header (core/ext_headers.py): the frame's final destination is the header's, not walked.
-ROUTING_PRESETS = ("rh0", "srh", "chain")
-
-
 def table_walks(lab: Lab) -> dict[int, Walk]:
     """The destinations t1's frames walk on a lab whose routers hold a
     table (lab/fib_load.py), by IP version, in a permutation seeded by the
     table's seed; none without a table. Frames from t2 go to t1's address:
     the table's prefixes are routed toward t2."""
-    fib = getattr(lab, "fib", None)
+    fib = lab.fib
     if not fib:
         return {}
     dests = json.loads(Path(fib["destinations_file"]).read_text())

@@ -36,7 +36,7 @@ def warm_up(lab: Lab) -> str | None:
     """Sends the warm-up through ``lab`` (held locked by the caller) when
     its routers hold a table; what it did, as a line for the progress
     output, or None without a table."""
-    fib = getattr(lab, "fib", None)
+    fib = lab.fib
     if not fib:
         return None
     fps = max(1000, round(WARMUP_LINE_SHARE * line_rate_fps(lab.link_speed_bps, WARMUP_FRAME_BYTES)))

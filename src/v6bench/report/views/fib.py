@@ -7,10 +7,8 @@ lab without a table are not drawn here."""
 
 from __future__ import annotations
 
-import statistics
-
 from ..data import RunData, TestData
-from ..group import by
+from ..group import by, median
 from ..model import Figure, Section, Series, Table
 from ..samples import load_trials, trial_runs_cost_ns
 
@@ -23,10 +21,6 @@ def routes(t: TestData) -> dict[int, int] | None:
             r = next(iter(fib["routers"].values()))
             return {4: r["ipv4_routes"], 6: r["ipv6_routes"]}
     return None
-
-
-def _median(xs: list[float]) -> float | None:
-    return statistics.median(xs) if xs else None
 
 
 def fib_scale(data: RunData) -> Section | None:
@@ -60,11 +54,11 @@ def fib_scale(data: RunData) -> Section | None:
         series = []
         for v, pts in by(sorted(points), lambda k: k[0]).items():
             xs = tuple(float(k[1]) for k in pts)
-            series.append(Series(f"IPv{v}", xs, tuple(_median(points[k]) for k in pts)))
+            series.append(Series(f"IPv{v}", xs, tuple(median(points[k]) for k in pts)))
         blocks.append(Figure(ident, title, "routes of the family in the router", y_label, tuple(series), x_log=True,
                              note="Each family at its own table size (median over trials)."))
-    rows = tuple((names[k], f"IPv{k[0]}", k[1], len(cost.get(k, [])), _median(cost.get(k, [])), len(ndr.get(k, [])),
-                  _median(ndr.get(k, []))) for k in sorted(set(cost) | set(ndr)))
+    rows = tuple((names[k], f"IPv{k[0]}", k[1], len(cost.get(k, [])), median(cost.get(k, [])), len(ndr.get(k, [])),
+                  median(ndr.get(k, []))) for k in sorted(set(cost) | set(ndr)))
     blocks.append(Table("fib-scale", "Cost per frame and throughput per table size",
                         ("scenario", "family", "routes", "cost trials", "cost per frame median [ns]", "searches",
                          "NDR median [fps]"), rows,
