@@ -126,6 +126,11 @@ def run(site: Site, frame_sizes: tuple[int, ...], arrangement: str | None, progr
 SHORTFALL = 0.95
 
 
+#: How many times the capacity search repeats a spoiled trial: fewer than the methods'
+#: (:data:`.methods.retry.RETRIES`), as at the loads just above the capacity every attempt stalls.
+RETRIES = 2
+
+
 def sending_ratio(m: Measurement) -> float:
     """The trial's achieved to intended rate, where a port's achieved rate is
     taken over its whole sending time, the slipped pauses included (which
@@ -158,9 +163,9 @@ class _Beyond:
 def search_capacity(tester: Tester, frame_size: int) -> tuple[binary_search.SearchResult, int]:
     """The capacity search at ``frame_size`` on ``tester`` (the p2p link):
     the binary search's result, each load decided by up to
-    1 + :data:`.methods.retry.RETRIES` attempts (one when the sender fell
-    short of the rate, :data:`SHORTFALL`), and the trials it ran."""
-    retrying = Retrying(_Beyond(tester))
+    1 + :data:`RETRIES` attempts (one when the sender fell short of the
+    rate, :data:`SHORTFALL`), and the trials it ran."""
+    retrying = Retrying(_Beyond(tester), RETRIES)
     r = binary_search.search(retrying, TRIAL_S, line_rate_fps(LINK_BPS, frame_size), RESOLUTION, max_trials=14)
     return r, retrying.attempts
 

@@ -33,11 +33,14 @@ pytestmark = [pytest.mark.netns, pytest.mark.usefixtures("clean_site", "remove_r
 CAMPAIGN = Path(__file__).resolve().parents[2] / "campaigns" / "control.toml"
 #: The test's fixed order of the campaign's blocks (the campaign file itself draws one per run).
 DESIGN_SEED = 2026
-#: The test's copy in place of the campaign's, for make test's time budget: three of its four latency
-#: loads (12 kfps is the one the others bracket), and the throughput searches to 5 % (measured: 9-10
-#: trials a search at 2 %, 11-13 s; the known +50 % stays far beyond it).
-COPY = (('loads = ["2kfps", "8kfps", "12kfps", "16kfps"]', 'loads = ["2kfps", "8kfps", "16kfps"]'),
-        ("resolution = 0.02", "resolution = 0.05"))
+#: The test's copy in place of the campaign's, for make test's time budget: two of its four latency
+#: loads (the lowest, where the tester's receive side sleeps, and the highest), the throughput searches
+#: to 5 % (measured: 9-10 trials a search at 2 %, 11-13 s; the known +50 % stays far beyond it), and
+#: 0.1 s of drain instead of 0.2 (a frame crosses the namespace router in microseconds). Each trial
+#: still takes about 1.2 s (learning and the engine's 0.5-s settle).
+COPY = (('loads = ["2kfps", "8kfps", "12kfps", "16kfps"]', 'loads = ["2kfps", "16kfps"]'),
+        ("resolution = 0.02", "resolution = 0.05"),
+        ("drain_s = 0.2", "drain_s = 0.1"))
 #: An A/A "differs" below this Benjamini–Hochberg p fails the test (chance: at most 1 run in 200).
 AA_CHANCE = 0.005
 
@@ -68,8 +71,11 @@ def test_aa_control_finds_nothing_and_known_differences_are_found(tmp_path):
     scenario = [k.split("/")[0] for k in design["schedule"]]
     assert sum(a != b for a, b in zip(scenario, scenario[1:])) >= 4 * 5 - 5
 
-    aa = [(p, c) for (metric, point, b), (p, c) in decided.items() if "A/A control" in b]
-    assert len(aa) >= 8, [p.key for p, _ in aa]  # NDR, PDR, and 3 loads × 2 families
+    # The A/A comparisons a verdict was reached in: one a trial's lost value (a tester stall, the DUT's CPUs
+    # busy with something else for its cost per frame) left short of 5 a side says "not enough repetitions",
+    # which is no verdict, right or wrong.
+    aa = [(p, c) for (metric, point, b), (p, c) in decided.items() if "A/A control" in b and c.outcome != "few"]
+    assert len(aa) >= 8, [p.key for p, _ in aa]  # NDR, PDR, and per load and family the delays and the cost per frame
     chance = [(p.key, c.verdict) for p, c in aa if c.outcome != "none"]
     assert len(chance) <= 1 and all(c.p_adjusted >= AA_CHANCE for _, c in aa if c.outcome != "none"), chance
     if chance:
@@ -83,10 +89,10 @@ def test_aa_control_finds_nothing_and_known_differences_are_found(tmp_path):
         assert 30 < c.diff_pct < 70 and c.ci_low_pct > 20, (p.key, c.diff_pct, c.ci_low_pct)
 
     inline = [(p, c) for (metric, point, b), (p, c) in decided.items() if b.startswith("inline")]
-    assert len(inline) == 6
+    assert len(inline) == 4  # 2 loads × 2 families
     # Inline, the delay is about the tester's own floor (AF_XDP ports: 3–5 µs); on a CPU of its own the router adds a
-    # wake-up across vCPUs (8–15 µs at 2 kfps, 15–21 µs above). From 8 kfps up (where the tester's receive side stays
-    # awake) the effect is at least a third (measured −88 to −94 %), its interval excludes 0 and it is found, corrected,
+    # wake-up across vCPUs (8–15 µs at 2 kfps, 15–21 µs above). At 16 kfps (from 8 kfps up (where the tester's receive side stays
+    # awake)) the effect is at least a third (measured −88 to −94 %), its interval excludes 0 and it is found, corrected,
     # in both families. At 2 kfps the inline floor itself varies from trial to trial (the tester's receive thread wakes
     # for each frame: 4.2–9 µs), so the effect ranges from about +10 % to −70 % by those figures (a fresh clone of
     # 2026-11-26: IPv4 −68 %, IPv6 −19 %): there a "differs" is only required never to point the wrong way.
@@ -94,7 +100,7 @@ def test_aa_control_finds_nothing_and_known_differences_are_found(tmp_path):
         return (c.outcome, c.diff_pct, c.ci_high_pct, c.p, c.p_adjusted)
 
     awake = [(p, c) for p, c in inline if not p.key[1].endswith(" 2kfps")]
-    assert len(awake) == 4 and all(c.diff_pct < -30 for _, c in awake), [(p.key, shown(c)) for p, c in awake]
+    assert len(awake) == 2 and all(c.diff_pct < -30 for _, c in awake), [(p.key, shown(c)) for p, c in awake]
     asleep = [(p, c) for p, c in inline if p.key[1].endswith(" 2kfps")]
     assert all(not (c.outcome == "differs" and c.diff_pct > 0) for _, c in asleep), [(p.key, shown(c)) for p, c in asleep]
     assert all(c.outcome == "differs" and c.ci_high_pct < 0 for _, c in awake), \

@@ -154,7 +154,7 @@ def test_the_selftest_does_not_repeat_a_trial_whose_sender_fell_short_of_its_rat
     below = [c for c in t.calls if c[2] <= 300_000]
     assert above and below and len(t.calls) == attempts
     assert len({c[2] for c in above}) == len(above)  # one attempt at each load beyond reach
-    assert len(below) == (1 + retry.RETRIES) * len({c[2] for c in below})  # stalled there: every attempt ran
+    assert len(below) == (1 + selftest.RETRIES) * len({c[2] for c in below})  # stalled there: every attempt ran
 
 
 def test_a_sender_that_keeps_slipping_is_beyond_the_tester_but_a_passing_pause_is_not():

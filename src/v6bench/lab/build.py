@@ -109,9 +109,11 @@ def build(site: Site, topo: Topology, link_speed_bps: float, mtu: Mtus, cpu_plan
             for node in topo.testers:
                 macs.update(configure_node(site, node, mtu))
             nodes_json = vm_lab.describe(describe_nodes(site, topo, macs), vms)
+            fib = (fib_load.load(site, topo, dut.table, dut.table_seed, dut.destinations, vm_lab.table_shells(vms))
+                   if dut.table != "none" else None)
             for node in topo.testers:
                 wait_carrier(site, node)
-            done = state("up", nodes_json, [])
+            done = state("up", nodes_json, [], fib)
             save(site, done)
             return done
         for left, right in topo.links():
@@ -128,7 +130,9 @@ def build(site: Site, topo: Topology, link_speed_bps: float, mtu: Mtus, cpu_plan
             macs.update(configure_node(site, node, mtu))
         nodes_json = describe_nodes(site, topo, macs)
         configure_dut(site, topo, dut, link_speed_bps, mtu)
-        fib = fib_load.load(site, topo, dut.table, dut.table_seed, dut.destinations) if dut.table != "none" else None
+        fib = (fib_load.load(site, topo, dut.table, dut.table_seed, dut.destinations,
+                             fib_load.namespace_shells(site, topo, dut.table, dut.table_seed))
+               if dut.table != "none" else None)
         if dut.tunnel:
             tunnel.configure(site, topo, dut.tunnel, mtu.of("r1", "r2"), scoped=dut.scope == "flow2")
         for node in topo.nodes:

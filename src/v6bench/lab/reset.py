@@ -102,7 +102,8 @@ def reset(site: Site, lab: LabState, kind: str, router: str = "r1") -> tuple[Lab
                          scoped=lab.dut_config.scope == "flow2")
     if lab.fib is not None:  # the table went with its next hops' link (or namespace): learned again, as a router does
         d = lab.dut_config
-        fib_load.load(site, topo, d.table, d.table_seed, d.destinations, only=router)
+        fib_load.load(site, topo, d.table, d.table_seed, d.destinations,
+                      fib_load.namespace_shells(site, topo, d.table, d.table_seed), only=router)
     threads = list(lab.napi)
     pinning = "kept"
     if lab.cpu_plan.arrangement == "split":

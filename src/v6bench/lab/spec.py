@@ -121,7 +121,7 @@ def dut_config(d: dict, lab: LabSpec) -> DutConfig:
     DUT is configured by its file's ``apply`` command: no ``[dut]`` key."""
     if lab.external is not None:
         if "table" in d:
-            raise UsageError(f"v6bench loads tables into namespace routers only, so far; the router of external lab "
+            raise UsageError(f"v6bench loads tables into the emulated lab's routers (namespace or VM) only, so far; the router of external lab "
                              f"{lab.external.path} would learn one over BGP from the tester, which is still to come",
                              "table")
         for k in d:
@@ -133,7 +133,4 @@ def dut_config(d: dict, lab: LabSpec) -> DutConfig:
     tunnel.check_topology(dut.tunnel, lab.topology)
     if dut.tunnel:
         tunnel.get(tunnel.key(dut.tunnel, lab.router))  # gre exists on VM routers only
-    if dut.table != "none" and lab.router != "ns":
-        raise UsageError("tables are loaded into namespace routers (router = \"ns\") only, so far: "
-                         "the VM router's guest has no bulk route loader yet", "table")
     return dut

@@ -146,6 +146,7 @@ class Vm:
     run_dir: Path
     qemu_version: str
     cpu: int | None = None
+    memory_mb: int = MEMORY_MB
 
     @property
     def guest(self) -> Guest:
@@ -166,12 +167,12 @@ class Vm:
     def to_json(self) -> dict:
         return {"node": self.node, "netns": self.netns, "pid": self.pid, "accel": self.accel,
                 "boot_s": round(self.boot_s, 2), "run_dir": str(self.run_dir), "qemu_version": self.qemu_version,
-                "cpu": self.cpu, "memory_mb": MEMORY_MB}
+                "cpu": self.cpu, "memory_mb": self.memory_mb}
 
     @classmethod
     def from_json(cls, d: dict) -> "Vm":
         return cls(d["node"], d["netns"], d["pid"], d["accel"], d["boot_s"], Path(d["run_dir"]), d["qemu_version"],
-                   d.get("cpu"))
+                   d.get("cpu"), d.get("memory_mb", MEMORY_MB))
 
 
 def qemu_version() -> str:
@@ -182,11 +183,14 @@ def qemu_version() -> str:
 
 
 def start(node: str, netns: str, run_dir: Path, ports: list[VmPort], cpu: int | None, startup: str,
-          accel: str | None = None) -> Vm:
+          accel: str | None = None, table_disk: Path | None = None, memory_mb: int = MEMORY_MB) -> Vm:
     """Boots the VM router ``node`` in namespace ``netns`` with ``ports``
     (taps made in their namespaces) and the management tap, its startup
-    configuration ``startup`` on its disk, pinned to ``cpu``; waits until
-    its guest answers. ``accel`` None: KVM if it works here, else TCG."""
+    configuration ``startup`` on its disk, pinned to ``cpu``, with
+    ``memory_mb`` of memory; waits until its guest answers. ``accel`` None:
+    KVM if it works here, else TCG. ``table_disk``: a file the guest reads
+    as its second disk, ``/dev/vdb``, read-only (a forwarding table's
+    routes, lab/fib_load.py)."""
     vm_image.load_manifest()
     version = qemu_version()
     write_startup(run_dir / f"{node}-startup.img", startup)
@@ -195,7 +199,7 @@ def start(node: str, netns: str, run_dir: Path, ports: list[VmPort], cpu: int | 
     if accel is None:
         if kvm_usable():
             try:
-                vm = _boot(node, netns, run_dir, ports, cpu, "kvm", version)
+                vm = _boot(node, netns, run_dir, ports, cpu, "kvm", version, table_disk, memory_mb)
                 remember_accel("kvm", "a KVM guest booted")
                 return vm
             except LabError as e:
@@ -203,11 +207,11 @@ def start(node: str, netns: str, run_dir: Path, ports: list[VmPort], cpu: int | 
         else:
             remember_accel("tcg", "/dev/kvm cannot be opened")
         accel = "tcg"
-    return _boot(node, netns, run_dir, ports, cpu, accel, version)
+    return _boot(node, netns, run_dir, ports, cpu, accel, version, table_disk, memory_mb)
 
 
 def _boot(node: str, netns: str, run_dir: Path, ports: list[VmPort], cpu: int | None, accel: str,
-          version: str) -> Vm:
+          version: str, table_disk: Path | None, memory_mb: int) -> Vm:
     img = vm_image.image_dir()
     sock = control_socket(run_dir, node)
     sock.unlink(missing_ok=True)
@@ -229,12 +233,14 @@ def _boot(node: str, netns: str, run_dir: Path, ports: list[VmPort], cpu: int | 
         mgmt_mac = guest_mac(0xFE, 0)
         argv = ["qemu-system-x86_64", "-name", f"v6bench-{node}", "-nodefaults", "-no-user-config", "-nographic",
                 "-machine", f"pc,accel={accel}", "-cpu", "host" if accel == "kvm" else "max",
-                "-smp", "1", "-m", str(MEMORY_MB),
+                "-smp", "1", "-m", str(memory_mb),
                 "-kernel", str(img / "vmlinuz"), "-initrd", str(img / "initrd.gz"),
                 "-append", f"console=ttyS0 panic=-1 quiet tsc=reliable no_timer_check v6bench.if={names},{mgmt_mac}=mgmt",
                 "-serial", f"file:{console}", "-serial", f"unix:{sock},server=on,wait=off",
                 "-drive", f"file={run_dir / f'{node}-startup.img'},format=raw,if=virtio",
                 "-monitor", "none"]
+        if table_disk is not None:
+            argv += ["-drive", f"file={table_disk},format=raw,if=virtio,readonly=on"]
         for k, (p, netdev) in enumerate(zip([*ports, None], netdevs)):
             mac = p.mac if p else mgmt_mac
             argv += ["-netdev", netdev, "-device", f"virtio-net-pci,netdev=n{k},mac={mac},romfile="]
@@ -258,4 +264,4 @@ def _boot(node: str, netns: str, run_dir: Path, ports: list[VmPort], cpu: int | 
         err = (run_dir / f"{node}-qemu.err").read_text(errors="replace").strip()[-300:]
         tail = console.read_text(errors="replace").strip()[-300:] if console.exists() else ""
         raise LabError(f"{e} ({accel}); qemu: {err or '-'}; console: …{tail}") from None
-    return Vm(node, netns, proc.pid, accel, boot_s, run_dir, version, cpu)
+    return Vm(node, netns, proc.pid, accel, boot_s, run_dir, version, cpu, memory_mb)

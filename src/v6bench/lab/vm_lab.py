@@ -8,6 +8,11 @@ router's (``r1-t1``); a router–router link is a pair of QEMU datagram
 sockets in the run directory, guest to guest, with no host interface
 between. Each VM runs on the router's CPU of the lab's CPU plan
 (lab/cpus.py), the tester keeps its own.
+
+With a forwarding table (``DutConfig.table``), each router on the path
+boots with the table's route file as its second disk and memory for it
+(:func:`memory_mb`), and the table is loaded in its guest
+(lab/fib_load.py through :func:`table_shells`), again after a reset.
 """
 
 from __future__ import annotations
@@ -20,7 +25,7 @@ from contextlib import ExitStack, contextmanager
 from pyroute2 import IPRoute
 
 from ..core.errors import LabError
-from . import cost, vm, vm_config, vm_image
+from . import cost, fib_load, guest, vm, vm_config, vm_image
 from .cpus import CpuPlan
 from .dut import DutConfig
 from .cpu_window import Sampler
@@ -37,6 +42,24 @@ from .topology import Topology, parse_topology
 QEMU_BASIS = ("each VM's QEMU threads' run time on this machine over the traffic window "
               "(the guest's own accounting is not used)")
 NS_CACHE_TIMEOUT_IFTABLE = "1.3.6.1.4.1.8072.1.5.3.1.2.1.3.6.1.2.1.2.2"
+#: Where a VM router's guest reads the table's route file: its second virtio disk (lab/vm.py).
+TABLE_DISK = "/dev/vdb"
+#: A guest's memory for each route of a table, bytes: the kernel's (about 200 B an IPv4 route and 300-400 B an
+#: IPv6 route on 6.x: the internet table took 250 MiB of slab in the namespace lab) with room to spare.
+ROUTE_MEMORY_BYTES = 512
+
+
+def memory_mb(routes_file) -> int:
+    """A VM router's memory: the guest's own (:data:`vm.MEMORY_MB`) and,
+    with a table, :data:`ROUTE_MEMORY_BYTES` a route plus the route file
+    (the guest reads it through its page cache), in whole 64 MiB."""
+    if routes_file is None:
+        return vm.MEMORY_MB
+    size = routes_file.stat().st_size
+    with open(routes_file, "rb") as f:
+        routes = sum(1 for line in f if line.strip())
+    need = vm.MEMORY_MB + (routes * ROUTE_MEMORY_BYTES + size) / 2 ** 20
+    return int(-(-need // 64) * 64)
 
 
 def ports_of(site: Site, topo: Topology, router: str) -> list[vm.VmPort]:
@@ -60,9 +83,13 @@ def start(site: Site, topo: Topology, link_speed_bps: float, mtu: Mtus, cpu_plan
           sysctls: dict) -> tuple[dict[str, vm.Vm], dict[tuple[str, str], str]]:
     """Boots a VM for every router of ``topo`` (their namespaces exist);
     returns the VMs by node and the guest NICs' MACs by (node, interface).
-    The testers' taps get their links' MTUs."""
+    The testers' taps get their links' MTUs. With a table, the routers on
+    the path get its route file as a disk (the table is loaded later,
+    :func:`table_shells`)."""
     vm_image.load_manifest()
     site.run_dir.mkdir(parents=True, exist_ok=True)
+    on_path = {h.router for h in fib_load.hops(topo)}
+    routes = fib_load.routes_file(site, dut.table, dut.table_seed) if dut.table != "none" else None
     vms: dict[str, vm.Vm] = {}
     macs: dict[tuple[str, str], str] = {}
     routers = [n.name for n in topo.routers]
@@ -70,7 +97,8 @@ def start(site: Site, topo: Topology, link_speed_bps: float, mtu: Mtus, cpu_plan
         ports = ports_of(site, topo, r)
         script = vm_config.startup_script(topo, r, mtu, sysctls, dut, link_speed_bps)
         cpu = cpu_plan.router_cpu(routers.index(r)) if cpu_plan.arrangement == "split" else None
-        vms[r] = vm.start(r, site.netns(r), site.run_dir, ports, cpu, script)
+        disk = routes if r in on_path else None
+        vms[r] = vm.start(r, site.netns(r), site.run_dir, ports, cpu, script, table_disk=disk, memory_mb=memory_mb(disk))
         for p in ports:
             macs[(r, p.guest_ifname)] = p.mac
             if p.tap_netns:
@@ -99,6 +127,11 @@ def _management(site: Site, v: vm.Vm) -> None:
             raise LabError(f"{v.node}: the guest's snmpd does not answer on {vm.MGMT_GUEST}: "
                            f"{r.stderr.strip() or r.stdout.strip()}")
         time.sleep(0.2)
+
+
+def table_shells(vms: dict[str, vm.Vm]) -> dict[str, fib_load.Shell]:
+    """Each VM router's :class:`~.fib_load.Shell`: commands in its guest, the route file on its second disk."""
+    return {node: fib_load.Shell(v.guest.command, TABLE_DISK, guest.BINARIES["ip"]) for node, v in vms.items()}
 
 
 def describe(nodes: list[dict], vms: dict[str, vm.Vm]) -> list[dict]:
@@ -218,6 +251,9 @@ def reset(site: Site, lab, kind: str, router: str = "r1") -> tuple[object, dict]
         _management(site, v)
     else:
         raise LabError(f"reset: {kind!r} is not soft or hard")
+    if lab.fib is not None:  # the table went with its next hops' links (or the guest's memory): learned again
+        d = lab.dut_config
+        fib_load.load(site, topo, d.table, d.table_seed, d.destinations, table_shells({router: v}), only=router)
     end_ns = time.time_ns()
     return lab, {"reset_kind": kind, "router": router, "reset_started_unix_ns": start_ns,
                  "reset_down_s": (down_ns - start_ns) / 1e9, "reset_took_s": (end_ns - start_ns) / 1e9,

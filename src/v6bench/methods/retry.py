@@ -29,8 +29,12 @@ from typing import Callable
 
 from ..core.tester import Measurement, Tester
 
-#: How many times a spoiled trial is run again.
-RETRIES = 2
+#: How many times a spoiled trial is run again. On this 2-vCPU machine about 1 trial in 50 of 0.3 s is
+#: spoiled (a stall of 2-50 ms: tests/netns/test_controls.py's campaign, 3 of 135 trials on 2026-11-27);
+#: a busier CI host spoils more, and with 2 repeats one search in 15 lost a result to three spoiled
+#: attempts in a row (CI of 2026-11-27: a verdict one repetition short). Repeats cost only where
+#: trials are spoiled.
+RETRIES = 4
 
 
 def spoiled(m: Measurement) -> bool:
