@@ -430,3 +430,18 @@ def test_resume_continues_the_unfinished_run_starts_one_if_none_was_recorded_and
     store.finish_run(rid, "finished")
     with pytest.raises(UsageError, match=f"run {rid} of t .* finished; run it without --resume"):
         session._resumable(c, store, said.append)
+
+
+def test_the_pause_after_learning_is_the_engines_unless_a_campaign_sets_it():
+    """``settle_s`` (the engine's pause between learning and traffic) is None,
+    the engine's default, unless ``[matrix]`` or a test sets it; out of range
+    it is refused naming the field."""
+    c = spec.parse_campaign(GOOD)
+    assert all(t.matrix.settle_s is None for t in c.tests)
+    c = spec.parse_campaign(GOOD.replace("repeat = 1\n", "repeat = 1\nsettle_s = 0.1\n", 1))
+    assert all(t.matrix.settle_s == 0.1 for t in c.tests)
+    c = spec.parse_campaign(GOOD.replace("overload_s", "settle_s = 0\noverload_s"))
+    assert [t.matrix.settle_s for t in c.tests] == [None, 0.0]
+    for bad in ("-1", "11", "true", '"0.5"'):
+        with pytest.raises(UsageError, match=r"matrix\.settle_s"):
+            spec.parse_campaign(GOOD.replace("repeat = 1\n", f"repeat = 1\nsettle_s = {bad}\n", 1))

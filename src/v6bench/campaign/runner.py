@@ -262,6 +262,7 @@ def run(c: Campaign, store: Store, run_id: int, make_tester: Callable[[Scheduled
         else:
             params = {"params": p.test.params.__dict__, "throughput_search": p.test.throughput_search.__dict__,
                       "drain_s": p.test.matrix.drain_s, **p.test.traffic.to_json(), "variant": dict(p.variant),
+                      **({"settle_s": p.test.matrix.settle_s} if p.test.matrix.settle_s is not None else {}),
                       **({"scenario": p.scenario} if p.scenario else {}),
                       **({"control_of": sc.control_of} if sc.control_of else {}),
                       **({"flow2": f2} if (f2 := flow2_scenarios(sc.dut, p.test.traffic)) else {}),

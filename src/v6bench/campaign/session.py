@@ -153,7 +153,8 @@ def _run_visit(site: Site, c: Campaign, store: Store, run_id: int, lab: Lab, st:
         if p.variant:
             return StackTester(site, holder["lab"])
         holder["tester"] = LabTester(site, holder["lab"], p.mix, p.frame_size, p.bidirectional,
-                                     p.test.matrix.drain_s, st[1] if st else None, p.test.traffic)
+                                     p.test.matrix.drain_s, st[1] if st else None, p.test.traffic,
+                                     p.test.matrix.settle_s)
         return holder["tester"]
 
     runner.run(c, store, run_id, make_tester, progress, points=points, spent=spent, plan=plan)

@@ -7,7 +7,8 @@ name = "quick"
              # acl_udp_only, acl_family = "both" | "ipv4" | "ipv6", nat44, shape (lab/dut.py)
 [selftest]   # when = "if-stale" (missing or stale: selftest.stale) | "always" | "never"; frame_sizes
 [matrix]     # defaults: mixes, frame_sizes, directions, repeat, drain_s (repeat: blocks;
-             # unset, each test runs registry.default_design: enough for a verdict)
+             # unset, each test runs registry.default_design: enough for a verdict),
+             # settle_s (the pause between learning and traffic; default the engine's 0.5 s)
 [[test]]     # kind = "throughput" | "loss" | ...; matrix keys override
              # the defaults; other keys are the kind's parameters (`repeat`
              # is the kind's own for latency, back-to-back, recovery, reset:
@@ -72,7 +73,9 @@ from ..trial import fit
 from ..trial.path import LabPath
 from ..core.frames import Mix, Traffic, parse_mix
 
-MATRIX_KEYS = ("mixes", "frame_sizes", "directions", "repeat", "drain_s")
+MATRIX_KEYS = ("mixes", "frame_sizes", "directions", "repeat", "drain_s", "settle_s")
+#: The longest pause between learning and traffic a campaign may ask for [s] (the engine's default is 0.5 s).
+SETTLE_MAX_S = 10.0
 DIRECTIONS = ("uni", "bi")
 SELFTEST_WHEN = selftest.WHEN
 DESIGN_ORDERS = ("randomized", "file")
@@ -98,6 +101,8 @@ class Matrix:
     directions: tuple[str, ...]
     repeat: int
     drain_s: float
+    #: The pause between the engine's learning and its traffic [s] (RFC 2544 §23); None: the engine's default.
+    settle_s: float | None = None
 
 
 @dataclass(frozen=True)
@@ -206,6 +211,12 @@ def _drain(v: Any, where: Field) -> float:
     return float(v)
 
 
+def _settle(v: Any, where: Field) -> float:
+    if not isinstance(v, (int, float)) or isinstance(v, bool) or not 0 <= v <= SETTLE_MAX_S:
+        raise UsageError(f"expected seconds in 0..{SETTLE_MAX_S:g}, got {v!r}", where)
+    return float(v)
+
+
 #: Default sizes: RFC 2544 §9's, with 84 for 64, which cannot carry IPv6/UDP and the signature
 #: (a default that fails with the default mixes would be no default).
 DEFAULT_MATRIX = Matrix((Mix(100, 0), Mix(0, 100)), (84, 128, 256, 512, 1024, 1280, 1518), ("uni",), 1, 2.0)
@@ -217,7 +228,7 @@ def _matrix(d: dict, base: Matrix, where: Field) -> Matrix:
 
     return Matrix(get("mixes", _mixes, base.mixes), get("frame_sizes", frame_sizes, base.frame_sizes),
                   get("directions", _directions, base.directions), get("repeat", _count, base.repeat),
-                  get("drain_s", _drain, base.drain_s))
+                  get("drain_s", _drain, base.drain_s), get("settle_s", _settle, base.settle_s))
 
 
 def parse_campaign(text: str, path: str = "<campaign>") -> Campaign:
@@ -503,7 +514,7 @@ def _check_on_external(t: TestSpec, k: registry.Kind | registry.HostKind, ext: E
 def _host_test(i: int, k: registry.HostKind, t: dict, mx: Matrix, params: Any) -> TestSpec:
     """A host-stack test: one family per mix, no frames, one direction."""
     for key in ("frame_sizes", "ext_headers", "icmp_echo", "flows", "ext_headers_scope", "runs_s", "throughput_search",
-                "drain_s"):
+                "drain_s", "settle_s"):
         if key in t:
             raise UsageError(f"{k.name} sends no test frames (it uses the hosts' own stacks)", ("test", i, key))
     for j, mix in enumerate(mx.mixes):
