@@ -245,12 +245,12 @@ def load(site: Site, topo: Topology, name: str, seed: int, n_destinations: int, 
                                f"{LOAD_TIMEOUT_S} s after the load began")
             time.sleep(0.05)
         learning_s = time.monotonic() - t0
-        added = route_counts(sh)
+        held = route_counts(sh)
         want = {4: len(table.ipv4), 6: len(table.ipv6)}
-        if added != want:
-            raise LabError(f"{hop.router}: the kernel holds {added[4]:,} IPv4 and {added[6]:,} IPv6 routes through the "
+        if held != want:
+            raise LabError(f"{hop.router}: the kernel holds {held[4]:,} IPv4 and {held[6]:,} IPv6 routes through the "
                            f"table's next hops after the load, the table has {want[4]:,} and {want[6]:,}{': ' + r.strip() if r.strip() else ''}")
-        routers[hop.router] = {"ipv4_routes": added[4], "ipv6_routes": added[6], "load_s": round(load_s, 3),
+        routers[hop.router] = {"ipv4_routes": held[4], "ipv6_routes": held[6], "load_s": round(load_s, 3),
                                "fib_learning_s": round(learning_s, 3), "slab_kib": slab_kib(sh) - slab0,
                                "next_hop": {"dev": hop.dev, "ipv4": hop.ipv4, "ipv6": hop.ipv6}}
     return {"table": name, "seed": seed, "source": table.source, "destinations": n_destinations,
