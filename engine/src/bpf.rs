@@ -1,10 +1,16 @@
 //! The XDP program of an AF_XDP port, loaded with bpf(2) and no library.
 //!
-//! The program is 17 instructions, written out below: it stamps every frame
-//! with `bpf_ktime_get_ns()` (CLOCK_MONOTONIC) in 8 bytes of XDP metadata
-//! just before the frame, then redirects it to the AF_XDP socket of its
-//! receive queue (`bpf_redirect_map` on an XSKMAP); a queue with no socket
-//! passes the frame to the kernel (XDP_PASS, the map lookup's fallback).
+//! The program is 32 instructions, written out below. A unicast frame for
+//! another MAC than the port's own goes to the kernel (XDP_PASS): on a
+//! port shared with another station (a BGP speaker on a macvlan of an
+//! external lab's port, v6bench's `lab/bgp_speaker.py`) that station keeps
+//! its traffic during a trial; the engine would only count it foreign.
+//! Every other frame (the port's own, broadcast and multicast: ARP and ND
+//! among them) is stamped with `bpf_ktime_get_ns()` (CLOCK_MONOTONIC) in 8
+//! bytes of XDP metadata just before the frame, then redirected to the
+//! AF_XDP socket of its receive queue (`bpf_redirect_map` on an XSKMAP); a
+//! queue with no socket passes the frame to the kernel (XDP_PASS, the map
+//! lookup's fallback).
 //! The stamp is taken in the driver's receive poll, before the kernel's
 //! own receive stamp would be (`__netif_receive_skb`), so it is at least as
 //! close to the wire as AF_PACKET's.
@@ -87,6 +93,10 @@ pub const RSH64_K: u8 = 0x77;
 /// Byte swap to big-endian (BPF_ALU | BPF_END | BPF_TO_BE); imm is the width in bits.
 pub const TO_BE: u8 = 0xdc;
 pub const LDX_W: u8 = 0x61;
+pub const LDX_H: u8 = 0x69;
+pub const LDX_B: u8 = 0x71;
+/// 32-bit move of an immediate (BPF_ALU | BPF_MOV | BPF_K): the upper half is zeroed.
+pub const MOV32_K: u8 = 0xb4;
 pub const LDX_DW: u8 = 0x79;
 pub const STX_H: u8 = 0x6b;
 pub const STX_DW: u8 = 0x7b;
@@ -96,6 +106,7 @@ pub const ST_W: u8 = 0x62;
 pub const ST_DW: u8 = 0x7a;
 pub const JEQ_K: u8 = 0x15;
 pub const JNE_K: u8 = 0x55;
+pub const JNE_X: u8 = 0x5d;
 pub const JGT_X: u8 = 0x2d;
 pub const JGE_X: u8 = 0x3d;
 pub const CALL: u8 = 0x85;
@@ -109,32 +120,56 @@ const REDIRECT_MAP: i32 = 51;
 const XDP_ADJUST_META: i32 = 54;
 // struct xdp_md field offsets.
 const MD_DATA: i16 = 0;
+const MD_DATA_END: i16 = 4;
 const MD_DATA_META: i16 = 8;
 const MD_RX_QUEUE: i16 = 16;
 pub const XDP_DROP: i32 = 1;
 const XDP_PASS: i32 = 2;
 pub const XDP_TX: i32 = 3;
 
-/// The program, with the XSKMAP's descriptor in its map load.
-fn program(map_fd: RawFd) -> [Insn; 17] {
+/// Where the stamping part begins; a frame for the engine jumps there.
+const STAMP: i16 = 14;
+/// Where the program returns XDP_PASS: a unicast frame for another MAC.
+const PASS: i16 = 30;
+
+/// The program, with the XSKMAP's descriptor in its map load and the
+/// port's MAC in its comparison.
+fn program(map_fd: RawFd, mac: [u8; 6]) -> [Insn; 32] {
+    let mac_lo = u32::from_le_bytes([mac[0], mac[1], mac[2], mac[3]]) as i32; // the first 4 bytes, as loaded
+    let mac_hi = i32::from(u16::from_le_bytes([mac[4], mac[5]]));
     [
         insn(MOV64_X, 6, 1, 0, 0),                   // 0: r6 = ctx
-        insn(MOV64_K, 2, 0, 0, -(META_LEN as i32)),  // 1: r2 = -8
-        insn(CALL, 0, 0, 0, XDP_ADJUST_META),        // 2: r0 = bpf_xdp_adjust_meta(ctx, -8)
-        insn(JNE_K, 0, 0, 7, 0),                     // 3: no room: goto 11 (frame unstamped)
-        insn(CALL, 0, 0, 0, KTIME_GET_NS),           // 4: r0 = now (monotonic ns)
-        insn(LDX_W, 2, 6, MD_DATA_META, 0),          // 5: r2 = data_meta
-        insn(LDX_W, 3, 6, MD_DATA, 0),               // 6: r3 = data
-        insn(MOV64_X, 4, 2, 0, 0),                   // 7: r4 = data_meta
-        insn(ADD64_K, 4, 0, 0, META_LEN as i32),     // 8: r4 += 8
-        insn(JGT_X, 4, 3, 1, 0),                     // 9: if r4 > data goto 11 (the verifier's bound)
-        insn(STX_DW, 2, 0, 0, 0),                    // 10: *(u64 *)data_meta = now
-        insn(LDX_W, 2, 6, MD_RX_QUEUE, 0),           // 11: r2 = rx_queue_index
-        insn(LD_IMM64, 1, PSEUDO_MAP_FD, 0, map_fd), // 12: r1 = &xskmap
-        insn(0, 0, 0, 0, 0),                         // 13: (second half of the 64-bit load)
-        insn(MOV64_K, 3, 0, 0, XDP_PASS),            // 14: r3 = XDP_PASS if the queue has no socket
-        insn(CALL, 0, 0, 0, REDIRECT_MAP),           // 15: r0 = bpf_redirect_map(&xskmap, queue, XDP_PASS)
-        insn(EXIT, 0, 0, 0, 0),                      // 16: return r0
+        insn(LDX_W, 2, 6, MD_DATA, 0),               // 1: r2 = data
+        insn(LDX_W, 3, 6, MD_DATA_END, 0),           // 2: r3 = data_end
+        insn(MOV64_X, 4, 2, 0, 0),                   // 3: r4 = data
+        insn(ADD64_K, 4, 0, 0, 6),                   // 4: r4 += 6
+        insn(JGT_X, 4, 3, STAMP - 6, 0),             // 5: shorter than a MAC: goto 14 (the engine counts it foreign)
+        insn(LDX_B, 5, 2, 0, 0),                     // 6: r5 = first byte of the destination MAC
+        insn(AND64_K, 5, 0, 0, 1),                   // 7: r5 &= 1 (the group bit)
+        insn(JNE_K, 5, 0, STAMP - 9, 0),             // 8: broadcast or multicast: goto 14
+        insn(LDX_W, 5, 2, 0, 0),                     // 9: r5 = destination MAC bytes 0-3
+        insn(MOV32_K, 4, 0, 0, mac_lo),              // 10: r4 = the port's, zero-extended
+        insn(JNE_X, 5, 4, PASS - 12, 0),             // 11: another MAC: goto 30
+        insn(LDX_H, 5, 2, 4, 0),                     // 12: r5 = destination MAC bytes 4-5
+        insn(JNE_K, 5, 0, PASS - 14, mac_hi),        // 13: another MAC: goto 30
+        insn(MOV64_K, 2, 0, 0, -(META_LEN as i32)),  // 14: r2 = -8 (r1 is still ctx)
+        insn(CALL, 0, 0, 0, XDP_ADJUST_META),        // 15: r0 = bpf_xdp_adjust_meta(ctx, -8)
+        insn(JNE_K, 0, 0, 7, 0),                     // 16: no room: goto 24 (frame unstamped)
+        insn(CALL, 0, 0, 0, KTIME_GET_NS),           // 17: r0 = now (monotonic ns)
+        insn(LDX_W, 2, 6, MD_DATA_META, 0),          // 18: r2 = data_meta
+        insn(LDX_W, 3, 6, MD_DATA, 0),               // 19: r3 = data
+        insn(MOV64_X, 4, 2, 0, 0),                   // 20: r4 = data_meta
+        insn(ADD64_K, 4, 0, 0, META_LEN as i32),     // 21: r4 += 8
+        insn(JGT_X, 4, 3, 1, 0),                     // 22: if r4 > data goto 24 (the verifier's bound)
+        insn(STX_DW, 2, 0, 0, 0),                    // 23: *(u64 *)data_meta = now
+        insn(LDX_W, 2, 6, MD_RX_QUEUE, 0),           // 24: r2 = rx_queue_index
+        insn(LD_IMM64, 1, PSEUDO_MAP_FD, 0, map_fd), // 25: r1 = &xskmap
+        insn(0, 0, 0, 0, 0),                         // 26: (second half of the 64-bit load)
+        insn(MOV64_K, 3, 0, 0, XDP_PASS),            // 27: r3 = XDP_PASS if the queue has no socket
+        insn(CALL, 0, 0, 0, REDIRECT_MAP),           // 28: r0 = bpf_redirect_map(&xskmap, queue, XDP_PASS)
+        insn(EXIT, 0, 0, 0, 0),                      // 29: return r0
+        insn(MOV64_K, 0, 0, 0, XDP_PASS),            // 30: r0 = XDP_PASS (another station's frame)
+        insn(EXIT, 0, 0, 0, 0),                      // 31: return r0
     ]
 }
 
@@ -241,11 +276,11 @@ pub struct XdpAttachment {
     _link: OwnedFd,
 }
 
-/// Loads the program, puts the AF_XDP socket of each receive queue in its
+/// Loads the program (for a port of MAC `mac`), puts the AF_XDP socket of each receive queue in its
 /// map (`xsk_fds[q]` at queue q), and attaches it to `ifindex` in the
 /// calling thread's network namespace (driver mode). Everything is
 /// released when the result is dropped.
-pub fn attach(ifindex: i32, xsk_fds: &[RawFd]) -> Result<XdpAttachment, String> {
+pub fn attach(ifindex: i32, xsk_fds: &[RawFd], mac: [u8; 6]) -> Result<XdpAttachment, String> {
     let mut a = [0u8; ATTR_LEN];
     put_u32(&mut a, 0, BPF_MAP_TYPE_XSKMAP);
     put_u32(&mut a, 4, 4); // key: queue index
@@ -253,7 +288,7 @@ pub fn attach(ifindex: i32, xsk_fds: &[RawFd]) -> Result<XdpAttachment, String> 
     put_u32(&mut a, 12, xsk_fds.len().max(1) as u32);
     let map = owned(bpf(BPF_MAP_CREATE, &mut a).map_err(|e| format!("cannot create an XSKMAP (bpf(2) needs root or CAP_BPF): {e}"))?);
 
-    let prog = load_xdp(&program(map.as_raw_fd()), "v6b_xsk_rx")?;
+    let prog = load_xdp(&program(map.as_raw_fd(), mac), "v6b_xsk_rx")?;
 
     for (queue, &fd) in xsk_fds.iter().enumerate() {
         let mut a = [0u8; ATTR_LEN];
@@ -281,15 +316,23 @@ mod tests {
     use super::*;
 
     #[test]
-    fn jumps_land_on_the_redirect() {
-        let p = program(3);
-        for (i, x) in p.iter().enumerate() {
-            if x.code == JNE_K || x.code == JGT_X {
-                assert_eq!(i as i16 + 1 + x.off, 11, "insn {i}");
-            }
+    fn jumps_land_where_their_comments_say() {
+        let p = program(3, [0x02, 0x11, 0x22, 0x33, 0x44, 0x55]);
+        let target = |i: usize| i as i16 + 1 + p[i].off;
+        for i in [5, 8] {
+            assert_eq!(target(i), STAMP, "insn {i}");
         }
-        assert_eq!(p[12].imm, 3);
-        assert_eq!(p[12].regs >> 4, PSEUDO_MAP_FD);
+        for i in [11, 13] {
+            assert_eq!(target(i), PASS, "insn {i}");
+        }
+        for i in [16, 22] {
+            assert_eq!(target(i), 24, "insn {i}");
+        }
+        assert_eq!((p[10].imm as u32).to_le_bytes(), [0x02, 0x11, 0x22, 0x33]);
+        assert_eq!(p[13].imm, 0x5544);
+        assert_eq!(p[25].imm, 3);
+        assert_eq!(p[25].regs >> 4, PSEUDO_MAP_FD);
+        assert_eq!((p[30].code, p[30].imm, p[31].code), (MOV64_K, XDP_PASS, EXIT));
         assert_eq!(std::mem::size_of::<Insn>(), 8);
     }
 }

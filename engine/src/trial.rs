@@ -109,7 +109,7 @@ fn open_port(plan: &Plan, i: usize) -> Result<OpenPort, String> {
             }
         }
         let xsk = match backend {
-            Backend::AfXdp | Backend::XdpLive => match xsk::open(info.index, info.rx_queues, if backend == Backend::AfXdp { lanes } else { 0 }) {
+            Backend::AfXdp | Backend::XdpLive => match xsk::open(info.index, info.rx_queues, if backend == Backend::AfXdp { lanes } else { 0 }, mac.0) {
                 Ok(x) => Some(x),
                 Err(e) if p.backend == Backend::Auto => {
                     backend = Backend::AfPacket;

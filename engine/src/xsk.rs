@@ -247,10 +247,11 @@ pub enum XskMode {
 /// Opens the AF_XDP sockets of a port on `ifindex` (in the calling
 /// thread's namespace): a receive socket on each of its `rx_queues` receive
 /// queues and a transmit socket on each of the first `tx_queues` of them,
-/// and attaches the XDP program that feeds the receive sockets. Returns
+/// and attaches the XDP program that feeds the receive sockets with the
+/// port's frames (MAC `mac`), broadcast and multicast. Returns
 /// the receive halves (one a receive queue) and the transmit halves (one a
 /// sending queue, in queue order).
-pub fn open(ifindex: i32, rx_queues: u32, tx_queues: u32) -> Result<(Vec<XskRx>, Vec<XskTx>, XskMode), String> {
+pub fn open(ifindex: i32, rx_queues: u32, tx_queues: u32, mac: [u8; 6]) -> Result<(Vec<XskRx>, Vec<XskTx>, XskMode), String> {
     if tx_queues > rx_queues {
         return Err(format!("{tx_queues} transmit queues need as many receive queues, the interface has {rx_queues}"));
     }
@@ -262,7 +263,7 @@ pub fn open(ifindex: i32, rx_queues: u32, tx_queues: u32) -> Result<(Vec<XskRx>,
     }
     let mode = queues[0].mode;
     let fds: Vec<RawFd> = queues.iter().map(|q| q.shared.fd.as_raw_fd()).collect();
-    queues[0].shared.xdp = Some(bpf::attach(ifindex, &fds)?);
+    queues[0].shared.xdp = Some(bpf::attach(ifindex, &fds, mac)?);
     let (mut rxs, mut txs) = (Vec::new(), Vec::new());
     for q in queues {
         let shared = Arc::new(q.shared);

@@ -163,7 +163,13 @@ def test_shaping_holds_a_router_port_to_the_link_speed():
     """At 100M with --shape, 1518-byte frames offered at 120 % of line rate
     (the engine knows no link speed; the trial command would refuse) leave
     R1 at line rate, 8,127 frames/s, and the rest is lost; without --shape
-    R1 forwards them all."""
+    R1 forwards them all.
+
+    The lower bound is 90 % of line rate: here the shaper passes line rate
+    within 0.3 %, but a router CPU taken away for longer than the bucket's
+    2 ms loses that time's tokens, and CI on 2 shared cores once passed
+    95.1 % (7,732 frames/s). The bug it guards against, a one-frame bucket,
+    passed 75 %."""
     line_fps = 100e6 / ((1518 + 20) * 8)
     for shaped in (True, False):
         _ok("lab", "up", "--topology", "a", "--link-speed", "100M", *(["--shape"] if shaped else []))
@@ -174,7 +180,7 @@ def test_shaping_holds_a_router_port_to_the_link_speed():
             rx_fps = res["totals"]["rx_frames"] / res["traffic_s"]
             if shaped:
                 queue = 100e6 / 8 * 0.020 / (1518 + 20) / 3.0  # the 20-ms queue, spread over the trial
-                assert line_fps * 0.97 <= rx_fps <= line_fps * 1.01 + queue, (rx_fps, line_fps)
+                assert line_fps * 0.90 <= rx_fps <= line_fps * 1.01 + queue, (rx_fps, line_fps)
             else:
                 assert res["totals"]["lost_frames"] == 0, res["totals"]
         finally:
