@@ -9,8 +9,10 @@ PY      := $(VENV)/bin/python
 ENGINE  := engine/target/release/v6bench-engine
 STAMPS  := .make
 APT_PKGS := iproute2 ethtool nftables netsniff-ng tshark iperf3 procps python3 python3-venv build-essential snmp \
-	qemu-system-x86 linux-image-amd64 busybox-static snmpd
-# (The last four make the VM router's guest image: QEMU, Debian's kernel, busybox, the agent in the guest.)
+	qemu-system-x86 linux-image-amd64 busybox-static snmpd bird2
+# (qemu-system-x86 … snmpd make the VM router's guest image: QEMU, Debian's kernel, busybox, the agent in the
+# guest. bird2 announces a table to an external lab's DUT over BGP; v6bench runs its own BIRD in a namespace,
+# so a system BIRD that installing it started is stopped and disabled, never one that was there before.)
 # Only the tests need a browser (the report opens in headless Chromium).
 TEST_APT_PKGS := chromium
 # Only the benchmarks compare with xdp-trafficgen.
@@ -42,7 +44,8 @@ $(STAMPS)/apt: Makefile
 	if [ -n "$$missing" ]; then \
 	  echo "installing:$$missing"; \
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \
-	fi
+	fi; \
+	case " $$missing " in *" bird2 "*) systemctl disable --now bird >/dev/null 2>&1 || true;; esac
 	@touch $@
 
 # Shell: installs the missing ones of packages $(1), saying they are $(2).

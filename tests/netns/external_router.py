@@ -7,7 +7,11 @@ with ip, sysctl, nft and Debian's snmpd, none of v6bench's lab code.
       T-m   198.18.250.2/30 ------ R-m    198.18.250.1/30 (management: SNMP)
 
 The tester's two ports carry no address (the engine answers for them);
-the management link is reached from T (``[dut.snmp] netns``). The
+the management link is reached from T (``[dut.snmp] netns``). With
+``bgp``, the router also runs Debian's BIRD 2: one eBGP session a family
+with the tester's BGP speaker (198.19.0.3 and 2001:2:0:1::3 on R-e2's
+link, AS 4200000001; the router is AS 4200000002), every route it learns
+exported to its kernel. The
 router's receive work is steered to its own CPU by RPS, so the tester
 (CPU 0) and the router (CPU 1) do not share a CPU. A known-capacity
 limiter (nftables ``limit``, all forwarded frames) is the DUT's capacity
@@ -40,7 +44,9 @@ class ExternalRouter:
     tag: str
     tmp: Path
     limit_fps: int | None
+    bgp: bool = False
     snmpd: subprocess.Popen | None = None
+    bird: subprocess.Popen | None = None
 
     @property
     def tester(self) -> str:
@@ -79,7 +85,31 @@ class ExternalRouter:
                      f"  limit rate over {self.limit_fps}/second burst {max(self.limit_fps // 40, 5)} packets drop\n }}\n}}\n")
             sh("ip", "netns", "exec", r, "nft", "-f", "-", input=rules)
         self._start_snmpd()
+        if self.bgp:
+            self._start_bird()
         self.wait_carrier()
+
+    def _start_bird(self) -> None:
+        """BIRD in R: BGP from the tester's speaker, learned routes into R's kernel."""
+        sh("ip", "netns", "exec", self.router, "sysctl", "-qw", "net.ipv6.route.max_size=2147483647")
+        conf = self.tmp / "bird-router.conf"
+        conf.write_text(
+            f'log "{self.tmp / "bird-router.log"}" all;\n'
+            "router id 198.19.0.1;\nprotocol device {}\n"
+            "protocol kernel k4 { ipv4 { import none; export all; }; }\n"
+            "protocol kernel k6 { ipv6 { import none; export all; }; }\n"
+            + "".join(f"protocol bgp tester{v} {{ local {me} as 4200000002; neighbor {peer} as 4200000001; "
+                      "connect delay time 1; connect retry time 5; error wait time 1, 10; "
+                      f"ipv{v} {{ import all; export none; }}; }}\n"
+                      for v, me, peer in ((4, "198.19.0.1", "198.19.0.3"), (6, "2001:2:0:1::1", "2001:2:0:1::3"))))
+        self.bird = subprocess.Popen(
+            ["ip", "netns", "exec", self.router, "bird", "-f", "-c", str(conf), "-s", str(self.tmp / "bird-router.ctl")],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+
+    def bird_routes(self) -> dict[int, int]:
+        """The routes BIRD put in R's kernel, by IP version."""
+        return {v: len(sh("ip", "-n", self.router, f"-{v}", "route", "show", "proto", "bird").stdout.splitlines())
+                for v in (4, 6)}
 
     def _in_router_sysfs(self, path: str, value: str) -> None:
         # sysfs shows the namespace of the process that mounted it: write from a private mount in R.
@@ -122,12 +152,14 @@ class ExternalRouter:
                     time.sleep(0.05)
 
     def remove(self) -> None:
-        if self.snmpd is not None and self.snmpd.poll() is None:
-            os.killpg(self.snmpd.pid, signal.SIGTERM)
-            try:
-                self.snmpd.wait(5)
-            except subprocess.TimeoutExpired:
-                os.killpg(self.snmpd.pid, signal.SIGKILL)
+        for proc in (self.snmpd, self.bird):
+            if proc is not None and proc.poll() is None:
+                os.killpg(proc.pid, signal.SIGTERM)
+                try:
+                    proc.wait(5)
+                except subprocess.TimeoutExpired:
+                    os.killpg(proc.pid, signal.SIGKILL)
+                    proc.wait(5)
         for ns in (self.tester, self.router):
             sh("ip", "netns", "del", ns, check=False)
 
@@ -137,8 +169,9 @@ class ExternalRouter:
         return (f"ip -n {r} link set {self.iface('e1')} down && ip -n {r} link set {self.iface('e2')} down && "
                 f"sleep 0.2 && ip -n {r} link set {self.iface('e1')} up && ip -n {r} link set {self.iface('e2')} up")
 
-    def lab_file(self, snmp_version: str = "2c", **port_extra) -> Path:
-        """The lab file of this router (TOML), written to the test's directory."""
+    def lab_file(self, snmp_version: str = "2c", table: bool = False, **port_extra) -> Path:
+        """The lab file of this router (TOML), written to the test's directory;
+        ``table``: it allows a table, announced to the router's BIRD."""
         snmp = ('community = "public"' if snmp_version == "2c" else
                 f'user = "{SNMP_USER}"\nauth_protocol = "SHA"\nauth_password = "{SNMP_AUTH}"\n'
                 f'priv_protocol = "AES"\npriv_password = "{SNMP_PRIV}"')
@@ -176,7 +209,7 @@ version = "{snmp_version}"
 {snmp}
 counter_refresh_s = 0.5
 poll_interval_s = 0.5
-"""
-        path = self.tmp / f"lab-{snmp_version}.toml"
+""" + ("\n[table]\nallow_full_table = true\nhold_time_s = 30\nlearning_timeout_s = 60\n" if table else "")
+        path = self.tmp / f"lab-{snmp_version}{'-table' if table else ''}.toml"
         path.write_text(text)
         return path

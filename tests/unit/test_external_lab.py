@@ -76,6 +76,18 @@ def test_any_port_speed_from_10m_to_400g(text):
     (("[lab]", "[lab]\nshared_machine = true"), "lab.dut_cpus", "dut_cpus"),
     (("[lab]", "[lab]\nshared_machine = true\ndut_cpus = [1]\ntester_cpus = [0, 1]"), "lab.dut_cpus", "apart"),
     (("[lab]", "[lab]\ndut_cpus = [1]"), "lab.dut_cpus", "shared_machine"),
+    (("[lab]", "[table]\nlocal_as = 65000\n[lab]"), "table.allow_full_table", "allow_full_table = true"),
+    (("[lab]", "[table]\nallow_full_table = true\nlocal_as = 65000\npeer_as = 65000\n[lab]"), "table.local_as",
+     "eBGP"),
+    (("[lab]", "[table]\nallow_full_table = true\nspeaker_ipv4 = \"198.19.0.1/24\"\n[lab]"), "table.speaker_ipv4",
+     "gateway"),
+    (("[lab]", "[table]\nallow_full_table = true\nspeaker_ipv6 = \"2001:2::9/64\"\n[lab]"), "table.speaker_ipv6",
+     "not on t2's network"),
+    (("[lab]", "[table]\nallow_full_table = true\nspeaker_ipv4 = \"198.19.0.9\"\n[lab]"), "table.speaker_ipv4",
+     "prefix length"),
+    (("[lab]", "[table]\nallow_full_table = true\npeer_ipv4 = \"198.18.0.1\"\n[lab]"), "table.peer_ipv4",
+     "not another address of t2's network"),
+    (("[lab]", "[table]\nallow_full_table = true\nhold_time_s = 1\n[lab]"), "table.hold_time_s", "3..65535"),
 ])
 def test_a_bad_lab_file_is_refused_naming_its_field(tmp_path, change, field, words):
     with pytest.raises(UsageError) as e:

@@ -86,17 +86,29 @@ def test_t1_s_frames_walk_the_table_s_destinations(engine_bin, tmp_path):
         engine_spec(lab, r, r.check_on_lab(lab.topology, lab.link_speed_bps, lab.mtu, None))
 
 
-def test_an_external_router_is_not_given_a_table_yet(tmp_path):
-    """The table an external router would learn over BGP is still to come: refused, saying so, not sent to the
-    file's apply command."""
+def test_an_external_router_is_given_a_table_only_where_its_file_allows_it(tmp_path):
+    """Without ``[table] allow_full_table = true`` the lab file's DUT is
+    not told a table (the error says how to allow it); with it, the table,
+    its seed and the destinations are taken, and nothing else of [dut]."""
     from test_external_lab import MINIMAL
     from v6bench.lab.spec import external_lab
 
     (tmp_path / "lab.toml").write_text(MINIMAL)
     lab = external_lab({"file": str(tmp_path / "lab.toml")}, None)
-    with pytest.raises(UsageError, match="over BGP from the tester, which is still to come") as e:
+    with pytest.raises(UsageError, match="allow_full_table = true") as e:
         dut_config({"table": "internet"}, lab)
     assert e.value.field == ("table",)
+    assert dut_config({"table": "none"}, lab).table == "none"
+    (tmp_path / "lab.toml").write_text(MINIMAL + "\n[table]\nallow_full_table = true\npeer_as = 65001\n")
+    lab = external_lab({"file": str(tmp_path / "lab.toml")}, None)
+    dut = dut_config({"table": "10k", "table_seed": 3, "destinations": 500}, lab)
+    assert (dut.table, dut.table_seed, dut.destinations) == ("10k", 3, 500)
+    t = lab.external.table
+    assert (t.local_as, t.peer_as, t.speaker_ipv4, t.speaker_ipv6, t.peer_ipv4, t.peer_ipv6) == \
+        (4_200_000_001, 65001, "198.19.0.3/24", "2001:2:0:1::3/64", "198.19.0.1", "2001:2:0:1::1")
+    with pytest.raises(UsageError, match="dut.apply") as e:
+        dut_config({"table": "10k", "acl": 10}, lab)
+    assert e.value.field == ("acl",)
 
 
 def test_the_warm_up_grows_with_the_table():

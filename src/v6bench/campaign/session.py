@@ -109,6 +109,10 @@ def _run(site: Site, c: Campaign, store: Store, resume: bool, command: str, prog
         for name, points in runner.visits(plan, store.done_points(run_id) if run_id is not None else set()):
             sc = sc_of[name]
             with interface.for_trial(site, sc.lab, sc.dut) as lab:
+                if lab.temporary:  # set up for this visit: a table it holds is learned (its time recorded with the
+                    lab, line = warm_up(lab)  # run) and crossed once first (trial/warmup.py)
+                    if line:
+                        progress(line)
                 sc_st = sts[sc.lab.cpu_arrangement]
                 here = {**environment(lab), "selftest_id": sc_st[0] if sc_st else None}
                 if run_id is None:
@@ -142,10 +146,6 @@ def _run_visit(site: Site, c: Campaign, store: Store, run_id: int, lab: Lab, st:
                progress: Callable[[str], None], points: list[runner.ScheduledTest], spent: list[float],
                plan: list[runner.ScheduledTest]) -> None:
     holder = {"lab": lab}
-    if lab.temporary:  # built for this visit: a table it holds is crossed once first (trial/warmup.py)
-        line = warm_up(lab)
-        if line:
-            progress(line)
 
     def make_tester(p: runner.ScheduledTest) -> LabTester | StackTester:
         if "tester" in holder:  # a reset may have changed the lab's state

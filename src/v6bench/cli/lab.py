@@ -40,7 +40,7 @@ def run(site: Site, args: argparse.Namespace, say) -> int:
                            lab.router)
         if built.fib:  # its table crossed once before any trial (trial/warmup.py)
             with interface.for_trial(site, lab, dut) as held:
-                say(warm_up(held))
+                say(warm_up(held)[1])
         print(render.status(built, False, args.json))
     elif args.lab_command == "status":
         print(render.status(*control.status(site), args.json))

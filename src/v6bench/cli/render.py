@@ -84,4 +84,5 @@ def lab_check(found: dict, as_json: bool) -> str:
             lines.append(f"  {port} (ifIndex {snmp['if_index'].get(port.split('/', 1)[1])}): over the probe "
                          f"in {c['rx_packets']} out {c['tx_packets']} packets, discards {c['rx_dropped']}/{c['tx_dropped']}, "
                          f"errors {c['rx_errors']}/{c['tx_errors']}")
+    lines.append(f"  table: {found['table']}")
     return "\n".join(lines)

@@ -28,6 +28,8 @@ from .trial import current_lab
 MIXES = Option("--mix", "comma-separated IPv4/IPv6 mixes")
 FRAME_SIZES = Option("--frame-size", "comma-separated frame sizes, bytes incl. FCS")
 DRAIN = Option("--drain", "seconds to wait for late frames after each trial")
+SETTLE = Option("--settle", metavar="SECONDS", help="seconds between the engine's learning of the gateways (ARP, ND) and each trial's first "
+                "test frame, 0-10 [the engine's 0.5]")
 REPEAT = Option("--repeat", "repetitions (inside the test for latency, back-to-back, recovery, reset; of the test "
                 "otherwise) [what a verdict needs where the report compares, in 5 interleaved blocks: 5 searches, "
                 "5 resets, latency's 20 trials as 4 a block; 1 otherwise]")
@@ -53,6 +55,7 @@ def add(sub: argparse._SubParsersAction, parser_class: type) -> None:
                 o.add("ext_headers_scope", EXT_HEADERS_SCOPE)
                 o.add("runs_s", RUNS)
             o.add("drain_s", DRAIN, default=DEFAULTS["drain_s"], help_default=DEFAULTS["drain_s"])
+            o.add("settle_s", SETTLE)
         add_params(o, k.name, k.params, searches=frames and k.searches)
         o.add("repeat", REPEAT)
         add_json(o, "the results")
@@ -95,6 +98,8 @@ def test_table(args: argparse.Namespace) -> dict:
         test["frame_sizes"] = value(tuple[int, ...], args.frame_sizes, "frame_sizes")
         test["directions"] = ["bi" if getattr(args, "directions", False) else "uni"]
         test["drain_s"] = value(float, args.drain_s, "drain_s")
+        if getattr(args, "settle_s", None) is not None:
+            test["settle_s"] = value(float, args.settle_s, "settle_s")
         for key in ("ext_headers", "icmp_echo", "ext_headers_scope"):
             if getattr(args, key, None):
                 test[key] = getattr(args, key)

@@ -74,8 +74,8 @@ def run(site: Site, args: argparse.Namespace, say) -> int:
             st = selftest.ensure(site, store, args.selftest, (req.frame_size,), (req.frame_size,), lab.mtu.largest,
                                  lab.cpu_arrangement, say)
     with interface.for_trial(site, lab, dut) as built:
-        if built.temporary:  # built for this trial: a table it holds is crossed once first
-            line = warm_up(built)
+        if built.temporary:  # set up for this trial: a table it holds is learned and crossed once first
+            built, line = warm_up(built)
             if line:
                 say(line)
         result = runner.run(built, req, site.engine_pid_file, selftest=st[1] if st else None)

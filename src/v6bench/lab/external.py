@@ -39,6 +39,7 @@ from .cpus import CpuPlan
 from .dut import DutConfig
 from .external_spec import ExternalSpec, PortSpec
 from .mtu import Mtus
+from .bgp_speaker import Speaker
 from .snmp_observe import SnmpDut
 
 ARRANGEMENT = "external"
@@ -69,15 +70,26 @@ class ExternalLab:
     kernel: str = field(default_factory=lambda: os.uname().release)
     owner_pid: int = field(default_factory=os.getpid)
 
+    #: A table announced to the DUT for this use (lab/bgp_speaker.py): the record lab/fib_load.py gives an
+    #: emulated lab's, its FIB learning time filled in by trial/fib_learning.py; None without one.
+    fib: dict | None = None
+    #: The DUT configuration v6bench gives: a table at most (lab/spec.EXTERNAL_DUT_KEYS).
+    dut_config: DutConfig = DutConfig()
+    #: The speaker announcing the table, while the lab is in use.
+    speaker: Speaker | None = None
+
     #: The shape the path and fit rules see: one router between t1 and t2.
     topology = "a"
-    temporary = False
     napi: tuple = ()
     sysctls: dict = field(default_factory=dict)
     dut: dict = field(default_factory=dict)
-    dut_config = DutConfig()
     tunnel_key = None  # an external DUT's tunnels are its own configuration
-    fib = None  # no table loaded by v6bench (lab/fib_load.py loads namespace routers')
+
+    @property
+    def temporary(self) -> bool:
+        """Set up for this use: a table announced now is withdrawn when it ends (and crossed once first,
+        trial/warmup.py)."""
+        return self.fib is not None
 
     @property
     def snmp_dut(self) -> SnmpDut:
@@ -104,7 +116,9 @@ class ExternalLab:
 
     @property
     def allow_other_addresses(self) -> bool:
-        return self.spec.allow_other_addresses
+        """The file's addresses outside the benchmarking blocks, or a
+        table's destinations (announced only where the file allows a table)."""
+        return self.spec.allow_other_addresses or self.fib is not None
 
     @property
     def netns_prefix(self) -> str | None:
@@ -132,12 +146,13 @@ class ExternalLab:
                 + (f" ({d.description})" if d.description else "")
                 + f", {format_link_speed(self.link_speed_bps)} ports "
                 + ", ".join(f"{p.name}={p.interface}" + (f"@{p.netns}" if p.netns else "") for p in self.spec.ports)
-                + f", MTU {self.spec.mtu}" + (", DUT on this machine" if self.shared_machine else ""))
+                + f", MTU {self.spec.mtu}" + (", DUT on this machine" if self.shared_machine else "")
+                + (f", {self.dut_config.describe()}" if self.fib else ""))
 
     def record(self) -> dict:
         """The lab part of a result and of a run's environment."""
         return {"kind": "external", "external": self.spec.to_json(), "ports": self.ports,
-                "shared_machine": self.shared_machine, "telemetry": self.telemetry}
+                "shared_machine": self.shared_machine, "telemetry": self.telemetry, "fib": self.fib}
 
 
 def _facts(names: list[str], addresses: list[str]) -> dict:

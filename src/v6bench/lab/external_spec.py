@@ -22,6 +22,14 @@ The file has
   ``auth_password``, ``priv_protocol``, ``priv_password``), ``netns``,
   ``cpu`` (:data:`CPU_SOURCES`), ``poll_interval_s``,
   ``counter_refresh_s``, ``timeout_s``.
+- ``[table]`` (optional): the DUT may be told a forwarding table like the
+  Internet's over BGP (lab/bgp_speaker.py): ``allow_full_table`` must be
+  ``true`` (the DUT then holds routes to much of the address space, all
+  toward t2), ``local_as`` and ``peer_as`` (the speaker's and the DUT's AS),
+  the speaker's ``speaker_ipv4``/``speaker_ipv6`` on t2's link (with
+  prefix; by default t2's address + 1), the DUT's ``peer_ipv4``/
+  ``peer_ipv6`` (t2's gateways by default), ``hold_time_s``,
+  ``learning_timeout_s``.
 
 Addresses default to the benchmarking blocks (RFC 2544 App. C.2.2,
 198.18.0.0/15; RFC 5180 §5, 2001:2::/48) as topology ``a`` has them; any
@@ -105,6 +113,31 @@ class SnmpSpec:
             "security_level": self.security_level if self.version == "3" else None}
 
 
+#: The ASes by default: private 4-byte ASes (RFC 6996).
+DEFAULT_LOCAL_AS = 4_200_000_001
+DEFAULT_PEER_AS = 4_200_000_002
+
+
+@dataclass(frozen=True)
+class TableSpec:
+    """How the DUT learns a table over BGP (``[table]``): one IPv4 and one
+    IPv6 eBGP session from the speaker (``speaker_ipv4``/``_ipv6``, AS
+    ``local_as``, on t2's link) to the DUT's ``peer_ipv4``/``_ipv6`` (AS
+    ``peer_as``); every route's next hop is t2's own address (the engine's)."""
+
+    local_as: int
+    peer_as: int
+    speaker_ipv4: str
+    speaker_ipv6: str
+    peer_ipv4: str
+    peer_ipv6: str
+    hold_time_s: int = 240
+    learning_timeout_s: float = 600.0
+
+    def to_json(self) -> dict:
+        return dict(self.__dict__)
+
+
 @dataclass(frozen=True)
 class DutSpec:
     name: str = "dut"
@@ -134,6 +167,8 @@ class ExternalSpec:
     dut_cpus: tuple[int, ...] = ()
     allow_other_addresses: bool = False
     text: str = field(default="", repr=False)
+    #: ``[table]``: the DUT may be told a table over BGP; None: it may not.
+    table: TableSpec | None = None
 
     def port(self, name: str) -> PortSpec:
         return next(p for p in self.ports if p.name == name)
@@ -152,7 +187,8 @@ class ExternalSpec:
                 "dut": {"name": d.name, "description": d.description, "config_file": d.config_file,
                         "config_sha256": hashlib.sha256(d.config_text.encode()).hexdigest() if d.config_text else None,
                         "apply": d.apply, "reset_soft": d.reset_soft, "reset_hard": d.reset_hard,
-                        "snmp": d.snmp.to_json() if d.snmp else None}}
+                        "snmp": d.snmp.to_json() if d.snmp else None},
+                "table": self.table.to_json() if self.table else None}
 
 
 def load(path: str | Path) -> ExternalSpec:
@@ -175,7 +211,7 @@ def load(path: str | Path) -> ExternalSpec:
 
 
 def parse(d: dict, path: str, text: str, base: Path) -> ExternalSpec:
-    _only(d, ("lab", "port", "dut"), ())
+    _only(d, ("lab", "port", "dut", "table"), ())
     lab = _table(d, "lab", ())
     _only(lab, ("name", "link_speed", "mtu", "tester_cpus", "shared_machine", "dut_cpus", "allow_other_addresses"),
           ("lab",))
@@ -214,8 +250,56 @@ def parse(d: dict, path: str, text: str, base: Path) -> ExternalSpec:
         if n1.overlaps(n2):
             raise UsageError(f"t1's and t2's networks {n1} and {n2} overlap: the DUT routes between two networks",
                              ("port", "t2", v))
+    table = _table_spec(_table(d, "table", ()), ports[1], other) if "table" in d else None
     return ExternalSpec(path, hashlib.sha256(text.encode()).hexdigest(), name, speed_bps, mtu, ports,
-                        _dut(_table(d, "dut", ()), base), tester_cpus, shared, dut_cpus, other, text)
+                        _dut(_table(d, "dut", ()), base), tester_cpus, shared, dut_cpus, other, text, table)
+
+
+def _table_spec(d: dict, t2: PortSpec, other: bool) -> TableSpec:
+    """``[table]``: the explicit allowance, the BGP sessions on t2's link."""
+    w = ("table",)
+    _only(d, ("allow_full_table", "local_as", "peer_as", "speaker_ipv4", "speaker_ipv6", "peer_ipv4", "peer_ipv6",
+              "hold_time_s", "learning_timeout_s"), w)
+    if d.get("allow_full_table") is not True:
+        raise UsageError("a table tells the DUT routes to much of the address space, all toward t2: set "
+                         "allow_full_table = true to allow it", ("table", "allow_full_table"))
+    ases = {k: _int(d.get(k, v), (*w, k), 1, 2 ** 32 - 1) for k, v in (("local_as", DEFAULT_LOCAL_AS),
+                                                                      ("peer_as", DEFAULT_PEER_AS))}
+    if ases["local_as"] == ases["peer_as"]:
+        raise UsageError("the speaker's AS is the DUT's: the sessions are external BGP (eBGP), give two ASes",
+                         ("table", "local_as"))
+    addrs = {}
+    for v in ("ipv4", "ipv6"):
+        mine = ipaddress.ip_interface(getattr(t2, v))
+        gateway = ipaddress.ip_address(getattr(t2, f"gateway_{v}"))
+        key = f"speaker_{v}"
+        speaker = _str(d.get(key, f"{mine.ip + 1}/{mine.network.prefixlen}"), (*w, key))
+        peer = _str(d.get(f"peer_{v}", str(gateway)), (*w, f"peer_{v}"))
+        try:
+            sp, pe = ipaddress.ip_interface(speaker), ipaddress.ip_address(peer)
+        except ValueError as e:
+            raise UsageError(str(e), (*w, key)) from None
+        if "/" not in speaker:
+            raise UsageError(f"give the prefix length, e.g. {sp.ip}/{mine.network.prefixlen}", (*w, key))
+        if sp.network != mine.network:
+            raise UsageError(f"{speaker} is not on t2's network {mine.network}: the speaker shares t2's port",
+                             (*w, key))
+        if sp.ip in (mine.ip, gateway) or sp.ip == mine.network.network_address:
+            raise UsageError(f"{sp.ip} is t2's own address, its gateway or the network's: the speaker needs another",
+                             (*w, key))
+        if pe not in mine.network or pe == sp.ip or pe == mine.ip:
+            raise UsageError(f"the DUT's BGP address {pe} is not another address of t2's network {mine.network}",
+                             (*w, f"peer_{v}"))
+        if not other:
+            for k, a in ((key, sp.ip), (f"peer_{v}", pe)):
+                if not any(a in b for b in BENCHMARKING):
+                    raise UsageError(f"{a} is outside the benchmarking blocks (198.18.0.0/15, 2001:2::/48); "
+                                     "set allow_other_addresses = true in [lab] to use it", (*w, k))
+        addrs[key], addrs[f"peer_{v}"] = speaker, str(pe)
+    return TableSpec(ases["local_as"], ases["peer_as"], addrs["speaker_ipv4"], addrs["speaker_ipv6"],
+                     addrs["peer_ipv4"], addrs["peer_ipv6"],
+                     _int(d.get("hold_time_s", 240), (*w, "hold_time_s"), 3, 65535),
+                     _number(d.get("learning_timeout_s", 600.0), (*w, "learning_timeout_s"), 1, 3600))
 
 
 def _port(name: str, d: dict, other: bool) -> PortSpec:

@@ -25,11 +25,12 @@ declared by a lab file). This module is the one place that tells them apart.
 
 from __future__ import annotations
 
+import os
 from contextlib import contextmanager
 from dataclasses import replace
 from typing import ContextManager, Iterator, Protocol, Union
 
-from . import control, external, observe, snmp_observe, tunnel, vm_lab
+from . import bgp_speaker, control, external, observe, snmp_observe, tunnel, vm_lab
 from . import reset as lab_reset
 from . import state
 from . import dut as dut_rules
@@ -72,12 +73,22 @@ def for_trial(site: Site, spec: LabSpec, dut: DutConfig | None, apply: bool = Tr
         return
     with state.locked(site, f"external lab {spec.external.name}"):
         lab = external.take(spec.external, apply)
-        yield replace(lab, telemetry=snmp_observe.connect(lab.snmp_dut))
+        lab = replace(lab, telemetry=snmp_observe.connect(lab.snmp_dut))
+        if dut is None or dut.table == "none":
+            yield lab
+            return
+        try:  # the table announced for this use (lab/bgp_speaker.py), withdrawn when it ends
+            speaker, fib = bgp_speaker.start(site, spec.external, dut)
+            yield replace(lab, fib=fib, dut_config=dut, speaker=speaker)
+        finally:
+            if os.getpid() == lab.owner_pid:  # never from a forked helper
+                bgp_speaker.remove(site)
 
 
 def observer(lab: Lab) -> Observer:
     if isinstance(lab, ExternalLab):
-        return snmp_observe.SnmpObserver(lab.snmp_dut, lab.telemetry)
+        snmp = snmp_observe.SnmpObserver(lab.snmp_dut, lab.telemetry)
+        return bgp_speaker.Watched(snmp, lab.speaker, lab.spec) if lab.speaker else snmp
     if lab.router == "vm":
         return vm_lab.VmObserver(lab)
     return observe.LabObserver(lab)
@@ -104,7 +115,8 @@ def dut_record(lab: Lab) -> dict:
     the DUT's agent said of itself."""
     if isinstance(lab, ExternalLab):
         d = lab.spec.dut
-        return {"config": {}, "description": describe(lab), "config_file": d.config_file,
+        return {"config": lab.dut_config.to_json() if lab.fib else {}, "description": describe(lab),
+                "config_file": d.config_file,
                 "config_text": d.config_text, "applied": lab.applied, "telemetry": lab.telemetry}
     return {"config": lab.dut or {}, "rulesets": dut_rules.rulesets(list(lab.nodes)),
             "datapaths": dut_rules.datapaths(list(lab.nodes), table=lab.fib is not None), "description": control.describe(lab)}

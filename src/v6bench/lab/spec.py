@@ -115,18 +115,25 @@ def external_lab(d: dict, base: Path | None) -> LabSpec:
     return LabSpec("a", ext.link_speed_bps, Mtus(ext.mtu), None, ext)
 
 
+#: The ``[dut]`` keys an external lab takes: a table its DUT learns over BGP (lab/bgp_speaker.py).
+EXTERNAL_DUT_KEYS = ("table", "table_seed", "destinations")
+
+
 def dut_config(d: dict, lab: LabSpec) -> DutConfig:
     """The ``[dut]`` table (lab/dut.py), on ``lab``: an ACL's place and
     protocol need an ACL; a tunnel needs topology b. An external lab's
-    DUT is configured by its file's ``apply`` command: no ``[dut]`` key."""
+    DUT is configured by its file's ``apply`` command: of ``[dut]`` it
+    takes only a table (:data:`EXTERNAL_DUT_KEYS`), which it learns over
+    BGP, and only if the file allows it (``[table]``)."""
     if lab.external is not None:
-        if "table" in d:
-            raise UsageError(f"v6bench loads tables into the emulated lab's routers (namespace or VM) only, so far; the router of external lab "
-                             f"{lab.external.path} would learn one over BGP from the tester, which is still to come",
-                             "table")
         for k in d:
-            raise UsageError(f"the DUT of external lab {lab.external.path} is configured by the file's dut.apply "
-                             "command, not by v6bench", k)
+            if k not in EXTERNAL_DUT_KEYS:
+                raise UsageError(f"the DUT of external lab {lab.external.path} is configured by the file's dut.apply "
+                                 "command, not by v6bench", k)
+        if d.get("table", "none") != "none" and lab.external.table is None:
+            raise UsageError(f"external lab {lab.external.path} does not allow a table: the DUT would be told routes "
+                             "to much of the address space over BGP; its file allows it with [table] "
+                             "allow_full_table = true (docs/external-lab.md)", "table")
     dut = parse(DutConfig, d, ())
     if "acl_at" in d and not dut.acl:
         raise UsageError("needs an ACL (acl = 1 or more rules)", "acl_at")

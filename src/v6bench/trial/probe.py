@@ -6,14 +6,16 @@ The file is validated, the ports pass the safety rules
 and a probe trial sends :data:`PROBE_FRAMES` frames each way and family
 (0.1 s at 40 frames/s a direction): the engine learns the gateways' MACs by
 ARP and ND (RFC 2544 §23) and the probe shows whether the DUT forwards
-between the ports, and whether its counters see the frames.
+between the ports, and whether its counters see the frames. It says what
+the DUT would be told with a table (lab/bgp_speaker.describe), or that the
+file allows none.
 """
 
 from __future__ import annotations
 
 from ..core.frames import parse_mix
 from ..core.rates import parse_rate
-from ..lab import interface
+from ..lab import bgp_speaker, interface
 from ..lab.site import Site
 from ..lab.spec import LabSpec
 from . import runner
@@ -42,4 +44,5 @@ def check(site: Site, spec: LabSpec) -> dict:
         "tester_limited_reasons": r["tester_limited_reasons"],
         "snmp": lab.telemetry,
         "dut": r["dut"],
+        "table": bgp_speaker.describe(spec.external),
     }

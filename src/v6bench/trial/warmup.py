@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from ..core.rates import line_rate_fps
 from ..lab.interface import Lab
+from . import fib_learning
 from .request import make_request
 from .runner import run
 
@@ -32,19 +33,30 @@ WARMUP_LINE_SHARE = 0.05
 WARMUP_FRAME_BYTES = 128
 
 
-def warm_up(lab: Lab) -> str | None:
+def warm_up(lab: Lab) -> tuple[Lab, str | None]:
     """Sends the warm-up through ``lab`` (held locked by the caller) when
-    its routers hold a table; what it did, as a line for the progress
-    output, or None without a table."""
+    its routers hold a table, after measuring the FIB learning time of a
+    DUT told the table over BGP (trial/fib_learning.py); the lab (with that
+    time in its table record) and what was done, as a line for the
+    progress output, or None without a table."""
     fib = lab.fib
     if not fib:
-        return None
+        return lab, None
+    learned = ""
+    if fib_learning.pending(lab):
+        lab = fib_learning.learn(lab)
+        fib = lab.fib
+        learned = "; ".join(f"{name} forwards the table's sampled destinations {r['fib_learning_s']:.1f} s after its "
+                            f"announcement began (the speaker's sessions up and the whole table exported after {r['load_s']:.1f} s; "
+                            f"{r['learning_probes']} probe(s), "
+                            f"resolution {r['learning_resolution_s']:.1f} s)" for name, r in fib["routers"].items()) + "\n"
     fps = max(1000, round(WARMUP_LINE_SHARE * line_rate_fps(lab.link_speed_bps, WARMUP_FRAME_BYTES)))
     duration_s = warmup_s(fib)
     r = run(lab, make_request("50/50", WARMUP_FRAME_BYTES, f"{fps}fps", duration_s, False))
     e = r["engine"]["totals"]
-    return (f"warm-up of table {fib['table']}: {duration_s:.1f} s at {fps:,} frames/s to its {fib['destinations']:,} "
-            f"destinations a family, {e['rx_frames']:,} of {e['tx_frames']:,} frames forwarded (not stored)")
+    return lab, learned + (f"warm-up of table {fib['table']}: {duration_s:.1f} s at {fps:,} frames/s to its "
+                           f"{fib['destinations']:,} destinations a family, {e['rx_frames']:,} of {e['tx_frames']:,} "
+                           "frames forwarded (not stored)")
 
 
 def warmup_s(fib: dict) -> float:
