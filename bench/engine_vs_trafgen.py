@@ -403,3 +403,22 @@ def walk_row(name: str, b: str, one_fps: list[float], one_user_ns: float | None,
           f"(goal >= {WALK_GOAL}: {'met' if ratio >= WALK_GOAL else 'NOT met'}){extra}")
     return {"walk_max_fps": best, "ratio_to_one_destination": ratio, "round_ratios": ratios, "sender_user_ns": user_ns,
             "goal_met": ratio >= WALK_GOAL}
+
+
+
+def main() -> int:
+    stopping.install()  # Ctrl-C and SIGTERM unwind like the command line's: nothing left behind
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--duration", type=float, default=3.0, help="seconds per engine run")
+    ap.add_argument("--arrangement", choices=["plain", "napi", "both"], default="both")
+    ap.add_argument("--backends", default="af_packet,af_xdp,xdp_live", help="the engine's, comma-separated, of af_packet, af_xdp, xdp_live [all three]")
+    args = ap.parse_args()
+    todo = [False, True] if args.arrangement == "both" else [args.arrangement == "napi"]
+    results = [measure(napi, args.rounds, args.duration, args.backends.split(",")) for napi in todo]
+    print(json.dumps(results))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
