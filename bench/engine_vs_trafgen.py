@@ -9,9 +9,10 @@ engine also receives and counts every frame on B (its receive thread on the
 other CPU); the peers have no receiver. The engine runs once per backend
 (``--backends``: af_packet, af_xdp, xdp_live; docs/engine-spec.md), and
 for af_packet and af_xdp once more with its stream walking 130,816
-destinations in a seeded permutation (the goal: a maximum rate at least
-90 % of one destination's, as the median of the rounds' ratios, each
-round measuring both back to back).
+destinations in a seeded permutation (the goal: the sender's CPU time a
+frame at most 10 % above one destination's, as the median of the rounds'
+ratios, each round measuring both back to back; the maximum rates'
+ratio is printed beside it).
 
 xdp-trafficgen (Debian's 1.3.1) sends only IPv6/UDP, 68-byte frames (64
 without FCS), through XDP (BPF_PROG_RUN live frames), which needs NAPI on
@@ -105,8 +106,8 @@ def destroy() -> None:
 #: IPv4 benchmarking block but B's own /24, 130,816 addresses in a seeded permutation.
 WALK = {"dst_ip": ["198.18.1.0-198.19.255.255"], "order": "permuted", "seed": 1}
 WALK_COUNT = 130_816
-#: The walk's goal: its maximum rate at least this share of one destination's.
-WALK_GOAL = 0.90
+#: The walk's goal: the sender's CPU time a frame at most this multiple of one destination's.
+WALK_COST_GOAL = 1.10
 
 
 def spec(rate_fps: float, duration_s: float, backend: str = "af_packet", ip_version: int = 4,
@@ -192,6 +193,10 @@ class ThreadCpu(threading.Thread):
         if not self.used or sent <= 0:
             return {}
         tx = max((v for k, v in self.used.items() if not k.startswith("rx/")), key=lambda v: v[2])
+        if tx[2] < 0.5 * self.window_s * 1e9:
+            # No thread but the receiver was busy for the window (a sender at its maximum rate is): the
+            # sender started after the window did (a slow learning phase) and the split would be another's.
+            return {}
         user_share = tx[0] / max(1, tx[0] + tx[1])
         out = {"sender_user_ns": tx[2] * user_share / sent, "sender_system_ns": tx[2] * (1 - user_share) / sent}
         rx = [v for k, v in self.used.items() if k.startswith("rx/")]
@@ -365,7 +370,7 @@ def measure(napi: bool, rounds: int, duration_s: float, backends: list[str]) -> 
                   f"a frame received (medians)")
             e["cpu_ns_per_frame"] = cpu
         if b in walk_max:
-            e["walk"] = walk_row(name, b, eng_max[b], cpu.get("sender_user_ns"), walk_max[b], walk_cpu[b])
+            e["walk"] = walk_row(name, b, eng_max[b], eng_cpu[b], walk_max[b], walk_cpu[b])
         if xtg:
             best6 = statistics.median(eng6_max[b])
             print(f"[{name}] engine {b:<9} 84 B IPv6, max     : {best6:12,.0f} fps   ratio to xdp-trafficgen {best6 / xtg:.3f}")
@@ -384,26 +389,37 @@ def measure(napi: bool, rounds: int, duration_s: float, backends: list[str]) -> 
     return out
 
 
-def walk_row(name: str, b: str, one_fps: list[float], one_user_ns: float | None, fps: list[float],
+def walk_row(name: str, b: str, one_fps: list[float], one_cpu: list[dict], fps: list[float],
              cpu: list[dict]) -> dict:
     """The walk against one destination, paired by round (each round
-    measures one destination, then the walk, back to back): the median of
-    the rounds' ratios of the maxima (the goal: at least :data:`WALK_GOAL`),
-    so that the lab's drift between rounds (10-20 % here) cancels rather
-    than enters the ratio, and the sender's own (user) CPU a frame."""
+    measures one destination, then the walk, back to back, so the lab's
+    drift between rounds, 10-20 % here, cancels): the sender's CPU time a
+    frame (user and system: :class:`ThreadCpu`'s run time, exact, where
+    its user/system split is by clock ticks) as the median of the rounds'
+    ratios, the goal (issue: the sender's cost a frame within
+    :data:`WALK_COST_GOAL` of one destination's); and the maximum rate's
+    ratio, which the receive path's share of the sending CPU moves too."""
+    def total(c: dict) -> float | None:
+        return c["sender_user_ns"] + c["sender_system_ns"] if "sender_user_ns" in c else None
     best = statistics.median(fps)
     ratios = [w / o for w, o in zip(fps, one_fps)]
     ratio = statistics.median(ratios)
+    costs = [(total(w), total(o)) for w, o in zip(cpu, one_cpu)]
+    cost_ratios = [w / o for w, o in costs if w and o]
+    cost_ratio = statistics.median(cost_ratios) if cost_ratios else None
     user = [c["sender_user_ns"] for c in cpu if "sender_user_ns" in c]
-    user_ns = statistics.median(user) if user else None
-    extra = "" if user_ns is None or one_user_ns is None else (
-        f"; sender user CPU {user_ns:,.0f} ns a frame against {one_user_ns:,.0f} for one destination")
+    one_user = [c["sender_user_ns"] for c in one_cpu if "sender_user_ns" in c]
+    met = cost_ratio is not None and cost_ratio <= WALK_COST_GOAL
     print(f"[{name}] engine {b:<9} 64 B walking {WALK_COUNT:,} destinations, max: {best:12,.0f} fps   ratio to one "
-          f"destination, median of the rounds' {', '.join(f'{r:.3f}' for r in ratios)}: {ratio:.3f} "
-          f"(goal >= {WALK_GOAL}: {'met' if ratio >= WALK_GOAL else 'NOT met'}){extra}")
-    return {"walk_max_fps": best, "ratio_to_one_destination": ratio, "round_ratios": ratios, "sender_user_ns": user_ns,
-            "goal_met": ratio >= WALK_GOAL}
-
+          f"destination, median of the rounds' {', '.join(f'{r:.3f}' for r in ratios)}: {ratio:.3f}")
+    if cost_ratio is not None:
+        print(f"[{name}] engine {b:<9} sender CPU a frame walking against one destination, median of the rounds' "
+              f"{', '.join(f'{r:.3f}' for r in cost_ratios)}: {cost_ratio:.3f} (goal <= {WALK_COST_GOAL}: "
+              f"{'met' if met else 'NOT met'}); of it user {statistics.median(user):,.0f} ns against "
+              f"{statistics.median(one_user):,.0f} (medians, split by clock ticks)")
+    return {"walk_max_fps": best, "ratio_to_one_destination": ratio, "round_ratios": ratios,
+            "sender_cost_ratio": cost_ratio, "round_cost_ratios": cost_ratios,
+            "sender_user_ns": statistics.median(user) if user else None, "goal_met": met}
 
 
 def main() -> int:
