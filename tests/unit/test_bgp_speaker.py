@@ -7,21 +7,12 @@ from __future__ import annotations
 
 import subprocess
 
+from test_external_lab import MINIMAL
 from v6bench.lab import bgp_speaker, external_spec
 from v6bench.lab.site import Site
 
-LAB = """\
-[lab]
-link_speed = "1G"
-[port.t1]
-interface = "eth1"
-[port.t2]
-interface = "eth2"
-[table]
-allow_full_table = true
-peer_as = 65002
-hold_time_s = 90
-"""
+LAB = MINIMAL + "[table]\nallow_full_table = true\npeer_as = 65002\nhold_time_s = 90\n"
+
 
 #: ``birdc show protocols all dut6`` of an established session (BIRD 2.0.12, Debian 12), shortened.
 ESTABLISHED = """\

@@ -44,6 +44,7 @@ from pathlib import Path
 
 from ..core.errors import LabError
 from ..fib import prefix_list
+from ..fib.generate import Table
 from . import fib_load, nsctl, state
 from .dut import DutConfig
 from .external_spec import ExternalSpec
@@ -81,13 +82,14 @@ def directory(site: Site) -> Path:
     return site.run_dir / "bgp"
 
 
-def route_file(site: Site, name: str, seed: int, version: int, next_hop: str) -> Path:
+def route_file(site: Site, name: str, seed: int, version: int, next_hop: str, table: Table | None = None) -> Path:
     """BIRD ``route`` lines of the table's family ``version``, all via
-    ``next_hop``: written once per run directory beside the table."""
+    ``next_hop``: written once per run directory beside the table;
+    ``table``: the table already read, so it is not read again."""
     tag = re.sub(r"[^0-9a-f]", "-", next_hop.lower())
     path = site.run_dir / "tables" / f"{name}-seed{seed}-bgp{version}-{tag}.conf"
     if not path.exists():
-        table = prefix_list.read(fib_load.table_file(site, name, seed))
+        table = table or prefix_list.read(fib_load.table_file(site, name, seed))
         routes = (table.ipv4 if version == 4 else table.ipv6).routes
         tmp = path.with_name(path.name + ".tmp")
         tmp.write_text("".join(f"route {ipaddress.ip_address(n)}/{length} via {next_hop};\n" for n, length in routes))
@@ -171,7 +173,7 @@ def start(site: Site, spec: ExternalSpec, dut: DutConfig) -> tuple[Speaker, dict
     table = prefix_list.read(fib_load.table_file(site, dut.table, dut.table_seed))
     fib_load.destinations(site, dut.table, dut.table_seed, dut.destinations, table)
     next_hop = {4: t2.ipv4.split("/")[0], 6: t2.ipv6.split("/")[0]}
-    routes = {v: route_file(site, dut.table, dut.table_seed, v, next_hop[v]) for v in (4, 6)}
+    routes = {v: route_file(site, dut.table, dut.table_seed, v, next_hop[v], table) for v in (4, 6)}
     d = directory(site)
     d.mkdir(parents=True, exist_ok=True)
     speaker = Speaker(site.netns(NODE), d)
