@@ -94,7 +94,7 @@ demo: setup
 # commit gives the same answer on every clone.
 test: setup $(STAMPS)/apt-test
 	@$(PICK_CARGO) cd engine && $$c test --release --locked
-	$(VENV)/bin/pytest -q --durations=15 tests
+	$(VENV)/bin/pytest -q --durations=30 tests
 
 test-unit: setup $(STAMPS)/apt-test
 	@$(PICK_CARGO) cd engine && $$c test --release --locked

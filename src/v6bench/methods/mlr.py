@@ -10,30 +10,38 @@ tester set is reported as a lower bound, as the binary search does.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
-
-from MLRsearch import Config, MultipleLossRatioSearch, SearchGoal
-from MLRsearch.trial_measurement import AbstractMeasurer, MeasurementResult
 
 from .binary_search import min_load_fps
 from ..core.tester import Measurement, Measurer
 
 
-class _Adapter(AbstractMeasurer):
-    def __init__(self, measurer: Measurer) -> None:
-        self.measurer = measurer
-        self.trials: list[Measurement] = []
-        self.limited: list[float] = []
+@functools.cache
+def _adapter_class() -> type:
+    """The measurer the package calls, built on first use: importing
+    MLRsearch takes about 0.45 s (its ``Config`` inspects the call stack
+    for every property), which every command line would otherwise pay,
+    whether it searches or not."""
+    from MLRsearch.trial_measurement import AbstractMeasurer, MeasurementResult
 
-    def measure(self, intended_duration: float, intended_load: float) -> MeasurementResult:
-        m = self.measurer.measure(float(intended_duration), float(intended_load))
-        self.trials.append(m)
-        lost = m.lost_frames
-        if m.tester_limited:
-            self.limited.append(float(intended_load))
-            lost = max(m.tx_frames, 1)
-        return MeasurementResult(intended_duration=intended_duration, intended_load=intended_load,
-                                 offered_count=max(m.tx_frames, 1), loss_count=lost)
+    class Adapter(AbstractMeasurer):
+        def __init__(self, measurer: Measurer) -> None:
+            self.measurer = measurer
+            self.trials: list[Measurement] = []
+            self.limited: list[float] = []
+
+        def measure(self, intended_duration: float, intended_load: float) -> MeasurementResult:
+            m = self.measurer.measure(float(intended_duration), float(intended_load))
+            self.trials.append(m)
+            lost = m.lost_frames
+            if m.tester_limited:
+                self.limited.append(float(intended_load))
+                lost = max(m.tx_frames, 1)
+            return MeasurementResult(intended_duration=intended_duration, intended_load=intended_load,
+                                     offered_count=max(m.tx_frames, 1), loss_count=lost)
+
+    return Adapter
 
 
 @dataclass(frozen=True)
@@ -55,6 +63,8 @@ def search(measurer: Measurer, max_fps: float, loss_ratios: tuple[float, ...], f
            duration_sum_s: float | None = None, min_fps: float | None = None,
            search_duration_max_s: float = 86_400.0) -> tuple[list[GoalOutcome], list[Measurement]]:
     """Searches every loss-ratio goal at once; returns one outcome per goal and the trials in order."""
+    from MLRsearch import Config, MultipleLossRatioSearch, SearchGoal
+
     initial = min(initial_trial_duration_s, final_trial_duration_s)
     goals = [
         SearchGoal(loss_ratio=lr, exceed_ratio=exceed_ratio, relative_width=relative_width,
@@ -68,7 +78,7 @@ def search(measurer: Measurer, max_fps: float, loss_ratios: tuple[float, ...], f
     config.min_load = min_fps or min(min_load_fps(max_fps, initial), max_fps / 2)
     config.search_duration_max = search_duration_max_s
     config.warmup_duration = None
-    adapter = _Adapter(measurer)
+    adapter = _adapter_class()(measurer)
     results = MultipleLossRatioSearch(config=config).search(measurer=adapter, debug=lambda _msg: None)
     outcomes = []
     for goal in goals:
