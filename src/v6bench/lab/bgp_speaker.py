@@ -36,7 +36,6 @@ import ipaddress
 import os
 import re
 import shutil
-import signal
 import subprocess
 import time
 from dataclasses import dataclass
@@ -132,31 +131,10 @@ def remove(site: Site) -> bool:
     ns = site.netns(NODE)
     if not os.path.exists(f"/run/netns/{ns}"):
         return False
-    pids = nsctl.processes_in(ns)
-    for pid in pids:
-        _signal(pid, signal.SIGTERM)
-    deadline = time.monotonic() + STOP_TIMEOUT_S
-    while pids and time.monotonic() < deadline:
-        pids = [p for p in pids if _alive(p)]
-        time.sleep(0.05)
-    for pid in pids:
-        _signal(pid, signal.SIGKILL)
-    subprocess.run(["ip", "netns", "del", ns], capture_output=True, timeout=30)
-    return True
-
-
-def _signal(pid: int, sig: int) -> None:
     try:
-        os.kill(pid, sig)
-    except ProcessLookupError:
-        pass
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
+        nsctl.remove(ns, STOP_TIMEOUT_S)
+    except OSError as e:
+        raise LabError(f"cannot remove the BGP speaker's namespace {ns}: {e}") from e
     return True
 
 

@@ -13,7 +13,6 @@ the build fails or is interrupted.
 from __future__ import annotations
 
 import os
-import signal
 import time
 
 from pyroute2 import IPRoute
@@ -110,7 +109,7 @@ def build(site: Site, topo: Topology, link_speed_bps: float, mtu: Mtus, cpu_plan
                 macs.update(configure_node(site, node, mtu))
             nodes_json = vm_lab.describe(describe_nodes(site, topo, macs), vms)
             fib = (fib_load.load(site, topo, dut.table, dut.table_seed, dut.destinations, vm_lab.table_shells(vms))
-                   if dut.table != "none" else None)
+                   if dut.has_table else None)
             for node in topo.testers:
                 wait_carrier(site, node)
             done = state("up", nodes_json, [], fib)
@@ -132,7 +131,7 @@ def build(site: Site, topo: Topology, link_speed_bps: float, mtu: Mtus, cpu_plan
         configure_dut(site, topo, dut, link_speed_bps, mtu)
         fib = (fib_load.load(site, topo, dut.table, dut.table_seed, dut.destinations,
                              fib_load.namespace_shells(site, topo, dut.table, dut.table_seed))
-               if dut.table != "none" else None)
+               if dut.has_table else None)
         if dut.tunnel:
             tunnel.configure(site, topo, dut.tunnel, mtu.of("r1", "r2"), scoped=dut.scope == "flow2")
         for node in topo.nodes:
@@ -271,13 +270,8 @@ def destroy(site: Site) -> list[str]:
     engine.kill_recorded(site.engine_pid_file)
     removed = []
     for ns in our_namespaces(site):
-        for pid in nsctl.processes_in(ns):
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
         try:
-            pr_netns.remove(ns)
+            nsctl.remove(ns)
         except OSError as e:
             raise LabError(f"cannot remove namespace {ns}: {e}") from e
         removed.append(ns)

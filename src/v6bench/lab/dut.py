@@ -155,9 +155,14 @@ class DutConfig:
         check(self.scope == "all" or scenarios == 1, "scope",
               f"flow2 pairs one scenario with its control: give exactly one of acl, nat44 and tunnel (given: {scenarios})")
 
+    @property
+    def has_table(self) -> bool:
+        """Whether the routers hold a generated table (and t1's frames walk it)."""
+        return self.table != "none"
+
     def to_json(self) -> dict:
         """The fields, but a default scope and, without a table, the table's (records made before tables stay equal)."""
-        quiet = {"scope": "all", **({"table": "none", "table_seed": 1, "destinations": 4096} if self.table == "none" else {})}
+        quiet = {"scope": "all", **({"table": "none", "table_seed": 1, "destinations": 4096} if not self.has_table else {})}
         return {k: v for k, v in asdict(self).items() if k not in quiet or v != quiet[k]}
 
     @classmethod
@@ -197,7 +202,7 @@ class DutConfig:
             parts.append(f"{self.tunnel} tunnel between R1 and R2")
         if self.scope == "flow2":
             parts.append("on each family's flow 2 only (flow 1 its control)")
-        if self.table != "none":
+        if self.has_table:
             parts.append(f"table {self.table} (seed {self.table_seed}: {TABLES[self.table].summary}), "
                          f"frames to {self.destinations:,} of its prefixes a family")
         return "; ".join(parts) or "plain forwarding"

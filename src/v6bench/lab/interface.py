@@ -74,7 +74,7 @@ def for_trial(site: Site, spec: LabSpec, dut: DutConfig | None, apply: bool = Tr
     with state.locked(site, f"external lab {spec.external.name}"):
         lab = external.take(spec.external, apply)
         lab = replace(lab, telemetry=snmp_observe.connect(lab.snmp_dut))
-        if dut is None or dut.table == "none":
+        if dut is None or not dut.has_table:
             yield lab
             return
         try:  # the table announced for this use (lab/bgp_speaker.py), withdrawn when it ends

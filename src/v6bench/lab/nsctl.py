@@ -15,9 +15,13 @@ import json
 import os
 import socket
 import struct
+import signal
 import subprocess
+import time
 import traceback
 from typing import Callable
+
+from pyroute2 import netns as pr_netns
 
 from ..core.errors import LabError
 
@@ -147,3 +151,31 @@ def processes_in(ns: str) -> set[int]:
         except OSError:
             continue
     return pids
+
+
+def remove(ns: str, grace_s: float = 0.0) -> None:
+    """Removes namespace ``ns`` and what runs in it: its processes get
+    SIGTERM and ``grace_s`` seconds to end (a BGP speaker withdraws its
+    routes), then SIGKILL (at once with no grace); then the namespace
+    goes, its interfaces and nftables with it. Raises OSError if the
+    namespace cannot be removed."""
+    pids = processes_in(ns)
+    if grace_s > 0:
+        for pid in pids:
+            _signal(pid, signal.SIGTERM)
+        deadline = time.monotonic() + grace_s
+        while pids and time.monotonic() < deadline:
+            pids = {p for p in pids if _signal(p, 0)}
+            time.sleep(0.05)
+    for pid in pids:
+        _signal(pid, signal.SIGKILL)
+    pr_netns.remove(ns)
+
+
+def _signal(pid: int, sig: int) -> bool:
+    """Sends ``sig`` to ``pid``; False if it is gone."""
+    try:
+        os.kill(pid, sig)
+    except ProcessLookupError:
+        return False
+    return True

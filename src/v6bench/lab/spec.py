@@ -130,11 +130,11 @@ def dut_config(d: dict, lab: LabSpec) -> DutConfig:
             if k not in EXTERNAL_DUT_KEYS:
                 raise UsageError(f"the DUT of external lab {lab.external.path} is configured by the file's dut.apply "
                                  "command, not by v6bench", k)
-        if d.get("table", "none") != "none" and lab.external.table is None:
-            raise UsageError(f"external lab {lab.external.path} does not allow a table: the DUT would be told routes "
-                             "to much of the address space over BGP; its file allows it with [table] "
-                             "allow_full_table = true (docs/external-lab.md)", "table")
     dut = parse(DutConfig, d, ())
+    if lab.external is not None and dut.has_table and lab.external.table is None:
+        raise UsageError(f"external lab {lab.external.path} does not allow a table: the DUT would be told routes "
+                         "to much of the address space over BGP; its file allows it with [table] "
+                         "allow_full_table = true (docs/external-lab.md)", "table")
     if "acl_at" in d and not dut.acl:
         raise UsageError("needs an ACL (acl = 1 or more rules)", "acl_at")
     tunnel.check_topology(dut.tunnel, lab.topology)

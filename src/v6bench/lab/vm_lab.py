@@ -89,7 +89,7 @@ def start(site: Site, topo: Topology, link_speed_bps: float, mtu: Mtus, cpu_plan
     vm_image.load_manifest()
     site.run_dir.mkdir(parents=True, exist_ok=True)
     on_path = {h.router for h in fib_load.hops(topo)}
-    routes = fib_load.routes_file(site, dut.table, dut.table_seed) if dut.table != "none" else None
+    routes = fib_load.routes_file(site, dut.table, dut.table_seed) if dut.has_table else None
     vms: dict[str, vm.Vm] = {}
     macs: dict[tuple[str, str], str] = {}
     routers = [n.name for n in topo.routers]

@@ -10,6 +10,7 @@ sender's link, IPv6 to the path MTU).
 
 from __future__ import annotations
 
+import functools
 import json
 import random
 from dataclasses import replace
@@ -105,8 +106,16 @@ def table_walks(lab: Lab) -> dict[int, Walk]:
     fib = lab.fib
     if not fib:
         return {}
-    dests = json.loads(Path(fib["destinations_file"]).read_text())
-    return {int(v): Walk(dst_ip=tuple(a), order="permuted", seed=fib["seed"]) for v, a in dests.items()}
+    path = Path(fib["destinations_file"])
+    return dict(_walks(path, path.stat().st_mtime_ns, fib["seed"]))
+
+
+@functools.lru_cache(maxsize=2)
+def _walks(path: Path, mtime_ns: int, seed: int) -> dict[int, Walk]:
+    """The walks of destinations file ``path`` as it was at ``mtime_ns``:
+    read once for a campaign's many trials (up to 10^6 addresses a family)."""
+    dests = json.loads(path.read_text())
+    return {int(v): Walk(dst_ip=tuple(a), order="permuted", seed=seed) for v, a in dests.items()}
 
 
 def _order(first: list[Stream], flows: int, seed: int | None) -> tuple[list[Stream], list[int]]:
