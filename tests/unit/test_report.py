@@ -67,6 +67,8 @@ def test_throughput_view_has_the_line_rate_and_seed_002_relative_table(store):
     assert ref and "line rate at 1G" in ref[0].name
     # 1 Gb/s at 128 B: 10^9 / 8 / (128 + 20) frames/s (RFC 2544 §26.1)
     assert dict(zip(ref[0].x, ref[0].y))[128] == pytest.approx(1e9 / 8 / 148)
+    # The note names the run's link speed (the fixture's: 1G), and that the table's line rate is the path's.
+    assert "(RFC 2544 §26.1), here at 1G; the table's line rate is the path's" in fig.note, fig.note
     rel = VIEWS["relative"](d).tables[0]
     assert rel.columns[0] == "frame size [B]"
     assert any("50% IPv4 / 50% IPv6" in c for c in rel.columns) and any("0% IPv4 / 100% IPv6" in c for c in rel.columns)

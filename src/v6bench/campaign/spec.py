@@ -65,9 +65,9 @@ from ..core.errors import Field, UsageError
 from ..lab import tunnel
 from ..lab.dut import DutConfig
 from ..lab.external_spec import ExternalSpec
-from ..lab.spec import LabSpec, dut_config, lab_spec, only
+from ..lab.spec import LabSpec, dut_config, lab_spec
 from ..methods import registry, throughput
-from ..core.params import parse
+from ..core.params import only_keys, parse, subtable
 from ..core import frames
 from ..trial import fit
 from ..trial.path import LabPath
@@ -142,20 +142,6 @@ class Campaign:
     tests: tuple[TestSpec, ...] = field(default=())
     scenarios: tuple[Scenario, ...] = field(default=())
     design: Design = Design()
-
-
-def _table(d: dict, key: str, where: Field = ()) -> dict:
-    v = d.get(key, {})
-    if not isinstance(v, dict):
-        raise UsageError("expected a table", (*where, key))
-    return v
-
-
-def _only(d: dict, known: tuple[str, ...], where: Field) -> None:
-    try:
-        only(d, known)
-    except UsageError as e:
-        raise e.at(*where) from None
 
 
 def _list(v: Any, where: Field) -> list:
@@ -248,14 +234,14 @@ def parse_campaign(text: str, path: str = "<campaign>") -> Campaign:
 def from_dict(d: dict, text: str, path: str) -> Campaign:
     """A campaign from its parsed table (``text`` is kept with the run);
     errors carry their field (:class:`UsageError`)."""
-    _only(d, ("name", "description", "lab", "dut", "selftest", "matrix", "test", "scenario", "design"), ())
+    only_keys(d, ("name", "description", "lab", "dut", "selftest", "matrix", "test", "scenario", "design"), ())
     cname = d.get("name", Path(path).stem)
     if not isinstance(cname, str) or not cname:
         raise UsageError("expected a non-empty string", "name")
-    lab_d, dut_d = _table(d, "lab"), _table(d, "dut")
-    when, st_sizes = _selftest(_table(d, "selftest"))
-    m = _table(d, "matrix")
-    _only(m, MATRIX_KEYS, ("matrix",))
+    lab_d, dut_d = subtable(d, "lab"), subtable(d, "dut")
+    when, st_sizes = _selftest(subtable(d, "selftest"))
+    m = subtable(d, "matrix")
+    only_keys(m, MATRIX_KEYS, ("matrix",))
     base = _matrix(m, DEFAULT_MATRIX, ("matrix",))
     tests_d = d.get("test", [])
     if not isinstance(tests_d, list) or not tests_d:
@@ -281,11 +267,11 @@ def from_dict(d: dict, text: str, path: str) -> Campaign:
         tests.append(spec)
     first = scenarios[0]
     return Campaign(cname, path, text, hashlib.sha256(text.encode()).hexdigest(), first.lab, first.dut, when, st_sizes,
-                    tuple(tests), scenarios, _design(_table(d, "design")))
+                    tuple(tests), scenarios, _design(subtable(d, "design")))
 
 
 def _selftest(st: dict) -> tuple[str, tuple[int, ...]]:
-    _only(st, ("when", "frame_sizes"), ("selftest",))
+    only_keys(st, ("when", "frame_sizes"), ("selftest",))
     when = st.get("when", "if-stale")
     if when not in SELFTEST_WHEN:
         raise UsageError(f"{when!r} is not one of {', '.join(SELFTEST_WHEN)}", ("selftest", "when"))
@@ -339,7 +325,7 @@ def _scenario(j: int, sc: Any, above: list[Scenario], lab_d: dict, dut_d: dict, 
     where: Field = ("scenario", j)
     if not isinstance(sc, dict):
         raise UsageError("expected a [[scenario]] table", where)
-    _only(sc, ("name", "description", "lab", "dut", "control_of"), where)
+    only_keys(sc, ("name", "description", "lab", "dut", "control_of"), where)
     name = sc.get("name")
     if not isinstance(name, str) or not name or not set(name) <= SCENARIO_NAME_CHARS:
         raise UsageError(f"expected a name of a-z, 0-9 and -, got {name!r}", (*where, "name"))
@@ -354,8 +340,8 @@ def _scenario(j: int, sc: Any, above: list[Scenario], lab_d: dict, dut_d: dict, 
             if key in sc:
                 raise UsageError(f"a control runs exactly as {of.name!r}: it takes no {key} of its own", (*where, key))
         return Scenario(name, of.lab, of.dut, (), of.name)
-    lab = _lab({**lab_d, **_table(sc, "lab", where)}, (*where, "lab"), base)
-    return Scenario(name, lab, _dut({**dut_d, **_table(sc, "dut", where)}, lab, (*where, "dut")), ())
+    lab = _lab({**lab_d, **subtable(sc, "lab", where)}, (*where, "lab"), base)
+    return Scenario(name, lab, _dut({**dut_d, **subtable(sc, "dut", where)}, lab, (*where, "dut")), ())
 
 
 def _test(i: int, t: dict, base: Matrix, counted: bool) -> TestSpec:
@@ -421,7 +407,7 @@ def _throughput_search(k: registry.Kind, t: dict, params: Any, where: Field) -> 
         raise UsageError(f"{k.name} with these parameters runs no throughput search "
                          f"(only latency at \"throughput\", back-to-back, recovery and reset start from one)",
                          (*where, "throughput_search"))
-    return parse(throughput.Params, _table(t, "throughput_search", where), (*where, "throughput_search"))
+    return parse(throughput.Params, subtable(t, "throughput_search", where), (*where, "throughput_search"))
 
 
 def _traffic(k: registry.Kind, t: dict, mx: Matrix, where: Field) -> Traffic:
@@ -456,7 +442,7 @@ def _test_field(e: UsageError, where: Field, mix_index: int, size_index: int) ->
 
 
 def _design(d: dict) -> Design:
-    _only(d, ("order", "seed"), ("design",))
+    only_keys(d, ("order", "seed"), ("design",))
     order = d.get("order", "randomized")
     if order not in DESIGN_ORDERS:
         raise UsageError(f"{order!r} is not one of {', '.join(DESIGN_ORDERS)}", ("design", "order"))

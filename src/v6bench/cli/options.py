@@ -26,7 +26,10 @@ from ..lab.cpus import ARRANGEMENTS
 from ..core.rates import format_link_speed
 from ..fib.shapes import TABLES
 from ..lab.dut import ACL_AT, ACL_FAMILIES, DutConfig
-from ..lab.spec import DEFAULT as DEFAULT_LAB
+from ..lab.spec import DEFAULT as DEFAULT_LAB, ROUTERS
+from ..lab.tunnel import NAMES as TUNNELS
+from ..methods.throughput import SEARCHES
+from ..core.tester import RESET_KINDS
 from ..store.db import DEFAULT_PATH
 from ..core.ext_headers import PRESETS as EXT_PRESETS
 from ..core.frames import FLOWS as FLOWS_ALLOWED
@@ -57,7 +60,7 @@ LAB = {
                               "sender (docs/architecture.md) [split on 2+ CPUs]", choices=ARRANGEMENTS),
     "router": Option("--router", "how the routers are made: ns (this machine's kernel, in a namespace) or vm "
                      "(QEMU with Debian's kernel, its own CPU and real tunnels; docs/vm-router.md) [ns]",
-                     choices=("ns", "vm")),
+                     choices=tuple(ROUTERS)),
 }
 #: The option of an external lab: ``trial`` and ``test`` take it; ``lab up`` builds the emulated lab.
 EXTERNAL_LAB = Option("--lab", "an external lab file (TOML, docs/external-lab.md): test the router it declares "
@@ -76,7 +79,7 @@ DUT = {
     "nat44": Option("--nat44", "IPv4 source NAT on R1 toward t2 (IPv6 forwarded as before)", switch=True),
     "tunnel": Option("--tunnel", "topology b: IPv4 in IPv6 or IPv6 in IPv4 between R1 and R2; namespace routers "
                      "(stand-ins): 4in6 by SRv6 encap, 6in4 by VXLAN; VM routers (real): 4in6 by ip6tnl, 6in4 by "
-                     "sit, gre6in4, gre4in6 [none]", choices=("4in6", "6in4", "gre6in4", "gre4in6")),
+                     "sit, gre6in4, gre4in6 [none]", choices=TUNNELS),
     "shape": Option("--shape", "shape every router interface to the link speed (L1), so converging traffic "
                     "congests", switch=True),
     "table": Option("--table", "a forwarding table like the Internet's in every router on the path (internet: "
@@ -110,7 +113,7 @@ PARAMS = {
     "duration_s": Option("--duration", "seconds per measurement"),
     "loads": Option("--loads", "loads such as throughput,50%%,10kpps", items=True),
     "loads_pct": Option("--loads", "percentages of line rate, e.g. 10,50,95", items=True),
-    "kinds": Option("--kinds", "soft,hard", items=True),
+    "kinds": Option("--kinds", ",".join(RESET_KINDS), items=True),
     "pattern": Option("--pattern", "full or partial", choices=tuple(MESH_PATTERNS)),
     "families": Option("--families", "paired: IPv4 and IPv6 in every trial (mixes 100/0 and 0/100 run as one 50/50 "
                        "mix, compared trial by trial); separate: each family in trials of its own",
@@ -119,7 +122,7 @@ PARAMS = {
     "message_sizes": Option("--message-size", "comma-separated bytes per write or datagram", items=True),
     "payload_sizes": Option("--payload-size", "comma-separated IP payload bytes (UDP header and data), 'mtu' for "
                             "the largest the path carries whole", items=True),
-    "search": Option("--search", "throughput search", choices=("binary", "mlr")),
+    "search": Option("--search", "throughput search", choices=SEARCHES),
     "resolution": Option("--resolution", "relative resolution of the search"),
     "pdr_loss_ratio": Option("--pdr-loss-ratio", "loss ratio goal of the PDR"),
 }

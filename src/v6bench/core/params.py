@@ -64,6 +64,23 @@ def parse(cls: type[T], values: dict, where: Field) -> T:
         raise e.at(*where) from None
 
 
+def only_keys(d: dict, known: tuple[str, ...], where: Field = ()) -> None:
+    """Every key of TOML table ``d`` is one of ``known``; else a
+    :class:`UsageError` naming the first unknown key under ``where``."""
+    for k in d:
+        if k not in known:
+            raise UsageError(f"unknown key (known: {', '.join(known)})", (*where, k))
+
+
+def subtable(d: dict, key: str, where: Field = ()) -> dict:
+    """Table ``d``'s table ``key`` (empty if absent); a
+    :class:`UsageError` at ``where`` + ``key`` if it is not a table."""
+    v = d.get(key, {})
+    if not isinstance(v, dict):
+        raise UsageError("expected a table", (*where, key))
+    return v
+
+
 def check(ok: bool, field: str, message: str) -> None:
     """Raises ``UsageError(message, field)`` unless ``ok``; :func:`parse` places the field."""
     if not ok:

@@ -48,6 +48,7 @@ from typing import Any
 
 from ..core.address_blocks import BENCHMARKING
 from ..core.errors import UsageError
+from ..core.params import only_keys, subtable
 from ..core.rates import parse_port_speed
 from .mtu import IPV6_MIN
 from .mtu import MAX as MTU_MAX
@@ -211,9 +212,9 @@ def load(path: str | Path) -> ExternalSpec:
 
 
 def parse(d: dict, path: str, text: str, base: Path) -> ExternalSpec:
-    _only(d, ("lab", "port", "dut", "table"), ())
-    lab = _table(d, "lab", ())
-    _only(lab, ("name", "link_speed", "mtu", "tester_cpus", "shared_machine", "dut_cpus", "allow_other_addresses"),
+    only_keys(d, ("lab", "port", "dut", "table"), ())
+    lab = subtable(d, "lab", ())
+    only_keys(lab, ("name", "link_speed", "mtu", "tester_cpus", "shared_machine", "dut_cpus", "allow_other_addresses"),
           ("lab",))
     name = _str(lab.get("name", Path(path).stem), ("lab", "name"))
     speed = lab.get("link_speed")
@@ -238,9 +239,9 @@ def parse(d: dict, path: str, text: str, base: Path) -> ExternalSpec:
     if shared and set(dut_cpus) & set(tester_cpus or ()):
         raise UsageError(f"CPUs {sorted(set(dut_cpus) & set(tester_cpus))} are the tester's and the DUT's: "
                          "keep them apart", ("lab", "dut_cpus"))
-    ports_d = _table(d, "port", ())
-    _only(ports_d, PORTS, ("port",))
-    ports = tuple(_port(n, _table(ports_d, n, ("port",)), other) for n in PORTS)
+    ports_d = subtable(d, "port", ())
+    only_keys(ports_d, PORTS, ("port",))
+    ports = tuple(_port(n, subtable(ports_d, n, ("port",)), other) for n in PORTS)
     if len({p.netns for p in ports}) > 1:
         raise UsageError("both ports live in one namespace (or both in this machine's own)", ("port", "t2", "netns"))
     if ports[0].interface == ports[1].interface:
@@ -250,15 +251,15 @@ def parse(d: dict, path: str, text: str, base: Path) -> ExternalSpec:
         if n1.overlaps(n2):
             raise UsageError(f"t1's and t2's networks {n1} and {n2} overlap: the DUT routes between two networks",
                              ("port", "t2", v))
-    table = _table_spec(_table(d, "table", ()), ports[1], other) if "table" in d else None
+    table = _table_spec(subtable(d, "table", ()), ports[1], other) if "table" in d else None
     return ExternalSpec(path, hashlib.sha256(text.encode()).hexdigest(), name, speed_bps, mtu, ports,
-                        _dut(_table(d, "dut", ()), base), tester_cpus, shared, dut_cpus, other, text, table)
+                        _dut(subtable(d, "dut", ()), base), tester_cpus, shared, dut_cpus, other, text, table)
 
 
 def _table_spec(d: dict, t2: PortSpec, other: bool) -> TableSpec:
     """``[table]``: the explicit allowance, the BGP sessions on t2's link."""
     w = ("table",)
-    _only(d, ("allow_full_table", "local_as", "peer_as", "speaker_ipv4", "speaker_ipv6", "peer_ipv4", "peer_ipv6",
+    only_keys(d, ("allow_full_table", "local_as", "peer_as", "speaker_ipv4", "speaker_ipv6", "peer_ipv4", "peer_ipv6",
               "hold_time_s", "learning_timeout_s"), w)
     if d.get("allow_full_table") is not True:
         raise UsageError("a table tells the DUT routes to much of the address space, all toward t2: set "
@@ -304,7 +305,7 @@ def _table_spec(d: dict, t2: PortSpec, other: bool) -> TableSpec:
 
 def _port(name: str, d: dict, other: bool) -> PortSpec:
     where = ("port", name)
-    _only(d, ("interface", "netns", "ipv4", "ipv6", "gateway_ipv4", "gateway_ipv6", "dut_interface",
+    only_keys(d, ("interface", "netns", "ipv4", "ipv6", "gateway_ipv4", "gateway_ipv6", "dut_interface",
               "allow_default_route", "allow_management_address"), where)
     if "interface" not in d:
         raise UsageError("required: the tester's interface cabled to the DUT", ("port", name, "interface"))
@@ -342,7 +343,7 @@ def _port(name: str, d: dict, other: bool) -> PortSpec:
 
 
 def _dut(d: dict, base: Path) -> DutSpec:
-    _only(d, ("name", "description", "config_file", "apply", "reset_soft", "reset_hard", "command_timeout_s", "snmp"),
+    only_keys(d, ("name", "description", "config_file", "apply", "reset_soft", "reset_hard", "command_timeout_s", "snmp"),
           ("dut",))
     config_file = _str(d["config_file"], ("dut", "config_file")) if "config_file" in d else None
     config_text = None
@@ -354,7 +355,7 @@ def _dut(d: dict, base: Path) -> DutSpec:
             raise UsageError(f"cannot read {cf}: {getattr(e, 'strerror', None) or e}", ("dut", "config_file")) from None
     commands = {k: _str(d[k], ("dut", k)) for k in ("apply", "reset_soft", "reset_hard") if k in d}
     timeout = _number(d.get("command_timeout_s", 120.0), ("dut", "command_timeout_s"), 1, 3600)
-    snmp = _snmp(_table(d, "snmp", ("dut",))) if "snmp" in d else None
+    snmp = _snmp(subtable(d, "snmp", ("dut",))) if "snmp" in d else None
     return DutSpec(_str(d.get("name", "dut"), ("dut", "name")), _str(d.get("description", ""), ("dut", "description"),
                    empty=True), config_file, config_text, commands.get("apply"),
                    commands.get("reset_soft"), commands.get("reset_hard"), timeout, snmp)
@@ -362,7 +363,7 @@ def _dut(d: dict, base: Path) -> DutSpec:
 
 def _snmp(d: dict) -> SnmpSpec:
     w = ("dut", "snmp")
-    _only(d, ("host", "port", "version", "community", "user", "auth_protocol", "auth_password", "priv_protocol",
+    only_keys(d, ("host", "port", "version", "community", "user", "auth_protocol", "auth_password", "priv_protocol",
               "priv_password", "netns", "cpu", "poll_interval_s", "counter_refresh_s", "timeout_s"), w)
     if "host" not in d:
         raise UsageError("required: the agent's address", ("dut", "snmp", "host"))
@@ -403,19 +404,6 @@ def _snmp(d: dict) -> SnmpSpec:
                     _number(d.get("poll_interval_s", 1.0), (*w, "poll_interval_s"), 0.2, 60),
                     _number(d.get("counter_refresh_s", 5.0), (*w, "counter_refresh_s"), 0, 300),
                     _number(d.get("timeout_s", 2.0), (*w, "timeout_s"), 0.1, 30))
-
-
-def _only(d: dict, known: tuple[str, ...], w: tuple) -> None:
-    for k in d:
-        if k not in known:
-            raise UsageError(f"unknown key (known: {', '.join(known)})", (*w, k))
-
-
-def _table(d: dict, key: str, w: tuple) -> dict:
-    v = d.get(key, {})
-    if not isinstance(v, dict):
-        raise UsageError("expected a table", (*w, key))
-    return v
 
 
 def _str(v: Any, w: tuple, empty: bool = False) -> str:

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from ..core.errors import UsageError
-from ..core.params import parse
+from ..core.params import only_keys, parse
 from ..core.rates import format_link_speed, parse_link_speed
 from . import external_spec, tunnel
 from .cpus import ARRANGEMENTS
@@ -53,20 +53,13 @@ class LabSpec:
 DEFAULT = LabSpec()
 
 
-def only(d: dict, known: tuple[str, ...]) -> None:
-    """Every key of table ``d`` is one of ``known``."""
-    for k in d:
-        if k not in known:
-            raise UsageError(f"unknown key (known: {', '.join(known)})", k)
-
-
 def lab_spec(d: dict, base: Path | None = None) -> LabSpec:
     """The ``[lab]`` table: ``topology`` [a], ``link_speed`` [1G], ``mtu``
     [1500; or "LINK=BYTES,…", lab/mtu.py], ``cpu_arrangement``, ``router``
     [ns; vm on a topology with routers]; or
     ``file``, an external lab file (lab/external_spec.py; relative to
     ``base``, the campaign file's directory), which alone sets the lab."""
-    only(d, LAB_KEYS)
+    only_keys(d, LAB_KEYS)
     if "file" in d:
         return external_lab(d, base)
     topo = d.get("topology", DEFAULT.topology)

@@ -17,6 +17,10 @@ from ..core.params import check
 from ..core.rates import bit_rates
 
 
+#: The throughput searches (``search``, ``--search``): RFC 2544's binary search, or MLRsearch (methods/mlr.py).
+SEARCHES = ("binary", "mlr")
+
+
 @dataclass(frozen=True)
 class Params:
     search: str = "binary"
@@ -29,7 +33,7 @@ class Params:
     duration_sum_s: float | None = None
 
     def __post_init__(self) -> None:
-        check(self.search in ("binary", "mlr"), "search", f"{self.search!r} is not binary or mlr")
+        check(self.search in SEARCHES, "search", f"{self.search!r} is not {' or '.join(SEARCHES)}")
         check(0 < self.trial_duration_s <= 86400, "trial_duration_s", f"{self.trial_duration_s:g} s is outside (0, 86400]")
         check(0 < self.resolution < 0.5, "resolution", f"{self.resolution:g} is not a ratio in (0, 0.5)")
         check(0 < self.pdr_loss_ratio < 1, "pdr_loss_ratio", f"{self.pdr_loss_ratio:g} is not a ratio in (0, 1)")

@@ -40,13 +40,17 @@ def throughput(data: RunData) -> Section | None:
                          min(n, default=None), max(n, default=None), cv_pct(n), mean(pdr[fs]), cv_pct(pdr[fs]), mean(l1[fs]),
                          r0["line_rate"]["fps"], 100 * mean(n) / r0["line_rate"]["fps"] if n else None,
                          g[0].params["params"].get("search")))
-    for speed in sorted({t.link_speed_bps for t in tests if t.link_speed_bps}):
+    speeds = sorted({t.link_speed_bps for t in tests if t.link_speed_bps})
+    for speed in speeds:
         x = _sizes(min(t.frame_size for t in tests), max(t.frame_size for t in tests))
         name = f"theoretical maximum: line rate at {format_link_speed(speed)}"
         fps_series.append(Series(name, x, tuple(line_rate_fps(speed, fs) for fs in x), "reference"))
         bps_series.append(Series(name, x, tuple(speed / 1e6 for _ in x), "reference"))
     note = ("Mean NDR over repetitions the tester did not cap; frames/s and Mb/s per direction (L1: with preamble and inter-frame gap). "
-            "Line rate per direction: 10^9 / 8 / (frame + 20 B) frames/s at 1 Gb/s (RFC 2544 §26.1).")
+            "Line rate per direction: link speed / 8 / (frame + 20 B) frames/s (RFC 2544 §26.1), here at "
+            f"{', '.join(format_link_speed(s) for s in speeds) or 'an unrecorded link speed'}; the table's line rate is "
+            "the path's: over the most layer-1 bytes a test frame puts on any of its links, fragments and tunnel "
+            "overhead included.")
     return Section("throughput", "Throughput against frame size",
                    "The highest load forwarded without loss (NDR, RFC 2544 §26.1), with the line rate as the theoretical maximum.",
                    (Figure("throughput-fps", "Throughput (NDR) against frame size", "frame size [B]", "throughput [frames/s]",
