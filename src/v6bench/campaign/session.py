@@ -109,7 +109,7 @@ def _run(site: Site, c: Campaign, store: Store, resume: bool, command: str, prog
         for name, points in runner.visits(plan, store.done_points(run_id) if run_id is not None else set()):
             sc = sc_of[name]
             with interface.for_trial(site, sc.lab, sc.dut) as lab:
-                if lab.temporary:  # set up for this visit: a table it holds is learned (its time recorded with the
+                if lab.table_new:  # a table given for this visit: learned (its time recorded with the
                     lab, line = warm_up(lab)  # run) and crossed once first (trial/warmup.py)
                     if line:
                         progress(line)

@@ -62,9 +62,8 @@ from typing import Any
 
 from .. import selftest
 from ..core.errors import Field, UsageError
-from ..lab import tunnel
+from ..lab import backends, tunnel
 from ..lab.dut import DutConfig
-from ..lab.external_spec import ExternalSpec
 from ..lab.spec import LabSpec, dut_config, lab_spec
 from ..methods import registry, throughput
 from ..core.params import only_keys, parse, subtable
@@ -457,8 +456,8 @@ def _check_on_lab(t: TestSpec, lab: LabSpec, lab_path: LabPath) -> None:
     t1 to t2), with the rules a trial checks (:mod:`v6bench.trial.fit`);
     errors name fields of the test."""
     k = registry.kind(t.kind)
-    if lab.external is not None:
-        _check_on_external(t, k, lab.external)
+    backends.for_spec(lab).check_test(lab, t.kind, isinstance(k, registry.HostKind),
+                                      t.params.kinds if t.kind == "reset" else ())
     if isinstance(k, registry.HostKind):
         for j, mix in enumerate(t.matrix.mixes):
             version = 4 if mix.ipv4_pct else 6
@@ -482,19 +481,6 @@ def _check_on_lab(t: TestSpec, lab: LabSpec, lab_path: LabPath) -> None:
                     fit.check_on_path(t.traffic, mix, fs, lab_path)
             except UsageError as e:
                 raise _test_field(e, (), j, n) from None
-
-
-def _check_on_external(t: TestSpec, k: registry.Kind | registry.HostKind, ext: ExternalSpec) -> None:
-    """What a test needs of an external lab: the tester hosts' own stacks
-    (host-stack tests) exist only in the emulated lab; a reset needs the
-    file's command for each of its kinds."""
-    if isinstance(k, registry.HostKind):
-        raise UsageError(f"{t.kind} runs the tester hosts' own kernels, which only the emulated lab has: "
-                         f"not on external lab {ext.path}", "kind")
-    if t.kind == "reset":
-        for kind in t.params.kinds:
-            if not getattr(ext.dut, f"reset_{kind}"):
-                raise UsageError(f"a {kind} reset needs the lab file's dut.reset_{kind} command ({ext.path})", "kinds")
 
 
 def _host_test(i: int, k: registry.HostKind, t: dict, mx: Matrix, params: Any) -> TestSpec:

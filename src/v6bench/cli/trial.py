@@ -74,7 +74,7 @@ def run(site: Site, args: argparse.Namespace, say) -> int:
             st = selftest.ensure(site, store, args.selftest, (req.frame_size,), (req.frame_size,), lab.mtu.largest,
                                  lab.cpu_arrangement, say)
     with interface.for_trial(site, lab, dut) as built:
-        if built.temporary:  # set up for this trial: a table it holds is learned and crossed once first
+        if built.table_new:  # a table given for this trial: learned and crossed once first
             built, line = warm_up(built)
             if line:
                 say(line)

@@ -85,10 +85,13 @@ class ExternalLab:
     dut: dict = field(default_factory=dict)
     tunnel_key = None  # an external DUT's tunnels are its own configuration
 
+    #: The kind of lab (lab/backends.REGISTRY).
+    kind = "external"
+
     @property
-    def temporary(self) -> bool:
-        """Set up for this use: a table announced now is withdrawn when it ends (and crossed once first,
-        trial/warmup.py)."""
+    def table_new(self) -> bool:
+        """A table announced for this use (withdrawn when it ends): learned and crossed once before its
+        trials (trial/warmup.py)."""
         return self.fib is not None
 
     @property

@@ -48,6 +48,11 @@ class LabSpec:
     external: ExternalSpec | None = None
     router: str = "ns"
 
+    @property
+    def kind(self) -> str:
+        """The kind of lab (lab/backends.REGISTRY): ``external`` with a lab file, else how its routers are made."""
+        return "external" if self.external is not None else self.router
+
 
 #: The lab a definition gets for the keys it does not give.
 DEFAULT = LabSpec()

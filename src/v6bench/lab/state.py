@@ -68,6 +68,18 @@ class LabState:
     shared_machine = True
 
     @property
+    def kind(self) -> str:
+        """The kind of lab (lab/backends.REGISTRY): how its routers are made."""
+        return self.router
+
+    @property
+    def table_new(self) -> bool:
+        """Its routers were given their table for this use (a lab built
+        for one command): learned and crossed once before its trials
+        (trial/warmup.py). ``lab up`` did that for the lab it built."""
+        return self.temporary and self.fib is not None
+
+    @property
     def allow_other_addresses(self) -> bool:
         """Frames to addresses outside the benchmarking blocks: only to a
         table's destinations, inside the lab's closed namespaces."""

@@ -1,0 +1,39 @@
+"""The kinds of lab (lab/backends.py): one backend each, chosen once from
+the registry by the lab's or the lab spec's ``kind``, and no module above
+the lab telling the kinds apart itself."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from test_external_lab import EXAMPLE
+
+from v6bench.lab import backends, external_spec
+from v6bench.lab.spec import ROUTERS, LabSpec
+
+SRC = Path(__file__).resolve().parents[2] / "src" / "v6bench"
+
+
+def test_every_kind_of_lab_has_one_backend():
+    assert set(backends.REGISTRY) == {*ROUTERS, "external"}
+    assert len({id(b) for b in backends.REGISTRY.values()}) == len(backends.REGISTRY)
+    for b in backends.REGISTRY.values():
+        assert all(callable(getattr(b, m)) for m in ("check_test", "take", "observer", "reset", "describe", "dut_record", "record"))
+
+
+def test_a_spec_asks_for_its_kind():
+    assert backends.for_spec(LabSpec()) is backends.REGISTRY["ns"]
+    assert backends.for_spec(LabSpec(router="vm")) is backends.REGISTRY["vm"]
+    ext = LabSpec(external=external_spec.load(EXAMPLE))
+    assert ext.kind == "external" and backends.for_spec(ext) is backends.REGISTRY["external"]
+
+
+def test_nothing_above_the_lab_tells_the_kinds_apart():
+    # The layers above lab/ read a lab through lab/interface.py; a kind test there would be an `if` the next kind
+    # of lab has to add again.
+    kind_test = re.compile(r"isinstance\([^)]*ExternalLab|\.router\s*[!=]=|\.external is (not )?None")
+    found = [f"{p.relative_to(SRC)}:{n}" for part in ("trial", "campaign", "cli", "methods", "report", "store")
+             for p in sorted((SRC / part).rglob("*.py"))
+             for n, line in enumerate(p.read_text().splitlines(), 1) if kind_test.search(line)]
+    assert found == [], found
