@@ -41,6 +41,10 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from pyroute2 import IPRoute, NetlinkError
+from pyroute2 import netns as pr_netns
+from pyroute2.netlink.rtnl.ifaddrmsg import IFA_F_NODAD
+
 from ..core.errors import LabError
 from ..fib import prefix_list
 from ..fib.generate import Table
@@ -160,15 +164,7 @@ def start(site: Site, spec: ExternalSpec, dut: DutConfig) -> tuple[Speaker, dict
     (d / "bird.conf").write_text(config(spec, routes, d / "bird.log"))
     ns = speaker.netns
     try:
-        _ip("netns", "add", ns)
-        _ip("-n", ns, "link", "set", "lo", "up")
-        here = ["-n", t2.netns] if t2.netns else []
-        _ip(*here, "link", "add", "link", t2.interface, "name", IFNAME, "type", "macvlan", "mode", "bridge")
-        _ip(*here, "link", "set", IFNAME, "netns", ns)
-        nsctl.command(ns, ["sysctl", "-qw", "net.ipv6.conf.all.accept_ra=0", "net.ipv6.conf.default.accept_ra=0"])
-        _ip("-n", ns, "addr", "add", t.speaker_ipv4, "dev", IFNAME)
-        _ip("-n", ns, "addr", "add", t.speaker_ipv6, "dev", IFNAME, "nodad")
-        _ip("-n", ns, "link", "set", IFNAME, "up")
+        _station(ns, t2.netns, t2.interface, (t.speaker_ipv4, t.speaker_ipv6))
         started = time.time_ns()
         p = subprocess.run(["ip", "netns", "exec", ns, bird, "-c", str(d / "bird.conf"), "-s", str(speaker.socket),
                             "-P", str(speaker.pid_file)], capture_output=True, text=True, timeout=120)
@@ -275,10 +271,28 @@ class Watched:
         return self.inner.reasons(eng, dut, reset_router)
 
 
-def _ip(*args: str) -> None:
-    p = subprocess.run(["ip", *args], capture_output=True, text=True, timeout=30)
-    if p.returncode != 0:
-        raise LabError(f"ip {' '.join(args)}: {p.stderr.strip()}")
+def _station(ns: str, port_netns: str | None, port: str, addresses: tuple[str, ...]) -> None:
+    """Namespace ``ns`` with a macvlan (bridge mode) of tester port
+    ``port`` (in ``port_netns``, or this machine's own namespace) holding
+    ``addresses`` (IPv6 without duplicate address detection), router
+    advertisements ignored: another station on t2's link."""
+    try:
+        pr_netns.create(ns)
+        with IPRoute(netns=ns) as ipr:
+            ipr.link("set", index=ipr.link_lookup(ifname="lo")[0], state="up")
+        with (IPRoute(netns=port_netns) if port_netns else IPRoute()) as ipr:
+            (parent,) = ipr.link_lookup(ifname=port)
+            ipr.link("add", ifname=IFNAME, kind="macvlan", link=parent, macvlan_mode="bridge")
+            ipr.link("set", index=ipr.link_lookup(ifname=IFNAME)[0], net_ns_fd=ns)
+        nsctl.command(ns, ["sysctl", "-qw", "net.ipv6.conf.all.accept_ra=0", "net.ipv6.conf.default.accept_ra=0"])
+        with IPRoute(netns=ns) as ipr:
+            (index,) = ipr.link_lookup(ifname=IFNAME)
+            for a in map(ipaddress.ip_interface, addresses):
+                ipr.addr("add", index=index, address=str(a.ip), prefixlen=a.network.prefixlen,
+                         **({"flags": IFA_F_NODAD} if a.version == 6 else {}))
+            ipr.link("set", index=index, state="up")
+    except (OSError, NetlinkError, ValueError) as e:
+        raise LabError(f"the BGP speaker's station on {port}: {e}") from e
 
 
 def describe(spec: ExternalSpec) -> str:

@@ -27,12 +27,13 @@ import dataclasses
 import os
 import time
 
-from pyroute2 import IPRoute
+from pyroute2 import IPRoute, NetlinkError
 from pyroute2 import netns as pr_netns
+from pyroute2.netlink.rtnl.ndmsg import NUD_FAILED, NUD_INCOMPLETE
 
 from ..core.errors import LabError
 from ..core.tester import RESET_KINDS as KINDS
-from . import build, fib_load, napi, nsctl, tunnel
+from . import build, fib_load, napi, tunnel
 from .site import Site
 from .state import LabState, save
 from .topology import parse_topology
@@ -52,8 +53,13 @@ def _forget_unresolved(netns: str) -> None:
     solicitation into that moment; the kernel would then wait its 1-s
     retransmit timer before asking again. Dropping the entry makes the next
     frame ask at once, as a router whose port is really up would."""
-    for state in ("incomplete", "failed"):
-        nsctl.command(netns, ["ip", "neigh", "flush", "nud", state])
+    with IPRoute(netns=netns) as ipr:
+        for n in ipr.get_neighbours():
+            if n["state"] & (NUD_INCOMPLETE | NUD_FAILED):
+                try:
+                    ipr.neigh("del", dst=n.get_attr("NDA_DST"), ifindex=n["ifindex"])
+                except NetlinkError:  # resolved or gone meanwhile
+                    pass
 
 
 def _move(from_ns: str, to_ns: str, names: list[str]) -> None:
