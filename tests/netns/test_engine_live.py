@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import subprocess
 import time
+import warnings
 
 import pytest
 from scapy.layers.inet import IP, UDP
@@ -74,9 +75,16 @@ def signature(payload: bytes) -> tuple[int, int, int]:
     return int.from_bytes(payload[2:4], "big"), int.from_bytes(payload[4:10], "big"), int.from_bytes(payload[10:18], "big")
 
 
-def test_frames_are_exact_and_counted_once(router_lab):
-    lab = router_lab
-    live_ready(lab)
+#: Trials the exactness test runs at most: one a host stall spoiled (the sender fell behind and caught up,
+#: ``tester_limited``: the machine's doing, not the engine's) is run again, as v6bench's methods do. Seen in 2 of
+#: 6 fresh clones' make test on 2026-11-27 (stalls of 64 and 72 ms at the start, 1,289 and 1,446 frames behind;
+#: the first with other work beside the run, the second on an idle machine); 6 of 6 passed alone.
+ATTEMPTS = 3
+
+
+def _captured_trial(lab) -> tuple[dict, list[list[bytes]], int, int]:
+    """One 2-s trial with the router's captures: the result, the frames
+    captured on each router port, t2's IP receive count before, the start."""
     before = ip_in_receives(lab, lab.t2)
     # ARP and ND frames come first: capture a few more than the test frames kept.
     caps = [subprocess.Popen(["ip", "netns", "exec", lab.r1, "python3", "-c", CAPTURE, ifname, str(CAPTURED + 20), "20"],
@@ -85,7 +93,23 @@ def test_frames_are_exact_and_counted_once(router_lab):
         assert c.stdout.readline().strip() == "ready"
     started_ns = time.time_ns()
     r = engine.run_trial(live_spec(lab, rate_fps=20_000, duration_s=2))
-    frames = [[bytes.fromhex(x) for x in c.communicate(timeout=30)[0].split()] for c in caps]
+    return r, [[bytes.fromhex(x) for x in c.communicate(timeout=30)[0].split()] for c in caps], before, started_ns
+
+
+def _stalled(r: dict) -> bool:
+    """The trial was spoiled by a stall of the host only: its every reason is a sender behind schedule."""
+    reasons = r["tester_limited_reasons"]
+    return bool(reasons) and all("behind schedule" in x for x in reasons)
+
+
+def test_frames_are_exact_and_counted_once(router_lab):
+    lab = router_lab
+    live_ready(lab)
+    for attempt in range(1, ATTEMPTS + 1):
+        r, frames, before, started_ns = _captured_trial(lab)
+        if not _stalled(r):
+            break
+        warnings.warn(f"trial {attempt} of {ATTEMPTS} spoiled by a host stall: {r['tester_limited_reasons']}")
     assert [p["backend"] for p in r["ports"]] == ["xdp_live", "xdp_live"]
     v4, v6 = r["streams"]
     for s in (v4, v6):
