@@ -192,7 +192,7 @@ def no_lab(monkeypatch, tmp_path):
         seen.append(c)
         raise Reached()
 
-    def trial_reached(site, topology, link_speed_bps, mtu, arrangement, dut=None, router=None):
+    def trial_reached(site, topology, link_speed_bps, mtu, arrangement, dut=None, routers=None):
         seen.append(None)  # a trial is checked again on the lab it gets (trial/fit.py); not simulated here
         raise Reached()
 

@@ -102,11 +102,11 @@ def test_shaping_counts_layer_1_and_queues_20_ms():
 
 def test_tunnel_overhead_counts_in_the_paths_line_rate():
     from v6bench.lab.mtu import Mtus
-    from v6bench.lab.tunnel import check_frame
+    from v6bench.lab.tunnel import TUNNELS, check_frame
     from v6bench.trial.path import LabPath
 
     def path_line_fps(speed, size, ipv4_pct, tunnel):
-        return LabPath.build("b", speed, Mtus(), tunnel).line_fps(size, ipv4_pct)
+        return LabPath.build("b", speed, Mtus(), TUNNELS[tunnel] if tunnel else None).line_fps(size, ipv4_pct)
 
     line = 100e6 / ((128 + 20) * 8)
     assert path_line_fps(100e6, 128, 50, None) == pytest.approx(line)
@@ -114,10 +114,10 @@ def test_tunnel_overhead_counts_in_the_paths_line_rate():
     assert path_line_fps(100e6, 128, 50, "4in6") == pytest.approx(100e6 / ((128 + 20 + 20) * 8))
     assert path_line_fps(100e6, 128, 0, "4in6") == pytest.approx(line)  # nothing carried
     assert path_line_fps(100e6, 1518, 0, "6in4") == pytest.approx(100e6 / ((1518 + 20 + 50) * 8))
-    check_frame("4in6", 1478, {4, 6}, 1500)  # 1460-byte IPv4 packet + 40 = 1500
+    check_frame(TUNNELS["4in6"], 1478, {4, 6}, 1500)  # 1460-byte IPv4 packet + 40 = 1500
     with pytest.raises(UsageError, match="needs an MTU of 1501"):
-        check_frame("4in6", 1479, {4}, 1500)
-    check_frame("6in4", 1518, {4}, 1500)  # IPv4 is not carried by 6in4
+        check_frame(TUNNELS["4in6"], 1479, {4}, 1500)
+    check_frame(TUNNELS["6in4"], 1518, {4}, 1500)  # IPv4 is not carried by 6in4
 
 
 def test_a_tunnel_needs_topology_b():

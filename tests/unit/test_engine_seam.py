@@ -24,6 +24,7 @@ from test_trial_spec import lab_of
 from v6bench import engine
 from v6bench.engine import result as results
 from v6bench.engine.spec import Port, Stream, TrialSpec
+from v6bench.lab import interface
 from v6bench.lab.dut import DutConfig
 from v6bench.lab.mtu import parse as parse_mtu
 from v6bench.trial import backend
@@ -49,7 +50,7 @@ def built(name: str) -> TrialSpec:
     topology, mtu, dut, args = CASES[name]
     lab = dataclasses.replace(lab_of(topology, parse_mtu(mtu)), dut=DutConfig(**dut).to_json())
     req = make_request(*args)
-    return engine_spec(lab, req, req.check_on_lab(lab.topology, lab.link_speed_bps, lab.mtu, lab.dut_config.tunnel))
+    return engine_spec(lab, req, req.check_on_lab(lab.topology, lab.link_speed_bps, lab.mtu, interface.tunnel(lab)))
 
 
 @pytest.fixture(autouse=True)

@@ -17,7 +17,8 @@ from v6bench.fib.generate import Prefixes, Table
 from v6bench.lab import fib_load
 from v6bench.lab.dut import DutConfig
 from v6bench.lab.site import Site
-from v6bench.lab.spec import DEFAULT, dut_config
+from v6bench.lab.interface import dut_config
+from v6bench.lab.spec import DEFAULT
 from v6bench.lab.topology import parse_topology
 from v6bench.trial.request import make_request
 from v6bench.trial.spec import engine_spec

@@ -12,6 +12,7 @@ import socket
 import subprocess
 import threading
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -21,7 +22,8 @@ from v6bench.lab.build import SYSCTLS
 from v6bench.lab.dut import DutConfig
 from v6bench.lab.mtu import Mtus
 from v6bench.lab.mtu import parse as parse_mtu
-from v6bench.lab.spec import dut_config, lab_spec
+from v6bench.lab.interface import dut_config
+from v6bench.lab.spec import lab_spec
 from v6bench.lab.topology import parse_topology
 
 HAVE_KERNEL = any(Path("/boot").glob("vmlinuz-*")) and Path("/bin/busybox").exists()
@@ -179,21 +181,24 @@ def test_the_startup_disk_holds_the_script_and_refuses_a_larger_one(tmp_path):
 def test_vm_routers_have_real_tunnels_with_their_own_overheads():
     """The same --tunnel name is another mechanism on VM routers: sit's 20
     bytes, not VXLAN's 50; ip6tnl's 40; GRE only there."""
-    from v6bench.lab import tunnel
-    assert tunnel.get(tunnel.key("6in4", "ns")).overhead_bytes == 50
-    assert tunnel.get(tunnel.key("6in4", "vm")).overhead_bytes == 20
-    assert tunnel.get(tunnel.key("4in6", "vm")).overhead_bytes == 40
-    assert tunnel.get(tunnel.key("gre6in4", "vm")).overhead_bytes == 24
-    assert tunnel.get(tunnel.key("gre4in6", "vm")).overhead_bytes == 44
+    from v6bench.lab import backends
+    ns_routers, vm_routers = backends.REGISTRY["ns"], backends.REGISTRY["vm"]
+    assert ns_routers.tunnel("6in4").overhead_bytes == 50
+    assert vm_routers.tunnel("6in4").overhead_bytes == 20
+    assert vm_routers.tunnel("4in6").overhead_bytes == 40
+    assert vm_routers.tunnel("gre6in4").overhead_bytes == 24
+    assert vm_routers.tunnel("gre4in6").overhead_bytes == 44
+    assert ns_routers.tunnel("") is None and backends.REGISTRY["external"].tunnel("6in4") is None
     with pytest.raises(UsageError, match="on namespace routers"):
         dut_config({"tunnel": "gre6in4"}, lab_spec({"topology": "b"}))
     assert dut_config({"tunnel": "gre6in4"}, lab_spec({"router": "vm", "topology": "b"})).tunnel == "gre6in4"
-    assert tunnel.describe("6in4", "vm")["stand_in"] is False and "sit" in tunnel.describe("6in4", "vm")["mechanism"]
-    assert tunnel.describe("6in4", "ns")["stand_in"] is True
+    vm_lab = SimpleNamespace(dut_config=DutConfig(tunnel="6in4"))
+    assert vm_routers.tunnel_record(vm_lab)["stand_in"] is False and "sit" in vm_routers.tunnel_record(vm_lab)["mechanism"]
+    assert ns_routers.tunnel_record(vm_lab)["stand_in"] is True
     # The path's line rate counts the mechanism's overhead on the R1-R2 link.
     from v6bench.trial.path import LabPath
-    ns = LabPath.build("b", 1e8, Mtus(), tunnel.key("6in4", "ns")).line_fps(128, 0)
-    vm_ = LabPath.build("b", 1e8, Mtus(), tunnel.key("6in4", "vm")).line_fps(128, 0)
+    ns = LabPath.build("b", 1e8, Mtus(), ns_routers.tunnel("6in4")).line_fps(128, 0)
+    vm_ = LabPath.build("b", 1e8, Mtus(), vm_routers.tunnel("6in4")).line_fps(128, 0)
     assert vm_ > ns
 
 

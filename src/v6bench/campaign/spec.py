@@ -62,9 +62,9 @@ from typing import Any
 
 from .. import selftest
 from ..core.errors import Field, UsageError
-from ..lab import backends, tunnel
+from ..lab import backends, interface
 from ..lab.dut import DutConfig
-from ..lab.spec import LabSpec, dut_config, lab_spec
+from ..lab.spec import LabSpec, lab_spec
 from ..methods import registry, throughput
 from ..core.params import only_keys, parse, subtable
 from ..core import frames
@@ -251,7 +251,7 @@ def from_dict(d: dict, text: str, path: str) -> Campaign:
     selected = {i: _list(t["scenarios"], ("test", i, "scenarios")) for i, t in enumerate(tests_d) if "scenarios" in t}
     scenarios = _scenarios(d, lab_d, dut_d, len(tests_d), selected, Path(path).parent)
     paths = {sc.name: LabPath.build(sc.lab.topology, sc.lab.link_speed_bps, sc.lab.mtu,
-                                    tunnel.key(sc.dut.tunnel, sc.lab.router)) for sc in scenarios}
+                                    interface.spec_tunnel(sc.lab, sc.dut)) for sc in scenarios}
     tests = []
     for i, t in enumerate(tests_d):
         spec = _test(i, t, base, counted="repeat" in m)
@@ -287,7 +287,7 @@ def _lab(lab_d: dict, where: Field, base: Path) -> LabSpec:
 
 def _dut(dut_d: dict, lab: LabSpec, where: Field) -> DutConfig:
     try:
-        return dut_config(dut_d, lab)
+        return interface.dut_config(dut_d, lab)
     except UsageError as e:
         raise e.at(*where) from None
 

@@ -6,8 +6,7 @@ import argparse
 
 from ..lab import control, interface, vm_image
 from ..lab.site import Site
-from ..lab.spec import dut_config, lab_spec
-from ..lab.dut import DutConfig
+from ..lab.spec import lab_spec
 from ..core.errors import UsageError
 from . import render
 from ..trial import probe
@@ -36,8 +35,7 @@ def add(sub: argparse._SubParsersAction, parser_class: type) -> None:
 def run(site: Site, args: argparse.Namespace, say) -> int:
     if args.lab_command == "up":
         lab, dut = specs(args, {})
-        built = control.up(site, lab.topology, lab.link_speed_bps, lab.mtu, lab.cpu_arrangement, dut or DutConfig(),
-                           lab.router)
+        built = interface.up(site, lab, dut)
         if built.fib:  # its table crossed once before any trial (trial/warmup.py)
             with interface.for_trial(site, lab, dut) as held:
                 say(warm_up(held)[1])
@@ -68,6 +66,6 @@ def specs(args: argparse.Namespace, current: dict):
         raise e.at("lab") from None
     d = dut_table(args)
     try:
-        return lab, (dut_config(d, lab) if d is not None else None)
+        return lab, (interface.dut_config(d, lab) if d is not None else None)
     except UsageError as e:
         raise e.at("dut") from None

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 
-from ..lab import control, tunnel
+from ..lab import control, interface
 from ..report import results as results_text
 from ..store import export as store_export
 from ..store.db import Store
@@ -18,7 +18,7 @@ def status_json(lab, busy: bool) -> dict:
         "up": True, "busy": busy, "topology": lab.topology, "link_speed_bps": lab.link_speed_bps, "mtu": lab.mtu.to_json(),
         "temporary": lab.temporary, "created_at_unix_s": lab.created_at_unix_s, "cpu_plan": lab.cpu_plan.to_json(),
         "nodes": list(lab.nodes), "napi_threads": list(lab.napi), "router": lab.router,
-        "tunnel": tunnel.describe(lab.dut_config.tunnel, lab.router), "fib": lab.fib,
+        "tunnel": interface.tunnel_record(lab), "fib": lab.fib,
     }
 
 

@@ -7,7 +7,7 @@ import json
 import os
 
 from .. import selftest
-from ..lab import control, interface, tunnel
+from ..lab import control, interface
 from ..lab.dut import DutConfig
 from ..lab.site import Site
 from ..core.rates import format_link_speed
@@ -67,7 +67,7 @@ def run(site: Site, args: argparse.Namespace, say) -> int:
     current, current_dut = current_lab(site)
     lab, dut = lab_cmd.specs(args, current)
     dut = dut if dut is not None else (DutConfig() if lab.external else current_dut)
-    req.check_on_lab(lab.topology, lab.link_speed_bps, lab.mtu, tunnel.key(dut.tunnel, lab.router), dut.scope)  # bad input before any privileged work
+    req.check_on_lab(lab.topology, lab.link_speed_bps, lab.mtu, interface.spec_tunnel(lab, dut), dut.scope)  # bad input before any privileged work
     st = None
     if args.selftest != "never" or os.path.exists(args.db):  # `never` creates no database
         with Store(args.db) as store:

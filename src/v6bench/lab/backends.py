@@ -6,7 +6,10 @@ A lab in use (:class:`~.state.LabState` of the emulated lab, or
 :func:`for_spec` look the backend up, and every action that depends on
 the kind is a method of it:
 
+- ``dut_config``: the ``[dut]`` table as this kind of lab takes it, and
+  ``tunnel``: the tunnel mechanism its routers give a ``[dut] tunnel``;
 - ``check_test``: what a test needs of the kind of lab, before any lab;
+- ``up``: the lab ``lab up`` builds and keeps;
 - ``take``: the lab a trial or a scenario runs on, locked throughout
   (built or taken into use, configured, and undone when the use ends);
 - ``observer``: the observations around one trial (the DUT's CPU and
@@ -30,7 +33,8 @@ from contextlib import contextmanager
 from dataclasses import replace
 from typing import ContextManager, Iterator, Protocol, Union
 
-from . import bgp_speaker, control, external, observe, snmp_observe, state, tunnel, vm_lab
+from . import bgp_speaker, build, control, external, observe, snmp_observe, state, tunnel, vm_lab
+from . import spec as lab_spec
 from . import dut as dut_rules
 from . import reset as lab_reset
 from ..core.errors import UsageError
@@ -39,6 +43,7 @@ from .external import ExternalLab
 from .site import Site
 from .spec import LabSpec
 from .state import LabState
+from .tunnel import Tunnel
 
 #: A lab in use, of any kind (lab/interface.py says what a trial reads of it).
 Lab = Union[LabState, ExternalLab]
@@ -65,13 +70,38 @@ class Emulated:
     """The emulated lab with namespace routers (:mod:`.build`): built by
     v6bench on this machine, or the one ``lab up`` built."""
 
+    #: How its routers are made (lab/build.Routers).
+    routers: build.Routers = build.NAMESPACE_ROUTERS
+    #: The tunnels its routers have (stand-ins of the kernel's own datapaths, lab/tunnel.py).
+    tunnels = tunnel.TUNNELS
+    tunnels_where = 'on namespace routers (gre: use router = "vm")'
+    tunnel_stand_in = True
+
+    def dut_config(self, d: dict, spec: LabSpec) -> DutConfig:
+        """The ``[dut]`` table (lab/spec.dut_config), its tunnel one these routers have."""
+        dut = lab_spec.dut_config(d, spec)
+        self.tunnel(dut.tunnel)
+        return dut
+
+    def tunnel(self, name: str) -> Tunnel | None:
+        """The tunnel ``name`` (``[dut] tunnel``) on these routers; None for none."""
+        return tunnel.find(name, self.tunnels, self.tunnels_where) if name else None
+
+    def tunnel_record(self, lab: Lab) -> dict | None:
+        return tunnel.record(self.tunnel(lab.dut_config.tunnel), self.tunnel_stand_in)
+
+    def up(self, site: Site, spec: LabSpec, dut: DutConfig | None) -> LabState:
+        """Builds the lab ``lab up`` keeps (:func:`control.up`)."""
+        return control.up(site, spec.topology, spec.link_speed_bps, spec.mtu, spec.cpu_arrangement,
+                          dut or DutConfig(), self.routers)
+
     @contextmanager
     def take(self, site: Site, spec: LabSpec, dut: DutConfig | None, apply: bool = True) -> Iterator[Lab]:
         """The lab that is up (the options given must match it), or a
         temporary one built now and removed afterwards
         (:func:`control.for_trial`); ``apply`` is for external labs."""
         with control.for_trial(site, spec.topology, spec.link_speed_bps, spec.mtu, spec.cpu_arrangement, dut,
-                               spec.router) as lab:
+                               self.routers) as lab:
             yield lab
 
     def check_test(self, spec: LabSpec, test_kind: str, runs_host_stacks: bool, reset_kinds: tuple[str, ...]) -> None:
@@ -99,13 +129,19 @@ class Emulated:
                 "mtu": lab.mtu.to_json(), "temporary": lab.temporary, "shared_machine": lab.shared_machine,
                 "cpu_plan": lab.cpu_plan.to_json(),
                 "napi_threads": [{k: t.get(k) for k in ("node", "ifname", "cpu", "policy", "priority")} for t in lab.napi],
-                "sysctls": lab.sysctls, "router": lab.router, "tunnel": tunnel.describe(lab.dut_config.tunnel, lab.router),
+                "sysctls": lab.sysctls, "router": lab.router, "tunnel": self.tunnel_record(lab),
                 "fib": lab.fib}
 
 
 class VmRouters(Emulated):
     """The emulated lab with VM routers (:mod:`.vm_lab`): observed from
-    QEMU's threads and the guests' agents, reset inside the guest."""
+    QEMU's threads and the guests' agents, reset inside the guest; its
+    tunnels are the real devices of Debian's kernel."""
+
+    routers = vm_lab.VM_ROUTERS
+    tunnels = tunnel.VM_TUNNELS
+    tunnels_where = "on VM routers"
+    tunnel_stand_in = False
 
     def observer(self, lab: Lab) -> Observer:
         return vm_lab.VmObserver(lab)
@@ -121,6 +157,35 @@ class External:
     """A router v6bench did not build, declared by a lab file
     (:mod:`.external`): observed over SNMP, configured and reset by the
     file's commands, told a table over BGP where the file allows it."""
+
+    #: The ``[dut]`` keys an external lab takes: a table its DUT learns over BGP (lab/bgp_speaker.py).
+    DUT_KEYS = ("table", "table_seed", "destinations")
+
+    def dut_config(self, d: dict, spec: LabSpec) -> DutConfig:
+        """The DUT is configured by the file's ``apply`` command: of
+        ``[dut]`` it takes only a table (:data:`DUT_KEYS`), which it learns
+        over BGP, and only if the file allows it (``[table]``)."""
+        ext = spec.external
+        for k in d:
+            if k not in self.DUT_KEYS:
+                raise UsageError(f"the DUT of external lab {ext.path} is configured by the file's dut.apply "
+                                 "command, not by v6bench", k)
+        dut = lab_spec.dut_config(d, spec)
+        if dut.has_table and ext.table is None:
+            raise UsageError(f"external lab {ext.path} does not allow a table: the DUT would be told routes "
+                             "to much of the address space over BGP; its file allows it with [table] "
+                             "allow_full_table = true (docs/external-lab.md)", "table")
+        return dut
+
+    def tunnel(self, name: str) -> None:
+        """None: an external DUT's tunnels are its own configuration."""
+        return None
+
+    def tunnel_record(self, lab: Lab) -> None:
+        return None
+
+    def up(self, site: Site, spec: LabSpec, dut: DutConfig | None) -> LabState:
+        raise UsageError(f"lab up builds the emulated lab; external lab {spec.external.path} is used as it is", "file")
 
     @contextmanager
     def take(self, site: Site, spec: LabSpec, dut: DutConfig | None, apply: bool = True) -> Iterator[Lab]:
@@ -165,7 +230,7 @@ class External:
     def dut_record(self, lab: Lab) -> dict:
         """The lab file's configuration file, the apply command's outcome and what the DUT's agent said of itself."""
         d = lab.spec.dut
-        return {"config": lab.dut_config.to_json() if lab.fib else {}, "description": lab.describe(),
+        return {"config": lab.dut_config.to_json() if lab.fib else {}, "description": self.describe(lab),
                 "config_file": d.config_file, "config_text": d.config_text, "applied": lab.applied,
                 "telemetry": lab.telemetry}
 

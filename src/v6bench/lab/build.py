@@ -13,7 +13,9 @@ the build fails or is interrupted.
 from __future__ import annotations
 
 import os
+import shutil
 import time
+from typing import Protocol
 
 from pyroute2 import IPRoute
 from pyroute2 import netns as pr_netns
@@ -21,7 +23,7 @@ from pyroute2 import netns as pr_netns
 from .. import engine
 from ..core.errors import LabError
 from . import dut as dut_rules
-from . import fib_load, napi, nsctl, shape, tunnel, vm_lab
+from . import fib_load, napi, nsctl, shape, tunnel
 from .dut import DutConfig
 from .mtu import IPV6_MIN, Mtus
 from .mtu import routes as mtu_routes
@@ -75,46 +77,34 @@ def _wait_carrier(ns: str, ifname: str) -> None:
             time.sleep(0.02)
 
 
-def build(site: Site, topo: Topology, link_speed_bps: float, mtu: Mtus, cpu_plan: CpuPlan, temporary: bool,
-          dut: DutConfig = DutConfig(), router: str = "ns") -> LabState:
-    """Builds the lab; the caller holds the lock and has cleared stale labs.
-    ``router``: ``ns`` (each router a namespace) or ``vm`` (each router a
-    VM, :mod:`v6bench.lab.vm_lab`; its namespace holds QEMU).
+class Routers(Protocol):
+    """How a kind of emulated lab makes its routers (lab/backends.py gives
+    each kind's): ``kind`` is recorded in the lab state (``LabState.router``);
+    ``holds_vm(node)``: the node's namespace only holds a VM (tester
+    sysctls); ``make`` builds the routers and every link once the nodes'
+    namespaces exist, and returns the recorded node list, the NAPI threads
+    arranged and the table's record (or None)."""
 
-    On any failure, or Ctrl-C, whatever was created is removed and the
-    error is raised again.
-    """
-    mtu.check([(a.node, b.node) for a, b in topo.links()])
-    tunnel.check_topology(dut.tunnel, topo.name)
-    existing = our_namespaces(site)
-    if existing:
-        raise LabError(f"namespaces {', '.join(existing)} exist already")
-    started = time.time()
-    kernel = os.uname().release
-    sysctls = {n.name: SYSCTLS[n.role] for n in topo.nodes}
+    kind: str
 
-    owner = os.getpid()
+    def holds_vm(self, node) -> bool: ...
 
-    def state(status: str, nodes=(), threads=(), fib=None) -> LabState:
-        return LabState(topo.name, link_speed_bps, mtu, status, temporary, owner, started, cpu_plan,
-                        tuple(nodes), tuple(threads), sysctls, kernel, dut.to_json(), router, fib)
+    def make(self, site: Site, topo: Topology, link_speed_bps: float, mtu: Mtus, cpu_plan: CpuPlan,
+             dut: DutConfig) -> tuple[list[dict], list[dict], dict | None]: ...
 
-    save(site, state("building"))
-    try:
-        for node in topo.nodes:
-            create_node_namespace(site, node, vm_holder=router == "vm" and node.role == "dut")
-        if router == "vm":
-            vms, macs = vm_lab.start(site, topo, link_speed_bps, mtu, cpu_plan, dut, SYSCTLS["dut"])
-            for node in topo.testers:
-                macs.update(configure_node(site, node, mtu))
-            nodes_json = vm_lab.describe(describe_nodes(site, topo, macs), vms)
-            fib = (fib_load.load(site, topo, dut.table, dut.table_seed, dut.destinations, vm_lab.table_shells(vms))
-                   if dut.has_table else None)
-            for node in topo.testers:
-                wait_carrier(site, node)
-            done = state("up", nodes_json, [], fib)
-            save(site, done)
-            return done
+
+class NamespaceRouters:
+    """Each router a namespace of this machine's kernel, joined to its
+    neighbours by veth pairs; its DUT configuration, table and tunnel set
+    up in it; threaded NAPI arranged on the CPU plan's CPUs."""
+
+    kind = "ns"
+
+    def holds_vm(self, node) -> bool:
+        return False
+
+    def make(self, site: Site, topo: Topology, link_speed_bps: float, mtu: Mtus, cpu_plan: CpuPlan,
+             dut: DutConfig) -> tuple[list[dict], list[dict], dict | None]:
         for left, right in topo.links():
             with IPRoute(netns=site.netns(left.node)) as ipr:
                 m = mtu.of(left.node, right.node)
@@ -137,7 +127,41 @@ def build(site: Site, topo: Topology, link_speed_bps: float, mtu: Mtus, cpu_plan
         for node in topo.nodes:
             wait_carrier(site, node)
         threads = arrange_cpus(site, topo, cpu_plan) if cpu_plan.arrangement == "split" else []
-        done = state("up", nodes_json, threads, fib)
+        return nodes_json, threads, fib
+
+
+#: The routers of a lab built without saying how.
+NAMESPACE_ROUTERS = NamespaceRouters()
+
+
+def build(site: Site, topo: Topology, link_speed_bps: float, mtu: Mtus, cpu_plan: CpuPlan, temporary: bool,
+          dut: DutConfig = DutConfig(), routers: Routers = NAMESPACE_ROUTERS) -> LabState:
+    """Builds the lab; the caller holds the lock and has cleared stale labs.
+    ``routers``: how its routers are made (:class:`Routers`; each a
+    namespace by default).
+
+    On any failure, or Ctrl-C, whatever was created is removed and the
+    error is raised again.
+    """
+    mtu.check([(a.node, b.node) for a, b in topo.links()])
+    tunnel.check_topology(dut.tunnel, topo.name)
+    existing = our_namespaces(site)
+    if existing:
+        raise LabError(f"namespaces {', '.join(existing)} exist already")
+    started = time.time()
+    kernel = os.uname().release
+    sysctls = {n.name: SYSCTLS[n.role] for n in topo.nodes}
+    owner = os.getpid()
+
+    def state(status: str, nodes=(), threads=(), fib=None) -> LabState:
+        return LabState(topo.name, link_speed_bps, mtu, status, temporary, owner, started, cpu_plan,
+                        tuple(nodes), tuple(threads), sysctls, kernel, dut.to_json(), routers.kind, fib)
+
+    save(site, state("building"))
+    try:
+        for node in topo.nodes:
+            create_node_namespace(site, node, vm_holder=routers.holds_vm(node))
+        done = state("up", *routers.make(site, topo, link_speed_bps, mtu, cpu_plan, dut))
         save(site, done)
         return done
     except BaseException as e:
@@ -265,7 +289,9 @@ def arrange_cpus(site: Site, topo: Topology, cpu_plan: CpuPlan, only: str | None
 def destroy(site: Site) -> list[str]:
     """Removes every namespace of this site (killing what still runs in
     them: their veths and nftables go with them) and the state file.
-    Returns the namespaces removed. Safe to call when nothing exists."""
+    and every file the lab made (:attr:`Site.lab_dir`: a VM router's
+    sockets, disks, console). Returns the namespaces removed. Safe to call
+    when nothing exists."""
     # The engine holds sockets in the namespaces but runs in none of them.
     engine.kill_recorded(site.engine_pid_file)
     removed = []
@@ -275,6 +301,6 @@ def destroy(site: Site) -> list[str]:
         except OSError as e:
             raise LabError(f"cannot remove namespace {ns}: {e}") from e
         removed.append(ns)
-    vm_lab.remove_files(site)
+    shutil.rmtree(site.lab_dir, ignore_errors=True)
     forget(site)
     return removed

@@ -16,7 +16,7 @@ from .cpus import plan
 from .dut import DutConfig
 from .mtu import Mtus
 from .site import Site
-from .spec import DEFAULT
+from .spec import DEFAULT, ROUTERS
 from .state import LabState
 from .topology import parse_topology
 
@@ -39,12 +39,12 @@ def _recover(site: Site) -> LabState | None:
 
 def describe(lab: LabState) -> str:
     return (f"topology {lab.topology}, {format_link_speed(lab.link_speed_bps)} links, {lab.cpu_plan.arrangement} CPUs, "
-            f"{'VM' if lab.router == 'vm' else 'namespace'} routers, DUT {lab.dut_config.describe()}")
+            f"{ROUTERS[lab.router]} routers, DUT {lab.dut_config.describe()}")
 
 
 def up(site: Site, topology: str, link_speed_bps: float, mtu: Mtus, arrangement: str | None,
-       dut: DutConfig = DutConfig(), router: str = "ns") -> LabState:
-    """Builds the machine's lab; refuses if one is up."""
+       dut: DutConfig = DutConfig(), routers: build.Routers = build.NAMESPACE_ROUTERS) -> LabState:
+    """Builds the machine's lab, its routers made by ``routers``; refuses if one is up."""
     topo = parse_topology(topology)
     cpu_plan = plan(arrangement)
     _require_root()
@@ -52,7 +52,7 @@ def up(site: Site, topology: str, link_speed_bps: float, mtu: Mtus, arrangement:
         current = _recover(site)
         if current is not None:
             raise LabError(f"a lab is already up ({describe(current)}): run `v6bench lab down` first")
-        return build.build(site, topo, link_speed_bps, mtu, cpu_plan, temporary=False, dut=dut, router=router)
+        return build.build(site, topo, link_speed_bps, mtu, cpu_plan, temporary=False, dut=dut, routers=routers)
 
 
 def down(site: Site) -> list[str]:
@@ -79,7 +79,8 @@ def status(site: Site) -> tuple[LabState | None, bool]:
 
 @contextmanager
 def for_trial(site: Site, topology: str | None, link_speed_bps: float | None, mtu: Mtus | None,
-              arrangement: str | None, dut: DutConfig | None = None, router: str | None = None) -> Iterator[LabState]:
+              arrangement: str | None, dut: DutConfig | None = None,
+              routers: build.Routers | None = None) -> Iterator[LabState]:
     """The lab a trial runs on, locked for the trial's whole length.
 
     The lab that is up if there is one (options given must match it);
@@ -96,7 +97,7 @@ def for_trial(site: Site, topology: str | None, link_speed_bps: float | None, mt
                 "mtu": (mtu, current.mtu),
                 "cpu_arrangement": (arrangement, current.cpu_plan.arrangement),
                 "dut": (dut, current.dut_config),
-                "router": (router, current.router),
+                "router": (routers.kind if routers else None, current.router),
             }
             for field, (given, have) in wanted.items():
                 if given is not None and given != have:
@@ -106,7 +107,8 @@ def for_trial(site: Site, topology: str | None, link_speed_bps: float | None, mt
             return
         lab = build.build(site, parse_topology(topology or DEFAULT.topology), link_speed_bps or DEFAULT.link_speed_bps,
                           mtu or DEFAULT.mtu,
-                          plan(arrangement), temporary=True, dut=dut or DutConfig(), router=router or "ns")
+                          plan(arrangement), temporary=True, dut=dut or DutConfig(),
+                          routers=routers or build.NAMESPACE_ROUTERS)
         try:
             yield lab
         finally:

@@ -176,8 +176,7 @@ class DutConfig:
         if self.scope != "flow2":
             return {}
         if self.tunnel:
-            # The carried version is the same on both kinds of router; VM routers know every name.
-            return {tunnel.get(tunnel.key(self.tunnel, "vm")).carried: f"{self.tunnel} tunnel"}
+            return {tunnel.carried(self.tunnel): f"{self.tunnel} tunnel"}
         if self.nat44:
             return {4: "IPv4 source NAT"}
         walk = {"both": (4, 6), "ipv4": (4,), "ipv6": (6,)}[self.acl_family]

@@ -73,7 +73,7 @@ class ExternalLab:
     #: A table announced to the DUT for this use (lab/bgp_speaker.py): the record lab/fib_load.py gives an
     #: emulated lab's, its FIB learning time filled in by trial/fib_learning.py; None without one.
     fib: dict | None = None
-    #: The DUT configuration v6bench gives: a table at most (lab/spec.EXTERNAL_DUT_KEYS).
+    #: The DUT configuration v6bench gives: a table at most (lab/backends.External.DUT_KEYS).
     dut_config: DutConfig = DutConfig()
     #: The speaker announcing the table, while the lab is in use.
     speaker: Speaker | None = None
@@ -83,7 +83,6 @@ class ExternalLab:
     napi: tuple = ()
     sysctls: dict = field(default_factory=dict)
     dut: dict = field(default_factory=dict)
-    tunnel_key = None  # an external DUT's tunnels are its own configuration
 
     #: The kind of lab (lab/backends.REGISTRY).
     kind = "external"

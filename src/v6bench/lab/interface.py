@@ -34,6 +34,8 @@ from .backends import Lab, Observer  # noqa: F401  (the interface's types, defin
 from .dut import DutConfig
 from .site import Site
 from .spec import LabSpec
+from .state import LabState
+from .tunnel import Tunnel
 
 
 def for_trial(site: Site, spec: LabSpec, dut: DutConfig | None, apply: bool = True) -> ContextManager[Lab]:
@@ -70,3 +72,32 @@ def dut_record(lab: Lab) -> dict:
 def record(lab: Lab) -> dict:
     """The lab part of every trial result (``docs/trial-result.md``)."""
     return backends.of(lab).record(lab)
+
+
+def dut_config(d: dict, spec: LabSpec) -> DutConfig:
+    """The ``[dut]`` table as the kind of lab of ``spec`` takes it (an
+    external lab takes a table at most; a tunnel must be one its routers
+    have); errors name the field relative to the table."""
+    return backends.for_spec(spec).dut_config(d, spec)
+
+
+def up(site: Site, spec: LabSpec, dut: DutConfig | None) -> LabState:
+    """Builds the emulated lab ``lab up`` keeps, its routers made as ``spec`` says."""
+    return backends.for_spec(spec).up(site, spec, dut)
+
+
+def tunnel(lab: Lab) -> Tunnel | None:
+    """The tunnel the lab's path carries between R1 and R2 (its overhead
+    counts in the line rate, trial/path.py), as its routers make it; None
+    without one or on an external lab (its tunnels are its own)."""
+    return backends.of(lab).tunnel(lab.dut_config.tunnel)
+
+
+def spec_tunnel(spec: LabSpec, dut: DutConfig) -> Tunnel | None:
+    """:func:`tunnel` of the lab ``spec`` and ``dut`` would give, before any lab."""
+    return backends.for_spec(spec).tunnel(dut.tunnel)
+
+
+def tunnel_record(lab: Lab) -> dict | None:
+    """The lab's tunnel as ``lab status --json`` and every result record it (lab/tunnel.record)."""
+    return backends.of(lab).tunnel_record(lab)

@@ -49,6 +49,12 @@ class Site:
         """PID and start time of the engine running on this lab, if any."""
         return self.run_dir / "engine.pid"
 
+    @property
+    def lab_dir(self) -> Path:
+        """The files the lab that is up made (a VM router's sockets, disks
+        and console), removed with it (lab/build.destroy)."""
+        return self.run_dir / "lab"
+
     def netns(self, node: str) -> str:
         """The namespace of ``node`` (``t1`` → ``v6b-t1``)."""
         return f"{self.netns_prefix}{node}"

@@ -26,11 +26,11 @@ from .mtu import parse as parse_mtu
 from .topology import parse_topology
 
 LAB_KEYS = ("topology", "link_speed", "mtu", "cpu_arrangement", "router", "file")
-#: How the emulated lab's routers are made (``[lab] router``, ``--router``).
-ROUTERS = {
-    "ns": "this machine's kernel, in a network namespace beside the tester",
-    "vm": "a QEMU virtual machine with Debian's kernel on its own CPU (lab/vm.py)",
-}
+#: How the emulated lab's routers are made (``[lab] router``, ``--router``), each with the noun
+#: that describes them: ``ns``, this machine's kernel in a namespace beside the tester; ``vm``, a
+#: QEMU virtual machine with Debian's kernel on its own CPU (lab/vm.py). lab/backends.REGISTRY has
+#: the backend of each.
+ROUTERS = {"ns": "namespace", "vm": "VM"}
 
 
 @dataclass(frozen=True)
@@ -88,7 +88,7 @@ def lab_spec(d: dict, base: Path | None = None) -> LabSpec:
     router = d.get("router", DEFAULT.router)
     if router not in ROUTERS:
         raise UsageError(f"{router!r} is not one of {', '.join(ROUTERS)}", "router")
-    if router != "ns" and not parse_topology(topo).routers:
+    if router != DEFAULT.router and not parse_topology(topo).routers:
         raise UsageError(f"topology {topo} has no router to make a {router}", "router")
     return LabSpec(topo, parse_link_speed(speed), mtu, arr, router=router)
 
@@ -113,29 +113,14 @@ def external_lab(d: dict, base: Path | None) -> LabSpec:
     return LabSpec("a", ext.link_speed_bps, Mtus(ext.mtu), None, ext)
 
 
-#: The ``[dut]`` keys an external lab takes: a table its DUT learns over BGP (lab/bgp_speaker.py).
-EXTERNAL_DUT_KEYS = ("table", "table_seed", "destinations")
-
-
 def dut_config(d: dict, lab: LabSpec) -> DutConfig:
-    """The ``[dut]`` table (lab/dut.py), on ``lab``: an ACL's place and
-    protocol need an ACL; a tunnel needs topology b. An external lab's
-    DUT is configured by its file's ``apply`` command: of ``[dut]`` it
-    takes only a table (:data:`EXTERNAL_DUT_KEYS`), which it learns over
-    BGP, and only if the file allows it (``[table]``)."""
-    if lab.external is not None:
-        for k in d:
-            if k not in EXTERNAL_DUT_KEYS:
-                raise UsageError(f"the DUT of external lab {lab.external.path} is configured by the file's dut.apply "
-                                 "command, not by v6bench", k)
+    """The ``[dut]`` table (lab/dut.py), on ``lab``, as every kind of lab
+    reads it: an ACL's place and protocol need an ACL; a tunnel needs
+    topology b. What a kind of lab adds (which keys it takes, which tunnels
+    its routers have) is its backend's ``dut_config`` (lab/backends.py),
+    which calls this."""
     dut = parse(DutConfig, d, ())
-    if lab.external is not None and dut.has_table and lab.external.table is None:
-        raise UsageError(f"external lab {lab.external.path} does not allow a table: the DUT would be told routes "
-                         "to much of the address space over BGP; its file allows it with [table] "
-                         "allow_full_table = true (docs/external-lab.md)", "table")
     if "acl_at" in d and not dut.acl:
         raise UsageError("needs an ACL (acl = 1 or more rules)", "acl_at")
     tunnel.check_topology(dut.tunnel, lab.topology)
-    if dut.tunnel:
-        tunnel.get(tunnel.key(dut.tunnel, lab.router))  # gre exists on VM routers only
     return dut

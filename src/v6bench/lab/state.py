@@ -33,7 +33,6 @@ from .cpus import CpuPlan
 from .dut import DutConfig
 from .mtu import Mtus
 from .site import Site
-from .tunnel import key as tunnel_key
 
 STATE_VERSION = 1
 
@@ -92,11 +91,6 @@ class LabState:
         in namespaces named so."""
         n = self.nodes[0]
         return n["netns"].removesuffix(n["name"])
-
-    @property
-    def tunnel_key(self) -> str | None:
-        """The tunnel its path carries (lab/tunnel.key: the mechanism depends on the routers)."""
-        return tunnel_key(self.dut_config.tunnel, self.router)
 
     @property
     def dut_config(self) -> DutConfig:

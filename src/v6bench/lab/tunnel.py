@@ -70,12 +70,18 @@ NAMES = tuple(dict.fromkeys([*TUNNELS, *VM_TUNNELS]))
 TUNNEL_DEV = "tun0"  # a VM router's tunnel device
 
 
-def key(name: str | None, router: str = "ns") -> str | None:
-    """The tunnel a lab's path carries: its name on namespace routers,
-    ``NAME@vm`` on VM routers (another mechanism, another overhead)."""
-    if not name:
-        return None
-    return f"{name}@vm" if router == "vm" else name
+def carried(name: str) -> int:
+    """The IP version tunnel ``name`` carries, the same on every kind of router."""
+    return {**TUNNELS, **VM_TUNNELS}[name].carried
+
+
+def find(name: str, table: dict[str, Tunnel], where: str) -> Tunnel:
+    """Tunnel ``name`` of ``table``, the tunnels a kind of router has
+    (lab/backends.py: :data:`TUNNELS` on namespace routers, :data:`VM_TUNNELS`
+    on VM routers); ``where`` names that kind in the error."""
+    if name not in table:
+        raise UsageError(f"{name!r} is not one of {', '.join(table)} {where}", "tunnel")
+    return table[name]
 
 
 SID = {"r1": "2001:2:0:f4::1", "r2": "2001:2:0:f4::2"}
@@ -99,24 +105,13 @@ def scoped_rule(version: int) -> list[str]:
             "lookup", SCOPED_TABLE]
 
 
-def get(name: str) -> Tunnel:
-    """The tunnel of a name or a :func:`key` (``6in4@vm``)."""
-    base, _, router = name.partition("@")
-    table = VM_TUNNELS if router == "vm" else TUNNELS
-    if base not in table:
-        where = "on VM routers" if router == "vm" else "on namespace routers (gre: use router = \"vm\")"
-        raise UsageError(f"{base!r} is not one of {', '.join(table)} {where}", "tunnel")
-    return table[base]
-
-
-def check_frame(tunnel: str | None, frame_size: int, versions: set[int], mtu: int) -> None:
+def check_frame(t: Tunnel | None, frame_size: int, versions: set[int], mtu: int) -> None:
     """Refuses frames of ``frame_size`` bytes when the IP ``versions`` sent
     include the carried one and it would not fit the R1–R2 link's MTU with
     the tunnel's overhead (the routers would fragment or drop it, which is
     another test)."""
-    if not tunnel:
+    if t is None:
         return
-    t = get(tunnel)
     if t.carried in versions and frame_size - ETHERNET_BYTES + t.overhead_bytes > mtu:
         raise UsageError(f"{frame_size} bytes with the {t.name} tunnel's {t.overhead_bytes} bytes needs an MTU of "
                          f"{frame_size - ETHERNET_BYTES + t.overhead_bytes} on the R1–R2 link; the lab's is {mtu} (at most "
@@ -138,7 +133,7 @@ def configure(site: Site, topo: Topology, name: str, mtu: int, only: str | None 
     their addresses and static routes, for every frame of the carried
     version or (``scoped``) for flow 2's only; idempotent."""
     check_topology(name, topo.name)
-    t = get(name)
+    t = TUNNELS[name]
     for me, peer in (("r1", "r2"), ("r2", "r1")):
         if only not in (None, me):
             continue
@@ -176,13 +171,12 @@ def network(address_with_prefix: str) -> str:
     return str(ipaddress.ip_interface(address_with_prefix).network)
 
 
-def describe(name: str | None, router: str) -> dict | None:
+def record(t: Tunnel | None, stand_in: bool) -> dict | None:
     """What the lab's ``--tunnel`` is (``lab status --json``, every result):
     its kind, the mechanism carrying it and its overhead; ``stand_in`` true
     on namespace routers, whose kernel (this machine's) has no ``sit``,
     ``ip6tnl`` or ``gre`` (module docstring)."""
-    if not name:
+    if t is None:
         return None
-    t = get(key(name, router))
     return {"kind": t.name, "carried_ip_version": t.carried, "overhead_bytes": t.overhead_bytes,
-            "mechanism": t.mechanism, "stand_in": router == "ns"}
+            "mechanism": t.mechanism, "stand_in": stand_in}

@@ -89,7 +89,7 @@ def tunnel_lines(topo: Topology, router: str, name: str, mtu: Mtus, scoped: bool
     for 4in6 and gre4in6), its MTU the link's less the overhead, and then
     :func:`tunnel_route_lines`; ``scoped``: for flow 2 only, by the rule of
     :func:`v6bench.lab.tunnel.scoped_rule`."""
-    t = tunnel.get(tunnel.key(name, "vm"))
+    t = tunnel.VM_TUNNELS[name]
     me, peer = ("r1", "r2") if router == "r1" else ("r2", "r1")
     core = topo.node(me).interface(f"{me}-{peer}")
     peer_core = topo.node(peer).interface(f"{peer}-{me}")
@@ -116,7 +116,7 @@ def tunnel_route_lines(topo: Topology, router: str, name: str, scoped: bool = Fa
     the tunnel device, replacing the static one over the bare link or
     (``scoped``) in the table of flow 2's rule (set up with the device, and
     again after a soft reset restored the static one)."""
-    t = tunnel.get(tunnel.key(name, "vm"))
+    t = tunnel.VM_TUNNELS[name]
     me, peer = ("r1", "r2") if router == "r1" else ("r2", "r1")
     far = topo.node("t2" if me == "r1" else "t1").interfaces[0]
     if t.carried == 6:

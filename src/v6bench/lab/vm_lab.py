@@ -25,7 +25,7 @@ from contextlib import ExitStack, contextmanager
 from pyroute2 import IPRoute
 
 from ..core.errors import LabError
-from . import cost, fib_load, guest, vm, vm_config, vm_image
+from . import build, cost, fib_load, guest, vm, vm_config, vm_image
 from .cpus import CpuPlan
 from .dut import DutConfig
 from .cpu_window import Sampler
@@ -73,7 +73,7 @@ def ports_of(site: Site, topo: Topology, router: str) -> list[vm.VmPort]:
         if peer.role == "tester":
             out.append(vm.VmPort(i.peer_name, site.netns(peer.name), i.name, mac))
         else:
-            run = site.run_dir
+            run = site.lab_dir
             out.append(vm.VmPort(i.name, "", i.name, mac, dgram=(str(run / f"{router}-{i.name}.dgram"),
                                                                  str(run / f"{i.peer_node}-{i.peer_name}.dgram"))))
     return out
@@ -87,7 +87,7 @@ def start(site: Site, topo: Topology, link_speed_bps: float, mtu: Mtus, cpu_plan
     the path get its route file as a disk (the table is loaded later,
     :func:`table_shells`)."""
     vm_image.load_manifest()
-    site.run_dir.mkdir(parents=True, exist_ok=True)
+    site.lab_dir.mkdir(parents=True, exist_ok=True)
     on_path = {h.router for h in fib_load.hops(topo)}
     routes = fib_load.routes_file(site, dut.table, dut.table_seed) if dut.has_table else None
     vms: dict[str, vm.Vm] = {}
@@ -98,7 +98,7 @@ def start(site: Site, topo: Topology, link_speed_bps: float, mtu: Mtus, cpu_plan
         script = vm_config.startup_script(topo, r, mtu, sysctls, dut, link_speed_bps)
         cpu = cpu_plan.router_cpu(routers.index(r)) if cpu_plan.arrangement == "split" else None
         disk = routes if r in on_path else None
-        vms[r] = vm.start(r, site.netns(r), site.run_dir, ports, cpu, script, table_disk=disk, memory_mb=memory_mb(disk))
+        vms[r] = vm.start(r, site.netns(r), site.lab_dir, ports, cpu, script, table_disk=disk, memory_mb=memory_mb(disk))
         for p in ports:
             macs[(r, p.guest_ifname)] = p.mac
             if p.tap_netns:
@@ -106,6 +106,32 @@ def start(site: Site, topo: Topology, link_speed_bps: float, mtu: Mtus, cpu_plan
                     ipr.link("set", index=ipr.link_lookup(ifname=p.tap)[0], mtu=mtu.of(r, topo.node(r).interface(p.guest_ifname).peer_node))
         _management(site, vms[r])
     return vms, macs
+
+
+class VmRouters:
+    """How the emulated lab's routers are made when each is a VM
+    (lab/build.Routers): the VMs booted in their nodes' namespaces, the
+    testers' links configured, the table loaded in the guests."""
+
+    kind = "vm"
+
+    def holds_vm(self, node) -> bool:
+        return node.role == "dut"
+
+    def make(self, site: Site, topo: Topology, link_speed_bps: float, mtu: Mtus, cpu_plan: CpuPlan,
+             dut: DutConfig) -> tuple[list[dict], list[dict], dict | None]:
+        vms, macs = start(site, topo, link_speed_bps, mtu, cpu_plan, dut, build.SYSCTLS["dut"])
+        for node in topo.testers:
+            macs.update(build.configure_node(site, node, mtu))
+        nodes_json = describe(build.describe_nodes(site, topo, macs), vms)
+        fib = (fib_load.load(site, topo, dut.table, dut.table_seed, dut.destinations, table_shells(vms))
+               if dut.has_table else None)
+        for node in topo.testers:
+            build.wait_carrier(site, node)
+        return nodes_json, [], fib
+
+
+VM_ROUTERS = VmRouters()
 
 
 def _management(site: Site, v: vm.Vm) -> None:
@@ -292,13 +318,3 @@ def _host_cost(v: vm.Vm, window: dict | None, tids: set[int]) -> dict:
 def _qemu_share(host: dict) -> float | None:
     """A VM's forwarding work in CPUs (lab/cost.py): its QEMU threads' run time over the window, unrounded."""
     return None if host.get("qemu_busy_ns") is None else host["qemu_busy_ns"] / (host["window_s"] * 1e9)
-
-
-def remove_files(site: Site) -> None:
-    """The VM routers' files in the run directory (control sockets, startup
-    disks, datagram sockets, consoles): removed with the lab."""
-    if not site.run_dir.is_dir():
-        return
-    for pattern in ("*-ctl.sock", "*-startup.img", "*.dgram", "*-console.log", "*-qemu.err"):
-        for p in site.run_dir.glob(pattern):
-            p.unlink(missing_ok=True)

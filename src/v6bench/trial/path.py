@@ -23,7 +23,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..lab import tunnel as lab_tunnel
+from ..lab import interface
+from ..lab.tunnel import Tunnel
 from ..lab.mtu import IPV6_MIN, Mtus, link_name
 from ..lab.topology import parse_topology
 from ..core.rates import ETHERNET_BYTES, l1_bytes
@@ -48,15 +49,15 @@ class LabPath:
 
     link_speed_bps: float
     links: tuple[tuple[str, int], ...]
-    tunnel: str | None = None
+    tunnel: Tunnel | None = None
 
     @classmethod
     def of(cls, lab) -> LabPath:
         """The path of a lab (:mod:`v6bench.lab.interface`)."""
-        return cls.build(lab.topology, lab.link_speed_bps, lab.mtu, lab.tunnel_key)
+        return cls.build(lab.topology, lab.link_speed_bps, lab.mtu, interface.tunnel(lab))
 
     @classmethod
-    def build(cls, topology: str, link_speed_bps: float, mtu: Mtus, tunnel: str | None = None,
+    def build(cls, topology: str, link_speed_bps: float, mtu: Mtus, tunnel: Tunnel | None = None,
               src: str = "t1", dst: str = "t2") -> LabPath:
         """The path from tester ``src`` to ``dst`` (t1 to t2 by default)."""
         names = parse_topology(topology).path(src, dst)
@@ -113,7 +114,7 @@ class LabPath:
         puts on any link of the path, fragments and tunnel overhead
         included."""
         shares = [(v, s / 100) for v, s in ((4, ipv4_pct), (6, 100 - ipv4_pct)) if s > 0]
-        carried = lab_tunnel.get(self.tunnel) if self.tunnel else None
+        carried = self.tunnel
         worst = 0.0
         for reverse in (False, True) if bidirectional else (False,):
             names = [n for n, _ in self.links][:: -1 if reverse else 1]

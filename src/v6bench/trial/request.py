@@ -15,6 +15,7 @@ from ..core.frames import Mix, Traffic, parse_mix
 from . import fit
 from .path import LabPath
 from ..lab.mtu import Mtus
+from ..lab.tunnel import Tunnel
 
 MAX_DURATION_S = 86400.0
 
@@ -73,7 +74,7 @@ class TrialRequest:
         """The intended rate per direction [frames/s]."""
         return self.rate.fps(self.frame_size, link_speed_bps)
 
-    def check_on_lab(self, topology: str, link_speed_bps: float, mtu: Mtus, tunnel: str | None,
+    def check_on_lab(self, topology: str, link_speed_bps: float, mtu: Mtus, tunnel: Tunnel | None,
                      dut_scope: str = "all") -> float:
         """Checks the request fits a lab of ``topology`` with these links,
         MTUs, tunnel and DUT scenario scope (what the traffic needs of the topology, mesh

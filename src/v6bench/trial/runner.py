@@ -156,7 +156,7 @@ def run(lab: Lab, request: TrialRequest, engine_pid_file: Path | None = None,
     returned dict is stored under ``action`` with ``action_at_s``, the
     time it started after the first frame was due.
     """
-    fps = request.check_on_lab(lab.topology, lab.link_speed_bps, lab.mtu, lab.tunnel_key, lab.dut_config.scope)
+    fps = request.check_on_lab(lab.topology, lab.link_speed_bps, lab.mtu, interface.tunnel(lab), lab.dut_config.scope)
     if request.order_seed is None:  # every trial its own order of the families and flows (trial/spec.py)
         request = replace(request, order_seed=random.SystemRandom().randrange(2**31))
     spec = engine_spec(lab, request, fps)

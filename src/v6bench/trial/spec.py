@@ -18,6 +18,7 @@ from pathlib import Path
 
 from ..core.errors import UsageError
 from ..engine.spec import Port, Stream, TrialSpec, Walk
+from ..lab import interface
 from ..lab.interface import Lab
 from . import backend, mesh
 from ..core import ext_headers, frames
@@ -53,7 +54,7 @@ def engine_spec(lab: Lab, request: TrialRequest, fps: float) -> TrialSpec:
                   for t in testers)
     if request.runs_s is not None:  # a share unit's run lasts runs_s (lab/cost.runs reads them back)
         ports = tuple(replace(p, tx_run_frames=max(1, round(request.runs_s * fps))) if p.sends else p for p in ports)
-    tunnel = lab.tunnel_key
+    tunnel = interface.tunnel(lab)
     walks = table_walks(lab)
     if walks and request.ext_headers and ext_headers.has_routing_header(request.ext_headers):
         raise UsageError(f"the {request.ext_headers} preset's routing header names the final destination: not "
