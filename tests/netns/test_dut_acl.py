@@ -18,7 +18,7 @@ import pytest
 from cli_site import RUN_DIR, PREFIX, capture, clean_site, facing, remove_run_dir, tshark_fields, trial_json, v6bench  # noqa: F401
 from v6bench import engine
 from v6bench.lab import observe, state
-from v6bench.lab.dut import acl_counters
+from v6bench.lab.configured import acl_counters
 from v6bench.lab.site import Site
 from v6bench.trial.request import make_request
 from v6bench.trial.runner import dut_cpu_pct

@@ -27,7 +27,7 @@ from .spec import Campaign
 def environment(lab: Lab) -> dict:
     """What produced the results: machine, lab, and the DUT as configured:
     in the emulated lab its rule sets, qdiscs, routes and links
-    (:func:`dut.datapaths`); an external lab's file (hash, ports, DUT
+    (:func:`configured.datapaths`); an external lab's file (hash, ports, DUT
     commands, the configuration file), the apply command's outcome and
     what the DUT's agent said of itself."""
     return {**selftest.machine(), "v6bench": __version__, "tools": {"iperf3": _iperf3_version()},

@@ -33,9 +33,8 @@ from contextlib import contextmanager
 from dataclasses import replace
 from typing import ContextManager, Iterator, Protocol, Union
 
-from . import bgp_speaker, build, control, external, observe, snmp_observe, state, tunnel, vm_lab
+from . import bgp_speaker, build, configured, control, external, observe, snmp_observe, state, tunnel, vm_lab
 from . import spec as lab_spec
-from . import dut as dut_rules
 from . import reset as lab_reset
 from ..core.errors import UsageError
 from .dut import DutConfig
@@ -119,9 +118,9 @@ class Emulated:
         return control.describe(lab)
 
     def dut_record(self, lab: Lab) -> dict:
-        """Its rule sets, qdiscs, routes and links (:func:`dut.datapaths`)."""
-        return {"config": lab.dut or {}, "rulesets": dut_rules.rulesets(list(lab.nodes)),
-                "datapaths": dut_rules.datapaths(list(lab.nodes), table=lab.fib is not None),
+        """Its rule sets, qdiscs, routes and links (:func:`configured.datapaths`)."""
+        return {"config": lab.dut or {}, "rulesets": configured.rulesets(list(lab.nodes)),
+                "datapaths": configured.datapaths(list(lab.nodes), table=lab.fib is not None),
                 "description": control.describe(lab)}
 
     def record(self, lab: Lab) -> dict:

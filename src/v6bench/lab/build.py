@@ -23,7 +23,7 @@ from pyroute2 import netns as pr_netns
 from .. import engine
 from ..core.errors import LabError
 from . import dut as dut_rules
-from . import fib_load, napi, nsctl, shape, tunnel
+from . import configured, fib_load, napi, nsctl, shape, tunnel, tunnel_setup
 from .dut import DutConfig
 from .mtu import IPV6_MIN, Mtus
 from .mtu import routes as mtu_routes
@@ -123,7 +123,7 @@ class NamespaceRouters:
                              fib_load.namespace_shells(site, topo, dut.table, dut.table_seed))
                if dut.has_table else None)
         if dut.tunnel:
-            tunnel.configure(site, topo, dut.tunnel, mtu.of("r1", "r2"), scoped=dut.scope == "flow2")
+            tunnel_setup.configure(site, topo, dut.tunnel, mtu.of("r1", "r2"), scoped=dut.scope == "flow2")
         for node in topo.nodes:
             wait_carrier(site, node)
         threads = arrange_cpus(site, topo, cpu_plan) if cpu_plan.arrangement == "split" else []
@@ -236,7 +236,7 @@ def configure_dut(site: Site, topo: Topology, dut: DutConfig, link_speed_bps: fl
         if node.role == "dut" and only in (None, node.name):
             text = dut_rules.ruleset(dut, topo, node.name)
             if text:
-                dut_rules.apply(site.netns(node.name), text)
+                configured.apply(site.netns(node.name), text)
             if dut.shape:
                 for i in node.interfaces:
                     shape.apply(site.netns(node.name), i.name, link_speed_bps, mtu.of(i.node, i.peer_node))

@@ -63,7 +63,7 @@ def describe(lab: Lab) -> str:
 
 def dut_record(lab: Lab) -> dict:
     """The DUT as configured, for a run's environment: in the emulated lab
-    its rule sets, qdiscs, routes and links (:func:`dut.datapaths`); an
+    its rule sets, qdiscs, routes and links (:func:`configured.datapaths`); an
     external lab's configuration file, the apply command's outcome and what
     the DUT's agent said of itself."""
     return backends.of(lab).dut_record(lab)

@@ -17,7 +17,7 @@ from pyroute2 import IPRoute
 
 from . import cost, napi
 from .cpu_window import Sampler
-from .dut import acl_counters
+from .configured import acl_counters
 from .state import LabState
 
 COUNTERS = ("rx_packets", "tx_packets", "rx_dropped", "tx_dropped")
@@ -31,7 +31,7 @@ class Snapshot:
 
     cpu_ns: dict[int, int | None]
     counters: dict[str, dict[str, int]]  # "r1/r1-t2" → counters
-    acl: dict[str, dict[str, dict[str, int]]]  # "r1" → dut.acl_counters()
+    acl: dict[str, dict[str, dict[str, int]]]  # "r1" → configured.acl_counters()
 
 
 def snapshot(lab: LabState) -> Snapshot:

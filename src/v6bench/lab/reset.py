@@ -33,7 +33,7 @@ from pyroute2.netlink.rtnl.ndmsg import NUD_FAILED, NUD_INCOMPLETE
 
 from ..core.errors import LabError
 from ..core.tester import RESET_KINDS as KINDS
-from . import build, fib_load, napi, tunnel
+from . import build, fib_load, napi, tunnel_setup
 from .site import Site
 from .state import LabState, save
 from .topology import parse_topology
@@ -104,7 +104,7 @@ def reset(site: Site, lab: LabState, kind: str, router: str = "r1") -> tuple[Lab
         build.configure_dut(site, topo, lab.dut_config, lab.link_speed_bps, lab.mtu, only=router)
     build.address(site, node, lab.mtu)
     if lab.dut_config.tunnel:  # its routes went with the links (and its device with a hard reset's namespace)
-        tunnel.configure(site, topo, lab.dut_config.tunnel, lab.mtu.of("r1", "r2"), only=router,
+        tunnel_setup.configure(site, topo, lab.dut_config.tunnel, lab.mtu.of("r1", "r2"), only=router,
                          scoped=lab.dut_config.scope == "flow2")
     if lab.fib is not None:  # the table went with its next hops' link (or namespace): learned again, as a router does
         d = lab.dut_config
