@@ -25,9 +25,9 @@ Two arrangements of the receiving veth are measured, each with both tools:
     the engine's ring copy) runs on the sending CPU;
   * napi: GRO and threaded NAPI on the receiving veth move that work into a
     kernel thread pinned to the other CPU (the engine's receive CPU), at
-    SCHED_FIFO as the lab runs every NAPI thread (lab/napi.py), and the
+    SCHED_FIFO as the lab runs every NAPI thread (lab/emulated/napi.py), and the
     engine's receive thread beside it at the same priority (its
-    rx_priority, as the lab gives it: lab/cpus.py).
+    rx_priority, as the lab gives it: lab/model/cpus.py).
 
 Prints, per arrangement, as medians over --rounds alternating runs:
   * trafgen's rate and the engine's maximum rate, and their ratio;
@@ -60,7 +60,7 @@ from scipy.stats import binom
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 from v6bench import engine, stopping  # noqa: E402
-from v6bench.lab import napi as napi_lab  # noqa: E402
+from v6bench.lab.emulated import napi as napi_lab  # noqa: E402
 
 NS_A, NS_B, IF_A, IF_B = "v6bb-a", "v6bb-b", "v6bba", "v6bbb"
 TX_CPU, RX_CPU = 1, 0
@@ -95,7 +95,7 @@ def build(napi: bool, queues: int = 1) -> None:
             raise SystemExit("threaded NAPI did not start on the receiving veth")
         for pid in threads:
             sh("taskset", "-pc", str(RX_CPU), pid)
-            # as in the lab (lab/napi.py): a port's receive work runs before any task on its CPU
+            # as in the lab (lab/emulated/napi.py): a port's receive work runs before any task on its CPU
             sh("chrt", "-f", "-p", str(napi_lab.FIFO_PRIORITY), pid)
 
 
@@ -116,7 +116,7 @@ def spec(rate_fps: float, duration_s: float, backend: str = "af_packet", ip_vers
          rx_priority: int | None = None, walk: bool = False) -> dict:
     """The engine's trial: A sends to B. ``rx_priority``: the receive
     thread's SCHED_FIFO priority, in the napi arrangement that of the NAPI
-    thread on its CPU, as the lab does (lab/cpus.py, tester_rx_priority).
+    thread on its CPU, as the lab does (lab/model/cpus.py, tester_rx_priority).
     ``walk``: the IPv4 stream walks :data:`WALK`'s destinations."""
     size = 64 if ip_version == 4 else 84
     stream = {"tx_port": "a", "rx_port": "b", "ip_version": ip_version, "frame_size": size}

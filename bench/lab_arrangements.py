@@ -12,8 +12,8 @@ import argparse
 import sys
 
 from v6bench import stopping
-from v6bench.lab import control
-from v6bench.lab.site import Site
+from v6bench.lab.emulated import control
+from v6bench.lab.model.site import Site
 from v6bench.trial import runner
 from v6bench.trial.request import make_request
 

@@ -16,7 +16,7 @@ seed 000's 25-rule access lists on its input and its output port, 50
 rules a frame, bring its 128-B capacity to about 150-180 kframes/s, well
 within the tester's reach: this is the DUT the targets are checked on
 (docs/performance.md, runs N and N2). ``limit50k``, the same router
-without lists, policed by lab/dut.py (``limit_fps``) to 50,000 frames/s:
+without lists, policed by lab/model/dut.py (``limit_fps``) to 50,000 frames/s:
 a DUT of known, fixed capacity, whose spread is what the tester, the
 search and the lab add. ``default``, the emulated router as every
 topology-a test has it: on two vCPUs it forwards 128-B frames faster
@@ -49,7 +49,7 @@ from pathlib import Path
 
 from v6bench import stopping
 from v6bench.campaign import session, spec
-from v6bench.lab.site import Site
+from v6bench.lab.model.site import Site
 from v6bench.report import data as report_data
 from v6bench.report import samples
 from v6bench.store.db import Store
@@ -65,7 +65,7 @@ SEARCHES = {
 }
 
 
-#: The router configurations: a campaign's ``[dut]`` table (lab/dut.py).
+#: The router configurations: a campaign's ``[dut]`` table (lab/model/dut.py).
 DUTS = {
     "acl25both": {"acl": 25, "acl_at": "both"},
     "limit50k": {"limit_fps": 50_000},

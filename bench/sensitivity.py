@@ -2,7 +2,7 @@
 
 One campaign, ``--blocks`` randomized repetition blocks (10 by default) on
 topology a, 1G links, 128-B frames, in seven scenarios that differ only
-in R1's access lists (lab/dut.py):
+in R1's access lists (lab/model/dut.py):
 
 - ``plain``: forwarding alone;
 - ``acl10-ipv6``, ``acl100-ipv6``: a list of K rules (K − 1 non-matching
@@ -27,7 +27,7 @@ In each scenario and block:
 - one trial at ``--cost-load`` sent in runs (``runs_s`` = 0.1 s: each
   stream's frames 0.1 s in a row, the streams in turn; two flows a
   family): each family's and each flow's cost per frame read inside the
-  trial (lab/cost.py), compared paired, and each family's flow 2 against
+  trial (lab/emulated/cost.py), compared paired, and each family's flow 2 against
   flow 1 (an A/A control, or the scoped list against its control).
 
 Prints, from the run's own report (one Benjamini–Hochberg correction over
@@ -60,7 +60,7 @@ from pathlib import Path
 
 from v6bench import stopping
 from v6bench.campaign import session, spec
-from v6bench.lab.site import Site
+from v6bench.lab.model.site import Site
 from v6bench.report import data as report_data
 from v6bench.report import verdicts
 from v6bench.store.db import Store
@@ -70,7 +70,7 @@ COMMAND = "bench/sensitivity.py"
 TARGET_MEDIAN_US, TARGET_MEDIAN_PCT, TARGET_COST_PCT = 0.2, 1.5, 3.0
 #: The runs of the cost trials sent in runs [s] (core/frames.Traffic.runs_s): 6,000 frames at 60 kframes/s.
 RUNS_S = 0.1
-#: The scenarios: R1's [dut] table each (lab/dut.py); the first is plain forwarding.
+#: The scenarios: R1's [dut] table each (lab/model/dut.py); the first is plain forwarding.
 SCENARIOS = {
     "plain": {},
     "acl10-ipv6": {"acl": 10, "acl_family": "ipv6"},

@@ -30,7 +30,7 @@ from pathlib import Path
 
 from v6bench import stopping
 from v6bench.campaign import session, spec
-from v6bench.lab.site import Site
+from v6bench.lab.model.site import Site
 from v6bench.report import data as report_data
 from v6bench.store.db import Store
 from v6bench.trial import backend

@@ -43,9 +43,10 @@ from dataclasses import replace
 from typing import Callable
 
 from . import engine
-from .lab import control, cpus, wakeful
-from .lab.mtu import Mtus
-from .lab.site import Site
+from .lab.emulated import control, wakeful
+from .lab.model import cpus
+from .lab.model.mtu import Mtus
+from .lab.model.site import Site
 from .methods import binary_search
 from .core.tester import Measurement, Tester
 from .methods.retry import Retrying
@@ -229,7 +230,7 @@ def stale(result: dict | None, cpu_plan: dict, frame_sizes: tuple[int, ...], mtu
         return "there is none"
     env, now = result.get("environment") or {}, now or machine()
     for key, what in (("kernel", "kernel"), ("engine_sha256", "engine build"), ("cpus", "CPU count"),
-                      ("cpu_idle", "CPUs' idle while trials ran (lab/wakeful.py)"),
+                      ("cpu_idle", "CPUs' idle while trials ran (lab/emulated/wakeful.py)"),
                       ("tester_backend", f"tester packet I/O ({backend.ENV})")):
         if env.get(key) != now.get(key):
             return f"its {what} was {env.get(key)}, now {now.get(key)}"

@@ -17,9 +17,9 @@ import pytest
 
 from cli_site import RUN_DIR, PREFIX, capture, clean_site, facing, remove_run_dir, tshark_fields, trial_json, v6bench  # noqa: F401
 from v6bench import engine
-from v6bench.lab import observe, state
-from v6bench.lab.configured import acl_counters
-from v6bench.lab.site import Site
+from v6bench.lab.emulated import observe, state
+from v6bench.lab.emulated.configured import acl_counters
+from v6bench.lab.model.site import Site
 from v6bench.trial.request import make_request
 from v6bench.trial.runner import dut_cpu_pct
 from v6bench.trial.spec import engine_spec
@@ -89,7 +89,7 @@ def test_a_list_only_one_flow_walks_is_found_in_the_trial_and_in_the_cost_per_fr
     margins over six 1-s trials at 20 kframes/s: every one with the
     walking flow slower (the exact signed-rank test's p is 2/64), the A/A
     flows' median gap under a third of the scenario's; and, in two 2-s
-    trials at 60 kframes/s sent in 0.1-s runs (lab/cost.py), the CPU time
+    trials at 60 kframes/s sent in 0.1-s runs (lab/emulated/cost.py), the CPU time
     per frame of IPv6's flow 2 0.6 µs above its flow 1's (measured
     +1.52 … +1.93 µs in 10 trials, docs/performance.md), IPv4's two
     identical flows apart by less than half of that (measured −0.69 …

@@ -204,7 +204,7 @@ print(got)
 
 def test_another_stations_frames_reach_the_kernel_during_an_af_xdp_trial(router_lab, tmp_path):
     """A macvlan of t2's port with its own MAC and address (as the BGP
-    speaker of an external lab is, lab/bgp_speaker.py) is answered by its
+    speaker of an external lab is, lab/external/bgp_speaker.py) is answered by its
     kernel while the engine holds the port with AF_XDP: the XDP program
     passes unicast frames for other MACs (engine/src/bpf.rs). Before that,
     it redirected every frame and these datagrams went unanswered."""

@@ -23,7 +23,7 @@ from cli_site import PREFIX, clean_site, remove_run_dir, v6bench  # noqa: F401
 from external_router import ExternalRouter, sh
 from spoiled import unspoiled
 
-from v6bench.lab.snmp_observe import BOX_BASIS
+from v6bench.lab.external.snmp_observe import BOX_BASIS
 
 pytestmark = [pytest.mark.netns, pytest.mark.usefixtures("clean_site", "remove_run_dir")]
 

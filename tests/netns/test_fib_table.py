@@ -1,4 +1,4 @@
-"""A forwarding table in the emulated lab's routers (lab/fib_load.py), from
+"""A forwarding table in the emulated lab's routers (lab/emulated/fib_load.py), from
 the command line on the tests' own lab site: 100 k prefixes a family
 loaded into the router and counted back, the FIB learning time recorded,
 and a trial whose frames walk the table's destinations through it, every

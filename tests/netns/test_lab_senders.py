@@ -1,4 +1,4 @@
-"""A lab whose tester has two sender CPUs (5+ CPUs in `split`, lab/cpus.py)
+"""A lab whose tester has two sender CPUs (5+ CPUs in `split`, lab/model/cpus.py)
 gives its tester links two queues and a port sending alone two senders:
 built here on any machine with a hand-made CPU plan, its counts exact."""
 
@@ -11,11 +11,11 @@ from pathlib import Path
 import pytest
 from spoiled import unspoiled
 
-from v6bench.lab import build, state
-from v6bench.lab.cpus import CpuPlan
-from v6bench.lab.mtu import Mtus
-from v6bench.lab.site import Site
-from v6bench.lab.topology import parse_topology
+from v6bench.lab.emulated import build, state
+from v6bench.lab.model.cpus import CpuPlan
+from v6bench.lab.model.mtu import Mtus
+from v6bench.lab.model.site import Site
+from v6bench.lab.model.topology import parse_topology
 from v6bench.trial import runner
 from v6bench.trial.request import make_request
 

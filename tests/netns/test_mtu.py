@@ -11,8 +11,8 @@ from __future__ import annotations
 import pytest
 
 from cli_site import PREFIX, RUN_DIR, capture, clean_site, remove_run_dir, tshark_fields, trial_json, v6bench  # noqa: F401
-from v6bench.lab import state
-from v6bench.lab.site import Site
+from v6bench.lab.emulated import state
+from v6bench.lab.model.site import Site
 
 pytestmark = [pytest.mark.netns, pytest.mark.usefixtures("clean_site", "remove_run_dir")]
 SITE = Site(RUN_DIR, PREFIX)

@@ -212,7 +212,7 @@ def test_a_vm_router_with_four_tester_ports_carries_full_mesh_traffic(nothing_le
         assert res["tx_frames"] == 4000 and res["lost_frames"] == 0, (res["lost_frames"], res["tester_limited_reasons"])
         assert len({s["direction"] for s in res["streams"]}) == 12
         nics = set(guest_cmd("r1", "ls", "/sys/class/net").split())
-        assert {"r1-t1", "r1-t2", "r1-t3", "r1-t4", "mgmt"} <= nics, nics  # named by their MACs (lab/guest/init)
+        assert {"r1-t1", "r1-t2", "r1-t3", "r1-t4", "mgmt"} <= nics, nics  # named by their MACs (lab/vm/guest/init)
 
 
 def test_the_dut_configurations_run_inside_the_guest(nothing_left):
@@ -238,8 +238,8 @@ def test_the_dut_configurations_run_inside_the_guest(nothing_left):
 
 
 def guest_cmd(node: str, *argv: str) -> str:
-    from v6bench.lab import router_shell, state
-    from v6bench.lab.site import Site
+    from v6bench.lab.emulated import router_shell, state
+    from v6bench.lab.model.site import Site
     site = Site(RUN_DIR, PREFIX)
     return router_shell.command(state.load(site).node(node), list(argv)).strip()
 
@@ -249,16 +249,17 @@ def st_links(node: str) -> str:
 
 
 def test_a_vm_router_holds_a_table_loaded_in_its_guest_and_again_after_a_reset(nothing_left):
-    """``--table`` with VM routers (lab/vm_lab.py): the route file is the
+    """``--table`` with VM routers (lab/vm/vm_lab.py): the route file is the
     guest's second disk and its memory grows for it; the table is loaded in
     the guest and counted back from the guest's kernel; t1's frames walk it,
     every frame counted; a soft reset (links down and up, which takes the
     routes through the next hop with it) loads it again, counted back and
     looked up again (the reset fails otherwise). Measured under TCG: lab up
     24 s (boot 11.5 s, 20,000 routes in 3.3 s), the reset 7.7 s."""
-    from v6bench.lab import control, fib_load, interface
-    from v6bench.lab import vm_lab as vm_routers
-    from v6bench.lab.site import Site
+    from v6bench.lab.emulated import control, fib_load
+    from v6bench.lab import interface
+    from v6bench.lab.vm import vm_lab as vm_routers
+    from v6bench.lab.model.site import Site
 
     with vm_lab("--table", "10k", "--destinations", "500"):
         st = json.loads(v6bench("lab", "status", "--json").stdout)

@@ -9,8 +9,9 @@ from pathlib import Path
 
 from test_external_lab import EXAMPLE
 
-from v6bench.lab import backends, external_spec
-from v6bench.lab.spec import ROUTERS, LabSpec
+from v6bench.lab import backends
+from v6bench.lab.model import external_spec
+from v6bench.lab.model.spec import ROUTERS, LabSpec
 
 SRC = Path(__file__).resolve().parents[2] / "src" / "v6bench"
 

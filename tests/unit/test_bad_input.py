@@ -352,11 +352,11 @@ def test_the_lab_lock_is_held_once_per_process_and_refuses_another(tmp_path, mon
     import subprocess
     import sys
     from v6bench.core.errors import LabError
-    from v6bench.lab import state
-    from v6bench.lab.site import Site
+    from v6bench.lab.emulated import state
+    from v6bench.lab.model.site import Site
     monkeypatch.setenv("V6BENCH_RUN_DIR", str(tmp_path / "run"))
     site = Site.from_env()
-    other = ("import sys; from v6bench.lab import state; from v6bench.lab.site import Site\n"
+    other = ("import sys; from v6bench.lab.emulated import state; from v6bench.lab.model.site import Site\n"
              "try:\n    with state.locked(Site.from_env(), 'other'): print('took it')\n"
              "except Exception as e: print(type(e).__name__, e)")
     with state.locked(site, "run x"):

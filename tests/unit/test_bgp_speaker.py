@@ -1,5 +1,5 @@
 """The BGP speaker's configuration and what it reads of BIRD
-(lab/bgp_speaker.py), without a namespace: the configuration is checked by
+(lab/external/bgp_speaker.py), without a namespace: the configuration is checked by
 BIRD's own parser (``bird -p``), the session's state against BIRD 2.0.12's
 output."""
 
@@ -8,8 +8,9 @@ from __future__ import annotations
 import subprocess
 
 from test_external_lab import MINIMAL
-from v6bench.lab import bgp_speaker, external_spec
-from v6bench.lab.site import Site
+from v6bench.lab.external import bgp_speaker
+from v6bench.lab.model import external_spec
+from v6bench.lab.model.site import Site
 
 LAB = MINIMAL + "[table]\nallow_full_table = true\npeer_as = 65002\nhold_time_s = 90\n"
 

@@ -407,7 +407,7 @@ def test_a_mix_regression_runs_the_blocks_it_needs_and_a_short_count_is_named_be
 def test_v6bench_test_repeats_a_search_enough_for_a_verdict_unless_told(monkeypatch, tmp_path):
     from v6bench import cli
     from v6bench.cli import test as test_cmd
-    from v6bench.lab.site import Site
+    from v6bench.lab.model.site import Site
 
     monkeypatch.setenv("V6BENCH_RUN_DIR", str(tmp_path))  # no lab up: the lab options' defaults
     parser = cli.parser()

@@ -1,13 +1,13 @@
 """The DUT's cost per frame: from each lab's forwarding work to a trial's
-ns per frame (lab/cost.py), and its verdict, the slope over the IPv6 share
+ns per frame (lab/emulated/cost.py), and its verdict, the slope over the IPv6 share
 across repetition blocks (report/regression.py), against published
 regression examples."""
 
 import numpy as np
 import pytest
 
-from v6bench.lab import cost
-from v6bench.lab.snmp import CPU_SOURCES, cpu_over_window
+from v6bench.lab.emulated import cost
+from v6bench.lab.external.snmp import CPU_SOURCES, cpu_over_window
 from v6bench.report import data, regression, samples, stats, verdicts
 
 from test_stats import SLEEP_1, SLEEP_2

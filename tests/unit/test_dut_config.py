@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 from v6bench.core.errors import UsageError
-from v6bench.lab.dut import DutConfig, ports, ruleset
-from v6bench.lab.topology import parse_topology
+from v6bench.lab.model.dut import DutConfig, ports, ruleset
+from v6bench.lab.model.topology import parse_topology
 from v6bench.core.params import parse
 
 
@@ -91,7 +91,7 @@ def test_nat44_translates_the_test_direction_in_an_ipv4_only_table():
 
 
 def test_shaping_counts_layer_1_and_queues_20_ms():
-    from v6bench.lab.shape import tbf_args
+    from v6bench.lab.emulated.shape import tbf_args
 
     args = tbf_args("r1-t2", 100e6, 1500)
     assert args[args.index("overhead") + 1] == "24" and args[args.index("rate") + 1] == "100000000bit"
@@ -101,8 +101,8 @@ def test_shaping_counts_layer_1_and_queues_20_ms():
 
 
 def test_tunnel_overhead_counts_in_the_paths_line_rate():
-    from v6bench.lab.mtu import Mtus
-    from v6bench.lab.tunnel import TUNNELS, check_frame
+    from v6bench.lab.model.mtu import Mtus
+    from v6bench.lab.model.tunnel import TUNNELS, check_frame
     from v6bench.trial.path import LabPath
 
     def path_line_fps(speed, size, ipv4_pct, tunnel):
@@ -154,7 +154,7 @@ def test_a_scenario_scoped_to_flow_2_matches_its_source_port():
 
 def test_the_second_flows_scenarios_join_the_duts_and_the_traffics():
     from v6bench.core.frames import Traffic
-    from v6bench.lab.dut import flow2_scenarios
+    from v6bench.lab.model.dut import flow2_scenarios
 
     both = flow2_scenarios(DutConfig(acl=1, acl_udp_only=True, acl_family="ipv6", scope="flow2"),
                            Traffic("hbh", None, 2, "flow2"))

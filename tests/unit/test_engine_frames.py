@@ -232,7 +232,7 @@ def test_source_fragments_match_scapys_fragmenter_and_reassemble(tmp_path, ip_ve
     from scapy.layers.inet6 import IPv6ExtHdrFragment, defragment6, fragment6
     from scapy.layers.inet import defragment
 
-    from v6bench.lab.mtu import parse
+    from v6bench.lab.model.mtu import parse
     from v6bench.trial.path import LabPath
 
     s = spec(ip_version, frame_size)

@@ -25,8 +25,8 @@ from v6bench import engine
 from v6bench.engine import result as results
 from v6bench.engine.spec import Port, Stream, TrialSpec
 from v6bench.lab import interface
-from v6bench.lab.dut import DutConfig
-from v6bench.lab.mtu import parse as parse_mtu
+from v6bench.lab.model.dut import DutConfig
+from v6bench.lab.model.mtu import parse as parse_mtu
 from v6bench.trial import backend
 from v6bench.trial.request import make_request
 from v6bench.trial.spec import engine_spec

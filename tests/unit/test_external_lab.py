@@ -14,7 +14,8 @@ import pytest
 from v6bench.campaign import spec as campaign_spec
 from v6bench.core.errors import UsageError
 from v6bench.core.rates import format_link_speed, parse_port_speed
-from v6bench.lab import external_spec, snmp
+from v6bench.lab.model import external_spec
+from v6bench.lab.external import snmp
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "docs" / "examples" / "external-lab.toml"
@@ -249,7 +250,7 @@ def test_the_engine_spec_of_an_external_lab_opens_only_its_declared_ports(tmp_pa
     """Ports on this machine's own interfaces: the engine is told it may open
     the root namespace (it refuses it otherwise); in a namespace, only that
     one; other addresses only where the file allows them."""
-    from v6bench.lab.external import ExternalLab, tester_plan
+    from v6bench.lab.external.external import ExternalLab, tester_plan
     from v6bench.trial.request import make_request
     from v6bench.trial.spec import engine_spec
 

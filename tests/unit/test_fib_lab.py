@@ -1,6 +1,6 @@
 """A table in the emulated lab's routers, without a lab: where each router
-sends the table (lab/fib_load.py), the batch it loads, the DUT option's
-checks (lab/dut.py), and the walk a trial's frames then take
+sends the table (lab/emulated/fib_load.py), the batch it loads, the DUT option's
+checks (lab/model/dut.py), and the walk a trial's frames then take
 (trial/spec.py, the engine's own validator)."""
 
 from __future__ import annotations
@@ -14,12 +14,12 @@ import pytest
 from test_trial_spec import lab_of
 from v6bench.core.errors import UsageError
 from v6bench.fib.generate import Prefixes, Table
-from v6bench.lab import fib_load
-from v6bench.lab.dut import DutConfig
-from v6bench.lab.site import Site
+from v6bench.lab.emulated import fib_load
+from v6bench.lab.model.dut import DutConfig
+from v6bench.lab.model.site import Site
 from v6bench.lab.interface import dut_config
-from v6bench.lab.spec import DEFAULT
-from v6bench.lab.topology import parse_topology
+from v6bench.lab.model.spec import DEFAULT
+from v6bench.lab.model.topology import parse_topology
 from v6bench.trial.request import make_request
 from v6bench.trial.spec import engine_spec
 
@@ -92,7 +92,7 @@ def test_an_external_router_is_given_a_table_only_where_its_file_allows_it(tmp_p
     not told a table (the error says how to allow it); with it, the table,
     its seed and the destinations are taken, and nothing else of [dut]."""
     from test_external_lab import MINIMAL
-    from v6bench.lab.spec import external_lab
+    from v6bench.lab.model.spec import external_lab
 
     (tmp_path / "lab.toml").write_text(MINIMAL)
     lab = external_lab({"file": str(tmp_path / "lab.toml")}, None)

@@ -3,7 +3,7 @@
 import pytest
 
 from v6bench.core.errors import UsageError
-from v6bench.lab.mtu import Mtus, parse
+from v6bench.lab.model.mtu import Mtus, parse
 from v6bench.trial.path import LabPath, fragment_data
 
 
@@ -31,7 +31,7 @@ def test_bad_mtus_say_why(text, message):
 
 
 def test_links_must_exist():
-    from v6bench.lab.topology import parse_topology
+    from v6bench.lab.model.topology import parse_topology
     topo = parse_topology("a")
     with pytest.raises(UsageError, match="no link r1-r2; its links are r1-t2, t1-r1"):
         parse("r1-r2=500").check([(a.node, b.node) for a, b in topo.links()])

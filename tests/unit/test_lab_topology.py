@@ -5,7 +5,7 @@ import ipaddress
 import pytest
 
 from v6bench.core.errors import UsageError
-from v6bench.lab.topology import parse_topology
+from v6bench.lab.model.topology import parse_topology
 
 
 def _iface_net(addr: str):

@@ -205,7 +205,9 @@ def test_a_lower_bound_throughput_never_becomes_a_load():
 
 
 def test_latency_loads_resolve_rates_and_throughput():
-    t = SimulatedTester(1e9)
+    # A percentage is of the tester's line rate: its path's (core/rates.py), here a plain 1G path's at 1518 bytes.
+    from v6bench.core.rates import line_rate_fps
+    t = SimulatedTester(1e9, line_fps=line_rate_fps(1e9, 1518))
     p = latency.Params(trial_duration_s=1, repeat=1, loads=("throughput", "10%", "5kpps"))
     r = registry.run(registry.kind("latency"), t, p, registry.Point(1518, 1e9, known_ndr_fps=81_274), throughput.Params())
     assert [row["load_fps"] for row in r["loads"]] == [81_274, pytest.approx(8127.43, rel=1e-4), 5000]

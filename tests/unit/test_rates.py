@@ -18,7 +18,26 @@ def test_reference_line_rates():
     ("30Mbps", 30e6 / (8 * 148)), ("30Mbps:l2", 30e6 / (8 * 128)), ("1Gbps", 1e9 / (8 * 148)),
 ])
 def test_rate_units(text, fps):
-    assert parse_rate(text).fps(128, 1e9) == pytest.approx(fps)
+    assert parse_rate(text).fps(128, line_rate_fps(1e9, 128)) == pytest.approx(fps)
+
+
+def test_percent_is_of_the_paths_line_rate():
+    """One meaning of "% of line" (core/rates.py): the path's line rate,
+    with a tunnel's overhead and the fragments a frame becomes; 100 % is
+    what the path carries, not a load its narrowest link drops."""
+    from v6bench.lab.model.mtu import Mtus
+    from v6bench.lab.model.mtu import parse as parse_mtu
+    from v6bench.lab.model.tunnel import TUNNELS
+    from v6bench.trial.path import LabPath
+    from v6bench.trial.request import make_request
+    tunnel = LabPath.build("b", 100e6, Mtus(), TUNNELS["6in4"])  # IPv6 frames take 50 bytes more on r1-r2
+    assert make_request("0/100", 1400, "100%", 1, False).check_against(tunnel) == pytest.approx(100e6 / ((1400 + 20 + 50) * 8))
+    assert make_request("0/100", 1400, "50%", 1, False).check_against(tunnel) == pytest.approx(100e6 / ((1400 + 20 + 50) * 8) / 2)
+    assert make_request("100/0", 1400, "100%", 1, False).check_against(tunnel) == pytest.approx(line_rate_fps(100e6, 1400))
+    fragments = LabPath.build("b", 1e9, parse_mtu("all=1500,r1-r2=1300"))  # a 1518-byte IPv4 frame is two on r1-r2
+    full = make_request("100/0", 1518, "100%", 1, False).check_against(fragments)
+    assert full == pytest.approx(fragments.line_fps(1518, 100, False)) and full < line_rate_fps(1e9, 1518)
+    assert make_request("100/0", 1518, "10000fps", 1, False).check_against(fragments) == 10000  # frames/s stay as given
 
 
 @pytest.mark.parametrize("bad", ["fast", "10", "-5fps", "0fps", "120%", "5fps:l2", "10 Mbit"])

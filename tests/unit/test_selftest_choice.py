@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from v6bench import selftest
-from v6bench.lab import cpus
+from v6bench.lab.model import cpus
 from v6bench.store.db import Store
 
 

@@ -2,8 +2,8 @@
 
 import pytest
 
-from v6bench.lab.mtu import Mtus
-from v6bench.lab.mtu import parse as parse_mtu
+from v6bench.lab.model.mtu import Mtus
+from v6bench.lab.model.mtu import parse as parse_mtu
 from v6bench.trial.path import LabPath
 from v6bench.core.errors import UsageError
 from v6bench.trial.request import make_request, parse_mix

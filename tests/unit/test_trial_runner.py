@@ -2,8 +2,8 @@
 
 from test_trial_spec import lab_of
 
-from v6bench.lab.observe import LabObserver
-from v6bench.lab.snmp_observe import SnmpDut, SnmpObserver
+from v6bench.lab.emulated.observe import LabObserver
+from v6bench.lab.external.snmp_observe import SnmpDut, SnmpObserver
 from v6bench.trial.request import make_request
 from v6bench.trial import runner
 

@@ -7,12 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from v6bench.lab.build import describe_nodes
-from v6bench.lab.cpus import plan
-from v6bench.lab.site import Site
-from v6bench.lab.mtu import Mtus
-from v6bench.lab.state import LabState
-from v6bench.lab.topology import parse_topology
+from v6bench.lab.emulated.build import describe_nodes
+from v6bench.lab.model.cpus import plan
+from v6bench.lab.model.site import Site
+from v6bench.lab.model.mtu import Mtus
+from v6bench.lab.emulated.state import LabState
+from v6bench.lab.model.topology import parse_topology
 from v6bench.core.errors import UsageError
 from v6bench.core.frames import FLOW_SRC_PORT
 from v6bench.trial.request import make_request
@@ -21,7 +21,7 @@ from v6bench.trial.spec import engine_spec
 
 
 def lab_of(topology: str, mtu: Mtus = Mtus(), cpus: tuple[int, ...] = (0, 1)) -> LabState:
-    """A recorded lab as `lab/build.py` writes it, without building it."""
+    """A recorded lab as `lab/emulated/build.py` writes it, without building it."""
     topo = parse_topology(topology)
     macs = {(n.name, i.name): "02:00:00:00:00:01" for n in topo.nodes for i in n.interfaces}
     nodes = tuple(describe_nodes(Site(Path("/run/v6bench"), "v6b-"), topo, macs))
@@ -51,7 +51,7 @@ def test_bidirectional_spec_is_valid_and_exact(engine_bin, topology, gw1, gw2):
     assert ports["t1"]["tx_cpu"] == 0 and spec["rx_cpu"] == 0
     assert ports["t1"]["interface"].startswith("t1-") and ports["t1"]["netns"] == "v6b-t1"
     plan_out = check(engine_bin, spec)
-    assert plan_out["rx_priority"] == 1, "the receive thread beside the tester's FIFO NAPI threads (lab/cpus.py)"
+    assert plan_out["rx_priority"] == 1, "the receive thread beside the tester's FIFO NAPI threads (lab/model/cpus.py)"
     frames = {s["name"]: s["frames"] for s in plan_out["streams"]}
     assert frames == {"ipv4-t1-t2": 18000, "ipv6-t1-t2": 2000, "ipv4-t2-t1": 18000, "ipv6-t2-t1": 2000}
 

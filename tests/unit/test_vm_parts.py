@@ -17,14 +17,14 @@ from types import SimpleNamespace
 import pytest
 
 from v6bench.core.errors import LabError, UsageError
-from v6bench.lab import guest, vm, vm_config, vm_image
-from v6bench.lab.build import SYSCTLS
-from v6bench.lab.dut import DutConfig
-from v6bench.lab.mtu import Mtus
-from v6bench.lab.mtu import parse as parse_mtu
+from v6bench.lab.vm import guest, vm, vm_config, vm_image
+from v6bench.lab.emulated.build import SYSCTLS
+from v6bench.lab.model.dut import DutConfig
+from v6bench.lab.model.mtu import Mtus
+from v6bench.lab.model.mtu import parse as parse_mtu
 from v6bench.lab.interface import dut_config
-from v6bench.lab.spec import lab_spec
-from v6bench.lab.topology import parse_topology
+from v6bench.lab.model.spec import lab_spec
+from v6bench.lab.model.topology import parse_topology
 
 HAVE_KERNEL = any(Path("/boot").glob("vmlinuz-*")) and Path("/bin/busybox").exists()
 

@@ -27,7 +27,7 @@ from ..core.tester import HostTester, Measurement, Tester
 from ..store.db import Store
 from ..core import frames
 from ..core.frames import Mix
-from ..lab.dut import flow2_scenarios
+from ..lab.model.dut import flow2_scenarios
 from .spec import Campaign, TestSpec
 
 

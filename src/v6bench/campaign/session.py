@@ -12,8 +12,9 @@ from typing import Callable
 
 from .. import __version__, selftest
 from ..core.errors import UsageError
-from ..lab import interface, state
-from ..lab.site import Site
+from ..lab import interface
+from ..lab.emulated import state
+from ..lab.model.site import Site
 from ..lab.interface import Lab
 from ..store.db import Store
 from ..host import iperf

@@ -2,9 +2,9 @@
 
 ```toml
 name = "quick"
-[lab]        # topology, link_speed, mtu (bytes or "r1-r2=500,…", lab/mtu.py), cpu_arrangement
+[lab]        # topology, link_speed, mtu (bytes or "r1-r2=500,…", lab/model/mtu.py), cpu_arrangement
 [dut]        # limit_fps (0 = none); acl = 0 | 1 … 150 rules (seed 000: 1, 25), acl_at = "in" | "out" | "both",
-             # acl_udp_only, acl_family = "both" | "ipv4" | "ipv6", nat44, shape (lab/dut.py)
+             # acl_udp_only, acl_family = "both" | "ipv4" | "ipv6", nat44, shape (lab/model/dut.py)
 [selftest]   # when = "if-stale" (missing or stale: selftest.stale) | "always" | "never"; frame_sizes
 [matrix]     # defaults: mixes, frame_sizes, directions, repeat, drain_s (repeat: blocks;
              # unset, each test runs registry.default_design: enough for a verdict),
@@ -48,7 +48,7 @@ Every error is one :class:`UsageError` naming the field as a path,
 ``quick.toml: test[2].frame_sizes[0]: 50 bytes is outside 64..9216``
 (:func:`load`), ``v6bench test`` as the option that set it
 (``cli/options.py``). The rules a trial shares live in
-:mod:`v6bench.core.frames`, :mod:`v6bench.trial.fit` and :mod:`v6bench.lab.spec`, the kinds'
+:mod:`v6bench.core.frames`, :mod:`v6bench.trial.fit` and :mod:`v6bench.lab.model.spec`, the kinds'
 parameters in their dataclasses (:mod:`v6bench.methods.registry`).
 """
 
@@ -63,8 +63,8 @@ from typing import Any
 from .. import selftest
 from ..core.errors import Field, UsageError
 from ..lab import backends, interface
-from ..lab.dut import DutConfig
-from ..lab.spec import LabSpec, lab_spec
+from ..lab.model.dut import DutConfig
+from ..lab.model.spec import LabSpec, lab_spec
 from ..methods import registry, throughput
 from ..core.params import only_keys, parse, subtable
 from ..core import frames

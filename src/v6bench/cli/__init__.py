@@ -18,7 +18,7 @@ import sys
 
 from .. import engine, selftest, stopping
 from ..core.errors import UsageError, V6benchError
-from ..lab.site import Site
+from ..lab.model.site import Site
 from . import lab, results, table, test, trial
 
 #: The command groups, in the order of ``v6bench --help``.

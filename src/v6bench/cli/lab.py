@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import argparse
 
-from ..lab import control, interface, vm_image
-from ..lab.site import Site
-from ..lab.spec import lab_spec
+from ..lab.emulated import control
+from ..lab import interface
+from ..lab.vm import vm_image
+from ..lab.model.site import Site
+from ..lab.model.spec import lab_spec
 from ..core.errors import UsageError
 from . import render
 from ..trial import probe

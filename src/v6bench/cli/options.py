@@ -22,12 +22,12 @@ from typing import Any
 
 from .. import selftest
 from ..core.errors import Field, UsageError, field_path
-from ..lab.cpus import ARRANGEMENTS
+from ..lab.model.cpus import ARRANGEMENTS
 from ..core.rates import format_link_speed
 from ..fib.shapes import TABLES
-from ..lab.dut import ACL_AT, ACL_FAMILIES, DutConfig
-from ..lab.spec import DEFAULT as DEFAULT_LAB, ROUTERS
-from ..lab.tunnel import NAMES as TUNNELS
+from ..lab.model.dut import ACL_AT, ACL_FAMILIES, DutConfig
+from ..lab.model.spec import DEFAULT as DEFAULT_LAB, ROUTERS
+from ..lab.model.tunnel import NAMES as TUNNELS
 from ..methods.throughput import SEARCHES
 from ..core.tester import RESET_KINDS
 from ..store.db import DEFAULT_PATH
@@ -53,8 +53,8 @@ class Option:
 
 LAB = {
     "topology": Option("--topology", "p2p, a (t1-r1-t2), b (t1-r1-r2-t2), chain:N (1..5 routers) or mesh:N"),
-    "link_speed": Option("--link-speed", "nominal link speed for %% of line rate: 100M, 1G, 10G"),
-    "mtu": Option("--mtu", "IP MTU of every lab link, or per link: r1-r2=500, all=9000,r1-r2=1280 (lab/mtu.py); "
+    "link_speed": Option("--link-speed", "nominal link speed: 100M, 1G, 10G (line rate: the most test frames the path carries at it)"),
+    "mtu": Option("--mtu", "IP MTU of every lab link, or per link: r1-r2=500, all=9000,r1-r2=1280 (lab/model/mtu.py); "
                   "IPv4 is fragmented by the routers, IPv6 at the source", metavar="BYTES|LINK=BYTES,…"),
     "cpu_arrangement": Option("--cpu-arrangement", "split: DUT on its own CPU(s), CPU measured; inline: all in the "
                               "sender (docs/architecture.md) [split on 2+ CPUs]", choices=ARRANGEMENTS),

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import json
 
-from ..lab import control, interface
+from ..lab.emulated import control
+from ..lab import interface
 from ..report import results as results_text
 from ..store import export as store_export
 from ..store.db import Store

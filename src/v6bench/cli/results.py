@@ -10,8 +10,8 @@ from pathlib import Path
 from .. import __version__, engine, selftest
 from ..campaign import spec as campaign_spec
 from ..core.errors import UsageError
-from ..lab.cpus import ARRANGEMENTS
-from ..lab.site import Site
+from ..lab.model.cpus import ARRANGEMENTS
+from ..lab.model.site import Site
 from ..store import export as store_export
 from ..store.db import Store
 from . import render

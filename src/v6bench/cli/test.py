@@ -16,13 +16,12 @@ import typing
 from ..campaign import session
 from ..campaign import spec as campaign_spec
 from ..core.errors import UsageError
-from ..lab.site import Site
+from ..lab.model.site import Site
 from ..methods import registry, throughput
 from ..core.params import parse
 from ..store.db import Store
 from . import render
-from .options import (BIDIRECTIONAL, EXT_HEADERS, EXT_HEADERS_SCOPE, FLOWS, ICMP_ECHO, RUNS, SEARCH, Option, Options, add_db, add_json, add_lab,
-                      add_params, add_selftest, dut_of, dut_table, items, lab_table, params_table, value)
+from .options import BIDIRECTIONAL, EXT_HEADERS, EXT_HEADERS_SCOPE, FLOWS, ICMP_ECHO, RUNS, SEARCH, Option, Options, add_db, add_json, add_lab, add_params, add_selftest, dut_of, dut_table, items, lab_table, params_table, value
 from .trial import current_lab
 
 MIXES = Option("--mix", "comma-separated IPv4/IPv6 mixes")

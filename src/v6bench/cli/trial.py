@@ -7,9 +7,10 @@ import json
 import os
 
 from .. import selftest
-from ..lab import control, interface
-from ..lab.dut import DutConfig
-from ..lab.site import Site
+from ..lab.emulated import control
+from ..lab import interface
+from ..lab.model.dut import DutConfig
+from ..lab.model.site import Site
 from ..core.rates import format_link_speed
 from ..report import trial as trial_text
 from ..store.db import Store
@@ -18,13 +19,12 @@ from ..trial.warmup import warm_up
 from ..core.frames import MESH_PATTERNS
 from ..trial.request import make_request
 from . import lab as lab_cmd
-from .options import (BIDIRECTIONAL, EXT_HEADERS, EXT_HEADERS_SCOPE, FLOWS, ICMP_ECHO, RUNS, Option, Options, add_db, add_json, add_lab,
-                      add_selftest, value)
+from .options import BIDIRECTIONAL, EXT_HEADERS, EXT_HEADERS_SCOPE, FLOWS, ICMP_ECHO, RUNS, Option, Options, add_db, add_json, add_lab, add_selftest, value
 
 TRIAL = {  # field: (option, default)
     "mix": (Option("--mix", "IPv4/IPv6 percentages of frames, e.g. 100/0, 90/10, 0/100"), "50/50"),
     "frame_size": (Option("--frame-size", "bytes incl. FCS; IPv6 needs 84 or more"), "128"),
-    "rate": (Option("--rate", "per direction: 20000fps, 20kpps, 50%% (of line, L1), 30Mbps (L1), 30Mbps:l2"), "10%"),
+    "rate": (Option("--rate", "per direction: 20000fps, 20kpps, 50%% (of the path's line rate: fragments and tunnel overhead counted), 30Mbps (L1), 30Mbps:l2"), "10%"),
     "duration_s": (Option("--duration", "traffic seconds"), "10"),
 }
 

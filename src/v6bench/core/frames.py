@@ -116,8 +116,8 @@ class Traffic:
     flows: int = 1
     ext_headers_scope: str = "all"
     #: The streams sent in runs of this many seconds each in turn instead of frame by frame (the engine's
-    #: ``tx_run_frames``), so that the DUT's CPU time can be read per family inside the trial (lab/cost.py,
-    #: :func:`~v6bench.lab.cost.runs`); None: frame by frame (``runs_s``, ``--runs``).
+    #: ``tx_run_frames``), so that the DUT's CPU time can be read per family inside the trial (lab/emulated/cost.py,
+    #: :func:`~v6bench.lab.emulated.cost.runs`); None: frame by frame (``runs_s``, ``--runs``).
     runs_s: float | None = None
 
     def frames_json(self) -> dict:
@@ -149,14 +149,14 @@ class Traffic:
 
 #: Flows a family's frames may be sent in: one, or two identical ones (the second an A/A control of the first).
 FLOWS = (1, 2)
-#: Which frames a scenario applies to: the DUT's rules (``[dut] scope``, lab/dut.py) and a test's
+#: Which frames a scenario applies to: the DUT's rules (``[dut] scope``, lab/model/dut.py) and a test's
 #: extension headers (``ext_headers_scope``). With ``flow2`` only a family's second flow meets it and the first, in the
 #: same trials, is its control: a scenario paired inside the trial (docs/report.md, "Scenarios on a flow").
 SCOPES = {"all": "every test frame", "flow2": "the second flow of each family only (the first is its control)"}
 #: The UDP source port of each flow's frames: the DUT tells a scenario's flow by it (``udp sport``). Flow 1
 #: keeps the engine's default (engine/src/spec/types.rs ``DEFAULT_SRC_PORT``), so one-flow specs are unchanged.
 FLOW_SRC_PORT = {1: 0xC020, 2: 0xC021}
-#: Bounds of a run's length [s] (``Traffic.runs_s``): the DUT's CPU is sampled every 20 ms (lab/cpu_window.py), and a
+#: Bounds of a run's length [s] (``Traffic.runs_s``): the DUT's CPU is sampled every 20 ms (lab/emulated/cpu_window.py), and a
 #: run must hold whole samples; a run longer than a few seconds no longer cancels the lab's slow changes of state.
 RUNS_S = (0.05, 5.0)
 

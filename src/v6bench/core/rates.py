@@ -1,7 +1,7 @@
 """Rates and link speeds: text with units in, frames/s out. The one place
 for line rate and for the bytes a frame puts on the wire (the path's line
 rate, with fragments and a tunnel, adds up :func:`l1_bytes` per piece,
-trial/path.py; the shaper counts them too, lab/shape.py).
+trial/path.py; the shaper counts them too, lab/emulated/shape.py).
 
 Arithmetic follows RFC 5180 App. A.1 (and RFC 2544 §20): a frame of ``size``
 bytes (destination MAC to FCS, RFC 1242 §3.5) occupies ``size + 20`` bytes
@@ -12,9 +12,18 @@ on the wire at layer 1 (preamble, start delimiter, inter-frame gap), so
 Accepted rate texts (case-insensitive, no spaces needed):
 
 - ``20000fps``, ``20kfps``, ``20kpps``, ``1.5Mpps``: frames per second;
-- ``50%``: percent of the nominal line rate at layer 1;
-- ``30Mbps``, ``1.2Gbps``, ``500kbps``: bits/s at layer 1 (the same basis as
-  percent of line); ``30Mbps:l2`` counts layer-2 bits (frame incl. FCS).
+- ``50%``: percent of line rate, and line rate is the path's everywhere
+  (``--rate``, a latency, mesh or loss test's loads, a recovery's
+  overload): the most test frames per direction the lab's path from t1 to
+  t2 carries, counting the fragments a frame becomes and a tunnel's
+  overhead on its link (trial/path.LabPath.line_fps). Without fragments
+  or a tunnel that is :func:`line_rate_fps` of the link speed; with
+  them, 100 % is what the path really carries, never a load its
+  narrowest link must drop;
+- ``30Mbps``, ``1.2Gbps``, ``500kbps``: bits/s at layer 1 of the frames
+  as sent; ``30Mbps:l2`` counts layer-2 bits (frame incl. FCS).
+
+Whatever the unit, the engine is given frames/s (engine/spec.py).
 """
 
 from __future__ import annotations
@@ -91,7 +100,7 @@ def bit_rates(fps: float, frame_size: float) -> dict:
 class Rate:
     """A rate as the user gave it: exactly one unit.
 
-    ``unit`` is ``fps``, ``percent`` (of line, L1), ``l1_bps`` or ``l2_bps``;
+    ``unit`` is ``fps``, ``percent`` (of the path's line rate), ``l1_bps`` or ``l2_bps``;
     ``value`` is in that unit. ``text`` is what the user typed.
     """
 
@@ -110,12 +119,14 @@ class Rate:
         """A rate already in frames/s (a method's load): its text is its value."""
         return cls(fps, "fps", f"{fps:g}fps")
 
-    def fps(self, frame_size: float, link_bps: float) -> float:
-        """Frames/s at ``frame_size`` bytes on a link of ``link_bps``."""
+    def fps(self, frame_size: float, line_fps: float) -> float:
+        """Frames/s at ``frame_size`` bytes; ``line_fps``: the line rate a
+        percentage is of [frames/s per direction], the path's (module
+        docstring)."""
         if self.unit == "fps":
             return self.value
         if self.unit == "percent":
-            return self.value / 100.0 * line_rate_fps(link_bps, frame_size)
+            return self.value / 100.0 * line_fps
         if self.unit == "l1_bps":
             return line_rate_fps(self.value, frame_size)
         return self.value / (8.0 * frame_size)

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 #: The DUT resets a :class:`Tester` performs (RFC 2544 §26.6): ``soft``
-#: (interfaces down and up) and ``hard`` (the router rebuilt, lab/reset.py).
+#: (interfaces down and up) and ``hard`` (the router rebuilt, lab/emulated/reset.py).
 RESET_KINDS = ("soft", "hard")
 
 

@@ -2,8 +2,7 @@
 versioned types (:mod:`.spec`, :mod:`.result`) and the process that runs
 it (:mod:`.process`). The engine itself is ``engine/`` (Rust)."""
 
-from .process import (EngineError, binary, kill_recorded, process_start_ticks, run_rr, run_trial, version,
-                      write_frames)
+from .process import EngineError, binary, kill_recorded, process_start_ticks, run_rr, run_trial, version, write_frames
 from .result import RESULT_VERSION
 from .spec import SPEC_VERSION
 

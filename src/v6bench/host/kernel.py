@@ -3,7 +3,7 @@ seed 004 §2.1–2.2): kernel addresses on the tester ports while a test
 runs, and a direct baseline link between t1 and t2.
 
 Normally a tester port has no kernel address and IPv6 is off in its
-namespace: the engine owns the port's addresses (``lab/build.py``). A
+namespace: the engine owns the port's addresses (``lab/emulated/build.py``). A
 host-stack test needs the kernel's sockets instead, so for its duration
 :func:`kernel_stacks` gives t1 and t2:
 
@@ -31,9 +31,11 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Iterator
 
-from ..lab import nsctl
-from ..lab.site import Site
-from ..lab.state import LabState
+from pyroute2 import IPRoute
+
+from ..lab.emulated import nsctl
+from ..lab.model.site import Site
+from ..lab.emulated.state import LabState
 
 KERNEL_HOST_OFFSET = 100
 BASELINE_V4 = ipaddress.ip_network("198.18.250.0/24")
@@ -70,12 +72,26 @@ def _plus(address_with_prefix: str, n: int) -> tuple[str, int]:
     return str(iface.ip + n), iface.network.prefixlen
 
 
-def _ip(ns: str, *argv: str) -> None:
-    nsctl.command(ns, ["ip", *argv])
+IFA_F_NODAD = 0x02  # an IPv6 address used at once, without duplicate address detection
+
+
+def _address(ns: str, ifname: str, op: str, address: str, prefixlen: int) -> None:
+    """Adds (``replace``, ``add``) or removes (``del``) an address of either family, IPv6 without DAD."""
+    with IPRoute(netns=ns) as ipr:
+        flags = {"flags": IFA_F_NODAD} if ":" in address and op != "del" else {}
+        ipr.addr(op, index=ipr.link_lookup(ifname=ifname)[0], address=address, prefixlen=prefixlen, **flags)
+
+
+def _host_route(ns: str, ifname: str, op: str, host: str, gateway: str | None = None) -> None:
+    """Sets (``replace``) or removes (``del``) the route to one host address via ``gateway``."""
+    prefix = 128 if ":" in host else 32
+    with IPRoute(netns=ns) as ipr:
+        gw = {"gateway": gateway} if gateway else {}
+        ipr.route(op, dst=f"{host}/{prefix}", oif=ipr.link_lookup(ifname=ifname)[0], **gw)
 
 
 def _enable_ipv6(ns: str, ifname: str, on: bool) -> None:
-    nsctl.command(ns, ["sysctl", "-qw", f"net.ipv6.conf.{ifname}.disable_ipv6={0 if on else 1}"])
+    nsctl.run_in(ns, lambda: nsctl.sysctl(f"net.ipv6.conf.{ifname}.disable_ipv6", 0 if on else 1))
 
 
 def _lab_hosts(lab: LabState) -> dict[str, tuple[Host, int, int, str, str]]:
@@ -100,14 +116,14 @@ def kernel_stacks(site: Site, lab: LabState, baseline: bool = False) -> Iterator
         for name, (h, p4, p6, gw4, gw6) in hosts.items():
             _enable_ipv6(h.netns, h.ifname, True)
             undo.append(lambda h=h: _enable_ipv6(h.netns, h.ifname, False))  # drops its IPv6 addresses and routes
-            _ip(h.netns, "addr", "replace", f"{h.ipv4}/{p4}", "dev", h.ifname)
-            undo.append(lambda h=h, p4=p4: _ip(h.netns, "addr", "del", f"{h.ipv4}/{p4}", "dev", h.ifname))
-            _ip(h.netns, "-6", "addr", "replace", f"{h.ipv6}/{p6}", "dev", h.ifname, "nodad")
+            _address(h.netns, h.ifname, "replace", h.ipv4, p4)
+            undo.append(lambda h=h, p4=p4: _address(h.netns, h.ifname, "del", h.ipv4, p4))
+            _address(h.netns, h.ifname, "replace", h.ipv6, p6)
             if lab.topology != "p2p":
                 other = hosts["t2" if name == "t1" else "t1"][0]
-                _ip(h.netns, "route", "replace", f"{other.ipv4}/32", "via", gw4, "dev", h.ifname)
-                undo.append(lambda h=h, o=other: _ip(h.netns, "route", "del", f"{o.ipv4}/32", "dev", h.ifname))
-                _ip(h.netns, "-6", "route", "replace", f"{other.ipv6}/128", "via", gw6, "dev", h.ifname)
+                _host_route(h.netns, h.ifname, "replace", other.ipv4, gw4)
+                undo.append(lambda h=h, o=other: _host_route(h.netns, h.ifname, "del", o.ipv4))
+                _host_route(h.netns, h.ifname, "replace", other.ipv6, gw6)
         pairs = {"routed": Pair(hosts["t1"][0], hosts["t2"][0], "routed" if lab.topology != "p2p" else "baseline")}
         if baseline:
             pairs["baseline"] = _baseline(lab, undo)
@@ -127,16 +143,23 @@ def _baseline(lab: LabState, undo: list) -> Pair:
     t1, t2 = lab.node("t1"), lab.node("t2")
     (i1,) = t1["interfaces"]
     mtu = lab.mtu.of("t1", i1["peer"].split("/")[0])
-    _ip(t1["netns"], "link", "add", BASELINE_IF["t1"], "mtu", str(mtu), "type", "veth",
-        "peer", "name", BASELINE_IF["t2"], "netns", t2["netns"], "mtu", str(mtu))
-    undo.append(lambda: _ip(t1["netns"], "link", "del", BASELINE_IF["t1"]))  # removes the peer too
+    with IPRoute(netns=t1["netns"]) as ipr:
+        ipr.link("add", ifname=BASELINE_IF["t1"], kind="veth", mtu=mtu,
+                 peer={"ifname": BASELINE_IF["t2"], "net_ns_fd": t2["netns"], "mtu": mtu})
+    undo.append(lambda: _remove_link(t1["netns"], BASELINE_IF["t1"]))  # removes the peer too
     ends = []
     for k, node in enumerate((t1, t2), start=1):
         ns, ifname = node["netns"], BASELINE_IF[node["name"]]
         v4, v6 = str(BASELINE_V4.network_address + k), str(BASELINE_V6.network_address + k)
         _enable_ipv6(ns, ifname, True)
-        _ip(ns, "addr", "add", f"{v4}/{BASELINE_V4.prefixlen}", "dev", ifname)
-        _ip(ns, "-6", "addr", "add", f"{v6}/{BASELINE_V6.prefixlen}", "dev", ifname, "nodad")
-        _ip(ns, "link", "set", ifname, "up")
+        _address(ns, ifname, "add", v4, BASELINE_V4.prefixlen)
+        _address(ns, ifname, "add", v6, BASELINE_V6.prefixlen)
+        with IPRoute(netns=ns) as ipr:
+            ipr.link("set", index=ipr.link_lookup(ifname=ifname)[0], state="up")
         ends.append(Host(node["name"], ns, ifname, v4, v6))
     return Pair(ends[0], ends[1], "baseline")
+
+
+def _remove_link(ns: str, ifname: str) -> None:
+    with IPRoute(netns=ns) as ipr:
+        ipr.link("del", index=ipr.link_lookup(ifname=ifname)[0])

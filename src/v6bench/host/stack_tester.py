@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from .. import engine
 from ..core.errors import UsageError
-from ..lab.site import Site
-from ..lab.state import LabState
+from ..lab.model.site import Site
+from ..lab.emulated.state import LabState
 from ..trial.path import LabPath
 from . import iperf
 from .kernel import Pair, kernel_stacks

@@ -31,11 +31,11 @@ from typing import ContextManager
 
 from . import backends
 from .backends import Lab, Observer  # noqa: F401  (the interface's types, defined beside their implementations)
-from .dut import DutConfig
-from .site import Site
-from .spec import LabSpec
-from .state import LabState
-from .tunnel import Tunnel
+from .model.dut import DutConfig
+from .model.site import Site
+from .model.spec import LabSpec
+from .emulated.state import LabState
+from .model.tunnel import Tunnel
 
 
 def for_trial(site: Site, spec: LabSpec, dut: DutConfig | None, apply: bool = True) -> ContextManager[Lab]:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..core.params import check
-from ..core.rates import check_rates, parse_rate
+from ..core.rates import check_rates, line_rate_fps, parse_rate
 from ..core.frames import check_mesh_pattern
 from ..core.tester import Tester
 
@@ -33,7 +33,8 @@ class Params:
 def run(tester: Tester, p: Params, frame_size: int, link_speed_bps: float) -> dict:
     rows = []
     for text in p.loads:
-        fps = parse_rate(text).fps(frame_size, link_speed_bps)
+        # A mesh's frames cross its links whole and no tunnel (trial/fit.check_mesh): its path's line rate is the link's.
+        fps = parse_rate(text).fps(frame_size, line_rate_fps(link_speed_bps, frame_size))
         m = tester.mesh(p.pattern, p.trial_duration_s, fps)
         flows = [{"flow": s["name"], "direction": s["direction"], "ip_version": s["ip_version"],
                   "tx_frames": s["tx_frames"], "rx_frames": s["rx_frames"], "lost_frames": s["lost_frames"],

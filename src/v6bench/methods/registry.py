@@ -63,7 +63,7 @@ def _latency(t: Tester, p: latency.Params, pt: Point, ndr: float | None) -> dict
         if text == "throughput":
             loads.append(("throughput", ndr))
         else:
-            loads.append((text, parse_rate(text).fps(pt.frame_size, pt.link_speed_bps)))
+            loads.append((text, parse_rate(text).fps(pt.frame_size, t.line_fps)))
     return latency.run(t, p, loads)
 
 

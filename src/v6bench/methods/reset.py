@@ -9,7 +9,7 @@ come back within the trial: it has no gap to measure, so its reset time
 is unknown (None, ``recovered: false``), at least ``reset_time_at_least_s``
 (from its first lost frame to the end of the traffic); use a longer trial.
 
-Kinds on the emulated DUT (``lab/reset.py``): ``soft`` takes the router's
+Kinds on the emulated DUT (``lab/emulated/reset.py``): ``soft`` takes the router's
 interfaces down and up and restores its addresses and routes; ``hard``
 tears its network namespace down and builds it again (interfaces,
 sysctls, addresses, routes, DUT configuration), with the cables (veth

@@ -272,7 +272,7 @@ def _runs_cost(t: TestData, pairs: dict, point: str, left_out: int, trials: list
 
 
 def trial_cost_ns(trial: dict) -> float | None:
-    """The DUT's CPU time per frame it forwarded in a trial [ns] (``dut_cost``, lab/cost.py), where read and
+    """The DUT's CPU time per frame it forwarded in a trial [ns] (``dut_cost``, lab/emulated/cost.py), where read and
     the DUT's alone (not ``not_the_duts``: other work on its CPUs)."""
     c = ((trial.get("result") or {}).get("dut_cost")) or {}
     return None if c.get("not_the_duts") else c.get("ns_per_frame")
@@ -346,7 +346,7 @@ def flow_pairs(data: RunData) -> list[Pair]:
     99th-percentile delays (paired). Where the test stored that a family's
     flow 2 meets a scenario its flow 1 does not (``flow2``: the DUT's
     scoped ACL, NAT or tunnel, scoped extension headers;
-    :func:`v6bench.lab.dut.flow2_scenarios`), that is the scenario against
+    :func:`v6bench.lab.model.dut.flow2_scenarios`), that is the scenario against
     its control in the same trials; otherwise the two flows are identical
     and the pair is an A/A control inside the trial (corrected among the
     controls): whatever would make the families differ in a trial but is
@@ -453,7 +453,7 @@ def network_types(data: RunData) -> list[Pair]:
     family in the scenario's reference (:func:`_reference`), or where that
     has none, the first network type (seed 003 Table 3: each against
     native IPv4). The cost per frame is the DUT's CPU time per frame
-    (lab/cost.py): of a trial carrying one family, or of a family's runs
+    (lab/emulated/cost.py): of a trial carrying one family, or of a family's runs
     in a trial sent in runs; a lab that cannot read it has no cost pairs.
     A test whose scenario is on its second flow (``flow2``) is compared
     inside its trials (:func:`flow_pairs`), not across them."""

@@ -1,9 +1,9 @@
 """The FIB learning time of a DUT told its table over BGP (RFC 3222 §3.3),
 measured by frames: from the start of the announcement
-(lab/bgp_speaker.py) until every sampled destination forwards.
+(lab/external/bgp_speaker.py) until every sampled destination forwards.
 
 A router v6bench did not build cannot be asked for its route lookups
-(the emulated lab's routers are, lab/fib_load.py); its forwarding is
+(the emulated lab's routers are, lab/emulated/fib_load.py); its forwarding is
 what the engine counts. So probe trials are sent one after the other from
 the moment the sessions carry the table: each walks :data:`SAMPLE`
 destinations a family (the same sample the emulated lab's lookups check)
@@ -25,7 +25,7 @@ from pathlib import Path
 
 from .. import engine
 from ..core.errors import LabError
-from ..lab.fib_load import SAMPLE
+from ..lab.emulated.fib_load import SAMPLE
 from ..lab import interface
 from ..lab.interface import Lab
 from . import backend

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from ..core.errors import UsageError
 from ..core.frames import Mix, Traffic
-from ..lab import tunnel
-from ..lab.mtu import Mtus
+from ..lab.model import tunnel
+from ..lab.model.mtu import Mtus
 from . import mesh as mesh_traffic
 from .path import LabPath
 
@@ -29,7 +29,7 @@ def check_on_topology(traffic: Traffic, topology: str, mesh: bool = False) -> No
 
 
 def check_on_dut(traffic: Traffic, dut_scope: str) -> None:
-    """A DUT whose scenario is scoped to the second flow (lab/dut.py
+    """A DUT whose scenario is scoped to the second flow (lab/model/dut.py
     ``scope``) meets it only in trials that send two flows a family."""
     if dut_scope == "flow2" and traffic.flows != 2:
         raise UsageError("the DUT's scenario is on each family's second flow only (its scope is flow2): "

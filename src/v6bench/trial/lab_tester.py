@@ -13,7 +13,7 @@ from dataclasses import replace
 from ..engine.spec import RateStep, TrialSpec
 from ..lab import interface
 from ..lab.interface import Lab
-from ..lab.site import Site
+from ..lab.model.site import Site
 from ..core.tester import Measurement
 from ..core.rates import Rate
 from . import runner

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from ..core.errors import UsageError
 from ..core.frames import check_mesh_pattern
-from ..lab.topology import parse_topology
+from ..lab.model.topology import parse_topology
 
 #: Largest spread of the senders' starts, as a share of the trial time (RFC 2889 §5.1.3).
 START_SPREAD_RATIO = 0.01

@@ -2,7 +2,7 @@
 crosses, where it is fragmented, what it puts on each link, and so the
 path's highest frame rate (RFC 2544 §20, RFC 8219 App. A).
 
-Fragmentation (seed 000 Topology B; :mod:`v6bench.lab.mtu`):
+Fragmentation (seed 000 Topology B; :mod:`v6bench.lab.model.mtu`):
 
 - **IPv4** is fragmented by the routers (RFC 791 §2.3, Don't Fragment
   clear): a frame larger than a link's MTU + 18 bytes crosses that link as
@@ -24,9 +24,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..lab import interface
-from ..lab.tunnel import Tunnel
-from ..lab.mtu import IPV6_MIN, Mtus, link_name
-from ..lab.topology import parse_topology
+from ..lab.model.tunnel import Tunnel
+from ..lab.model.mtu import IPV6_MIN, Mtus, link_name
+from ..lab.model.topology import parse_topology
 from ..core.rates import ETHERNET_BYTES, l1_bytes
 
 IP_HEADER = {4: 20, 6: 40}

@@ -2,7 +2,7 @@
 any test, without changing the DUT (its ``apply`` command is not run).
 
 The file is validated, the ports pass the safety rules
-(:func:`v6bench.lab.external.check_ports`), the DUT's agent is polled once,
+(:func:`v6bench.lab.external.external.check_ports`), the DUT's agent is polled once,
 and a probe trial sends :data:`PROBE_FRAMES` frames each way and family
 (0.1 s at 40 frames/s a direction): the engine learns the gateways' MACs by
 ARP and ND (RFC 2544 §23) and the probe shows whether the DUT forwards
@@ -15,9 +15,10 @@ from __future__ import annotations
 
 from ..core.frames import parse_mix
 from ..core.rates import parse_rate
-from ..lab import bgp_speaker, interface
-from ..lab.site import Site
-from ..lab.spec import LabSpec
+from ..lab.external import bgp_speaker
+from ..lab import interface
+from ..lab.model.site import Site
+from ..lab.model.spec import LabSpec
 from . import runner
 from .request import TrialRequest
 

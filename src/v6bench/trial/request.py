@@ -14,8 +14,8 @@ from ..core import frames
 from ..core.frames import Mix, Traffic, parse_mix
 from . import fit
 from .path import LabPath
-from ..lab.mtu import Mtus
-from ..lab.tunnel import Tunnel
+from ..lab.model.mtu import Mtus
+from ..lab.model.tunnel import Tunnel
 
 MAX_DURATION_S = 86400.0
 
@@ -70,9 +70,10 @@ class TrialRequest:
     def traffic(self) -> Traffic:
         return Traffic(self.ext_headers, self.icmp_echo, self.flows, self.ext_headers_scope, self.runs_s)
 
-    def fps(self, link_speed_bps: float) -> float:
-        """The intended rate per direction [frames/s]."""
-        return self.rate.fps(self.frame_size, link_speed_bps)
+    def fps(self, path: LabPath) -> float:
+        """The intended rate per direction [frames/s] on ``path`` (a
+        percentage is of its line rate, core/rates.py)."""
+        return self.rate.fps(self.frame_size, path.line_fps(self.frame_size, self.mix.ipv4_pct, self.bidirectional))
 
     def check_on_lab(self, topology: str, link_speed_bps: float, mtu: Mtus, tunnel: Tunnel | None,
                      dut_scope: str = "all") -> float:
@@ -94,7 +95,7 @@ class TrialRequest:
         direction [fps]. Frames larger than the path carries whole are
         fragmented (:mod:`v6bench.trial.path`)."""
         fit.check_on_path(self.traffic, self.mix, self.frame_size, path)
-        fps = self.fps(path.link_speed_bps)
+        fps = self.fps(path)
         line = path.line_fps(self.frame_size, self.mix.ipv4_pct, self.bidirectional)
         if fps > line * (1 + 1e-9):
             raise UsageError(

@@ -29,7 +29,8 @@ from typing import Callable
 
 from .. import engine
 from ..engine.spec import TrialSpec
-from ..lab import cost, interface, wakeful
+from ..lab.emulated import cost, wakeful
+from ..lab import interface
 from ..lab.interface import Lab
 from . import backend, mesh, tester_limits
 from .request import TrialRequest

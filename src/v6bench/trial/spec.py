@@ -101,7 +101,7 @@ def engine_spec(lab: Lab, request: TrialRequest, fps: float) -> TrialSpec:
 
 def table_walks(lab: Lab) -> dict[int, Walk]:
     """The destinations t1's frames walk on a lab whose routers hold a
-    table (lab/fib_load.py), by IP version, in a permutation seeded by the
+    table (lab/emulated/fib_load.py), by IP version, in a permutation seeded by the
     table's seed; none without a table. Frames from t2 go to t1's address:
     the table's prefixes are routed toward t2."""
     fib = lab.fib

@@ -60,6 +60,6 @@ def warm_up(lab: Lab) -> tuple[Lab, str | None]:
 
 
 def warmup_s(fib: dict) -> float:
-    """The warm-up's length [s] for a lab's table record (lab/fib_load.py): in proportion to its routes."""
+    """The warm-up's length [s] for a lab's table record (lab/emulated/fib_load.py): in proportion to its routes."""
     routes = max(r["ipv4_routes"] + r["ipv6_routes"] for r in fib["routers"].values())
     return round(min(WARMUP_S, max(MIN_WARMUP_S, WARMUP_S * routes / WARMUP_ROUTES)), 1)

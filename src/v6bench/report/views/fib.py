@@ -1,7 +1,7 @@
 """The DUT's cost per frame and throughput against the size of its
 forwarding table (RFC 3222 §3.4: FIB-dependent throughput and latency),
 per family: each family's point at the number of routes of its own
-family the routers held (the lab's ``fib`` record, lab/fib_load.py), so
+family the routers held (the lab's ``fib`` record, lab/emulated/fib_load.py), so
 the internet table puts IPv4 at 1 M routes and IPv6 at 230 k. Tests on a
 lab without a table are not drawn here."""
 

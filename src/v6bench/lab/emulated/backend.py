@@ -1,0 +1,85 @@
+"""The backend of the emulated lab with namespace routers (``ns``,
+lab/backends.py): what every kind-dependent action of the lab interface
+does when v6bench builds the lab on this machine."""
+
+from __future__ import annotations
+
+from contextlib import contextmanager
+from typing import Iterator
+
+from ..model import spec as lab_spec
+from ..model import tunnel
+from ..model.dut import DutConfig
+from ..model.site import Site
+from ..model.spec import LabSpec
+from ..model.tunnel import Tunnel
+from . import build, configured, control, observe
+from . import reset as lab_reset
+from .state import LabState
+
+
+class Emulated:
+    """The emulated lab with namespace routers (:mod:`.build`): built by
+    v6bench on this machine, or the one ``lab up`` built."""
+
+    #: How its routers are made (lab/build.Routers).
+    routers: build.Routers = build.NAMESPACE_ROUTERS
+    #: The tunnels its routers have (stand-ins of the kernel's own datapaths, lab/model/tunnel.py).
+    tunnels = tunnel.TUNNELS
+    tunnels_where = 'on namespace routers (gre: use router = "vm")'
+    tunnel_stand_in = True
+
+    def dut_config(self, d: dict, spec: LabSpec) -> DutConfig:
+        """The ``[dut]`` table (lab/spec.dut_config), its tunnel one these routers have."""
+        dut = lab_spec.dut_config(d, spec)
+        self.tunnel(dut.tunnel)
+        return dut
+
+    def tunnel(self, name: str) -> Tunnel | None:
+        """The tunnel ``name`` (``[dut] tunnel``) on these routers; None for none."""
+        return tunnel.find(name, self.tunnels, self.tunnels_where) if name else None
+
+    def tunnel_record(self, lab: LabState) -> dict | None:
+        return tunnel.record(self.tunnel(lab.dut_config.tunnel), self.tunnel_stand_in)
+
+    def up(self, site: Site, spec: LabSpec, dut: DutConfig | None) -> LabState:
+        """Builds the lab ``lab up`` keeps (:func:`control.up`)."""
+        return control.up(site, spec.topology, spec.link_speed_bps, spec.mtu, spec.cpu_arrangement,
+                          dut or DutConfig(), self.routers)
+
+    @contextmanager
+    def take(self, site: Site, spec: LabSpec, dut: DutConfig | None, apply: bool = True) -> Iterator[LabState]:
+        """The lab that is up (the options given must match it), or a
+        temporary one built now and removed afterwards
+        (:func:`control.for_trial`); ``apply`` is for external labs."""
+        with control.for_trial(site, spec.topology, spec.link_speed_bps, spec.mtu, spec.cpu_arrangement, dut,
+                               self.routers) as lab:
+            yield lab
+
+    def check_test(self, spec: LabSpec, test_kind: str, runs_host_stacks: bool, reset_kinds: tuple[str, ...]) -> None:
+        """What a test of ``test_kind`` needs of this kind of lab, checked
+        before any lab is used; errors name the test's fields. The
+        emulated lab has all (its path's rules are trial/fit.py's)."""
+
+    def observer(self, lab: LabState) -> observe.LabObserver:
+        return observe.LabObserver(lab)
+
+    def reset(self, site: Site, lab: LabState, kind: str) -> tuple[LabState, dict]:
+        return lab_reset.reset(site, lab, kind)
+
+    def describe(self, lab: LabState) -> str:
+        return control.describe(lab)
+
+    def dut_record(self, lab: LabState) -> dict:
+        """Its rule sets, qdiscs, routes and links (:func:`configured.datapaths`)."""
+        return {"config": lab.dut or {}, "rulesets": configured.rulesets(list(lab.nodes)),
+                "datapaths": configured.datapaths(list(lab.nodes), table=lab.fib is not None),
+                "description": control.describe(lab)}
+
+    def record(self, lab: LabState) -> dict:
+        return {"kind": "emulated", "topology": lab.topology, "link_speed_bps": lab.link_speed_bps,
+                "mtu": lab.mtu.to_json(), "temporary": lab.temporary, "shared_machine": lab.shared_machine,
+                "cpu_plan": lab.cpu_plan.to_json(),
+                "napi_threads": [{k: t.get(k) for k in ("node", "ifname", "cpu", "policy", "priority")} for t in lab.napi],
+                "sysctls": lab.sysctls, "router": lab.router, "tunnel": self.tunnel_record(lab),
+                "fib": lab.fib}

@@ -1,0 +1,177 @@
+"""What the lab itself measures around a trial: the DUT's CPU time and the
+kernel counters of every router interface.
+
+A router's forwarding work runs in the NAPI threads of its interfaces
+(:mod:`v6bench.lab.emulated.napi`), so its CPU time over a trial is the sum of those
+threads' run time (``/proc/PID/schedstat``, ns), taken over the traffic
+window alone (:mod:`.cpu_window`) and read a second, independent way from
+the DUT CPUs' own busy time (``/proc/stat``). Counters come from netlink
+(``IFLA_STATS64``) in each router's namespace.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from pyroute2 import IPRoute
+
+from . import cost, napi
+from .cpu_window import Sampler
+from .configured import acl_counters
+from .state import LabState
+
+COUNTERS = ("rx_packets", "tx_packets", "rx_dropped", "tx_dropped")
+#: What a namespace router's forwarding work is read from (lab/emulated/cost.py).
+NAPI_BASIS = "the routers' NAPI threads' run time (schedstat) over the traffic window"
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """CPU time per NAPI thread [ns] and counters per router interface."""
+
+    cpu_ns: dict[int, int | None]
+    counters: dict[str, dict[str, int]]  # "r1/r1-t2" → counters
+    acl: dict[str, dict[str, dict[str, int]]]  # "r1" → configured.acl_counters()
+
+
+def snapshot(lab: LabState) -> Snapshot:
+    cpu = {t["pid"]: napi.cpu_time_ns(t["pid"]) for t in lab.napi}
+    counters = {}
+    for node in lab.nodes:
+        if node["role"] != "dut":
+            continue
+        with IPRoute(netns=node["netns"]) as ipr:
+            for link in ipr.get_links():
+                name = link.get("ifname")
+                if name == "lo":
+                    continue
+                stats = link.get("stats64") or {}
+                counters[f"{node['name']}/{name}"] = {k: int(stats.get(k, 0)) for k in COUNTERS}
+    acl = {}
+    if lab.dut_config.acl:
+        acl = {n["name"]: acl_counters(n["netns"]) for n in lab.nodes if n["role"] == "dut"}
+    return Snapshot(cpu, counters, acl)
+
+
+def sampler(lab: LabState) -> Sampler:
+    """The sampler of the routers' NAPI threads and the DUT's CPUs for one
+    trial (run it around the engine), on the tester's receive CPU."""
+    plan = lab.cpu_plan
+    routers = {n["name"] for n in lab.nodes if n["role"] == "dut"}
+    pids = [t["pid"] for t in lab.napi if t["node"] in routers]
+    return Sampler(pids, list(plan.dut_cpus) if plan.arrangement == "split" else [], plan.tester_rx)
+
+
+def difference(lab: LabState, before: Snapshot, after: Snapshot, traffic_s: float, window: dict | None = None) -> dict:
+    """The DUT's share of a trial.
+
+    Returns ``{"routers": [{name, cpu, busy_ns, busy_ratio, window_s,
+    run_busy_ns}], "dut_cpus": {cpu: busy_ratio}, "tester_rx": {busy_ns,
+    busy_ratio}, "interfaces": {"r1/r1-t2": {counter: delta}}, "acl":
+    {"r1": {"v4": {"permit": delta, "deny": delta}, "v6": …}},
+    "forwarding": lab/cost.forwarding}`` (``acl`` only with ACLs;
+    ``forwarding``: the routers' NAPI threads' run time over the window,
+    unrounded).
+
+    ``busy_ratio`` is a router's NAPI threads' run time over the traffic
+    window (``window``, from :func:`sampler`) divided by its length: the
+    share of one CPU the forwarding took while traffic flowed. Without a
+    window (too short to sample) it falls back to the whole engine run's
+    run time over ``traffic_s`` (``run_busy_ns``, which also holds the
+    little work of the learning and drain phases). ``dut_cpus``: each DUT
+    CPU's own busy share over the same window (``/proc/stat``), the
+    independent reading. None where a thread vanished, and in the
+    ``inline`` arrangement, where the DUT's work is not separable.
+    """
+
+    def busy(threads: list[dict]) -> dict:
+        if not threads:  # inline arrangement: the work ran in the tester's sender
+            return {"busy_ns": None, "busy_ratio": None}
+        total = 0
+        for t in threads:
+            b, a = before.cpu_ns.get(t["pid"]), after.cpu_ns.get(t["pid"])
+            if a is None or b is None:
+                return {"busy_ns": None, "busy_ratio": None}
+            total += a - b
+        out = {"busy_ns": total, "busy_ratio": round(total / (traffic_s * 1e9), 4) if traffic_s > 0 else None,
+               "run_busy_ns": total, "window_s": None}
+        ns = [window["threads"].get(t["pid"]) for t in threads] if window else [None]
+        if all(x is not None for x in ns):
+            out.update(busy_ns=round(sum(ns)), busy_ratio=round(sum(ns) / window["window_ns"], 4),
+                       window_s=window["window_ns"] / 1e9)
+        return out
+
+    routers = []
+    for node in lab.nodes:
+        if node["role"] == "dut":
+            threads = [t for t in lab.napi if t["node"] == node["name"]]
+            routers.append({"name": node["name"], "cpu": sorted({t["cpu"] for t in threads}), **busy(threads)})
+    tester_threads = [t for t in lab.napi if lab.node(t["node"])["role"] == "tester"]
+    interfaces = {
+        key: {k: after.counters[key][k] - before.counters[key].get(k, 0) for k in COUNTERS}
+        for key in after.counters
+        if key in before.counters
+    }
+    out = {"routers": routers, "tester_rx": busy(tester_threads), "interfaces": interfaces,
+           "dut_cpus": {str(c): None if ns is None else round(ns / window["window_ns"], 4)
+                        for c, ns in (window["cpus"].items() if window else [])},
+           "forwarding": cost.forwarding([_share(r, traffic_s) for r in routers], NAPI_BASIS, None,
+                                         [ns / window["window_ns"] if ns is not None else None
+                                          for ns in window["cpus"].values()] if window else None)}
+    if after.acl:
+        out["acl"] = {router: {fam: {k: v - before.acl.get(router, {}).get(fam, {}).get(k, 0) for k, v in c.items()}
+                               for fam, c in fams.items()} for router, fams in after.acl.items()}
+    return out
+
+
+def _share(router: dict, traffic_s: float) -> float | None:
+    """A router's forwarding work in CPUs (lab/emulated/cost.py), unrounded: its
+    threads' run time over the window, else over the engine's traffic."""
+    if router["busy_ns"] is None:
+        return None
+    if router.get("window_s"):
+        return router["busy_ns"] / (router["window_s"] * 1e9)
+    return router["busy_ns"] / (traffic_s * 1e9) if traffic_s > 0 else None
+
+
+class LabObserver:
+    """The emulated lab's observations around one trial
+    (:class:`~v6bench.lab.interface.Observer`): a snapshot before, the
+    sampler while the engine runs, a snapshot after and their difference."""
+
+    def __init__(self, lab: LabState) -> None:
+        self.lab = lab
+
+    def before(self) -> Snapshot:
+        return snapshot(self.lab)
+
+    def during(self, limit_s: float) -> Sampler:
+        return sampler(self.lab)
+
+    def after(self, before: Snapshot, during: Sampler, eng: dict) -> dict:
+        start_ns = eng["started_at_unix_ns"]
+        end_ns = start_ns + round(eng["traffic_s"] * 1e9)
+        out = difference(self.lab, before, snapshot(self.lab), eng["traffic_s"], during.window(start_ns, end_ns))
+        out["forwarding"] = cost.with_runs(out["forwarding"], eng, during)
+        return out
+
+    def reasons(self, eng: dict, dut: dict, reset_router: str | None) -> list[str]:
+        """Frames the tester lost in this lab, not the DUT: a router's veth
+        dropping toward a tester port (the tester's receive queue overflowed;
+        not on a router being reset, whose links went down), and drops on the
+        p2p link between the tester's own ports."""
+        reasons: list[str] = []
+        testers = {n["name"] for n in self.lab.nodes if n["role"] == "tester"}
+        peers = {f"{n['name']}/{i['name']}": i["peer"].split("/")[0] for n in self.lab.nodes for i in n["interfaces"]}
+        for key, c in dut["interfaces"].items():
+            peer = peers.get(key)
+            if peer in testers and c["tx_dropped"] > 0 and key.split("/")[0] != reset_router:
+                reasons.append(f"{c['tx_dropped']} frames dropped by {key} on their way into tester port {peer}: "
+                               "the tester's receive queue overflowed")
+        if self.lab.topology == "p2p":
+            for port in eng["ports"]:
+                dropped = port["interface_counters"]["tx_dropped"]
+                if dropped > 0:
+                    reasons.append(f"{dropped} frames dropped on p2p link at {port['interface']}: the receiving "
+                                   "tester did not keep up")
+        return reasons

@@ -1,0 +1,137 @@
+"""What a lab observes of a router around one trial over SNMP (:mod:`.snmp`):
+an external lab's DUT, and each VM router of the emulated lab (whose
+agent runs in the guest): the IF-MIB counters of the DUT's ports before the trial
+and once the agent shows its last frames (``counter_refresh_s`` after the
+last one), and the DUT's CPU load polled while the traffic flows.
+
+The result's ``dut`` has the emulated lab's shape (``docs/trial-result.md``):
+``routers`` (one, the DUT: ``busy_ratio`` is its load as a share of all its
+CPUs, ``busy_basis: "box"``, with the source and the time it covers),
+``interfaces`` (``DUT/PORT`` → the packet, discard and error counters as
+``rx_packets`` … and every IF-MIB counter read, by name), and ``snmp``
+(polls, errors), ``forwarding`` (lab/emulated/cost.py: the load, with its
+resolution). Without an agent in the file the DUT's figures are None
+and ``telemetry`` says why.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+
+from dataclasses import dataclass
+
+from ...core.errors import LabError
+from . import snmp
+from ..emulated.cost import forwarding
+from ..model.external_spec import SnmpSpec
+
+#: What a router read over SNMP has its forwarding work read from (lab/emulated/cost.py): its cost per frame is in ns of the
+#: whole router, all its CPUs together (a share of them; how many it has, SNMP's CPU sources do not all say).
+BOX_BASIS = "the router's CPU load over SNMP, as a share of all its CPUs"
+
+
+@dataclass(frozen=True)
+class SnmpDut:
+    """A router read over SNMP: its ``name`` in results, its agent
+    (``snmp``; None: none declared) and the ``ports`` whose counters are
+    read, as the agent names them (ifName, ifDescr or ifIndex)."""
+
+    name: str
+    snmp: SnmpSpec | None
+    ports: tuple[str | int, ...]
+
+
+def connect(dut: SnmpDut) -> dict | None:
+    """Polls the agent once (system, the DUT ports' ifIndex, the CPU
+    source): the lab's telemetry record, or None without an agent.
+    Raises :class:`LabError` if the agent does not answer or lacks a port."""
+    s = dut.snmp
+    if s is None:
+        return None
+    with snmp.Agent(s) as agent:
+        system = agent.get([snmp.SYS_DESCR, snmp.SYS_NAME, snmp.SYS_UPTIME])
+        if all(v is None for v in system.values()):
+            raise LabError(f"SNMP agent {s.host}:{s.port} answers but has no SNMPv2-MIB system group")
+        indexes = snmp.interface_indexes(agent, list(dut.ports))
+        src = snmp.find_cpu_source(agent, s.cpu)
+        speeds = agent.get([f"{snmp.IF_HIGH_SPEED}.{i}" for i in indexes.values()])
+    return {"sys_descr": system[snmp.SYS_DESCR], "sys_name": system[snmp.SYS_NAME],
+            "sys_uptime_ticks": system[snmp.SYS_UPTIME],
+            "if_index": {str(k): v for k, v in indexes.items()},
+            "if_speed_mbps": {str(k): speeds[f"{snmp.IF_HIGH_SPEED}.{v}"] for k, v in indexes.items()},
+            "cpu_source": src.name if src else None,
+            "cpu_source_description": src.description if src else "none: the agent answers no CPU source v6bench knows"}
+
+
+def _as_lab_counters(c: dict) -> dict:
+    """IF-MIB deltas under the emulated lab's counter names, beside their own."""
+    def total(*keys: str) -> int | None:
+        vals = [c.get(k) for k in keys]
+        return None if any(v is None for v in vals) else sum(vals)
+    return {"rx_packets": total("in_ucast_pkts", "in_multicast_pkts", "in_broadcast_pkts"),
+            "tx_packets": total("out_ucast_pkts", "out_multicast_pkts", "out_broadcast_pkts"),
+            "rx_dropped": c.get("in_discards"), "tx_dropped": c.get("out_discards"),
+            "rx_errors": c.get("in_errors"), "tx_errors": c.get("out_errors"), **c}
+
+
+class SnmpObserver:
+    """:class:`~v6bench.lab.interface.Observer` of one router over SNMP
+    (``telemetry``: what :func:`connect` found)."""
+
+    def __init__(self, dut: SnmpDut, telemetry: dict | None) -> None:
+        self.dut, self.telemetry = dut, telemetry
+        s = dut.snmp
+        self.agent = snmp.Agent(s) if s is not None and telemetry is not None else None
+        src = telemetry.get("cpu_source") if telemetry else None
+        self.src = snmp.CPU_SOURCES[src] if src else None
+
+    def _counters(self) -> dict:
+        return snmp.read_counters(self.agent, {k: int(v) for k, v in self.telemetry["if_index"].items()})
+
+    def before(self) -> dict | None:
+        return self._counters() if self.agent else None
+
+    def during(self, limit_s: float):
+        if self.agent is None or self.src is None:
+            return contextlib.nullcontext(None)
+        return snmp.Poller(self.agent, self.src, self.dut.snmp.poll_interval_s, limit_s)
+
+    def after(self, before: dict | None, during: snmp.Poller | None, eng: dict) -> dict:
+        name = self.dut.name
+        router = {"name": name, "cpu": [], "busy_ns": None, "busy_ratio": None, "busy_basis": "box"}
+        out = {"routers": [router], "tester_rx": {"busy_ns": None, "busy_ratio": None}, "interfaces": {},
+               "dut_cpus": {}, "forwarding": forwarding([None], BOX_BASIS)}
+        if self.agent is None:
+            out["telemetry"] = "none: the lab file declares no SNMP agent ([dut.snmp])"
+            return out
+        try:
+            start_s = eng["started_at_unix_ns"] / 1e9
+            end_s = start_s + eng["traffic_s"]
+            wait_s = end_s + self.dut.snmp.counter_refresh_s - time.time()
+            if wait_s > 0:  # the agent shows a frame in its counters only after its refresh
+                time.sleep(wait_s)
+            after = self._counters()
+            read_at_s = time.time() - end_s
+            for port, c in after.items():
+                out["interfaces"][f"{name}/{port}"] = _as_lab_counters(snmp.counter_delta(before[port], c))
+            out["snmp"] = {"counters_read_after_traffic_s": round(read_at_s, 2)}
+            if during is not None:
+                cpu = snmp.cpu_over_window(self.src, during.samples, start_s, end_s)
+                router.update(busy_ratio=None if cpu["pct"] is None else round(cpu["pct"] / 100, 4),
+                              cpu_source=cpu["source"], window_s=cpu["over_s"],
+                              cpu_window_unix_s=cpu["between_unix_s"], cpu_why=cpu["why"])
+                out["snmp"].update(cpu_polls=cpu["samples"], poll_errors=during.errors[:5])
+                if cpu["pct"] is not None:
+                    out["forwarding"] = forwarding([cpu["pct"] / 100], f"{BOX_BASIS} ({cpu['source']})",
+                                                   cpu["resolution_pct"] / 100)
+            else:
+                router["cpu_why"] = "the agent answers no CPU source v6bench knows"
+        finally:
+            self.agent.close()
+        return out
+
+    def reasons(self, eng: dict, dut: dict, reset_router: str | None) -> list[str]:
+        """None: the router's discards, whatever port they face, are its own
+        (the tester's own drops are the engine's reasons)."""
+        return []

@@ -1,0 +1,300 @@
+"""The DUT's configuration beyond forwarding, as nftables rule sets in R1.
+
+``limit_fps`` makes a DUT of known capacity (the check of every throughput
+search): each of R1's input interfaces gets
+``limit rate over N/second burst N/40 packets drop``, so R1 forwards at
+most N frames/s per direction (plus a 25-ms bucket), both IP versions
+together.
+
+``acl`` (0 for none, or 1 … :data:`ACL_MAX` rules; seed 000 uses 1 and
+25) gives R1 access lists in the style of seed 000 §3 and RFC 2544 §11.4,
+one per IP version, on the test direction (t1 → t2):
+
+- 1 rule: permit the test destination (t2's address);
+- K rules: K − 1 that deny other destinations (``198.19.100.0/24``,
+  ``198.19.101.0/24`` …, ``2001:2:0:64::/64``, ``2001:2:0:65::/64`` …, all
+  in the benchmarking blocks) and, last, the permit, so every test frame
+  is compared with all K (25: seed 000's list);
+- then the implicit deny of a router's ACL: anything else is dropped.
+
+``acl_family``: which IP version's frames walk their list: ``both`` (seed
+000), or only ``ipv4`` or ``ipv6``, the other forwarded unfiltered. In a
+trial carrying both families that is a scenario beside its control in the
+same trial: the list's cost is the difference between the families, less
+the difference without it (``bench/sensitivity.py``).
+
+The permit and the implicit deny count what they match (as ``show
+access-lists`` does); :func:`acl_counters` reads them, and every trial
+reports the difference (``dut.acl``).
+
+``acl_at``: ``in`` filters frames arriving on R1's input port (the one
+toward t1), ``out`` frames leaving by its output port (toward t2), ``both``
+does both, so a frame is checked twice. Linux filters forwarded frames in
+the forward hook, after the route lookup; that is where both lists run
+(``iifname`` / ``oifname``). The permit rule returns to the forward chain
+rather than accepting, so ``both`` really walks the list twice. Frames of
+the reverse direction (bidirectional tests) and frames to or from R1 itself
+(ARP, ND, echo to R1) are not filtered, as in seed 000, where the lists sat
+on Fa0/0 in and Fa0/1 out.
+
+``acl_udp_only``: the permit rule also requires UDP (``meta l4proto udp``):
+for IPv6 the DUT must walk the extension header chain to find the
+transport header (seed 000's extension header test); for IPv4 it reads the
+protocol field.
+
+``nat44``: IPv4 source NAT on R1 (seed 003's "IPv4 network with NAT"):
+frames of the test direction leaving by R1's output port get R1's address
+on that port as their source (``snat``, ports kept where free). It sits in
+a table of its own of the ``ip`` family, so connection tracking, which NAT
+needs, runs for IPv4 only; IPv6 is forwarded as before.
+
+``table``: a forwarding table like the Internet's (:mod:`v6bench.fib`) in
+every router on the path from t1 to t2, each prefix routed toward t2
+(:mod:`v6bench.lab.emulated.fib_load`, which measures the load and the FIB learning
+time); t1's frames then walk ``destinations`` addresses a family, each
+inside a different prefix of the table that is its longest match, in a
+seeded permutation (the engine's ``walk``), so each frame's lookup walks
+the table. ``table_seed`` makes the table (the same seed, the same table).
+
+``shape``: the routers' interfaces are shaped to the link speed
+(:mod:`v6bench.lab.emulated.shape`, tc, not nftables). ``tunnel``: IPv4 in IPv6 or
+IPv6 in IPv4 between R1 and R2 on topology b (:mod:`v6bench.lab.model.tunnel`).
+
+``scope``: ``all`` (every test frame meets the ACL, the NAT, the
+tunnel), or ``flow2``: only the second flow of each family does, told by
+its UDP source port (:data:`v6bench.core.frames.FLOW_SRC_PORT`), and the
+first flow, in the same trials, is its control (docs/report.md,
+"Scenarios on a flow"). The list's jumps also match ``udp sport``; the NAT
+rewrites only that flow and every other test frame from t1's subnet is
+``notrack`` (so the control is not connection-tracked either); the
+tunnel's routes move to a table of their own, which an ``ip rule``
+on each router selects for that port (lab/model/tunnel.py). One scenario at a
+time; the rate limiter and shaping are never scoped. A scoped lab takes
+trials of two flows only (``--flows 2``).
+
+The rule set is applied with ``nft -f -`` inside R1's namespace and
+recorded with every result (:func:`rulesets`).
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from dataclasses import asdict, dataclass
+
+from ...core.frames import FLOW_SRC_PORT, Traffic, check_scope
+from ...core.params import check
+from ...fib.shapes import TABLES
+from . import tunnel
+from .topology import Topology
+
+TABLE = "v6bench"
+NAT_TABLE = "v6bench_nat"
+#: The longest list: its denies' IPv4 destinations stay in 198.19.100.0/24 … 198.19.249.0/24.
+ACL_MAX = 150
+ACL_AT = ("in", "out", "both")
+ACL_FAMILIES = ("both", "ipv4", "ipv6")
+#: First of the destinations a list's denies name (one /24 or /64 each).
+#: Destinations a family a table's trials walk at most (the engine walks up to 4 M; the lab keeps them as text).
+MAX_DESTINATIONS = 1_000_000
+DENY_BASE_V4 = ipaddress.ip_network("198.19.100.0/24")
+DENY_BASE_V6 = ipaddress.ip_network("2001:2:0:64::/64")
+
+
+@dataclass(frozen=True)
+class DutConfig:
+    """What R1 does beyond forwarding (module docstring); the fields are the
+    ``[dut]`` keys of a campaign."""
+
+    limit_fps: int = 0
+    acl: int = 0
+    acl_at: str = "in"
+    acl_udp_only: bool = False
+    acl_family: str = "both"
+    nat44: bool = False
+    shape: bool = False
+    tunnel: str = ""  # "", "4in6", "6in4"; on VM routers also "gre6in4", "gre4in6" (topology b; lab/model/tunnel.py)
+    scope: str = "all"
+    #: A forwarding table like the Internet's in every router on the path (fib.shapes.TABLES; lab/emulated/fib_load.py),
+    #: made from ``table_seed``; t1's frames then walk ``destinations`` of its prefixes a family.
+    table: str = "none"
+    table_seed: int = 1
+    destinations: int = 4096
+
+    def __post_init__(self) -> None:
+        check(0 <= self.limit_fps <= 100_000_000, "limit_fps", f"{self.limit_fps} is outside 0..100000000 frames/s")
+        check(isinstance(self.acl, int) and not isinstance(self.acl, bool) and 0 <= self.acl <= ACL_MAX, "acl",
+              f"{self.acl!r} is not 0 (none) or a number of rules from 1 to {ACL_MAX}")
+        check(self.acl_at in ACL_AT, "acl_at", f"{self.acl_at!r} is not in, out or both")
+        check(self.acl_family in ACL_FAMILIES, "acl_family", f"{self.acl_family!r} is not both, ipv4 or ipv6")
+        check(not self.acl_udp_only or self.acl > 0, "acl_udp_only", "needs an ACL (acl = 1 or more rules)")
+        check(self.acl_family == "both" or self.acl > 0, "acl_family", "needs an ACL (acl = 1 or more rules)")
+        check(self.tunnel in ("", *tunnel.NAMES), "tunnel", f"{self.tunnel!r} is not one of {', '.join(tunnel.NAMES)}")
+        # Linux encapsulates IPv4 into SRv6 at R1's route lookup (a seg6
+        # lightweight tunnel redirects the input), so the IPv4 frames never
+        # reach the IPv4 forward and postrouting hooks where the ACL and
+        # the NAT run; the IPv6 ACL would see the outer header instead.
+        check(not (self.tunnel == "4in6" and self.acl), "acl",
+              "not with the 4in6 tunnel: R1 encapsulates IPv4 before its forward hook, where the ACL runs")
+        check(not (self.tunnel == "4in6" and self.nat44), "nat44",
+              "not with the 4in6 tunnel: R1 encapsulates IPv4 before the NAT hook")
+        check_scope(self.scope)
+        check(self.table in TABLES, "table", f"{self.table!r} is not a table (known: {', '.join(TABLES)})")
+        check(isinstance(self.table_seed, int) and not isinstance(self.table_seed, bool) and self.table_seed >= 0,
+              "table_seed", f"{self.table_seed!r} is not a whole number >= 0")
+        most = min(TABLES[self.table].ipv4.count, TABLES[self.table].ipv6.count, MAX_DESTINATIONS)
+        check(self.table == "none" or (isinstance(self.destinations, int) and not isinstance(self.destinations, bool)
+                                       and 1 <= self.destinations <= most), "destinations",
+              f"{self.destinations!r} is not 1 to {most:,} (at most one a prefix of the table's smaller family, "
+              f"and {MAX_DESTINATIONS:,})")
+        check(self.table == "none" or self.scope == "all", "scope",
+              "a table is in the router for every flow: no flow2 scope with it")
+        scenarios = sum(map(bool, (self.acl, self.nat44, self.tunnel)))
+        check(self.scope == "all" or scenarios == 1, "scope",
+              f"flow2 pairs one scenario with its control: give exactly one of acl, nat44 and tunnel (given: {scenarios})")
+
+    @property
+    def has_table(self) -> bool:
+        """Whether the routers hold a generated table (and t1's frames walk it)."""
+        return self.table != "none"
+
+    def to_json(self) -> dict:
+        """The fields, but a default scope and, without a table, the table's (records made before tables stay equal)."""
+        quiet = {"scope": "all", **({"table": "none", "table_seed": 1, "destinations": 4096} if not self.has_table else {})}
+        return {k: v for k, v in asdict(self).items() if k not in quiet or v != quiet[k]}
+
+    @classmethod
+    def from_json(cls, d: dict | None) -> "DutConfig":
+        return cls(**(d or {}))
+
+    def on_flow2(self) -> dict[int, str]:
+        """What the second flow of each IP version meets that the first
+        does not (``scope = "flow2"``), by IP version: ``{4: "IPv4 source
+        NAT"}``; empty when the scenario is on every frame."""
+        if self.scope != "flow2":
+            return {}
+        if self.tunnel:
+            return {tunnel.carried(self.tunnel): f"{self.tunnel} tunnel"}
+        if self.nat44:
+            return {4: "IPv4 source NAT"}
+        walk = {"both": (4, 6), "ipv4": (4,), "ipv6": (6,)}[self.acl_family]
+        return {v: self._acl_words() for v in walk}
+
+    def _acl_words(self) -> str:
+        return (f"ACL of {self.acl} rule{'s' if self.acl > 1 else ''} at {self.acl_at}"
+                + (", UDP only" if self.acl_udp_only else ""))
+
+    def describe(self) -> str:
+        parts = []
+        if self.acl:
+            parts.append(self._acl_words() + (f", {self.acl_family.replace('ipv', 'IPv')} frames only"
+                                              if self.acl_family != "both" else ""))
+        if self.nat44:
+            parts.append("IPv4 source NAT")
+        if self.limit_fps:
+            parts.append(f"limit {self.limit_fps:,} frames/s per direction")
+        if self.shape:
+            parts.append("egress shaped at link speed")
+        if self.tunnel:
+            parts.append(f"{self.tunnel} tunnel between R1 and R2")
+        if self.scope == "flow2":
+            parts.append("on each family's flow 2 only (flow 1 its control)")
+        if self.has_table:
+            parts.append(f"table {self.table} (seed {self.table_seed}: {TABLES[self.table].summary}), "
+                         f"frames to {self.destinations:,} of its prefixes a family")
+        return "; ".join(parts) or "plain forwarding"
+
+
+def flow2_scenarios(dut: DutConfig, traffic: Traffic) -> dict[str, str]:
+    """What the second flow of each IP version meets and the first does not,
+    the DUT's scoped scenario and the test's scoped extension headers
+    together, keyed by IP version as stored with a test (``{"6": "6in4
+    tunnel"}``); the report compares those flows as a scenario and its
+    control, and the others as A/A controls (docs/report.md)."""
+    out: dict[str, list[str]] = {}
+    for part in (dut.on_flow2(), traffic.on_flow2()):
+        for version, words in part.items():
+            out.setdefault(str(version), []).append(words)
+    return {v: ", ".join(w) for v, w in sorted(out.items())}
+
+
+def burst_frames(limit_fps: int) -> int:
+    """The limiter's bucket: 25 ms of traffic at the limit (at least 5, nft's
+    default). A software router takes frames in batches after each wake-up,
+    and a stall of a VM's vCPU delivers all that arrived meanwhile at once: a
+    5-frame bucket would drop them and make the DUT's capacity a fraction of
+    N, and a 10-ms one still did after the stalls of 10–25 ms seen on a
+    2-vCPU VM. With 25 ms, a trial of D seconds passes up to N + N/40/D
+    frames/s (+1.25 % for 2-s trials)."""
+    return max(5, limit_fps // 40)
+
+
+def _acl_chain(family: str, cfg: DutConfig, permit: str) -> str:
+    """The list of one IP version: the denies, the permit (which returns to
+    the forward chain), then the implicit deny."""
+    key, base = ("ip", DENY_BASE_V4) if family == "v4" else ("ip6", DENY_BASE_V6)
+    lines = []
+    for k in range(cfg.acl - 1):
+        net = ipaddress.ip_network(f"{base.network_address + k * base.num_addresses}/{base.prefixlen}")
+        lines.append(f"{key} daddr {net} drop")
+    lines.append(f"{key} daddr {permit}" + (" meta l4proto udp" if cfg.acl_udp_only else "") + " counter return")
+    lines.append("counter drop")
+    body = "".join(f"    {x}\n" for x in lines)
+    return f"  chain acl_{family} {{\n{body}  }}\n"
+
+
+def ports(topo: Topology, router: str) -> tuple[str, str]:
+    """``router``'s (input, output) interface for the t1 → t2 direction."""
+    order = {n.name: k for k, n in enumerate(topo.nodes)}
+    node = topo.node(router)
+    ifs = sorted(node.interfaces, key=lambda i: order[i.peer_node])
+    return ifs[0].name, ifs[-1].name
+
+
+def _flow2(cfg: DutConfig) -> str:
+    """The match that picks a scoped scenario's flow (empty when unscoped)."""
+    return f" udp sport {FLOW_SRC_PORT[2]}" if cfg.scope == "flow2" else ""
+
+
+def _nat44(cfg: DutConfig, topo: Topology, router: str) -> str:
+    """IPv4 source NAT of the test direction, in a table of the ``ip``
+    family so that only IPv4 is connection-tracked; scoped, only flow 2
+    is rewritten and the other frames from t1's subnet are not tracked."""
+    into, out = ports(topo, router)
+    node = topo.node(router)
+    inside = node.interface(into).ipv4  # R1's address with the t1-side prefix
+    src_net = ipaddress.ip_interface(inside).network
+    to = node.interface(out).ipv4.split("/")[0]
+    raw = (f"  chain prerouting {{\n    type filter hook prerouting priority raw; policy accept;\n"
+           f"    ip saddr {src_net} udp sport != {FLOW_SRC_PORT[2]} notrack\n  }}\n") if cfg.scope == "flow2" else ""
+    return (f"table ip {NAT_TABLE} {{\n{raw}  chain postrouting {{\n"
+            f"    type nat hook postrouting priority srcnat; policy accept;\n"
+            f'    oifname "{out}" ip saddr {src_net}{_flow2(cfg)} counter snat to {to}\n  }}\n}}\n')
+
+
+def ruleset(cfg: DutConfig, topo: Topology, router: str) -> str | None:
+    """The nftables text for ``router`` of ``topo`` (None if it needs none)."""
+    if router != "r1" or not (cfg.limit_fps or cfg.acl or cfg.nat44):
+        return None
+    nat = _nat44(cfg, topo, router) if cfg.nat44 else ""
+    if not (cfg.limit_fps or cfg.acl):
+        return nat
+    node = topo.node(router)
+    rules, chains = [], ""
+    if cfg.acl:
+        into, out = ports(topo, router)
+        (t2,) = topo.node("t2").interfaces
+        dst = {"v4": t2.ipv4.split("/")[0], "v6": t2.ipv6.split("/")[0]}
+        chains = _acl_chain("v4", cfg, dst["v4"]) + _acl_chain("v6", cfg, dst["v6"])
+        # With 6in4, IPv6 leaves R1 by the VXLAN device (lab/model/tunnel.py).
+        out6 = tunnel.VXLAN_DEV if cfg.tunnel == "6in4" else out
+        for where, m4, m6 in (("in", f'iifname "{into}"', f'iifname "{into}"'),
+                              ("out", f'oifname "{out}"', f'oifname "{out6}"')):
+            if cfg.acl_at in (where, "both"):
+                rules += [f"{m} meta nfproto {fam}{_flow2(cfg)} jump acl_{fam[2:]}" for fam, m in (("ipv4", m4), ("ipv6", m6))
+                          if cfg.acl_family in (fam, "both")]
+    if cfg.limit_fps:
+        burst = burst_frames(cfg.limit_fps)
+        rules += [f'iifname "{i.name}" limit rate over {cfg.limit_fps}/second burst {burst} packets drop' for i in node.interfaces]
+    body = "".join(f"    {r}\n" for r in rules)
+    return (f"table inet {TABLE} {{\n{chains}  chain forward {{\n"
+            f"    type filter hook forward priority filter; policy accept;\n{body}  }}\n}}\n") + nat

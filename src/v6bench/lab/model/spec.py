@@ -1,0 +1,126 @@
+"""The ``[lab]`` and ``[dut]`` tables of a test definition, checked into a
+frozen :class:`LabSpec` and :class:`~v6bench.lab.model.dut.DutConfig`.
+
+One route for every front end: a campaign file's tables, and the lab and
+DUT options of ``v6bench lab up``, ``trial`` and ``test`` (which
+``cli/options.py`` turns into the same tables). Errors name the field
+relative to the table (``("topology",)``, ``("acl_at",)``); the caller
+places them (``lab.topology``, ``scenario[1].dut.acl_at``, ``--acl-at``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ...core.errors import UsageError
+from ...core.params import only_keys, parse
+from ...core.rates import format_link_speed, parse_link_speed
+from . import external_spec, tunnel
+from .cpus import ARRANGEMENTS
+from .dut import DutConfig
+from .external_spec import ExternalSpec
+from .mtu import Mtus
+from .mtu import parse as parse_mtu
+from .topology import parse_topology
+
+LAB_KEYS = ("topology", "link_speed", "mtu", "cpu_arrangement", "router", "file")
+#: How the emulated lab's routers are made (``[lab] router``, ``--router``), each with the noun
+#: that describes them: ``ns``, this machine's kernel in a namespace beside the tester; ``vm``, a
+#: QEMU virtual machine with Debian's kernel on its own CPU (lab/vm/vm.py). lab/backends.REGISTRY has
+#: the backend of each.
+ROUTERS = {"ns": "namespace", "vm": "VM"}
+
+
+@dataclass(frozen=True)
+class LabSpec:
+    """The lab a test runs on: topology, nominal link speed [b/s], MTUs,
+    CPU arrangement (None: the machine's default, lab/model/cpus.py); or an
+    external lab file's (``external``), whose one router between t1 and t2
+    has the shape of topology ``a``. ``router``: how the routers are made
+    (:data:`ROUTERS`)."""
+
+    topology: str = "a"
+    link_speed_bps: float = 1e9
+    mtu: Mtus = Mtus()
+    cpu_arrangement: str | None = None
+    external: ExternalSpec | None = None
+    router: str = "ns"
+
+    @property
+    def kind(self) -> str:
+        """The kind of lab (lab/backends.REGISTRY): ``external`` with a lab file, else how its routers are made."""
+        return "external" if self.external is not None else self.router
+
+
+#: The lab a definition gets for the keys it does not give.
+DEFAULT = LabSpec()
+
+
+def lab_spec(d: dict, base: Path | None = None) -> LabSpec:
+    """The ``[lab]`` table: ``topology`` [a], ``link_speed`` [1G], ``mtu``
+    [1500; or "LINK=BYTES,…", lab/model/mtu.py], ``cpu_arrangement``, ``router``
+    [ns; vm on a topology with routers]; or
+    ``file``, an external lab file (lab/model/external_spec.py; relative to
+    ``base``, the campaign file's directory), which alone sets the lab."""
+    only_keys(d, LAB_KEYS)
+    if "file" in d:
+        return external_lab(d, base)
+    topo = d.get("topology", DEFAULT.topology)
+    if not isinstance(topo, str):
+        raise UsageError(f"expected a name such as \"a\" or \"chain:3\", got {topo!r}", "topology")
+    links = [(a.node, b.node) for a, b in parse_topology(topo).links()]
+    speed = d.get("link_speed", format_link_speed(DEFAULT.link_speed_bps))
+    if not isinstance(speed, str):
+        raise UsageError(f"expected a speed such as \"1G\", got {speed!r}", "link_speed")
+    mtu_v: Any = d.get("mtu", DEFAULT.mtu)
+    if isinstance(mtu_v, Mtus):
+        mtu = mtu_v
+    elif not isinstance(mtu_v, (int, str)) or isinstance(mtu_v, bool):
+        raise UsageError(f"expected bytes or \"LINK=BYTES,…\", got {mtu_v!r}", "mtu")
+    else:
+        mtu = parse_mtu(mtu_v)
+    mtu.check(links)
+    arr = d.get("cpu_arrangement")
+    if arr is not None and arr not in ARRANGEMENTS:
+        raise UsageError(f"{arr!r} is not one of {', '.join(ARRANGEMENTS)}", "cpu_arrangement")
+    router = d.get("router", DEFAULT.router)
+    if router not in ROUTERS:
+        raise UsageError(f"{router!r} is not one of {', '.join(ROUTERS)}", "router")
+    if router != DEFAULT.router and not parse_topology(topo).routers:
+        raise UsageError(f"topology {topo} has no router to make a {router}", "router")
+    return LabSpec(topo, parse_link_speed(speed), mtu, arr, router=router)
+
+
+def external_lab(d: dict, base: Path | None) -> LabSpec:
+    """``[lab] file = "…"``: the lab the file declares; no other key of
+    ``[lab]`` with it (the file has the ports, link speed and MTU)."""
+    for k in d:
+        if k != "file":
+            raise UsageError("an external lab takes its ports, link speed and MTU from its file: "
+                             "give file alone", k)
+    path = d["file"]
+    if not isinstance(path, str) or not path:
+        raise UsageError(f"expected a lab file's path, got {path!r}", "file")
+    p = Path(path)
+    if not p.is_absolute() and base is not None:
+        p = base / p
+    try:
+        ext = external_spec.load(p)
+    except UsageError as e:
+        raise UsageError(e.message, "file") from None
+    return LabSpec("a", ext.link_speed_bps, Mtus(ext.mtu), None, ext)
+
+
+def dut_config(d: dict, lab: LabSpec) -> DutConfig:
+    """The ``[dut]`` table (lab/model/dut.py), on ``lab``, as every kind of lab
+    reads it: an ACL's place and protocol need an ACL; a tunnel needs
+    topology b. What a kind of lab adds (which keys it takes, which tunnels
+    its routers have) is its backend's ``dut_config`` (lab/backends.py),
+    which calls this."""
+    dut = parse(DutConfig, d, ())
+    if "acl_at" in d and not dut.acl:
+        raise UsageError("needs an ACL (acl = 1 or more rules)", "acl_at")
+    tunnel.check_topology(dut.tunnel, lab.topology)
+    return dut

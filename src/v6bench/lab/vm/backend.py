@@ -1,0 +1,31 @@
+"""The backend of the emulated lab with VM routers (``vm``,
+lab/backends.py): the namespace routers' backend with the VMs' routers,
+tunnels, observer, reset and record."""
+
+from __future__ import annotations
+
+from ..emulated.backend import Emulated
+from ..emulated.state import LabState
+from ..model import tunnel
+from ..model.site import Site
+from . import vm_lab
+
+
+class VmRouters(Emulated):
+    """The emulated lab with VM routers (:mod:`.vm_lab`): observed from
+    QEMU's threads and the guests' agents, reset inside the guest; its
+    tunnels are the real devices of Debian's kernel."""
+
+    routers = vm_lab.VM_ROUTERS
+    tunnels = tunnel.VM_TUNNELS
+    tunnels_where = "on VM routers"
+    tunnel_stand_in = False
+
+    def observer(self, lab: LabState) -> vm_lab.VmObserver:
+        return vm_lab.VmObserver(lab)
+
+    def reset(self, site: Site, lab: LabState, kind: str) -> tuple[LabState, dict]:
+        return vm_lab.reset(site, lab, kind)
+
+    def record(self, lab: LabState) -> dict:
+        return {**super().record(lab), **vm_lab.record(lab)}
