@@ -16,16 +16,6 @@ pub fn l1_bytes(l2_bytes: f64, frames: f64) -> f64 {
     l2_bytes + L1_OVERHEAD as f64 * frames
 }
 
-/// Frames/s that fill `l1_bps` of layer-1 bit rate, `l1_bytes` per frame.
-pub fn fps_from_l1_bps(l1_bps: f64, l1_bytes: f64) -> f64 {
-    l1_bps / (8.0 * l1_bytes)
-}
-
-/// Frames/s that carry `l2_bps` of layer-2 bit rate, `l2_bytes` per frame.
-pub fn fps_from_l2_bps(l2_bps: f64, l2_bytes: f64) -> f64 {
-    l2_bps / (8.0 * l2_bytes)
-}
-
 /// Layer-1 bit rate of `fps` frames/s of `l1_bytes` each.
 pub fn l1_bps(fps: f64, l1_bytes: f64) -> f64 {
     fps * 8.0 * l1_bytes
@@ -36,30 +26,22 @@ pub fn l2_bps(fps: f64, l2_bytes: f64) -> f64 {
     fps * 8.0 * l2_bytes
 }
 
-/// Frames/s at `percent` % of a nominal line rate of `line_rate_bps` (layer 1).
-pub fn fps_from_percent(percent: f64, line_rate_bps: f64, l1_bytes: f64) -> f64 {
-    fps_from_l1_bps(line_rate_bps * percent / 100.0, l1_bytes)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
     fn rfc5180_line_rates() {
-        // Reference figures: 10 Gb/s is 14,880,952 fps at 64 B and 812,743 at 1518 B.
-        assert_eq!(fps_from_l1_bps(10e9, l1_bytes(64.0, 1.0)).floor(), 14_880_952.0);
-        assert_eq!(fps_from_l1_bps(10e9, l1_bytes(1518.0, 1.0)).floor(), 812_743.0);
-        assert_eq!(fps_from_percent(100.0, 1e9, l1_bytes(64.0, 1.0)).floor(), 1_488_095.0);
-        assert_eq!(fps_from_percent(50.0, 100e6, l1_bytes(1518.0, 1.0)).floor(), 4_063.0);
+        // Reference figures: 10 Gb/s is 14,880,952 fps at 64 B and 812,743 at 1518 B: those rates fill it.
+        assert!((l1_bps(14_880_952.38, l1_bytes(64.0, 1.0)) / 10e9 - 1.0).abs() < 1e-8);
+        assert!((l1_bps(812_743.82, l1_bytes(1518.0, 1.0)) / 10e9 - 1.0).abs() < 1e-8);
     }
 
     #[test]
-    fn l1_and_l2_are_inverse() {
-        let fps = 81_274.0;
-        assert!((fps_from_l1_bps(l1_bps(fps, 1538.0), 1538.0) - fps).abs() < 1e-6);
-        assert!((fps_from_l2_bps(l2_bps(fps, 128.0), 128.0) - fps).abs() < 1e-6);
+    fn bit_rates_count_each_wire_frame() {
         assert_eq!(l2_bps(1000.0, 64.0), 512_000.0);
         assert_eq!(l1_bps(1000.0, l1_bytes(64.0, 1.0)), 672_000.0);
+        // A test frame in four fragments: four preambles and gaps at layer 1.
+        assert_eq!(l1_bytes(1632.0, 4.0), 1712.0);
     }
 }

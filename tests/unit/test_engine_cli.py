@@ -42,9 +42,12 @@ def test_frame_too_small_names_the_field(engine_bin):
 
 def test_unknown_field_and_rate_errors(engine_bin):
     s = spec(4, 64)
-    s["ports"][0]["tx_rate"] = {"fps": 10, "l2_bps": 5}
+    s["ports"][0]["tx_rate"] = {"percent_of_line": 10, "line_rate_bps": 1e9}  # frames/s only: a % is the caller's
     r = run(engine_bin, "check", stdin=json.dumps(s))
-    assert r.returncode == 2 and "ports[0].tx_rate: give exactly one of" in r.stderr
+    assert r.returncode == 2 and "unknown field `percent_of_line`" in r.stderr
+    s["ports"][0]["tx_rate"] = {"fps": -1}
+    r = run(engine_bin, "check", stdin=json.dumps(s))
+    assert r.returncode == 2 and "ports[0].tx_rate.fps: must be a positive number" in r.stderr
     s = spec(4, 64)
     s["streams"][0]["frame_sise"] = 64
     r = run(engine_bin, "check", stdin=json.dumps(s))

@@ -1,6 +1,5 @@
 //! The trial spec's serde types, one to one with the JSON (docs/engine-spec.md), and its limits.
 
-use crate::rate;
 use crate::wire::ext::ExtHeader;
 use crate::wire::signature;
 use serde::Deserialize;
@@ -217,16 +216,13 @@ pub struct RateStepSpec {
     pub fps: f64,
 }
 
-/// A rate with its unit: exactly one of the four is given.
+/// A port's rate of test frames. Frames/s only: what a percentage or a
+/// bit rate means (the path's line rate, fragments and tunnels counted) is
+/// the caller's to decide (v6bench: `core/rates.py`), so it is decided once.
 #[derive(Debug, Deserialize, Clone, Default)]
 #[serde(deny_unknown_fields)]
 pub struct RateSpec {
-    pub fps: Option<f64>,
-    pub l1_bps: Option<f64>,
-    pub l2_bps: Option<f64>,
-    pub percent_of_line: Option<f64>,
-    /// Nominal line rate for `percent_of_line` [b/s, layer 1].
-    pub line_rate_bps: Option<f64>,
+    pub fps: f64,
 }
 
 #[derive(Debug, Deserialize, Clone)]
@@ -283,33 +279,9 @@ fn positive(field: &str, v: f64) -> Result<f64, String> {
 }
 
 impl RateSpec {
-    /// Test frames/s for a port whose test frames put `wire_frames` frames
-    /// of `wire_bytes` bytes in all on the wire (means; 1 frame of the
-    /// frame size unless fragmented at the source). Bit rates count every
-    /// wire frame with its own 20-byte layer-1 overhead.
-    pub fn to_fps(&self, field: &str, wire_bytes: f64, wire_frames: f64) -> Result<f64, String> {
-        let l1_bytes = rate::l1_bytes(wire_bytes, wire_frames);
-        let given = [self.fps.is_some(), self.l1_bps.is_some(), self.l2_bps.is_some(), self.percent_of_line.is_some()];
-        if given.iter().filter(|&&g| g).count() != 1 {
-            return Err(format!("{field}: give exactly one of fps, l1_bps, l2_bps, percent_of_line"));
-        }
-        if self.line_rate_bps.is_some() && self.percent_of_line.is_none() {
-            return Err(format!("{field}.line_rate_bps: only used with percent_of_line"));
-        }
-        let fps = if let Some(f) = self.fps {
-            positive(&format!("{field}.fps"), f)?
-        } else if let Some(b) = self.l1_bps {
-            rate::fps_from_l1_bps(positive(&format!("{field}.l1_bps"), b)?, l1_bytes)
-        } else if let Some(b) = self.l2_bps {
-            rate::fps_from_l2_bps(positive(&format!("{field}.l2_bps"), b)?, wire_bytes)
-        } else {
-            let p = positive(&format!("{field}.percent_of_line"), self.percent_of_line.unwrap_or(0.0))?;
-            if p > 100.0 {
-                return Err(format!("{field}.percent_of_line: {p} % is above line rate"));
-            }
-            let line = self.line_rate_bps.ok_or_else(|| format!("{field}: percent_of_line needs line_rate_bps"))?;
-            rate::fps_from_percent(p, positive(&format!("{field}.line_rate_bps"), line)?, l1_bytes)
-        };
+    /// Test frames/s, checked: positive and within the engine's limit.
+    pub fn to_fps(&self, field: &str) -> Result<f64, String> {
+        let fps = positive(&format!("{field}.fps"), self.fps)?;
         if fps > MAX_RATE_FPS {
             return Err(format!("{field}: {fps:.0} frames/s is above the engine's limit of {MAX_RATE_FPS:.0}"));
         }

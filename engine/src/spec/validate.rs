@@ -228,7 +228,7 @@ impl TrialSpec {
         let mean_frame_size = mean(&|s| s.frame_size as f64);
         let mean_wire_frames = mean(&|s| s.wire_frame_sizes().len() as f64);
         let mean_wire_bytes = mean(&|s| s.wire_frame_sizes().iter().sum::<usize>() as f64);
-        let rate_fps = rate.to_fps(&format!("{f}.tx_rate"), mean_wire_bytes, mean_wire_frames)?;
+        let rate_fps = rate.to_fps(&format!("{f}.tx_rate"))?;
         let schedule = match spec.tx_run_frames {
             None => Schedule::new(&shares),
             Some(run) => Schedule::runs(&shares, run),
