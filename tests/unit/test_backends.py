@@ -26,7 +26,7 @@ def test_every_kind_of_lab_has_one_backend():
 
 def test_a_spec_asks_for_its_kind():
     assert backends.for_spec(LabSpec()) is backends.REGISTRY["ns"]
-    assert backends.for_spec(LabSpec(router="vm")) is backends.REGISTRY["vm"]
+    assert backends.for_spec(LabSpec(router_kind="vm")) is backends.REGISTRY["vm"]
     ext = LabSpec(external=external_spec.load(EXAMPLE))
     assert ext.kind == "external" and backends.for_spec(ext) is backends.REGISTRY["external"]
 
@@ -34,7 +34,7 @@ def test_a_spec_asks_for_its_kind():
 def test_nothing_above_the_lab_tells_the_kinds_apart():
     # The layers above lab/ read a lab through lab/interface.py; a kind test there would be an `if` the next kind
     # of lab has to add again.
-    kind_test = re.compile(r"isinstance\([^)]*ExternalLab|\.router\s*[!=]=|\.external is (not )?None")
+    kind_test = re.compile(r"isinstance\([^)]*ExternalLab|\.router(_kind)?\s*[!=]=|\.external is (not )?None")
     found = [f"{p.relative_to(SRC)}:{n}" for part in ("trial", "campaign", "cli", "methods", "report", "store")
              for p in sorted((SRC / part).rglob("*.py"))
              for n, line in enumerate(p.read_text().splitlines(), 1) if kind_test.search(line)]

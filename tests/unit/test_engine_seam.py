@@ -48,7 +48,7 @@ CASES = {
 
 def built(name: str) -> TrialSpec:
     topology, mtu, dut, args = CASES[name]
-    lab = dataclasses.replace(lab_of(topology, parse_mtu(mtu)), dut=DutConfig(**dut).to_json())
+    lab = dataclasses.replace(lab_of(topology, parse_mtu(mtu)), dut_config=DutConfig(**dut))
     req = make_request(*args)
     return engine_spec(lab, req, req.check_on_lab(lab.topology, lab.link_speed_bps, lab.mtu, interface.tunnel(lab)))
 

@@ -24,14 +24,14 @@ from v6bench.lab.model.mtu import Mtus
 from v6bench.lab.model.mtu import parse as parse_mtu
 from v6bench.lab.interface import dut_config
 from v6bench.lab.model.spec import lab_spec
-from v6bench.lab.model.topology import parse_topology
+from v6bench.lab.model.topology import ROUTER, parse_topology
 
 HAVE_KERNEL = any(Path("/boot").glob("vmlinuz-*")) and Path("/bin/busybox").exists()
 
 
 def test_the_router_key_takes_ns_or_vm_on_a_topology_with_routers():
-    assert lab_spec({}).router == "ns"
-    assert lab_spec({"router": "vm", "topology": "b"}).router == "vm"
+    assert lab_spec({}).router_kind == "ns"
+    assert lab_spec({"router": "vm", "topology": "b"}).router_kind == "vm"
     with pytest.raises(UsageError) as e:
         lab_spec({"router": "qemu"})
     assert e.value.field == ("router",) and "'qemu' is not one of ns, vm" in e.value.message
@@ -77,7 +77,7 @@ def test_the_initramfs_read_back_by_cpio_has_init_busybox_iproute2_nft_snmpd_and
 
 def test_the_startup_configuration_is_the_namespace_routers():
     topo = parse_topology("a")
-    text = vm_config.startup_script(topo, "r1", Mtus(), SYSCTLS["dut"], DutConfig(limit_fps=5000, shape=True), 1e8)
+    text = vm_config.startup_script(topo, "r1", Mtus(), SYSCTLS[ROUTER], DutConfig(limit_fps=5000, shape=True), 1e8)
     lines = text.splitlines()
     assert "sysctl -q -w net.ipv6.conf.all.forwarding=1" in lines
     assert "/usr/bin/ip addr replace 198.18.0.1/24 dev r1-t1" in lines  # iproute2's ip, not busybox's
@@ -88,7 +88,7 @@ def test_the_startup_configuration_is_the_namespace_routers():
     assert f"rocommunity {vm.SNMP_COMMUNITY} {vm.MGMT_HOST}/32" in text
     # A link below 1280 bytes carries IPv4 only (RFC 8200 §5), as in the namespace router.
     b = parse_topology("b")
-    small = vm_config.startup_script(b, "r1", parse_mtu("r1-r2=1000"), SYSCTLS["dut"], DutConfig(), 1e9)
+    small = vm_config.startup_script(b, "r1", parse_mtu("r1-r2=1000"), SYSCTLS[ROUTER], DutConfig(), 1e9)
     assert "/usr/bin/ip -6 addr replace 2001:2:0:11::1/64 dev r1-r2 nodad" not in small.splitlines()
 
 
@@ -213,7 +213,7 @@ def test_vm_routers_have_real_tunnels_with_their_own_overheads():
                 "none hoplimit 64", "/usr/bin/ip route replace 198.19.0.0/24 dev tun0"),
 ])
 def test_a_vm_routers_tunnel_is_set_up_after_its_static_routes(name, device, route):
-    lines = vm_config.startup_script(parse_topology("b"), "r1", Mtus(), SYSCTLS["dut"], DutConfig(tunnel=name),
+    lines = vm_config.startup_script(parse_topology("b"), "r1", Mtus(), SYSCTLS[ROUTER], DutConfig(tunnel=name),
                                      1e9).splitlines()
     assert device in lines and route in lines
     assert lines.index(route) > lines.index("/usr/bin/ip route replace 198.19.0.0/24 via 198.18.11.2")
@@ -231,7 +231,7 @@ def test_a_vm_routers_tunnel_is_set_up_after_its_static_routes(name, device, rou
 def test_a_vm_routers_tunnel_scoped_to_flow_2_routes_by_rule_beside_the_native_route(name, rule, route):
     """Scoped, the tunnel's route goes to table 46, which flow 2's rule looks
     up; the static route over the bare link stays for flow 1."""
-    lines = vm_config.startup_script(parse_topology("b"), "r1", Mtus(), SYSCTLS["dut"],
+    lines = vm_config.startup_script(parse_topology("b"), "r1", Mtus(), SYSCTLS[ROUTER],
                                      DutConfig(tunnel=name, scope="flow2"), 1e9).splitlines()
     assert rule in lines and route in lines and lines.count(rule) == 1
     assert "/usr/bin/ip route replace 198.19.0.0/24 via 198.18.11.2" in lines

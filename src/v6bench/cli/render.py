@@ -18,7 +18,7 @@ def status_json(lab, busy: bool) -> dict:
     return {
         "up": True, "busy": busy, "topology": lab.topology, "link_speed_bps": lab.link_speed_bps, "mtu": lab.mtu.to_json(),
         "temporary": lab.temporary, "created_at_unix_s": lab.created_at_unix_s, "cpu_plan": lab.cpu_plan.to_json(),
-        "nodes": list(lab.nodes), "napi_threads": list(lab.napi), "router": lab.router,
+        "nodes": list(lab.nodes), "napi_threads": list(lab.napi), "router": lab.router_kind,
         "tunnel": interface.tunnel_record(lab), "fib": lab.fib,
     }
 

@@ -56,7 +56,7 @@ def current_lab(site: Site) -> tuple[dict, DutConfig]:
     if current is None:
         return {}, DutConfig()
     return ({"topology": current.topology, "link_speed": format_link_speed(current.link_speed_bps),
-             "mtu": current.mtu.to_json(), "router": current.router}, current.dut_config)
+             "mtu": current.mtu.to_json(), "router": current.router_kind}, current.dut_config)
 
 
 def run(site: Site, args: argparse.Namespace, say) -> int:

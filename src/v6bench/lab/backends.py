@@ -46,7 +46,8 @@ Lab = Union[LabState, ExternalLab]
 class Observer(Protocol):
     """Observations around one trial: ``before`` the engine starts,
     ``during`` it (a context manager around the engine, at most
-    ``limit_s``), ``after``: the trial's ``dut`` record, and ``reasons``."""
+    ``limit_s``), ``after``: what was observed of the DUT (stored as the
+    trial result's ``dut`` record), and ``reasons``."""
 
     def before(self) -> object: ...
 
@@ -54,7 +55,7 @@ class Observer(Protocol):
 
     def after(self, before: object, during: object, eng: dict) -> dict: ...
 
-    def reasons(self, eng: dict, dut: dict, reset_router: str | None) -> list[str]:
+    def reasons(self, eng: dict, observed: dict, reset_router: str | None) -> list[str]:
         """The lab's own reasons a trial is ``tester_limited`` (frames the
         tester, not the DUT, lost in this lab); ``reset_router``: a router
         reset during the trial."""

@@ -187,8 +187,8 @@ def run(lab: Lab, request: TrialRequest, engine_pid_file: Path | None = None,
         eng = engine.run_trial(spec, pid_file=engine_pid_file)
     if thread:
         thread.join()
-    dut = watch.after(before, during, eng)
-    out = summarize(lab, request, fps, eng, dut, watch.reasons(eng, dut, (done.get("result") or {}).get("router")))
+    observed = watch.after(before, during, eng)  # stored as the result's "dut" record
+    out = summarize(lab, request, fps, eng, observed, watch.reasons(eng, observed, (done.get("result") or {}).get("router")))
     out["lab"]["cpu_idle"] = cpu_idle
     tester_limits.apply(out, selftest, request.frame_size)
     if during:

@@ -72,7 +72,7 @@ class Emulated:
 
     def dut_record(self, lab: LabState) -> dict:
         """Its rule sets, qdiscs, routes and links (:func:`configured.datapaths`)."""
-        return {"config": lab.dut or {}, "rulesets": configured.rulesets(list(lab.nodes)),
+        return {"config": lab.dut_config.to_json(), "rulesets": configured.rulesets(list(lab.nodes)),
                 "datapaths": configured.datapaths(list(lab.nodes), table=lab.fib is not None),
                 "description": control.describe(lab)}
 
@@ -81,5 +81,5 @@ class Emulated:
                 "mtu": lab.mtu.to_json(), "temporary": lab.temporary, "shared_machine": lab.shared_machine,
                 "cpu_plan": lab.cpu_plan.to_json(),
                 "napi_threads": [{k: t.get(k) for k in ("node", "ifname", "cpu", "policy", "priority")} for t in lab.napi],
-                "sysctls": lab.sysctls, "router": lab.router, "tunnel": self.tunnel_record(lab),
+                "sysctls": lab.sysctls, "router": lab.router_kind, "tunnel": self.tunnel_record(lab),
                 "fib": lab.fib}

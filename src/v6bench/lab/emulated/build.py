@@ -31,15 +31,15 @@ from ..model.mtu import routes as mtu_routes
 from ..model.cpus import CpuPlan
 from ..model.site import Site
 from .state import LabState, forget, our_namespaces, save
-from ..model.topology import Topology
+from ..model.topology import ROUTER, TESTER, Topology
 
 #: Sysctls set in each namespace, by role (recorded with every result).
 SYSCTLS = {
-    "tester": {
+    TESTER: {
         "net.ipv6.conf.all.disable_ipv6": 1,
         "net.ipv6.conf.default.disable_ipv6": 1,
     },
-    "dut": {
+    ROUTER: {
         "net.ipv4.ip_forward": 1,
         "net.ipv6.conf.all.forwarding": 1,
         "net.ipv6.conf.default.accept_dad": 0,
@@ -80,7 +80,7 @@ def _wait_carrier(ns: str, ifname: str) -> None:
 
 class Routers(Protocol):
     """How a kind of emulated lab makes its routers (lab/backends.py gives
-    each kind's): ``kind`` is recorded in the lab state (``LabState.router``);
+    each kind's): ``kind`` is recorded in the lab state (``LabState.router_kind``);
     ``holds_vm(node)``: the node's namespace only holds a VM (tester
     sysctls); ``make`` builds the routers and every link once the nodes'
     namespaces exist, and returns the recorded node list, the NAPI threads
@@ -110,7 +110,7 @@ class NamespaceRouters:
             with IPRoute(netns=site.netns(left.node)) as ipr:
                 m = mtu.of(left.node, right.node)
                 # A tester's link has a queue for each sender a port may have (lab/model/cpus.py), both ends alike.
-                tester_link = "tester" in (topo.node(left.node).role, topo.node(right.node).role)
+                tester_link = TESTER in (topo.node(left.node).role, topo.node(right.node).role)
                 q = cpu_plan.tester_link_queues if tester_link else 1
                 ipr.link("add", ifname=left.name, kind="veth", mtu=m, num_tx_queues=q, num_rx_queues=q,
                          peer={"ifname": right.name, "net_ns_fd": site.netns(right.node), "mtu": m,
@@ -156,7 +156,7 @@ def build(site: Site, topo: Topology, link_speed_bps: float, mtu: Mtus, cpu_plan
 
     def state(status: str, nodes=(), threads=(), fib=None) -> LabState:
         return LabState(topo.name, link_speed_bps, mtu, status, temporary, owner, started, cpu_plan,
-                        tuple(nodes), tuple(threads), sysctls, kernel, dut.to_json(), routers.kind, fib)
+                        tuple(nodes), tuple(threads), sysctls, kernel, dut, routers.kind, fib)
 
     save(site, state("building"))
     try:
@@ -182,7 +182,7 @@ def create_node_namespace(site: Site, node, vm_holder: bool = False) -> None:
     pr_netns.create(ns)
     with IPRoute(netns=ns) as ipr:
         ipr.link("set", index=ipr.link_lookup(ifname="lo")[0], state="up")
-    _set_sysctls(ns, SYSCTLS["tester" if vm_holder else node.role])
+    _set_sysctls(ns, SYSCTLS[TESTER if vm_holder else node.role])
 
 
 def bring_up(site: Site, node) -> dict[tuple[str, str], str]:
@@ -203,7 +203,7 @@ def address(site: Site, node, mtu: Mtus) -> None:
     below 1280 bytes there is no IPv6 (RFC 8200 §5): no IPv6 address, and
     no IPv6 route via a neighbour on it."""
     with IPRoute(netns=site.netns(node.name)) as ipr:
-        if node.role == "dut":
+        if node.role == ROUTER:
             for i in node.interfaces:
                 idx = ipr.link_lookup(ifname=i.name)[0]
                 v4, p4 = i.ipv4.split("/")
@@ -234,7 +234,7 @@ def configure_dut(site: Site, topo: Topology, dut: DutConfig, link_speed_bps: fl
     with ``dut.shape``, shapes its interfaces (:mod:`v6bench.lab.emulated.shape`);
     ``only``: that router alone."""
     for node in topo.nodes:
-        if node.role == "dut" and only in (None, node.name):
+        if node.role == ROUTER and only in (None, node.name):
             text = dut_rules.ruleset(dut, topo, node.name)
             if text:
                 configured.apply(site.netns(node.name), text)
@@ -254,7 +254,7 @@ def describe_nodes(site: Site, topo: Topology, macs: dict[tuple[str, str], str])
         for i in node.interfaces:
             entry = {"name": i.name, "mac": macs[(node.name, i.name)], "ipv4": i.ipv4, "ipv6": i.ipv6,
                      "peer": f"{i.peer_node}/{i.peer_name}"}
-            if node.role == "tester":
+            if node.role == TESTER:
                 gw4, gw6 = topo.gateway(node.name)
                 entry.update(gateway_ipv4=gw4, gateway_ipv6=gw6, addresses_owner="engine")
             ifaces.append(entry)
@@ -277,7 +277,7 @@ def arrange_cpus(site: Site, topo: Topology, cpu_plan: CpuPlan, only: str | None
     for node in topo.nodes:
         if only not in (None, node.name):
             continue
-        tester = node.role == "tester"
+        tester = node.role == TESTER
         cpu = cpu_plan.tester_rx if tester else cpu_plan.router_cpu(routers.index(node.name))
         for i in node.interfaces:
             for t in napi.enable_threaded(site.netns(node.name), i.name, cpu, known):

@@ -12,6 +12,7 @@ import json
 from ...core.address_blocks import BENCHMARKING
 from ...core.errors import LabError
 from . import nsctl, router_shell
+from ..model.topology import ROUTER
 from ..model.dut import NAT_TABLE, TABLE
 
 
@@ -44,7 +45,7 @@ def acl_counters(netns: str) -> dict[str, dict[str, int]]:
 
 def _per_router(nodes: list[dict], argv: list[str]) -> dict[str, str]:
     """The output of ``argv`` on every router (its namespace or its VM), by router."""
-    return {n["name"]: router_shell.command(n, argv) for n in nodes if n["role"] == "dut"}
+    return {n["name"]: router_shell.command(n, argv) for n in nodes if n["role"] == ROUTER}
 
 
 def rulesets(nodes: list[dict]) -> dict[str, str]:

@@ -39,7 +39,7 @@ def _recover(site: Site) -> LabState | None:
 
 def describe(lab: LabState) -> str:
     return (f"topology {lab.topology}, {format_link_speed(lab.link_speed_bps)} links, {lab.cpu_plan.arrangement} CPUs, "
-            f"{ROUTERS[lab.router]} routers, DUT {lab.dut_config.describe()}")
+            f"{ROUTERS[lab.router_kind]} routers, DUT {lab.dut_config.describe()}")
 
 
 def up(site: Site, topology: str, link_speed_bps: float, mtu: Mtus, arrangement: str | None,
@@ -97,7 +97,7 @@ def for_trial(site: Site, topology: str | None, link_speed_bps: float | None, mt
                 "mtu": (mtu, current.mtu),
                 "cpu_arrangement": (arrangement, current.cpu_plan.arrangement),
                 "dut": (dut, current.dut_config),
-                "router": (routers.kind if routers else None, current.router),
+                "router": (routers.kind if routers else None, current.router_kind),
             }
             for field, (given, have) in wanted.items():
                 if given is not None and given != have:

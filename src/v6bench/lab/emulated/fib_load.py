@@ -51,7 +51,7 @@ from ...fib import generate, prefix_list, shapes
 from ...fib.generate import Table
 from . import nsctl
 from ..model.site import Site
-from ..model.topology import Topology
+from ..model.topology import ROUTER, Topology
 
 #: The nexthop object of each family in every router (ids the lab uses for nothing else).
 NEXTHOP_ID = {4: 4_000_000, 6: 6_000_000}
@@ -102,7 +102,7 @@ def hops(topo: Topology) -> list[Hop]:
     out = []
     for here, there in zip(path, path[1:]):
         node = topo.node(here)
-        if node.role != "dut":
+        if node.role != ROUTER:
             continue
         (i,) = [i for i in node.interfaces if i.peer_node == there]
         peer = topo.node(there).interface(i.peer_name)

@@ -18,6 +18,7 @@ from pyroute2 import IPRoute
 from . import cost, napi
 from .cpu_window import Sampler
 from .configured import acl_counters
+from ..model.topology import ROUTER, TESTER
 from .state import LabState
 
 COUNTERS = ("rx_packets", "tx_packets", "rx_dropped", "tx_dropped")
@@ -38,7 +39,7 @@ def snapshot(lab: LabState) -> Snapshot:
     cpu = {t["pid"]: napi.cpu_time_ns(t["pid"]) for t in lab.napi}
     counters = {}
     for node in lab.nodes:
-        if node["role"] != "dut":
+        if node["role"] != ROUTER:
             continue
         with IPRoute(netns=node["netns"]) as ipr:
             for link in ipr.get_links():
@@ -49,7 +50,7 @@ def snapshot(lab: LabState) -> Snapshot:
                 counters[f"{node['name']}/{name}"] = {k: int(stats.get(k, 0)) for k in COUNTERS}
     acl = {}
     if lab.dut_config.acl:
-        acl = {n["name"]: acl_counters(n["netns"]) for n in lab.nodes if n["role"] == "dut"}
+        acl = {n["name"]: acl_counters(n["netns"]) for n in lab.nodes if n["role"] == ROUTER}
     return Snapshot(cpu, counters, acl)
 
 
@@ -57,7 +58,7 @@ def sampler(lab: LabState) -> Sampler:
     """The sampler of the routers' NAPI threads and the DUT's CPUs for one
     trial (run it around the engine), on the tester's receive CPU."""
     plan = lab.cpu_plan
-    routers = {n["name"] for n in lab.nodes if n["role"] == "dut"}
+    routers = {n["name"] for n in lab.nodes if n["role"] == ROUTER}
     pids = [t["pid"] for t in lab.napi if t["node"] in routers]
     return Sampler(pids, list(plan.dut_cpus) if plan.arrangement == "split" else [], plan.tester_rx)
 
@@ -103,10 +104,10 @@ def difference(lab: LabState, before: Snapshot, after: Snapshot, traffic_s: floa
 
     routers = []
     for node in lab.nodes:
-        if node["role"] == "dut":
+        if node["role"] == ROUTER:
             threads = [t for t in lab.napi if t["node"] == node["name"]]
             routers.append({"name": node["name"], "cpu": sorted({t["cpu"] for t in threads}), **busy(threads)})
-    tester_threads = [t for t in lab.napi if lab.node(t["node"])["role"] == "tester"]
+    tester_threads = [t for t in lab.napi if lab.node(t["node"])["role"] == TESTER]
     interfaces = {
         key: {k: after.counters[key][k] - before.counters[key].get(k, 0) for k in COUNTERS}
         for key in after.counters
@@ -155,15 +156,15 @@ class LabObserver:
         out["forwarding"] = cost.with_runs(out["forwarding"], eng, during)
         return out
 
-    def reasons(self, eng: dict, dut: dict, reset_router: str | None) -> list[str]:
+    def reasons(self, eng: dict, observed: dict, reset_router: str | None) -> list[str]:
         """Frames the tester lost in this lab, not the DUT: a router's veth
         dropping toward a tester port (the tester's receive queue overflowed;
         not on a router being reset, whose links went down), and drops on the
         p2p link between the tester's own ports."""
         reasons: list[str] = []
-        testers = {n["name"] for n in self.lab.nodes if n["role"] == "tester"}
+        testers = {n["name"] for n in self.lab.nodes if n["role"] == TESTER}
         peers = {f"{n['name']}/{i['name']}": i["peer"].split("/")[0] for n in self.lab.nodes for i in n["interfaces"]}
-        for key, c in dut["interfaces"].items():
+        for key, c in observed["interfaces"].items():
             peer = peers.get(key)
             if peer in testers and c["tx_dropped"] > 0 and key.split("/")[0] != reset_router:
                 reasons.append(f"{c['tx_dropped']} frames dropped by {key} on their way into tester port {peer}: "

@@ -57,8 +57,11 @@ class LabState:
     napi: tuple[dict, ...]
     sysctls: dict
     kernel: str
-    dut: dict = None  # DutConfig.to_json(); None = plain forwarding
-    router: str = "ns"  # lab/spec.ROUTERS: namespaces, or VMs (each router node's "vm" record, lab/vm/vm.py)
+    #: The DUT configuration its routers were given (stored as ``dut``).
+    dut_config: DutConfig = DutConfig()
+    #: How its routers are made, lab/model/spec.ROUTERS: namespaces, or VMs (each router node's "vm" record,
+    #: lab/vm/vm.py); stored as ``router``, the ``[lab]`` key that chooses it.
+    router_kind: str = "ns"
     #: The forwarding table its routers hold (lab/fib_load.load's record), None without one.
     fib: dict | None = None
 
@@ -69,7 +72,7 @@ class LabState:
     @property
     def kind(self) -> str:
         """The kind of lab (lab/backends.REGISTRY): how its routers are made."""
-        return self.router
+        return self.router_kind
 
     @property
     def table_new(self) -> bool:
@@ -92,11 +95,6 @@ class LabState:
         n = self.nodes[0]
         return n["netns"].removesuffix(n["name"])
 
-    @property
-    def dut_config(self) -> DutConfig:
-        """``dut`` as the configuration it records."""
-        return DutConfig.from_json(self.dut)
-
     def to_json(self) -> dict:
         return {
             "state_version": STATE_VERSION,
@@ -112,8 +110,8 @@ class LabState:
             "napi": list(self.napi),
             "sysctls": self.sysctls,
             "kernel": self.kernel,
-            "dut": self.dut or {},
-            "router": self.router,
+            "dut": self.dut_config.to_json(),
+            "router": self.router_kind,
             "fib": self.fib,
         }
 
@@ -124,7 +122,7 @@ class LabState:
         return cls(
             d["topology"], float(d["link_speed_bps"]), Mtus.from_json(d["mtu"]), d["status"], bool(d["temporary"]),
             int(d["owner_pid"]), float(d["created_at_unix_s"]), CpuPlan.from_json(d["cpu_plan"]),
-            tuple(d["nodes"]), tuple(d["napi"]), dict(d["sysctls"]), d["kernel"], dict(d.get("dut") or {}),
+            tuple(d["nodes"]), tuple(d["napi"]), dict(d["sysctls"]), d["kernel"], DutConfig.from_json(d.get("dut")),
             d.get("router", "ns"), d.get("fib"),
         )
 

@@ -267,8 +267,8 @@ class Watched:
         check_up(self.speaker, self.spec)
         return out
 
-    def reasons(self, eng: dict, dut: dict, reset_router: str | None) -> list[str]:
-        return self.inner.reasons(eng, dut, reset_router)
+    def reasons(self, eng: dict, observed: dict, reset_router: str | None) -> list[str]:
+        return self.inner.reasons(eng, observed, reset_router)
 
 
 def _station(ns: str, port_netns: str | None, port: str, addresses: tuple[str, ...]) -> None:

@@ -35,6 +35,7 @@ from ...core.rates import format_link_speed
 from pyroute2 import netns as pr_netns
 
 from ..emulated import nsctl
+from ..model.topology import TESTER
 from ..model.cpus import CpuPlan
 from ..model.dut import DutConfig
 from ..model.external_spec import ExternalSpec, PortSpec
@@ -130,7 +131,7 @@ class ExternalLab:
     @property
     def nodes(self) -> tuple[dict, ...]:
         """The two tester nodes as the emulated lab records them (their one interface each)."""
-        return tuple({"name": p.name, "role": "tester", "netns": p.netns,
+        return tuple({"name": p.name, "role": TESTER, "netns": p.netns,
                       "interfaces": [{"name": p.interface, "ipv4": p.ipv4, "ipv6": p.ipv6,
                                       "gateway_ipv4": p.gateway_ipv4, "gateway_ipv6": p.gateway_ipv6,
                                       "peer": f"{self.spec.dut.name}/{p.dut_interface or '?'}"}]}

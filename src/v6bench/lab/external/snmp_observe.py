@@ -131,7 +131,7 @@ class SnmpObserver:
             self.agent.close()
         return out
 
-    def reasons(self, eng: dict, dut: dict, reset_router: str | None) -> list[str]:
+    def reasons(self, eng: dict, observed: dict, reset_router: str | None) -> list[str]:
         """None: the router's discards, whatever port they face, are its own
         (the tester's own drops are the engine's reasons)."""
         return []

@@ -38,20 +38,20 @@ class LabSpec:
     """The lab a test runs on: topology, nominal link speed [b/s], MTUs,
     CPU arrangement (None: the machine's default, lab/model/cpus.py); or an
     external lab file's (``external``), whose one router between t1 and t2
-    has the shape of topology ``a``. ``router``: how the routers are made
-    (:data:`ROUTERS`)."""
+    has the shape of topology ``a``. ``router_kind``: how the routers are
+    made (:data:`ROUTERS`; the ``[lab] router`` key)."""
 
     topology: str = "a"
     link_speed_bps: float = 1e9
     mtu: Mtus = Mtus()
     cpu_arrangement: str | None = None
     external: ExternalSpec | None = None
-    router: str = "ns"
+    router_kind: str = "ns"
 
     @property
     def kind(self) -> str:
         """The kind of lab (lab/backends.REGISTRY): ``external`` with a lab file, else how its routers are made."""
-        return "external" if self.external is not None else self.router
+        return "external" if self.external is not None else self.router_kind
 
 
 #: The lab a definition gets for the keys it does not give.
@@ -85,12 +85,12 @@ def lab_spec(d: dict, base: Path | None = None) -> LabSpec:
     arr = d.get("cpu_arrangement")
     if arr is not None and arr not in ARRANGEMENTS:
         raise UsageError(f"{arr!r} is not one of {', '.join(ARRANGEMENTS)}", "cpu_arrangement")
-    router = d.get("router", DEFAULT.router)
+    router = d.get("router", DEFAULT.router_kind)
     if router not in ROUTERS:
         raise UsageError(f"{router!r} is not one of {', '.join(ROUTERS)}", "router")
-    if router != DEFAULT.router and not parse_topology(topo).routers:
+    if router != DEFAULT.router_kind and not parse_topology(topo).routers:
         raise UsageError(f"topology {topo} has no router to make a {router}", "router")
-    return LabSpec(topo, parse_link_speed(speed), mtu, arr, router=router)
+    return LabSpec(topo, parse_link_speed(speed), mtu, arr, router_kind=router)
 
 
 def external_lab(d: dict, base: Path | None) -> LabSpec:

@@ -94,9 +94,15 @@ class Route:
     gateway: str
 
 
+#: A node's role. A router's role is stored as "dut" (lab.json, ``lab status --json`` and every
+#: result's node list, docs/results-format.md); in code it is :data:`ROUTER`, so that "dut" names the
+#: DUT configuration alone.
+TESTER, ROUTER = "tester", "dut"
+
+
 @dataclass(frozen=True)
 class Node:
-    """A tester or a router (``role`` ``tester`` or ``dut``)."""
+    """A tester or a router (``role`` :data:`TESTER` or :data:`ROUTER`)."""
 
     name: str
     role: str
@@ -125,11 +131,11 @@ class Topology:
 
     @property
     def routers(self) -> tuple[Node, ...]:
-        return tuple(n for n in self.nodes if n.role == "dut")
+        return tuple(n for n in self.nodes if n.role == ROUTER)
 
     @property
     def testers(self) -> tuple[Node, ...]:
-        return tuple(n for n in self.nodes if n.role == "tester")
+        return tuple(n for n in self.nodes if n.role == TESTER)
 
     def links(self) -> list[tuple[Interface, Interface]]:
         """Each link once, as (end in the earlier node, end in the later node)."""
@@ -148,7 +154,7 @@ class Topology:
             if node == dst:
                 return [node]
             for i in self.node(node).interfaces:
-                if i.peer_node != came and (self.node(i.peer_node).role == "dut" or i.peer_node == dst):
+                if i.peer_node != came and (self.node(i.peer_node).role == ROUTER or i.peer_node == dst):
                     rest = walk(i.peer_node, node)
                     if rest:
                         return [node, *rest]
@@ -192,9 +198,9 @@ def _chain(name: str, routers: int) -> Topology:
     subnets = [s for s, _, _ in links]
     nodes = []
     for idx, n in enumerate(names):
-        role = "tester" if n.startswith("t") else "dut"
+        role = TESTER if n.startswith("t") else ROUTER
         routes: list[Route] = []
-        if role == "dut":
+        if role == ROUTER:
             # Subnets to the left (links 0..idx-2) go via the left neighbour,
             # subnets to the right (links idx+1..) via the right neighbour.
             left_if = ifaces[names[idx - 1]][-1]  # the left neighbour's right-hand end
@@ -218,7 +224,7 @@ def _mesh(ports: int) -> Topology:
         name = f"t{k}"
         extra.append(Node(name, "tester", (Interface(f"{name}-r1", name, "r1", f"r1-{name}", v4t, v6t),)))
         r1_ifaces.append(Interface(f"r1-{name}", "r1", name, f"{name}-r1", v4r, v6r))
-    return Topology(a.name, (t1, Node("r1", "dut", tuple(r1_ifaces), r1.routes), t2, *extra))
+    return Topology(a.name, (t1, Node("r1", ROUTER, tuple(r1_ifaces), r1.routes), t2, *extra))
 
 
 def parse_topology(text: str) -> Topology:

@@ -35,7 +35,7 @@ from ..model.mtu import Mtus
 from ..model.site import Site
 from ..external.snmp_observe import SnmpDut, SnmpObserver, connect
 from ..emulated.state import running
-from ..model.topology import Topology, parse_topology
+from ..model.topology import ROUTER, TESTER, Topology, parse_topology
 
 #: NS-CACHE: nsCacheTimeout of IF-MIB's ifTable (NET-SNMP-AGENT-MIB), set to 0 after boot so the guest's
 #: counters are read fresh, not from snmpd's 3-s cache.
@@ -71,7 +71,7 @@ def ports_of(site: Site, topo: Topology, router: str) -> list[vm.VmPort]:
     for k, i in enumerate(node.interfaces):
         peer = topo.node(i.peer_node)
         mac = vm.guest_mac(index, k)
-        if peer.role == "tester":
+        if peer.role == TESTER:
             out.append(vm.VmPort(i.peer_name, site.netns(peer.name), i.name, mac))
         else:
             run = site.lab_dir
@@ -117,11 +117,11 @@ class VmRouters:
     kind = "vm"
 
     def holds_vm(self, node) -> bool:
-        return node.role == "dut"
+        return node.role == ROUTER
 
     def make(self, site: Site, topo: Topology, link_speed_bps: float, mtu: Mtus, cpu_plan: CpuPlan,
              dut: DutConfig) -> tuple[list[dict], list[dict], dict | None]:
-        vms, macs = start(site, topo, link_speed_bps, mtu, cpu_plan, dut, build.SYSCTLS["dut"])
+        vms, macs = start(site, topo, link_speed_bps, mtu, cpu_plan, dut, build.SYSCTLS[ROUTER])
         for node in topo.testers:
             macs.update(build.configure_node(site, node, mtu))
         nodes_json = describe(build.describe_nodes(site, topo, macs), vms)
@@ -199,7 +199,7 @@ class VmObserver:
         self.observers = []
         self.vms = []
         for node in lab.nodes:
-            if node["role"] == "dut":
+            if node["role"] == ROUTER:
                 dut = snmp_dut(node)
                 self.observers.append(SnmpObserver(dut, connect(dut)))
                 self.vms.append(vm_of(node))
@@ -243,7 +243,7 @@ class VmObserver:
                                            eng, host)
         return out
 
-    def reasons(self, eng: dict, dut: dict, reset_router: str | None) -> list[str]:
+    def reasons(self, eng: dict, observed: dict, reset_router: str | None) -> list[str]:
         """None: a guest's discards are the VM router's own; frames the
         testers' taps drop are the engine's reasons (its ports' counters)."""
         return []
@@ -257,7 +257,7 @@ def reset(site: Site, lab, kind: str, router: str = "r1") -> tuple[object, dict]
     the lab and the timing; a hard reset returns once the guest answers."""
     topo = parse_topology(lab.topology)
     node = lab.node(router)
-    if node is None or node.get("role") != "dut":
+    if node is None or node.get("role") != ROUTER:
         raise LabError(f"reset: topology {lab.topology} has no router {router}")
     v = vm_of(node)
     g = v.guest
