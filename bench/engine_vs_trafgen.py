@@ -60,7 +60,7 @@ from scipy.stats import binom
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 from v6bench import engine, stopping  # noqa: E402
-from v6bench.lab.emulated import napi as napi_lab  # noqa: E402
+from v6bench.lab.model.cpus import FIFO_PRIORITY  # noqa: E402
 
 NS_A, NS_B, IF_A, IF_B = "v6bb-a", "v6bb-b", "v6bba", "v6bbb"
 TX_CPU, RX_CPU = 1, 0
@@ -96,7 +96,7 @@ def build(napi: bool, queues: int = 1) -> None:
         for pid in threads:
             sh("taskset", "-pc", str(RX_CPU), pid)
             # as in the lab (lab/emulated/napi.py): a port's receive work runs before any task on its CPU
-            sh("chrt", "-f", "-p", str(napi_lab.FIFO_PRIORITY), pid)
+            sh("chrt", "-f", "-p", str(FIFO_PRIORITY), pid)
 
 
 def destroy() -> None:
@@ -307,7 +307,7 @@ def rx_packets() -> int:
 
 def measure(napi: bool, rounds: int, duration_s: float, backends: list[str]) -> dict:
     name = "napi" if napi else "plain"
-    prio = napi_lab.FIFO_PRIORITY if napi else None  # the receive thread's, beside the FIFO NAPI thread
+    prio = FIFO_PRIORITY if napi else None  # the receive thread's, beside the FIFO NAPI thread
     destroy()
     peers = {"trafgen": []}
     if napi:

@@ -238,10 +238,11 @@ def test_the_dut_configurations_run_inside_the_guest(nothing_left):
 
 
 def guest_cmd(node: str, *argv: str) -> str:
-    from v6bench.lab.emulated import router_shell, state
+    from v6bench.lab import backends
+    from v6bench.lab.emulated import state
     from v6bench.lab.model.site import Site
-    site = Site(RUN_DIR, PREFIX)
-    return router_shell.command(state.load(site).node(node), list(argv)).strip()
+    lab = state.load(Site(RUN_DIR, PREFIX))
+    return backends.of(lab).router_command(lab.node(node), list(argv)).strip()
 
 
 def st_links(node: str) -> str:

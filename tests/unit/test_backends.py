@@ -55,3 +55,16 @@ def test_each_kind_of_router_has_its_tunnels():
     assert ns.routers.kind == "ns" and vm.routers.kind == "vm"
     assert ns.tunnel("6in4").mechanism != vm.tunnel("6in4").mechanism
     assert ns.tunnel_stand_in and not vm.tunnel_stand_in
+
+
+def test_the_lab_folders_import_downward():
+    # docs/architecture.md: the model runs nothing and imports no other folder; the emulated lab builds on the
+    # model; VM routers and external labs build on both (a VM router's agent is read as an external router's).
+    may = {"model": set(), "emulated": {"model"}, "external": {"model", "emulated"}, "vm": {"model", "emulated", "external"}}
+    found = {}
+    for folder in may:
+        for p in sorted((SRC / "lab" / folder).glob("*.py")):
+            for other in re.findall(r"^\s*from \.\.(model|emulated|vm|external)\b", p.read_text(), re.M):
+                if other not in may[folder]:
+                    found.setdefault(f"lab/{folder}/{p.name}", set()).add(other)
+    assert found == {}, found

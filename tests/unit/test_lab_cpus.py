@@ -42,7 +42,7 @@ def test_inline_runs_the_dut_in_the_sender():
 def test_the_receive_thread_shares_the_fifo_priority_of_the_tester_napi_threads():
     """In split the tester's NAPI threads run at SCHED_FIFO 1 on the receive
     CPU, and so does the engine's receive thread; inline has no NAPI threads."""
-    from v6bench.lab.emulated.napi import FIFO_PRIORITY
+    from v6bench.lab.model.cpus import FIFO_PRIORITY
 
     assert plan("split", (0, 1)).tester_rx_priority == FIFO_PRIORITY == 1
     assert plan("split", tuple(range(6))).tester_rx_priority == FIFO_PRIORITY

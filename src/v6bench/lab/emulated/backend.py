@@ -13,7 +13,7 @@ from ..model.dut import DutConfig
 from ..model.site import Site
 from ..model.spec import LabSpec
 from ..model.tunnel import Tunnel
-from . import build, configured, control, observe
+from . import build, configured, control, nsctl, observe
 from . import reset as lab_reset
 from .state import LabState
 
@@ -70,10 +70,15 @@ class Emulated:
     def describe(self, lab: LabState) -> str:
         return control.describe(lab)
 
+    def router_command(self, node: dict, argv: list[str]) -> str:
+        """``argv``'s output on router ``node`` (its record in the lab's node list): in its namespace."""
+        return nsctl.command(node["netns"], argv)
+
     def dut_record(self, lab: LabState) -> dict:
         """Its rule sets, qdiscs, routes and links (:func:`configured.datapaths`)."""
-        return {"config": lab.dut_config.to_json(), "rulesets": configured.rulesets(list(lab.nodes)),
-                "datapaths": configured.datapaths(list(lab.nodes), table=lab.fib is not None),
+        nodes = list(lab.nodes)
+        return {"config": lab.dut_config.to_json(), "rulesets": configured.rulesets(nodes, self.router_command),
+                "datapaths": configured.datapaths(nodes, self.router_command, table=lab.fib is not None),
                 "description": control.describe(lab)}
 
     def record(self, lab: LabState) -> dict:

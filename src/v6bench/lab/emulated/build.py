@@ -28,7 +28,7 @@ from ..model import tunnel
 from ..model.dut import DutConfig
 from ..model.mtu import IPV6_MIN, Mtus
 from ..model.mtu import routes as mtu_routes
-from ..model.cpus import CpuPlan
+from ..model.cpus import FIFO_PRIORITY, CpuPlan
 from ..model.site import Site
 from .state import LabState, forget, our_namespaces, save
 from ..model.topology import ROUTER, TESTER, Topology
@@ -267,7 +267,7 @@ def arrange_cpus(site: Site, topo: Topology, cpu_plan: CpuPlan, only: str | None
     """The ``split`` arrangement (:mod:`v6bench.lab.model.cpus`): threaded NAPI on
     every veth end, router threads on DUT CPUs, tester threads on the
     tester's receive CPU, all at SCHED_FIFO priority
-    :data:`napi.FIFO_PRIORITY`: test frames are not left waiting behind the
+    :data:`~v6bench.lab.model.cpus.FIFO_PRIORITY`: test frames are not left waiting behind the
     spinning sender, and a router forwards before any ordinary task on its
     CPU, as its softirq would (at normal priority other tasks on the DUT
     CPU made it lose frames far below its capacity, docs/architecture.md).
@@ -281,9 +281,9 @@ def arrange_cpus(site: Site, topo: Topology, cpu_plan: CpuPlan, only: str | None
         cpu = cpu_plan.tester_rx if tester else cpu_plan.router_cpu(routers.index(node.name))
         for i in node.interfaces:
             for t in napi.enable_threaded(site.netns(node.name), i.name, cpu, known):
-                os.sched_setscheduler(t.pid, os.SCHED_FIFO, os.sched_param(napi.FIFO_PRIORITY))
+                os.sched_setscheduler(t.pid, os.SCHED_FIFO, os.sched_param(FIFO_PRIORITY))
                 threads.append({"node": node.name, "netns": t.netns, "ifname": t.ifname, "pid": t.pid, "cpu": t.cpu,
-                                "policy": "fifo", "priority": napi.FIFO_PRIORITY})
+                                "policy": "fifo", "priority": FIFO_PRIORITY})
     return threads
 
 

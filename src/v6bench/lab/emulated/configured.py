@@ -2,8 +2,8 @@
 sets of :mod:`v6bench.lab.model.dut` loaded into a namespace router
 (:func:`apply`), the ACL counters read back (:func:`acl_counters`), and
 every router's rule set and datapath read for a run's record
-(:func:`rulesets`, :func:`datapaths`), in its namespace or its VM
-(:mod:`v6bench.lab.emulated.router_shell`)."""
+(:func:`rulesets`, :func:`datapaths`) through the command runner the
+lab's backend gives (a router's namespace, or its VM's guest)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,9 @@ import json
 
 from ...core.address_blocks import BENCHMARKING
 from ...core.errors import LabError
-from . import nsctl, router_shell
+from typing import Callable
+
+from . import nsctl
 from ..model.topology import ROUTER
 from ..model.dut import NAT_TABLE, TABLE
 
@@ -43,14 +45,18 @@ def acl_counters(netns: str) -> dict[str, dict[str, int]]:
     return out
 
 
-def _per_router(nodes: list[dict], argv: list[str]) -> dict[str, str]:
-    """The output of ``argv`` on every router (its namespace or its VM), by router."""
-    return {n["name"]: router_shell.command(n, argv) for n in nodes if n["role"] == ROUTER}
+#: Runs a command on a router node (its record in the lab's node list) and returns its output.
+Command = Callable[[dict, list[str]], str]
 
 
-def rulesets(nodes: list[dict]) -> dict[str, str]:
+def _per_router(nodes: list[dict], command: Command, argv: list[str]) -> dict[str, str]:
+    """The output of ``argv`` on every router, by router."""
+    return {n["name"]: command(n, argv) for n in nodes if n["role"] == ROUTER}
+
+
+def rulesets(nodes: list[dict], command: Command) -> dict[str, str]:
     """``nft list ruleset`` of every router, as it is now."""
-    return _per_router(nodes, ["nft", "list", "ruleset"])
+    return _per_router(nodes, command, ["nft", "list", "ruleset"])
 
 
 #: What else configures a router's datapath, recorded verbatim with every
@@ -73,11 +79,11 @@ TABLE_ROUTE_COMMANDS = {
 }
 
 
-def datapaths(nodes: list[dict], table: bool = False) -> dict[str, dict[str, str]]:
+def datapaths(nodes: list[dict], command: Command, table: bool = False) -> dict[str, dict[str, str]]:
     """Per router, the output of each of :data:`DATAPATH_COMMANDS`, as it
     is now; with ``table``, the routes of :data:`TABLE_ROUTE_COMMANDS`."""
     out: dict[str, dict[str, str]] = {}
     for key, argv in {**DATAPATH_COMMANDS, **(TABLE_ROUTE_COMMANDS if table else {})}.items():
-        for router, text in _per_router(nodes, argv).items():
+        for router, text in _per_router(nodes, command, argv).items():
             out.setdefault(router, {})[key] = text
     return out

@@ -25,13 +25,6 @@ from dataclasses import dataclass
 from ...core.errors import LabError
 from . import nsctl
 
-#: Real-time priority of every lab NAPI thread (the lowest FIFO level): a
-#: router's receive-and-forward work, like the softirq it replaces, and the
-#: tester ports' receive work run before any ordinary task on their CPU
-#: (the sender, kernel workers, anything else on the machine), and in turn
-#: among themselves, each until its ring is empty.
-FIFO_PRIORITY = 1
-
 
 def threads() -> dict[int, str]:
     """PID → comm of every ``napi/…`` kernel thread."""

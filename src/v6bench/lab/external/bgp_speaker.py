@@ -284,7 +284,7 @@ def _station(ns: str, port_netns: str | None, port: str, addresses: tuple[str, .
             (parent,) = ipr.link_lookup(ifname=port)
             ipr.link("add", ifname=IFNAME, kind="macvlan", link=parent, macvlan_mode="bridge")
             ipr.link("set", index=ipr.link_lookup(ifname=IFNAME)[0], net_ns_fd=ns)
-        nsctl.command(ns, ["sysctl", "-qw", "net.ipv6.conf.all.accept_ra=0", "net.ipv6.conf.default.accept_ra=0"])
+        nsctl.run_in(ns, _refuse_router_advertisements)
         with IPRoute(netns=ns) as ipr:
             (index,) = ipr.link_lookup(ifname=IFNAME)
             for a in map(ipaddress.ip_interface, addresses):
@@ -307,3 +307,9 @@ def describe(spec: ExternalSpec) -> str:
             f"table (for the internet table about 1 M IPv4 and 230 k IPv6 prefixes, much of the address space), "
             f"each with next hop t2 ({t2.ipv4.split('/')[0]}, {t2.ipv6.split('/')[0]}); the routes are withdrawn "
             f"when the test ends")
+
+
+def _refuse_router_advertisements() -> None:
+    """In the speaker's namespace: no address or route from the DUT's router advertisements."""
+    for key in ("net.ipv6.conf.all.accept_ra", "net.ipv6.conf.default.accept_ra"):
+        nsctl.sysctl(key, 0)

@@ -83,7 +83,6 @@ class ExternalLab:
     topology = "a"
     napi: tuple = ()
     sysctls: dict = field(default_factory=dict)
-    dut: dict = field(default_factory=dict)
 
     #: The kind of lab (lab/backends.REGISTRY).
     kind = "external"

@@ -6,7 +6,7 @@ Two arrangements (``docs/architecture.md`` has the measurements behind them):
     The DUT's receive-and-forward work runs in the threaded-NAPI kernel
     threads of the routers' interfaces, pinned to DUT CPUs; the tester's
     receive work runs in the tester ports' NAPI threads on the tester's
-    receive CPU; all of them at SCHED_FIFO 1 (:data:`.napi.FIFO_PRIORITY`).
+    receive CPU; all of them at SCHED_FIFO 1 (:data:`FIFO_PRIORITY`).
     The DUT's CPU time is measured per router, and a DUT that cannot keep
     up drops frames at its own input queue, as a router does. Every hop
     between CPUs costs a wake-up.
@@ -46,7 +46,13 @@ import os
 from dataclasses import asdict, dataclass
 
 from ...core.errors import UsageError
-from ..emulated.napi import FIFO_PRIORITY
+
+#: Real-time priority of every lab NAPI thread (the lowest FIFO level): a
+#: router's receive-and-forward work, like the softirq it replaces, and the
+#: tester ports' receive work run before any ordinary task on their CPU
+#: (the sender, kernel workers, anything else on the machine), and in turn
+#: among themselves, each until its ring is empty.
+FIFO_PRIORITY = 1
 
 ARRANGEMENTS = ("split", "inline")
 

@@ -21,6 +21,10 @@ class VmRouters(Emulated):
     tunnels_where = "on VM routers"
     tunnel_stand_in = False
 
+    def router_command(self, node: dict, argv: list[str]) -> str:
+        """``argv``'s output on router ``node``: in its guest, over the control port."""
+        return vm_lab.guest_of(node).command(argv)
+
     def observer(self, lab: LabState) -> vm_lab.VmObserver:
         return vm_lab.VmObserver(lab)
 
