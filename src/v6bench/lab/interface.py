@@ -18,9 +18,9 @@ A lab gives a trial
 - **the environment record** (:func:`record`, :func:`describe`).
 
 Three kinds of lab implement it, one backend each (:mod:`.backends`): the
-emulated lab (:class:`~.state.LabState`, built by v6bench in namespaces
+emulated lab (:class:`~.emulated.state.LabState`, built by v6bench in namespaces
 on this machine) with namespace routers or with VM routers, and an
-external lab (:class:`~.external.ExternalLab`, a router v6bench did not
+external lab (:class:`~.external.external.ExternalLab`, a router v6bench did not
 build, declared by a lab file). The functions here are the interface the
 rest of v6bench calls; each hands the lab to its backend.
 """

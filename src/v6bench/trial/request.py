@@ -70,11 +70,6 @@ class TrialRequest:
     def traffic(self) -> Traffic:
         return Traffic(self.ext_headers, self.icmp_echo, self.flows, self.ext_headers_scope, self.runs_s)
 
-    def fps(self, path: LabPath) -> float:
-        """The intended rate per direction [frames/s] on ``path`` (a
-        percentage is of its line rate, core/rates.py)."""
-        return self.rate.fps(self.frame_size, path.line_fps(self.frame_size, self.mix.ipv4_pct, self.bidirectional))
-
     def check_on_lab(self, topology: str, link_speed_bps: float, mtu: Mtus, tunnel: Tunnel | None,
                      dut_scope: str = "all") -> float:
         """Checks the request fits a lab of ``topology`` with these links,
@@ -95,8 +90,8 @@ class TrialRequest:
         direction [fps]. Frames larger than the path carries whole are
         fragmented (:mod:`v6bench.trial.path`)."""
         fit.check_on_path(self.traffic, self.mix, self.frame_size, path)
-        fps = self.fps(path)
         line = path.line_fps(self.frame_size, self.mix.ipv4_pct, self.bidirectional)
+        fps = self.rate.fps(self.frame_size, line)  # a percentage is of the path's line rate (core/rates.py)
         if fps > line * (1 + 1e-9):
             raise UsageError(
                 f"{self.rate.text} is {fps:,.0f} frames/s, above line rate for {self.frame_size}-byte frames "
