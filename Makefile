@@ -13,8 +13,10 @@ APT_PKGS := iproute2 ethtool nftables netsniff-ng tshark iperf3 procps python3 p
 # (qemu-system-x86 … snmpd make the VM router's guest image: QEMU, Debian's kernel, busybox, the agent in the
 # guest. bird2 announces a table to an external lab's DUT over BGP; v6bench runs its own BIRD in a namespace,
 # so a system BIRD that installing it started is stopped and disabled, never one that was there before.)
-# Only the tests need a browser (the report opens in headless Chromium).
-TEST_APT_PKGS := chromium
+# Only the tests need a browser (the report opens in headless Chromium) and a PostgreSQL server (the
+# store's tests start their own cluster from Debian's binaries, as an unprivileged user, in a temporary
+# directory; a cluster that installing the package started is left as Debian runs it).
+TEST_APT_PKGS := chromium postgresql
 # Only the benchmarks compare with xdp-trafficgen.
 BENCH_APT_PKGS := xdp-tools
 # The engine needs Rust 1.88 or newer: a new enough cargo on PATH (rustup's

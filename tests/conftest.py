@@ -28,6 +28,26 @@ def pytest_collection_modifyitems(config, items):
 
 
 @pytest.fixture(scope="session")
+def postgres():
+    """A PostgreSQL server of the session's own (tests/postgres_server.py)."""
+    from postgres_server import Server
+
+    server = Server()
+    try:
+        yield server.start()
+    finally:
+        server.stop()
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def store_location(request, tmp_path):
+    """Where a store test's store lives: an SQLite file, or a new database on the session's PostgreSQL server."""
+    if request.param == "sqlite":
+        return str(tmp_path / "r.db")
+    return request.getfixturevalue("postgres").new_database()
+
+
+@pytest.fixture(scope="session")
 def report_fixture(tmp_path_factory):
     """The committed, measured run behind the report tests
     (tests/fixtures/report-run.json.gz) in a database of its own: (store, run id)."""

@@ -54,6 +54,7 @@ from .core.rates import ETHERNET_BYTES, line_rate_fps
 from .trial import backend
 from .trial.lab_tester import LabTester
 from .core.frames import Mix
+from .core import machine as host_machine
 
 LINK_BPS = 10e9  # nominal speed of the p2p link: high enough not to cap the search
 RESOLUTION = 0.05
@@ -202,7 +203,7 @@ def ensure(site: Site, store, when: str, selftest_sizes: tuple[int, ...], frame_
         fits = next((x for x in recent if stale(x[1], plan, sizes, mtu, now) is None), None)
         if fits:
             return fits
-        need = f"the stored one is stale ({stale(recent[0][1], plan, sizes, mtu, now)})" if recent else f"{store.path} holds none"
+        need = f"the stored one is stale ({stale(recent[0][1], plan, sizes, mtu, now)})" if recent else f"{store.where} holds none"
         up, _ = control.status(site)
         if up is not None and not up.temporary:
             progress(f"tester self-test needed ({need}), but a lab is up ({control.describe(up)}): these trials are NOT "
@@ -255,6 +256,11 @@ def _engine_sha256() -> str | None:
         return None
 
 
+@functools.cache  # the machine does not change under a running command
+def _host() -> dict:
+    return host_machine.read()
+
+
 def machine() -> dict:
     model = None
     try:
@@ -263,5 +269,5 @@ def machine() -> dict:
     except OSError:
         pass
     return {"kernel": os.uname().release, "machine": platform.machine(), "cpu_model": model, "cpus": os.cpu_count(),
-            "python": platform.python_version(), "engine": engine.version(), "engine_sha256": _engine_sha256(),
+            "host": _host(), "python": platform.python_version(), "engine": engine.version(), "engine_sha256": _engine_sha256(),
             "cpu_idle": "poll" if wakeful.available() else "os", "tester_backend": backend.chosen()}

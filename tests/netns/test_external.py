@@ -61,6 +61,7 @@ def test_external_lab_check_learns_the_gateways_probes_the_dut_and_polls_snmp_v2
         assert found["gateways"]["t1"] == {"ipv4": _mac(router, "e1"), "ipv6": _mac(router, "e1")}
         assert found["gateways"]["t2"] == {"ipv4": _mac(router, "e2"), "ipv6": _mac(router, "e2")}
         assert all(s["rx_frames"] == s["tx_frames"] > 0 for s in found["probe"]), found["probe"]
+        assert {p["driver"] for p in found["ports"].values()} == {"veth"}, found["ports"]  # recorded with every run
         snmp = found["snmp"]
         assert snmp["cpu_source"] == "ucd" and "Linux" in snmp["sys_descr"], snmp
         assert set(snmp["if_index"]) == {router.iface("e1"), router.iface("e2")}

@@ -28,6 +28,8 @@ from ..store.db import Store
 from ..core import frames
 from ..core.frames import Mix
 from ..lab.model.dut import flow2_scenarios
+from .eta import Eta
+from .eta import text as eta_text
 from .spec import Campaign, TestSpec
 
 
@@ -223,17 +225,13 @@ def resuming(run_id: int, plan: list[ScheduledTest], done: set[str]) -> str:
     return f"resuming run {run_id}: {len(done & {p.key for p in plan})} of {len(plan)} tests already done"
 
 
-def _eta(seconds: float) -> str:
-    return f"{seconds / 60:.0f} min" if seconds >= 90 else f"{seconds:.0f} s"
-
-
 def run(c: Campaign, store: Store, run_id: int, make_tester: Callable[[ScheduledTest], Tester | HostTester],
         progress: Callable[[str], None], scenario: str | None = None, points: list[ScheduledTest] | None = None,
-        spent: list[float] | None = None, plan: list[ScheduledTest] | None = None) -> dict:
+        eta: Eta | None = None, plan: list[ScheduledTest] | None = None) -> dict:
     """Runs the points of the run's order (:func:`planned`) not done yet in
     ``run_id``: all of them, those of ``scenario``, or ``points`` (one
-    visit of the session); returns counts. ``spent``: seconds per test so
-    far in this session (for the ETA across visits), appended to;
+    visit of the session); returns counts. ``eta``: what this session
+    measured so far (:mod:`.eta`: test times, lab bring-ups), added to;
     ``plan``: the run's order if the caller has it (else read from the
     run). The caller brings up the lab and marks the run finished,
     interrupted or failed."""
@@ -246,13 +244,13 @@ def run(c: Campaign, store: Store, run_id: int, make_tester: Callable[[Scheduled
         progress(resuming(run_id, plan, done))
     position_of = {p.key: n for n, p in enumerate(plan, start=1)}
     sc_of = {x.name: x for x in c.scenarios}
-    spent = [] if spent is None else spent
+    eta = Eta() if eta is None else eta
+    eta.visit_ready()
     for p in todo:
         position = position_of[p.key]
         bar = "#" * round(20 * (position - 1) / len(plan))
-        left = sum(1 for q in plan[position - 1:] if q.key not in done)
-        eta = f" · ETA {_eta(sum(spent) / len(spent) * left)}" if spent else ""
-        progress(f"[{bar:<20}] {position}/{len(plan)} {p.describe()}{eta}")
+        left_s = eta.left_s([q for q in plan[position - 1:] if q.key not in done])
+        progress(f"[{bar:<20}] {position}/{len(plan)} {p.describe()}" + (f" · ETA {eta_text(left_s)}" if left_s else ""))
         sc = sc_of[p.scenario]
         # An interrupted attempt (a kill, Ctrl-C, a failure) is continued in its own row: one row per test.
         test_id = store.unfinished_attempt(run_id, p.key)
@@ -286,8 +284,10 @@ def run(c: Campaign, store: Store, run_id: int, make_tester: Callable[[Scheduled
             store.finish_test(test_id, "failed", error=f"{type(e).__name__}: {e}")
             raise
         store.finish_test(test_id, "done", result)
-        spent.append(time.monotonic() - started)
+        took = time.monotonic() - started
+        eta.test_took(p.test.index, took)
+        done.add(p.key)
         replayed = f", {rec.replayed} trials replayed" if rec and rec.replayed else ""
         trials = f"{rec.seq} trials, " if rec else ""
-        progress(f"    {headline(p.test.kind, result)} ({trials}{spent[-1]:.0f} s{replayed})")
+        progress(f"    {headline(p.test.kind, result)} ({trials}{took:.0f} s{replayed})")
     return {"tests": len(plan), "ran": len(todo)}

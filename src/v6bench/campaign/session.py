@@ -22,6 +22,7 @@ from ..host.stack_tester import StackTester
 from ..trial.lab_tester import LabTester
 from ..trial.warmup import warm_up
 from . import runner
+from .eta import Eta
 from .spec import Campaign
 
 
@@ -83,9 +84,9 @@ def _resumable(c: Campaign, store: Store, progress: Callable[[str], None]) -> in
     if run_id is None:
         done = store.finished_run(c.sha256)
         if done is not None:
-            raise UsageError(f"run {done} of {c.name} (this exact file) in {store.path} finished; "
+            raise UsageError(f"run {done} of {c.name} (this exact file) in {store.where} finished; "
                              f"run it without --resume to run it again", "resume")
-        progress(f"no unfinished run of {c.name} (this exact file) in {store.path}: starting one")
+        progress(f"no unfinished run of {c.name} (this exact file) in {store.where}: starting one")
     return run_id
 
 
@@ -104,11 +105,12 @@ def _run(site: Site, c: Campaign, store: Store, resume: bool, command: str, prog
         progress(runner.resuming(run_id, plan, store.done_points(run_id)))
     resumed = False
     seen: set[str] = set()
-    spent: list[float] = []
+    eta = Eta()
     sc_of = {x.name: x for x in c.scenarios}
     try:
         for name, points in runner.visits(plan, store.done_points(run_id) if run_id is not None else set()):
             sc = sc_of[name]
+            eta.visit_begins()
             with interface.for_trial(site, sc.lab, sc.dut) as lab:
                 if lab.table_new:  # a table given for this visit: learned (its time recorded with the
                     lab, line = warm_up(lab)  # run) and crossed once first (trial/warmup.py)
@@ -129,8 +131,8 @@ def _run(site: Site, c: Campaign, store: Store, resume: bool, command: str, prog
                     store.set_environment(run_id, env)
                 seen.add(sc.name)
                 where = f" scenario {sc.name}:" if sc.name else ""
-                progress(f"run {run_id}:{where} {c.name} on {interface.describe(lab)} → {store.path}")
-                _run_visit(site, c, store, run_id, lab, sc_st, progress, points, spent, plan)
+                progress(f"run {run_id}:{where} {c.name} on {interface.describe(lab)} → {store.where}")
+                _run_visit(site, c, store, run_id, lab, sc_st, progress, points, eta, plan)
     except KeyboardInterrupt:
         if run_id is not None:
             store.finish_run(run_id, "interrupted")
@@ -144,7 +146,7 @@ def _run(site: Site, c: Campaign, store: Store, resume: bool, command: str, prog
 
 
 def _run_visit(site: Site, c: Campaign, store: Store, run_id: int, lab: Lab, st: tuple[int, dict] | None,
-               progress: Callable[[str], None], points: list[runner.ScheduledTest], spent: list[float],
+               progress: Callable[[str], None], points: list[runner.ScheduledTest], eta: Eta,
                plan: list[runner.ScheduledTest]) -> None:
     holder = {"lab": lab}
 
@@ -158,4 +160,4 @@ def _run_visit(site: Site, c: Campaign, store: Store, run_id: int, lab: Lab, st:
                                      p.test.matrix.settle_s)
         return holder["tester"]
 
-    runner.run(c, store, run_id, make_tester, progress, points=points, spent=spent, plan=plan)
+    runner.run(c, store, run_id, make_tester, progress, points=points, eta=eta, plan=plan)

@@ -1,7 +1,7 @@
 """The ``v6bench`` command line: parses, dispatches, prints, exits.
 
 One module per command group (``lab``, ``trial``, ``test``/``run``,
-``results``/``report``/``selftest``/``version``, ``table``), each adding its parsers
+``results``/``report``/``selftest``/``version``, ``compare``/``trend``, ``table``), each adding its parsers
 and a ``command_run`` function; ``options.py`` declares every option as a
 field of a test definition, ``render.py`` what is printed.
 
@@ -19,10 +19,10 @@ import sys
 from .. import engine, selftest, stopping
 from ..core.errors import UsageError, V6benchError
 from ..lab.model.site import Site
-from . import lab, results, table, test, trial
+from . import compare, lab, results, table, test, trial
 
 #: The command groups, in the order of ``v6bench --help``.
-GROUPS = (lab, trial, test, results, table)
+GROUPS = (lab, trial, test, results, compare, table)
 
 
 class _Parser(argparse.ArgumentParser):

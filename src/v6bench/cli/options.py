@@ -30,7 +30,7 @@ from ..lab.model.spec import DEFAULT as DEFAULT_LAB, ROUTERS
 from ..lab.model.tunnel import NAMES as TUNNELS
 from ..methods.throughput import SEARCHES
 from ..core.tester import RESET_KINDS
-from ..store.db import DEFAULT_PATH
+from ..store.connection import ENV as DB_ENV, default_location
 from ..core.ext_headers import PRESETS as EXT_PRESETS
 from ..core.frames import FLOWS as FLOWS_ALLOWED
 from ..core.frames import ICMP_ECHO_TARGETS, MESH_PATTERNS, SCOPES
@@ -193,7 +193,8 @@ def add_selftest(o: Options) -> None:
 
 
 def add_db(o: Options) -> None:
-    o.parser.add_argument("--db", default=str(DEFAULT_PATH), help=f"results database [{DEFAULT_PATH}]")
+    o.parser.add_argument("--db", default=default_location(),
+                          help=f"results store: an SQLite file or a postgresql:// URL [${DB_ENV}, else results/v6bench.db]")
 
 
 def add_json(o: Options, what: str) -> None:

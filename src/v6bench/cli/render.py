@@ -4,6 +4,7 @@ only; the commands (``cli/*.py``) decide what to show."""
 from __future__ import annotations
 
 import json
+import time
 
 from ..lab.emulated import control
 from ..lab import interface
@@ -87,3 +88,85 @@ def lab_check(found: dict, as_json: bool) -> str:
                          f"errors {c['rx_errors']}/{c['tx_errors']}")
     lines.append(f"  table: {found['table']}")
     return "\n".join(lines)
+
+
+def _pct(v: float | None) -> str:
+    return "-" if v is None else f"{v:+.2f}"
+
+
+def effect_json(e) -> dict:
+    """One run's effect in a comparison across runs."""
+    return {"run": e.run_id, "machine": e.machine, "attributes": e.attributes, "effect_pct": e.effect_pct,
+            "ci_low_pct": e.low_pct, "ci_high_pct": e.high_pct, "outcome": e.outcome, "verdict": e.verdict,
+            "n_a": e.n_a, "n_b": e.n_b}
+
+
+def compare_json(a, pooled: list, ba) -> dict:
+    """``v6bench compare --json``: the runs, every pooled comparison, and the before/after of two runs."""
+    from ..core import machine
+    from ..report.across import describe_key
+
+    out = {"runs": [{"run": i, "name": r["name"], "uid": r.get("uid"), "machine": machine.record(r["environment"]),
+                     "machine_label": machine.label(r["environment"]), "origin": r.get("origin")} for i, r in a.runs.items()],
+           "comparisons": [{"comparison": describe_key(p.key), "metric": p.key[0], "point": p.key[1], "b": p.key[2],
+                            "design": p.key[3], "runs": [effect_json(e) for e in p.runs], "pooled_pct": p.pooled_pct,
+                            "ci_low_pct": p.low_pct, "ci_high_pct": p.high_pct, "tau_pct": p.tau_pct,
+                            "i2_pct": p.fit.i2_pct if p.fit else None, "q": p.fit.q if p.fit else None,
+                            "q_df": p.fit.q_df if p.fit else None, "q_p_adjusted": p.q_p_adjusted,
+                            "p_adjusted": p.p_adjusted, "verdict": p.verdict,
+                            "moderator": None if p.moderation is None else {
+                                "attribute": p.moderation.attribute, "levels": p.moderation.levels,
+                                "level_pct": p.moderation.level_pct, "f": p.moderation.f, "p": p.moderation.p,
+                                "tau_pct": p.moderation.tau_pct, "r2_pct": p.moderation.r2_pct,
+                                "verdict": p.moderation.verdict}} for p in pooled]}
+    if ba is not None:
+        out["before_after"] = {"before": ba.before, "after": ba.after, "same_machine": ba.same_machine,
+                               "same_campaign": ba.same_campaign, "repeats": ba.repeats, "short": ba.short,
+                               "changes": [c.__dict__ for c in ba.changes]}
+    return out
+
+
+def compare_text(a, pooled: list, ba) -> str:
+    """``v6bench compare``: the runs and their machines, then each comparison: runs, pooled, verdict."""
+    from ..core import machine
+    from ..report.across import describe_key
+
+    lines = ["runs:"]
+    for i, r in a.runs.items():
+        env = r["environment"]
+        lines.append(f"  {i}: {r['name']}, {time.strftime('%Y-%m-%d %H:%M', time.localtime(r['started_at_unix_s']))}, "
+                     f"{machine.label(env)}, kernel {env.get('kernel')}" + (f" ({r['origin']})" if r.get("origin") else ""))
+    if not pooled:
+        lines.append("no comparison is present in more than one of these runs")
+    for p in pooled:
+        lines += ["", describe_key(p.key), f"  {p.verdict}"]
+        for e in p.runs:
+            ci = f"({_pct(e.low_pct)} … {_pct(e.high_pct)})" if e.low_pct is not None else "(no interval)"
+            lines.append(f"    run {e.run_id}: {_pct(e.effect_pct)} % {ci}  {e.outcome}; {e.machine}")
+        if p.moderation is not None:
+            lines.append(f"  by {p.moderation.attribute}: {p.moderation.verdict}")
+    if ba is not None:
+        lines += ["", f"before/after: run {ba.before} → run {ba.after}"
+                  + ("" if ba.same_machine else " (on different machines: a change includes the machine's)")]
+        if ba.short:
+            lines.append(f"  {ba.short}")
+        for c in ba.changes:
+            lines.append(f"  {c.metric} {c.point} {c.series}: {c.before:.6g} → {c.after:.6g} ({c.change_pct:+.2f} %): "
+                         f"{c.verdict}")
+    return "\n".join(lines)
+
+
+def trend_text(trends: list) -> str:
+    """``v6bench trend``: each comparison's runs in time order, machine changes and a change point marked."""
+    if not trends:
+        return "no comparison is present in more than one run"
+    lines = []
+    for t in trends:
+        lines += [t.name, f"  {t.verdict}"]
+        for j, e in enumerate(t.runs):
+            mark = ("◆ machine changed " if j in t.machine_changes else "") + ("▲ change point " if j == t.change_at else "")
+            ci = f"({_pct(e.low_pct)} … {_pct(e.high_pct)})" if e.low_pct is not None else "(no interval)"
+            lines.append(f"    {mark}run {e.run_id} {time.strftime('%Y-%m-%d %H:%M', time.localtime(e.started_at_unix_s))}: "
+                         f"{_pct(e.effect_pct)} % {ci}  {e.outcome}; {e.machine}")
+        lines.append("")
+    return "\n".join(lines).rstrip()

@@ -13,6 +13,8 @@ from ..core.errors import UsageError
 from ..lab.model.cpus import ARRANGEMENTS
 from ..lab.model.site import Site
 from ..store import export as store_export
+from ..store import merge
+from ..store.connection import is_url
 from ..store.db import Store
 from . import render
 from .options import Options, add_db, add_json, value
@@ -28,7 +30,7 @@ def add(sub: argparse._SubParsersAction, parser_class: type) -> None:
     add_db(se)
     se.parser.set_defaults(command_run=run_selftest)
 
-    rs = sub.add_parser("results", help="list, show or export stored runs")
+    rs = sub.add_parser("results", help="list, show, export, import or upgrade stored runs")
     rs_sub = rs.add_subparsers(dest="results_command", required=True, parser_class=parser_class)
     rl = Options(rs_sub.add_parser("list", help="every run in the database"))
     add_db(rl)
@@ -37,6 +39,12 @@ def add(sub: argparse._SubParsersAction, parser_class: type) -> None:
     rsh.parser.add_argument("run", nargs="?", type=int, help="run id [latest]")
     add_json(rsh, "the run")
     add_db(rsh)
+    ri = Options(rs_sub.add_parser("import", help="merge other stores' finished runs into this one (SQLite files, "
+                                                  "schema version 1 or 2; a run already here is not stored again)"))
+    ri.parser.add_argument("files", nargs="+", metavar="FILE", help="SQLite result files to import (read, never written)")
+    add_db(ri)
+    ru = Options(rs_sub.add_parser("upgrade", help="upgrade an SQLite store of schema version 1 in place"))
+    add_db(ru)
     rex = Options(rs_sub.add_parser("export", help="one run as csv, json or parquet"))
     rex.parser.add_argument("run", nargs="?", type=int, help="run id [latest]")
     rex.parser.add_argument("--format", choices=store_export.FORMATS, default="json")
@@ -65,20 +73,30 @@ def run_selftest(site: Site, args: argparse.Namespace, say) -> int:
     result = selftest.run(site, sizes, args.cpu_arrangement, say)
     with Store(args.db) as store:
         sid = store.add_selftest(result["environment"], result)
-    print(json.dumps({"selftest_id": sid, **result}, indent=1) if args.json else f"self-test {sid} stored in {args.db}")
+        where = store.where
+    print(json.dumps({"selftest_id": sid, **result}, indent=1) if args.json else f"self-test {sid} stored in {where}")
     return 0
 
 
 def _run_id(store: Store, args: argparse.Namespace) -> int:
     run_id = args.run if args.run is not None else store.latest_run_id()
     if run_id is None:
-        raise UsageError(f"{args.db} holds no run yet", "run")
+        raise UsageError(f"{store.where} holds no run yet", "run")
     store.run(run_id)  # exists?
     return run_id
 
 
 def run_results(site: Site, args: argparse.Namespace, say) -> int:
+    if args.results_command == "upgrade":
+        if is_url(args.db):
+            raise UsageError("a PostgreSQL store is made at schema version 2; only SQLite files are upgraded", "db")
+        print(merge.upgrade(Path(args.db)))
+        return 0
     with Store(args.db) as store:
+        if args.results_command == "import":
+            for f in args.files:
+                print(merge.import_file(store, Path(f)).summary())
+            return 0
         if args.results_command == "list":
             runs = store.runs()
             print(json.dumps(runs, indent=1) if args.json else render.runs(runs))
@@ -98,7 +116,7 @@ def run_results(site: Site, args: argparse.Namespace, say) -> int:
 def run_report(site: Site, args: argparse.Namespace, say) -> int:
     from ..report import build  # matplotlib: loaded only for reports
 
-    if not Path(args.db).exists():
+    if not is_url(args.db) and not Path(args.db).exists():
         raise UsageError(f"{args.db} does not exist (run a campaign first: v6bench run campaigns/quick.toml)", "db")
     with Store(args.db) as store:
         run_id = _run_id(store, args)

@@ -13,6 +13,7 @@ from ..lab.model.dut import DutConfig
 from ..lab.model.site import Site
 from ..core.rates import format_link_speed
 from ..report import trial as trial_text
+from ..store.connection import is_url
 from ..store.db import Store
 from ..trial import runner
 from ..trial.warmup import warm_up
@@ -69,7 +70,7 @@ def run(site: Site, args: argparse.Namespace, say) -> int:
     dut = dut if dut is not None else (DutConfig() if lab.external else current_dut)
     req.check_on_lab(lab.topology, lab.link_speed_bps, lab.mtu, interface.spec_tunnel(lab, dut), dut.scope)  # bad input before any privileged work
     st = None
-    if args.selftest != "never" or os.path.exists(args.db):  # `never` creates no database
+    if args.selftest != "never" or is_url(args.db) or os.path.exists(args.db):  # `never` creates no database
         with Store(args.db) as store:
             st = selftest.ensure(site, store, args.selftest, (req.frame_size,), (req.frame_size,), lab.mtu.largest,
                                  lab.cpu_arrangement, say)

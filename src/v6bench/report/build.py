@@ -11,6 +11,7 @@ from __future__ import annotations
 import csv
 from pathlib import Path
 
+from ..core import machine
 from ..store.db import Store
 from . import data as run_data
 from . import html, plot
@@ -19,8 +20,8 @@ from .views import sections as build_sections
 
 
 def default_dir(store: Store, run_id: int) -> Path:
-    """``results/reports/run-N`` beside the database."""
-    return store.path.parent / "reports" / f"run-{run_id}"
+    """``reports/run-N`` beside an SQLite store (``results/reports/run-N`` for a server's)."""
+    return store.reports_dir / f"run-{run_id}"
 
 
 def _csv(path: Path, header: tuple, rows) -> None:
@@ -34,7 +35,16 @@ def write(store: Store, run_id: int, out: Path, figures: bool = True) -> dict:
     """Writes the report; returns {"html": path, "figures": n, "tables": n, "sections": [ids]}.
     ``figures=False`` skips the SVG/PNG files (they take most of the time)."""
     d = run_data.load(store, run_id)
-    secs: list[Section] = build_sections(d)
+    run = d.run
+    env = run["environment"]
+    where = ("scenarios " + ", ".join(env["scenarios"])) if env.get("scenarios") else (env.get("dut") or {}).get("description", "?")
+    subtitle = (f"{run['status']}; {len(d.tests)} tests; {where}; machine {machine.label(env)}; kernel {env.get('kernel')}; "
+                f"engine {(env.get('engine') or {}).get('engine_version')}; tester and DUT on one machine")
+    return write_sections(build_sections(d), out, f"v6bench report: run {run['id']}, {run['name']}", subtitle, figures)
+
+
+def write_sections(secs: list[Section], out: Path, title: str, subtitle: str, figures: bool = True) -> dict:
+    """Writes sections as a report into ``out`` (module docstring): the page, figure and table files."""
     (out / "figures").mkdir(parents=True, exist_ok=True)
     (out / "tables").mkdir(parents=True, exist_ok=True)
     n_fig = n_tab = 0
@@ -53,12 +63,6 @@ def write(store: Store, run_id: int, out: Path, figures: bool = True) -> dict:
         for t in s.tables:
             _csv(out / "tables" / f"{t.id}.csv", t.columns, t.rows)
             n_tab += 1
-    run = d.run
-    title = f"v6bench report: run {run['id']}, {run['name']}"
-    env = run["environment"]
-    where = ("scenarios " + ", ".join(env["scenarios"])) if env.get("scenarios") else (env.get("dut") or {}).get("description", "?")
-    subtitle = (f"{run['status']}; {len(d.tests)} tests; {where}; kernel {env.get('kernel')}; "
-                f"engine {(env.get('engine') or {}).get('engine_version')}; tester and DUT on one machine")
     page = out / "report.html"
     page.write_text(html.page(title, subtitle, secs))
     return {"html": page, "figures": n_fig, "tables": n_tab, "sections": [s.id for s in secs]}

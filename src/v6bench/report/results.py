@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import time
 
+from ..core import machine
 from ..core.frames import Traffic
 from .text import align
 
@@ -69,10 +70,11 @@ def _when(t: float | None) -> str:
 def runs_table(runs: list[dict]) -> str:
     if not runs:
         return "no runs yet"
-    rows = [["run", "name", "status", "started", "finished", "tests", "trials"]]
+    rows = [["run", "name", "status", "started", "finished", "machine", "origin", "tests", "trials"]]
     rows += [[str(r["id"]), r["name"], r["status"], _when(r["started_at_unix_s"]), _when(r["finished_at_unix_s"]),
+              machine.label(r.get("environment") or {}), "imported" if r.get("origin") else "here",
               str(r["tests_done"]), str(r["trials"])] for r in runs]
-    return "\n".join(align(rows, left_columns=5))
+    return "\n".join(align(rows, left_columns=7))
 
 
 def _mbps(x: float | None) -> str:
@@ -121,8 +123,7 @@ def run_text(run: dict, tests: list[dict]) -> str:
         if env.get("scenarios") else env.get("dut", {}).get("description", "?")
     head = [f"run {run['id']}: {run['name']} ({run['status']}), {_when(run['started_at_unix_s'])} – {_when(run['finished_at_unix_s'])}",
             f"  command: {run['command']}",
-            f"  lab: {labs}; kernel {env.get('kernel')}; {env.get('cpus')} CPUs "
-            f"({env.get('cpu_model')}); tester and DUT share this machine",
+            f"  lab: {labs}; kernel {env.get('kernel')}; machine {machine.label(env)}; tester and DUT share this machine",
             f"  engine {env.get('engine', {}).get('engine_version')}; self-test {run.get('selftest_id') or 'none'}"]
     if run.get("error"):
         head.append(f"  error: {run['error']}")

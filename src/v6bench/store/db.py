@@ -1,35 +1,45 @@
-"""The results database: SQLite, one file (default ``results/v6bench.db``).
+"""The results store: an SQLite file (default ``results/v6bench.db``) or
+a PostgreSQL database shared by many tester machines (``--db
+postgresql://…`` or ``$V6BENCH_DB``; :mod:`.connection`).
 
-Schema version 1 (``docs/results-format.md``): ``runs`` ← ``tests`` ←
-``trials``, and ``selftests``. Every trial is written in its own
-transaction the moment it ends (WAL journal), so a kill at any moment
-loses at most the trial in flight; a test's result and a run's status are
-written the same way. Opening a database of another schema version is an
-error, never a silent migration.
+Schema version 2 (``docs/results-format.md``): ``runs`` ← ``tests`` ←
+``trials``, and ``selftests``; each run has a unique id (``uid``) that
+stays with it when it is imported into another store (:mod:`.merge`).
+Every trial is written in its own transaction the moment it ends (SQLite:
+WAL journal; PostgreSQL: autocommit), so a kill at any moment loses at
+most the trial in flight; a test's result and a run's status are written
+the same way. Opening a store of another schema version is an error, never
+a silent migration: ``v6bench results upgrade`` upgrades a version-1 file
+in place, and ``v6bench results import`` reads version 1 and 2 files.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
-import sqlite3
 import time
+import uuid
 from pathlib import Path
 
 from ..core.errors import UsageError
+from .connection import DEFAULT_PATH, Connection, Row, connect  # noqa: F401 (DEFAULT_PATH: callers take it from here)
 
-SCHEMA_VERSION = 1
-DEFAULT_PATH = Path("results/v6bench.db")
+SCHEMA_VERSION = 2
+#: The versions :mod:`.merge` reads (a version-1 run's uid is made from what it stored: :func:`derived_uid`).
+READABLE_VERSIONS = (1, 2)
 
+#: Written once for both databases: ``ID``, ``INT`` and ``REAL`` are each
+#: dialect's (:meth:`.connection.Connection.schema`).
 SCHEMA = """
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE selftests (
-  id INTEGER PRIMARY KEY,
+  id ID,
   created_at_unix_s REAL NOT NULL,
   environment_json TEXT NOT NULL,
   result_json TEXT NOT NULL
 );
 CREATE TABLE runs (
-  id INTEGER PRIMARY KEY,
+  id ID,
   name TEXT NOT NULL,
   campaign_path TEXT,
   campaign_sha256 TEXT,
@@ -39,18 +49,21 @@ CREATE TABLE runs (
   started_at_unix_s REAL NOT NULL,
   finished_at_unix_s REAL,
   environment_json TEXT NOT NULL,
-  selftest_id INTEGER REFERENCES selftests(id),
-  error TEXT
+  selftest_id INT REFERENCES selftests(id),
+  error TEXT,
+  uid TEXT,
+  origin TEXT
 );
+CREATE UNIQUE INDEX runs_by_uid ON runs(uid);
 CREATE TABLE tests (
-  id INTEGER PRIMARY KEY,
-  run_id INTEGER NOT NULL REFERENCES runs(id),
+  id ID,
+  run_id INT NOT NULL REFERENCES runs(id),
   point_key TEXT NOT NULL,
   kind TEXT NOT NULL,
   mix TEXT NOT NULL,
-  frame_size INTEGER NOT NULL,
-  bidirectional INTEGER NOT NULL,
-  repetition INTEGER NOT NULL,
+  frame_size INT NOT NULL,
+  bidirectional INT NOT NULL,
+  repetition INT NOT NULL,
   params_json TEXT NOT NULL,
   status TEXT NOT NULL CHECK (status IN ('running', 'done', 'failed', 'interrupted')),
   started_at_unix_s REAL NOT NULL,
@@ -60,20 +73,20 @@ CREATE TABLE tests (
 );
 CREATE INDEX tests_by_run ON tests(run_id, point_key);
 CREATE TABLE trials (
-  id INTEGER PRIMARY KEY,
-  test_id INTEGER NOT NULL REFERENCES tests(id),
-  seq INTEGER NOT NULL,
+  id ID,
+  test_id INT NOT NULL REFERENCES tests(id),
+  seq INT NOT NULL,
   call TEXT NOT NULL,
   call_args_json TEXT NOT NULL,
   recorded_at_unix_s REAL NOT NULL,
   duration_s REAL NOT NULL,
   intended_fps REAL NOT NULL,
   offered_fps REAL NOT NULL,
-  tx_frames INTEGER NOT NULL,
-  rx_frames INTEGER NOT NULL,
-  lost_frames INTEGER NOT NULL,
+  tx_frames INT NOT NULL,
+  rx_frames INT NOT NULL,
+  lost_frames INT NOT NULL,
   loss_ratio REAL NOT NULL,
-  tester_limited INTEGER NOT NULL,
+  tester_limited INT NOT NULL,
   streams_json TEXT NOT NULL,
   extra_json TEXT NOT NULL,
   result_json TEXT
@@ -84,6 +97,16 @@ CREATE INDEX trials_by_test ON trials(test_id, seq);
 
 def _dumps(x) -> str:
     return json.dumps(x, separators=(",", ":"), default=str)
+
+
+def derived_uid(run: dict) -> str:
+    """The unique id of a run stored before runs had one (schema version
+    1): made from what the run stored when it started and never changes
+    (its name, command, campaign hash and start time to the microsecond),
+    so a file upgraded in place and the same file imported give the run
+    one id."""
+    ident = _dumps([run["name"], run["command"], run.get("campaign_sha256"), repr(float(run["started_at_unix_s"]))])
+    return "v1-" + hashlib.sha256(ident.encode()).hexdigest()[:32]
 
 
 #: The columns a test and a trial are written with; ``X_json`` columns take
@@ -103,54 +126,71 @@ def _cell(row: dict, column: str):
 
 
 class Store:
-    """One open database. All writes commit before returning."""
+    """One open store. All writes commit before returning."""
 
-    def __init__(self, path: Path | str = DEFAULT_PATH) -> None:
-        """Opens (or creates) the database at ``path``. A path that cannot
-        hold one (a directory, a file of another kind, an unwritable place)
-        or a database of another schema version is a :class:`UsageError`
-        about the field ``db``; nothing is written to a file that is not a
-        v6bench database."""
-        self.path = Path(path)
-        if self.path.is_dir():
-            raise UsageError(f"{self.path} is a directory; give a database file (e.g. {DEFAULT_PATH})", "db")
-        above = next((a for a in self.path.parents if a.exists()), None)
-        if above is not None and not above.is_dir():
-            raise UsageError(f"cannot create {self.path}: {above} is not a directory", "db")
+    def __init__(self, path: Path | str | None = None, read_only: bool = False) -> None:
+        """Opens (or creates) the store at ``path``: an SQLite file path or
+        a PostgreSQL URL (None: ``$V6BENCH_DB`` or :data:`DEFAULT_PATH`).
+        A path that cannot hold one (a directory, a file of another kind,
+        an unwritable place), a server that cannot be reached or a store of
+        another schema version is a :class:`UsageError` about the field
+        ``db``; nothing is written to a database that is not a v6bench
+        store. ``read_only`` (SQLite files only): opened as it is, never
+        written, any readable version (:data:`READABLE_VERSIONS`), for
+        :mod:`.merge`."""
+        from .connection import default_location, is_url
+
+        location = default_location() if path is None else path
+        self.path = None if is_url(location) else Path(location)
+        self.conn: Connection = connect(location, read_only)
+        self.where = self.conn.where
+        self.version = SCHEMA_VERSION
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            self.db = sqlite3.connect(self.path, timeout=30, isolation_level=None)
-        except (OSError, sqlite3.Error) as e:
-            raise UsageError(f"cannot open {self.path}: {getattr(e, 'strerror', None) or e}", "db") from None
-        try:
-            self._open()
-        except sqlite3.Error as e:
-            self.db.close()
-            what = "is not an SQLite database" if isinstance(e, sqlite3.DatabaseError) and "not a database" in str(e) else f"cannot be used: {e}"
-            raise UsageError(f"{self.path} {what}", "db") from None
+            self._open(read_only)
         except UsageError:
-            self.db.close()
+            self.conn.close()
             raise
+        except Exception as e:  # the database's own error: not a store, or not usable
+            self.conn.close()
+            text = str(e)
+            what = "is not an SQLite database" if "not a database" in text else f"cannot be used: {text.strip()}"
+            raise UsageError(f"{self.where} {what}", "db") from None
 
-    def _open(self) -> None:
-        """Checks what the file holds before anything is written to it."""
-        self.db.row_factory = sqlite3.Row
-        tables = {r[0] for r in self.db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+    @property
+    def db(self):
+        """The database connection itself (sqlite3 or psycopg), for tests and :mod:`.merge`'s checks."""
+        return self.conn.db
+
+    @property
+    def reports_dir(self) -> Path:
+        """Where reports go by default: ``reports/`` beside an SQLite file; ``results/reports`` for a server."""
+        return (self.path.parent if self.path is not None else Path("results")) / "reports"
+
+    def _open(self, read_only: bool) -> None:
+        """Checks what the database holds before anything is written to it."""
+        tables = self.conn.tables()
         if tables and "meta" not in tables:
-            raise UsageError(f"{self.path} is an SQLite database but not a v6bench results database", "db")
+            noun = "an SQLite" if self.conn.kind == "sqlite" else "a PostgreSQL"
+            raise UsageError(f"{self.where} is {noun} database but not a v6bench results database", "db")
         if tables:
-            version = self.db.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
-            if version is None or version[0] != str(SCHEMA_VERSION):
-                raise UsageError(f"{self.path} has results schema version {version[0] if version else '?'}; "
-                                 f"this v6bench reads version {SCHEMA_VERSION}", "db")
-        self.db.execute("PRAGMA journal_mode=WAL")
-        self.db.execute("PRAGMA foreign_keys=ON")
-        self.db.execute("PRAGMA synchronous=FULL")
+            row = self.conn.execute("SELECT value FROM meta WHERE key='schema_version'")
+            version = row[0][0] if row else "?"
+            readable = READABLE_VERSIONS if read_only else (SCHEMA_VERSION,)
+            if version not in {str(v) for v in readable}:
+                hint = (f" (`v6bench results upgrade --db {self.where}` upgrades it in place; `v6bench results import "
+                        f"{self.where}` copies its runs into another store)" if version == "1" else "")
+                raise UsageError(f"{self.where} has results schema version {version}; "
+                                 f"this v6bench reads version {SCHEMA_VERSION}{hint}", "db")
+            self.version = int(version)
+        if read_only and not tables:
+            raise UsageError(f"{self.where} holds no v6bench results", "db")
+        self.conn.prepare()
         if not tables:
-            self.db.executescript("BEGIN;" + SCHEMA + f"INSERT INTO meta VALUES ('schema_version', '{SCHEMA_VERSION}'); COMMIT;")
+            self.conn.script("BEGIN;" + self.conn.schema(SCHEMA)
+                             + f"INSERT INTO meta VALUES ('schema_version', '{SCHEMA_VERSION}'); COMMIT;")
 
     def close(self) -> None:
-        self.db.close()
+        self.conn.close()
 
     def __enter__(self) -> "Store":
         return self
@@ -158,9 +198,16 @@ class Store:
     def __exit__(self, *exc) -> None:
         self.close()
 
+    def execute(self, sql: str, args: tuple = ()) -> list[Row]:
+        """One statement in the store's SQL (``?`` placeholders)."""
+        return self.conn.execute(sql, args)
+
+    def transaction(self):
+        """Everything inside commits together or not at all."""
+        return self.conn.transaction()
+
     def _insert(self, sql: str, args: tuple) -> int:
-        with self.db:
-            return int(self.db.execute(sql, args).lastrowid)
+        return self.conn.insert(sql, args)
 
     def _insert_row(self, table: str, columns: tuple[str, ...], row: dict) -> int:
         return self._insert(f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})",
@@ -175,8 +222,7 @@ class Store:
         return self._insert_row("trials", TRIAL_COLUMNS, row)
 
     def _update(self, sql: str, args: tuple) -> None:
-        with self.db:
-            self.db.execute(sql, args)
+        self.conn.execute(sql, args)
 
     # Self-tests.
     def add_selftest(self, environment: dict, result: dict) -> int:
@@ -185,24 +231,27 @@ class Store:
 
     def selftest(self, selftest_id: int | None) -> dict | None:
         """A stored self-test's result (None for no id or an unknown one)."""
-        row = self.db.execute("SELECT result_json FROM selftests WHERE id=?", (selftest_id,)).fetchone() if selftest_id else None
-        return json.loads(row[0]) if row else None
+        rows = self.conn.execute("SELECT result_json FROM selftests WHERE id=?", (selftest_id,)) if selftest_id else []
+        return json.loads(rows[0][0]) if rows else None
 
     def latest_selftest(self) -> tuple[int, dict] | None:
         return next(iter(self.recent_selftests(1)), None)
 
     def recent_selftests(self, limit: int) -> list[tuple[int, dict]]:
         """The ``limit`` newest self-tests, newest first."""
-        rows = self.db.execute("SELECT id, result_json FROM selftests ORDER BY id DESC LIMIT ?", (limit,)).fetchall()
+        rows = self.conn.execute("SELECT id, result_json FROM selftests ORDER BY id DESC LIMIT ?", (limit,))
         return [(r["id"], json.loads(r["result_json"])) for r in rows]
 
     # Runs.
     def start_run(self, name: str, command: str, environment: dict, selftest_id: int | None,
-                  campaign_path: str | None = None, campaign_sha256: str | None = None, campaign_toml: str | None = None) -> int:
+                  campaign_path: str | None = None, campaign_sha256: str | None = None, campaign_toml: str | None = None,
+                  uid: str | None = None, origin: str | None = None) -> int:
+        """A new run, ``running``; its unique id a new UUID unless given (an imported run keeps its own)."""
         return self._insert(
             "INSERT INTO runs (name, campaign_path, campaign_sha256, campaign_toml, command, status, started_at_unix_s,"
-            " environment_json, selftest_id) VALUES (?, ?, ?, ?, ?, 'running', ?, ?, ?)",
-            (name, campaign_path, campaign_sha256, campaign_toml, command, time.time(), _dumps(environment), selftest_id))
+            " environment_json, selftest_id, uid, origin) VALUES (?, ?, ?, ?, ?, 'running', ?, ?, ?, ?, ?)",
+            (name, campaign_path, campaign_sha256, campaign_toml, command, time.time(), _dumps(environment), selftest_id,
+             uid or uuid.uuid4().hex, origin))
 
     def resume_run(self, run_id: int, environment: dict, selftest_id: int | None) -> None:
         """Marks an interrupted run running again; the environment of this session is recorded beside the first."""
@@ -229,29 +278,39 @@ class Store:
         return self._newest_run(campaign_sha256, finished=True)
 
     def _newest_run(self, campaign_sha256: str, finished: bool) -> int | None:
-        row = self.db.execute("SELECT id FROM runs WHERE campaign_sha256=? AND (status = 'finished') = ?"
-                              " ORDER BY id DESC LIMIT 1", (campaign_sha256, finished)).fetchone()
-        return int(row[0]) if row else None
+        row = self.conn.execute("SELECT id FROM runs WHERE campaign_sha256=? AND (status = 'finished') = ?"
+                              " ORDER BY id DESC LIMIT 1", (campaign_sha256, finished))
+        return int(row[0][0]) if row else None
 
     def run(self, run_id: int) -> dict:
-        row = self.db.execute("SELECT * FROM runs WHERE id=?", (run_id,)).fetchone()
-        if row is None:
-            raise UsageError(f"there is no run {run_id} in {self.path} (see `v6bench results list`)", "run")
-        d = dict(row)
+        rows = self.conn.execute("SELECT * FROM runs WHERE id=?", (run_id,))
+        if not rows:
+            raise UsageError(f"there is no run {run_id} in {self.where} (see `v6bench results list`)", "run")
+        d = dict(rows[0])
         d["environment"] = json.loads(d.pop("environment_json"))
         return d
 
     def runs(self) -> list[dict]:
-        rows = self.db.execute(
-            "SELECT r.id, r.name, r.status, r.started_at_unix_s, r.finished_at_unix_s,"
+        rows = self.conn.execute(
+            "SELECT r.id, r.uid, r.name, r.status, r.started_at_unix_s, r.finished_at_unix_s, r.campaign_sha256, r.origin,"
+            " r.environment_json,"
             " (SELECT COUNT(*) FROM tests t WHERE t.run_id=r.id AND t.status='done') AS tests_done,"
             " (SELECT COUNT(*) FROM trials x JOIN tests t ON x.test_id=t.id WHERE t.run_id=r.id) AS trials"
-            " FROM runs r ORDER BY r.id").fetchall()
-        return [dict(r) for r in rows]
+            " FROM runs r ORDER BY r.id")
+        out = []
+        for r in rows:
+            d = dict(r)
+            d["environment"] = json.loads(d.pop("environment_json"))
+            out.append(d)
+        return out
+
+    def run_by_uid(self, uid: str) -> int | None:
+        """The id of the run with this unique id here, if any."""
+        rows = self.conn.execute("SELECT id FROM runs WHERE uid=?", (uid,))
+        return int(rows[0][0]) if rows else None
 
     def latest_run_id(self) -> int | None:
-        row = self.db.execute("SELECT MAX(id) FROM runs").fetchone()
-        return row[0]
+        return self.conn.execute("SELECT MAX(id) FROM runs")[0][0]
 
     # Tests.
     def start_test(self, run_id: int, point_key: str, kind: str, mix: str, frame_size: int, bidirectional: bool,
@@ -271,11 +330,11 @@ class Store:
                      (test_id,))
 
     def done_points(self, run_id: int) -> set[str]:
-        return {r[0] for r in self.db.execute("SELECT point_key FROM tests WHERE run_id=? AND status='done'", (run_id,))}
+        return {r[0] for r in self.conn.execute("SELECT point_key FROM tests WHERE run_id=? AND status='done'", (run_id,))}
 
     def tests(self, run_id: int) -> list[dict]:
         out = []
-        for r in self.db.execute("SELECT * FROM tests WHERE run_id=? ORDER BY id", (run_id,)):
+        for r in self.conn.execute("SELECT * FROM tests WHERE run_id=? ORDER BY id", (run_id,)):
             d = dict(r)
             d["params"] = json.loads(d.pop("params_json"))
             d["result"] = json.loads(d.pop("result_json")) if d["result_json"] else None
@@ -287,19 +346,19 @@ class Store:
         """The latest finished result of such a test in the run, with the
         same traffic (``params.ext_headers``, ``params.icmp_echo``; a
         missing key is None, as is a missing ``traffic``)."""
-        rows = self.db.execute(
+        rows = self.conn.execute(
             "SELECT result_json, params_json FROM tests WHERE run_id=? AND kind=? AND mix=? AND frame_size=? AND bidirectional=?"
-            " AND status='done' ORDER BY id DESC", (run_id, kind, mix, frame_size, int(bidirectional))).fetchall()
-        for result, params in rows:
-            stored = json.loads(params)
+            " AND status='done' ORDER BY id DESC", (run_id, kind, mix, frame_size, int(bidirectional)))
+        for r in rows:
+            stored = json.loads(r["params_json"])
             if all(stored.get(k) == v for k, v in (traffic or {"ext_headers": None}).items()):
-                return json.loads(result)
+                return json.loads(r["result_json"])
         return None
 
     def unfinished_attempt(self, run_id: int, point_key: str) -> int | None:
-        row = self.db.execute("SELECT id FROM tests WHERE run_id=? AND point_key=? AND status IN ('interrupted', 'running', 'failed')"
-                              " ORDER BY id DESC LIMIT 1", (run_id, point_key)).fetchone()
-        return int(row[0]) if row else None
+        row = self.conn.execute("SELECT id FROM tests WHERE run_id=? AND point_key=? AND status IN ('interrupted', 'running', 'failed')"
+                              " ORDER BY id DESC LIMIT 1", (run_id, point_key))
+        return int(row[0][0]) if row else None
 
     # Trials.
     def add_trial(self, test_id: int, seq: int, call: str, call_args: dict, m) -> int:
@@ -317,7 +376,7 @@ class Store:
 
     def trials(self, test_id: int) -> list[dict]:
         out = []
-        for r in self.db.execute("SELECT * FROM trials WHERE test_id=? ORDER BY seq", (test_id,)):
+        for r in self.conn.execute("SELECT * FROM trials WHERE test_id=? ORDER BY seq", (test_id,)):
             d = dict(r)
             for k in ("call_args", "streams", "extra", "result"):
                 raw = d.pop(k + "_json")
@@ -325,10 +384,10 @@ class Store:
             out.append(d)
         return out
 
-    def run_trials(self, run_id: int) -> list[sqlite3.Row]:
-        return self.db.execute(
+    def run_trials(self, run_id: int) -> list[Row]:
+        return self.conn.execute(
             "SELECT t.run_id, t.id AS test_id, t.kind, t.mix, t.frame_size, t.bidirectional, t.repetition, t.status AS test_status,"
             " t.params_json,"
             " x.seq, x.call, x.call_args_json, x.recorded_at_unix_s, x.duration_s, x.intended_fps, x.offered_fps, x.tx_frames,"
             " x.rx_frames, x.lost_frames, x.loss_ratio, x.tester_limited, x.streams_json"
-            " FROM trials x JOIN tests t ON x.test_id=t.id WHERE t.run_id=? ORDER BY t.id, x.seq", (run_id,)).fetchall()
+            " FROM trials x JOIN tests t ON x.test_id=t.id WHERE t.run_id=? ORDER BY t.id, x.seq", (run_id,))

@@ -13,7 +13,7 @@ import csv
 import io
 import json
 
-from .db import Store
+from .db import READABLE_VERSIONS, SCHEMA_VERSION, Store
 
 FORMATS = ("csv", "json", "parquet")
 
@@ -50,7 +50,7 @@ def as_json(store: Store, run_id: int) -> dict:
     tests = store.tests(run_id)
     for t in tests:
         t["trials"] = store.trials(t["id"])
-    return {"results_format": "v6bench-run", "schema_version": 1, "run": run, "selftest": selftest, "tests": tests}
+    return {"results_format": "v6bench-run", "schema_version": SCHEMA_VERSION, "run": run, "selftest": selftest, "tests": tests}
 
 
 def export(store: Store, run_id: int, fmt: str, out) -> None:
@@ -75,11 +75,13 @@ def export(store: Store, run_id: int, fmt: str, out) -> None:
 
 
 def restore(store: Store, data: dict) -> int:
-    """Loads a ``json`` export (:func:`as_json`) into ``store`` as a new run,
-    every test and trial as exported; returns the new run id. The run's
+    """Loads a ``json`` export (:func:`as_json`) into ``store`` as a new run
+    (a new unique id: the same export restored twice is two runs; moving
+    runs between stores is :mod:`.merge`'s), every test and trial as
+    exported; returns the new run id. The run's
     self-test comes along as a new self-test."""
-    if data.get("results_format") != "v6bench-run" or data.get("schema_version") != 1:
-        raise ValueError("not a v6bench-run export of schema version 1")
+    if data.get("results_format") != "v6bench-run" or data.get("schema_version") not in READABLE_VERSIONS:
+        raise ValueError(f"not a v6bench-run export of schema version {' or '.join(map(str, READABLE_VERSIONS))}")
     run = data["run"]
     selftest_id = None
     if data.get("selftest"):
@@ -87,8 +89,8 @@ def restore(store: Store, data: dict) -> int:
         selftest_id = store.add_selftest(st.get("environment", {}), st)
     run_id = store.start_run(run["name"], run["command"], run["environment"], selftest_id, run.get("campaign_path"),
                              run.get("campaign_sha256"), run.get("campaign_toml"))
-    with store.db:
-        store.db.execute("UPDATE runs SET status=?, started_at_unix_s=?, finished_at_unix_s=?, error=? WHERE id=?",
+    with store.transaction():
+        store.execute("UPDATE runs SET status=?, started_at_unix_s=?, finished_at_unix_s=?, error=? WHERE id=?",
                          (run["status"], run["started_at_unix_s"], run.get("finished_at_unix_s"), run.get("error"), run_id))
     for t in data["tests"]:
         test_id = store.insert_test({**t, "run_id": run_id})

@@ -200,8 +200,19 @@ def _facts(names: list[str], addresses: list[str]) -> dict:
                 pass
             out["interfaces"][name] = {"mac": link.get_attr("IFLA_ADDRESS"), "operstate": link.get_attr("IFLA_OPERSTATE"),
                                        "speed_mbps": speed if speed and speed > 0 else None, "addresses": addrs,
-                                       "default_route": defaults.get(idx[0], []), "forwarding": fwd}
+                                       "default_route": defaults.get(idx[0], []), "forwarding": fwd,
+                                       "driver": _driver(base, link)}
     return out
+
+
+def _driver(base: str, link) -> str | None:
+    """The port's driver (a NIC's, from sysfs), or a virtual link's kind (veth, macvlan, …): part of
+    what a run on this port ran on (docs/compare.md)."""
+    try:
+        return os.path.basename(os.readlink(f"{base}/device/driver"))
+    except OSError:
+        info = link.get_attr("IFLA_LINKINFO")
+        return info.get_attr("IFLA_INFO_KIND") if info is not None else None
 
 
 def check_ports(spec: ExternalSpec) -> dict:
@@ -225,7 +236,7 @@ def check_ports(spec: ExternalSpec) -> dict:
             raise LabError(f"{key}: no such interface{where}")
         _refuse(p, f, key)
         out[p.name] = {"interface": p.interface, "netns": p.netns, "mac": f["mac"], "operstate": f["operstate"],
-                       "speed_mbps": f["speed_mbps"]}
+                       "speed_mbps": f["speed_mbps"], "driver": f["driver"]}
     return out
 
 

@@ -1,4 +1,4 @@
-"""What produced the results (DEVELOPERS.md: every result carries its
+"""What produced the results (docs/results-format.md: every result carries its
 configuration): the run, the machine and tools, the lab, the DUT's
 configuration with its rule sets and sysctls, and the tester's self-test."""
 
@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import time
 
+from ...core import machine
 from ..data import RunData
 from ..model import Section, Table
 
@@ -36,6 +37,20 @@ def _lab_rows(env: dict) -> list[tuple]:
     return rows
 
 
+def _machine_rows(env: dict) -> list[tuple]:
+    """The machine's record beyond its label (docs/compare.md): what a figure from this run holds for."""
+    if not isinstance(env.get("host"), dict):
+        return [("machine record", "not recorded (a run stored before v6bench recorded the machine)")]
+    h = env["host"]
+    caches = ", ".join(f"L{c['level']} {c['type'].lower()} {c['size_bytes'] // 1024} KiB" for c in h.get("caches") or [])
+    mem = h.get("memory_bytes")
+    return [("CPU vendor, family, model, stepping", f"{h.get('vendor')}, {h.get('family')}, {h.get('model')}, {h.get('stepping')}"),
+            ("microcode", h.get("microcode")), ("caches (CPU 0)", caches or "-"),
+            ("CPUs, cores, threads a core, sockets", f"{h.get('cpus')}, {h.get('cores')}, {h.get('threads_per_core')}, {h.get('sockets')}"),
+            ("hypervisor, virtualization", f"{h.get('hypervisor') or 'none'}, {h.get('virtualization') or '-'}"),
+            ("memory", f"{mem / 2 ** 30:.1f} GiB" if mem else "-")]
+
+
 def environment(data: RunData) -> Section:
     run = data.run
     env = run["environment"]
@@ -45,7 +60,7 @@ def environment(data: RunData) -> Section:
             ("campaign file", f"{run.get('campaign_path') or '-'} (sha256 {run.get('campaign_sha256') or '-'})"),
             ("started", _when(run["started_at_unix_s"])), ("finished", _when(run.get("finished_at_unix_s"))),
             ("tests finished", len(data.tests)), ("tests failed or interrupted", data.unfinished),
-            ("kernel", env.get("kernel")), ("machine", f"{env.get('machine')}, {env.get('cpus')} CPUs ({env.get('cpu_model')})"),
+            ("kernel", env.get("kernel")), ("machine", machine.label(env)), *_machine_rows(env),
             ("tester and DUT on one machine", "yes" if env.get("shared_machine", True) else "no"),
             ("v6bench", env.get("v6bench")), ("engine", eng.get("engine_version")), ("python", env.get("python")),
             ("iperf3", tools.get("iperf3") or "-")]

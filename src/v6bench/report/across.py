@@ -1,0 +1,305 @@
+"""Runs compared with each other: each run's IPv4-against-IPv6 effects
+side by side, pooled by a random-effects meta-analysis (:mod:`.meta`),
+with how much the runs (machines) disagree and whether a run attribute
+explains it (``docs/compare.md``).
+
+A comparison is the same in two runs when its metric, point, B and design
+are (:func:`key`): the effect of each run is what its own report states
+(:mod:`.verdicts`), B − A in % of A with its 95 % interval. It is pooled on
+the log scale, as a ratio: ``y = ln(1 + effect/100)``, its sampling
+variance from the interval's width, ``((ln(1 + high/100) − ln(1 +
+low/100)) / (2 × 1.96))²`` (Cochrane Handbook §6.5.2.2: a standard error
+from a confidence interval). For intervals from a t distribution with few
+degrees of freedom that overstates the variance (a run counts for less: the
+safe side); rank-based intervals have no degrees of freedom to use. A run
+whose comparison has no interval (not enough repetitions, or values equal
+in every repetition) is shown and not pooled.
+
+Pooled verdicts are corrected together (Benjamini–Hochberg over the
+pooled comparisons, another family over their heterogeneity tests), the
+A/A controls apart from the rest, as a run's report corrects its own
+(:data:`.stats.FAMILIES`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from dataclasses import dataclass, field, replace
+
+from scipy import stats as sps
+from statsmodels.stats.multitest import multipletests
+
+from ..core import machine
+from ..store.db import Store
+from . import data as run_data
+from . import meta, verdicts
+from .stats import ALPHA, CORRECTION, POWER
+
+#: The normal quantile of a 95 % interval (a standard error from an interval's width).
+Z95 = 1.959963984540054
+
+#: Run attributes a comparison can ask about (``--by``): what each is, read from the run.
+ATTRIBUTES = ("machine", "dut", "config", "kernel", "campaign")
+
+
+def attributes(run: dict) -> dict[str, str]:
+    """A run's attributes (:data:`ATTRIBUTES`): the machine (CPU model and
+    count, :func:`..core.machine.group`), the DUT's description, a hash of
+    the lab and DUT configuration, the kernel and the campaign (its name
+    and file hash)."""
+    env = run["environment"]
+    lab = env.get("lab") or {}
+    config = {"dut": (env.get("dut") or {}).get("config"), "topology": lab.get("topology"),
+              "link_speed_bps": lab.get("link_speed_bps"), "mtu": lab.get("mtu"), "router": lab.get("router"),
+              "tunnel": lab.get("tunnel"), "fib": (lab.get("fib") or {}).get("table") if isinstance(lab.get("fib"), dict) else lab.get("fib"),
+              "scenarios": sorted((env.get("scenarios") or {}).keys())}
+    return {"machine": machine.group(env), "dut": str((env.get("dut") or {}).get("description") or "?"),
+            "config": hashlib.sha256(json.dumps(config, sort_keys=True, default=str).encode()).hexdigest()[:12],
+            "kernel": str(env.get("kernel") or "?"),
+            "campaign": f"{run.get('name')} {(run.get('campaign_sha256') or '')[:12]}".strip()}
+
+
+def key(pair, comparison) -> tuple[str, str, str, str]:
+    """What makes a comparison the same in two runs: metric, point, B, design."""
+    return (pair.metric, pair.point, pair.name_b, comparison.design)
+
+
+def describe_key(k: tuple) -> str:
+    metric, point, name_b, design = k
+    return f"{metric.split(' [')[0]} {point} ({name_b}, {design})"
+
+
+@dataclass(frozen=True)
+class RunEffect:
+    """One run's effect in one comparison, as its own report states it."""
+
+    run_id: int
+    machine: str
+    attributes: dict
+    started_at_unix_s: float
+    effect_pct: float | None
+    low_pct: float | None
+    high_pct: float | None
+    outcome: str
+    verdict: str
+    n_a: int
+    n_b: int
+    centre_a: float | None
+    centre_b: float | None
+    name_a: str
+
+    @property
+    def log_ratio(self) -> tuple[float, float] | None:
+        """(y, sampling variance) on the log-ratio scale, or None: no usable interval (module docstring)."""
+        if None in (self.effect_pct, self.low_pct, self.high_pct):
+            return None
+        if min(self.effect_pct, self.low_pct) <= -100:
+            return None
+        y = math.log1p(self.effect_pct / 100)
+        half = (math.log1p(self.high_pct / 100) - math.log1p(self.low_pct / 100)) / (2 * Z95)
+        if not half > 0:
+            return None
+        return y, half * half
+
+
+def _pct(log_ratio: float) -> float:
+    return 100 * math.expm1(log_ratio)
+
+
+@dataclass(frozen=True)
+class Moderation:
+    """Whether a run attribute explains the runs' differences: the
+    mixed-effects fit with the attribute's levels (the first the
+    reference), its omnibus test and the share of τ² it explains."""
+
+    attribute: str
+    levels: tuple[str, ...]
+    #: Each level's pooled effect [%] (the reference's, and each other's from its coefficient).
+    level_pct: tuple[float, ...]
+    f: float | None
+    p: float | None
+    tau_pct: float
+    r2_pct: float | None
+    verdict: str
+
+
+@dataclass(frozen=True)
+class Pooled:
+    """A comparison present in more than one run."""
+
+    key: tuple
+    runs: tuple[RunEffect, ...]
+    higher: str
+    fit: meta.Fit | None = None
+    pooled_pct: float | None = None
+    low_pct: float | None = None
+    high_pct: float | None = None
+    tau_pct: float | None = None
+    p_adjusted: float | None = None
+    q_p_adjusted: float | None = None
+    verdict: str = ""
+    moderation: Moderation | None = None
+
+    @property
+    def used(self) -> list[RunEffect]:
+        return [r for r in self.runs if r.log_ratio is not None]
+
+    @property
+    def machines(self) -> list[str]:
+        """The machines among the runs, as the moderator groups them (:func:`..core.machine.group`)."""
+        return list(dict.fromkeys(r.attributes["machine"] for r in self.runs))
+
+
+@dataclass
+class Across:
+    """Every comparison of the runs, keyed by :func:`key`."""
+
+    run_ids: tuple[int, ...]
+    runs: dict[int, dict] = field(default_factory=dict)
+    effects: dict[tuple, list[RunEffect]] = field(default_factory=dict)
+    higher: dict[tuple, str] = field(default_factory=dict)
+    #: The comparisons that are A/A controls (a family's second flow against its first): corrected apart.
+    controls: set = field(default_factory=set)
+
+
+#: A run's comparisons, read once a process (``compare A B`` reads A and B for the pooled view and again
+#: for before/after): (store, run id, finish time) → (run, [(key, higher, effect)]).
+_read: dict[tuple, tuple[dict, list]] = {}
+
+
+def _run_effects(store: Store, run_id: int) -> tuple[dict, list]:
+    run = store.run(run_id)
+    cache_key = (store.where, run_id, run.get("uid"), run.get("finished_at_unix_s"))
+    if cache_key not in _read:
+        d = run_data.load(store, run_id)
+        label = machine.label(d.run["environment"])
+        attrs = attributes(d.run)
+        _read[cache_key] = (d.run, [(key(p, c), p.higher, p.control, RunEffect(
+            run_id, label, attrs, d.run["started_at_unix_s"], c.diff_pct, c.ci_low_pct, c.ci_high_pct, c.outcome,
+            c.verdict, c.n_a, c.n_b, c.center_a, c.center_b, p.name_a)) for p, c in verdicts.of(d).values()])
+    return _read[cache_key]
+
+
+def collect(store: Store, run_ids: list[int]) -> Across:
+    """Each run's comparisons, as its report decides them."""
+    out = Across(tuple(run_ids))
+    for run_id in run_ids:
+        run, effects = _run_effects(store, run_id)
+        out.runs[run_id] = run
+        for k, higher, control, e in effects:
+            out.higher[k] = higher
+            out.effects.setdefault(k, []).append(e)
+            if control:
+                out.controls.add(k)
+    return out
+
+
+def _words(higher: str, effect: float) -> str:
+    lower = "lower" if higher == "higher" else {"slower": "faster", "more": "less"}.get(higher, f"not {higher}")
+    return higher if effect > 0 else lower
+
+
+def _each_differs(p: Pooled) -> int:
+    """+1 or −1 when every run's own report found B differ from A in that
+    direction (its corrected verdict), else 0."""
+    signs = {1 if r.effect_pct > 0 else -1 for r in p.runs if r.outcome == "differs"}
+    return next(iter(signs)) if len(signs) == 1 and all(r.outcome == "differs" for r in p.runs) else 0
+
+
+def _detectable_pct(f: meta.Fit) -> float:
+    """The smallest pooled difference [%] the runs could have shown: (t₁₋α/₂ + t_power) × SE on k − 1 degrees of freedom."""
+    df = max(f.q_df, 1)
+    return _pct((float(sps.t.ppf(1 - ALPHA / 2, df)) + float(sps.t.ppf(POWER, df))) * f.se[0])
+
+
+def _verdict(p: Pooled) -> str:
+    name_b, higher = p.key[2], p.higher
+    if p.fit is None:
+        if p.runs and all(r.effect_pct == 0 and r.low_pct == 0 and r.high_pct == 0 for r in p.runs):
+            return "the same in every run: no difference (values equal in every repetition)"
+        return f"not pooled: {len(p.used)} run(s) with an interval (pooling needs 2)"
+    who = "machine" if len(p.machines) > 1 else "run (one machine)"
+    pooled = f"pooled {p.pooled_pct:+.2f} % ({p.low_pct:+.2f} … {p.high_pct:+.2f}; {CORRECTION[1]} p = {p.p_adjusted:.2g})"
+    spread = f"τ = {p.tau_pct:.2g} %, I² = {p.fit.i2_pct:.0f} %, Q p = {p.q_p_adjusted:.2g}"
+    differs = p.p_adjusted is not None and p.p_adjusted < ALPHA
+    heterogeneous = p.q_p_adjusted is not None and p.q_p_adjusted < ALPHA
+    found = {1 if r.effect_pct > 0 else -1 for r in p.runs if r.outcome == "differs"}
+    each = _each_differs(p)
+    if found == {1, -1}:
+        return (f"runs disagree: some find {name_b} {_words(higher, 1)}, some {_words(higher, -1)} "
+                f"({pooled}; {spread})")
+    if each:  # every run's own (corrected) verdict: the direction holds on each of these machines
+        undecided = "" if differs else (f"; the pooled difference is not significant after the correction ({p.fit.k} "
+                                        f"runs, t with {p.fit.q_df} df)")
+        between = (f"{who.split(' ')[0]}s differ by {spread}" if heterogeneous
+                   else f"no more spread between {who.split(' ')[0]}s than within ({spread})")
+        return f"{name_b} {_words(higher, each)} on every {who}: {pooled}, {between}{undecided}"
+    if differs:
+        tail = f", but runs disagree in size ({spread})" if heterogeneous else f" ({spread})"
+        return f"consistent across runs: {name_b} {_words(higher, p.pooled_pct)}, {pooled}{tail}"
+    if heterogeneous:
+        return f"runs disagree in size: {pooled} ({spread})"
+    return (f"consistent across runs: no difference detected, {pooled} (could have detected ±{_detectable_pct(p.fit):.2g} %; "
+            f"{spread})")
+
+
+def _moderation(p: Pooled, attribute: str) -> Moderation | None:
+    used = p.used
+    levels = [r.attributes.get(attribute, "?") for r in used]
+    m, order = meta.dummies(levels)
+    if len(order) < 2:
+        return None
+    ys = [r.log_ratio[0] for r in used]
+    vs = [r.log_ratio[1] for r in used]
+    if len(used) <= len(order):
+        return Moderation(attribute, order, (), None, None, 0.0, None,
+                          f"not tested: {len(used)} runs for {len(order)} levels of {attribute} (needs more runs than levels)")
+    f = meta.fit(ys, vs, m)
+    base = f.beta[0]
+    level_pct = tuple([_pct(base)] + [_pct(base + b) for b in f.beta[1:]])
+    r2 = 100 * max(0.0, (p.fit.tau2 - f.tau2) / p.fit.tau2) if p.fit and p.fit.tau2 > 0 else None
+    explains = f.moderator_p is not None and f.moderator_p < ALPHA
+    verdict = (f"{attribute} explains the differences (F p = {f.moderator_p:.2g}" if explains
+               else f"{attribute} does not explain the differences (F p = "
+               + (f"{f.moderator_p:.2g}" if f.moderator_p is not None else "—"))
+    verdict += f"; τ left {100 * f.tau:.2g} %" + (f", R² = {r2:.0f} %)" if r2 is not None else ")")
+    return Moderation(attribute, order, level_pct, f.moderator_f, f.moderator_p, 100 * f.tau, r2, verdict)
+
+
+def pool(a: Across, by: str | None = None) -> list[Pooled]:
+    """Every comparison present in more than one run, pooled (module
+    docstring); ``by``: a run attribute (:data:`ATTRIBUTES`) as moderator."""
+    if by is not None and by not in ATTRIBUTES:
+        raise ValueError(f"{by!r} is not one of {ATTRIBUTES}")
+    out = []
+    for k, effs in a.effects.items():
+        if len({e.run_id for e in effs}) < 2:
+            continue
+        p = Pooled(k, tuple(effs), a.higher[k])
+        used = p.used
+        if len(used) >= 2:
+            f = meta.fit([r.log_ratio[0] for r in used], [r.log_ratio[1] for r in used])
+            (lo, hi), = f.beta_ci
+            p = Pooled(k, tuple(effs), a.higher[k], f, _pct(f.beta[0]), _pct(lo), _pct(hi), 100 * f.tau)
+        out.append(p)
+    for control in (False, True):  # the A/A controls corrected apart, as a run's report corrects them
+        fitted = [i for i, p in enumerate(out) if p.fit is not None and (p.key in a.controls) == control]
+        if not fitted:
+            continue
+        padj = multipletests([out[i].fit.p[0] for i in fitted], alpha=ALPHA, method=CORRECTION[0])[1]
+        qs = [(i, out[i].fit.q_p) for i in fitted if out[i].fit.q_p is not None]
+        qadj = dict(zip([i for i, _ in qs], multipletests([q for _, q in qs], alpha=ALPHA, method=CORRECTION[0])[1])) if qs else {}
+        for i, pa in zip(fitted, padj):
+            out[i] = replace(out[i], p_adjusted=float(pa), q_p_adjusted=float(qadj.get(i, 1.0)))
+    return [replace(p, verdict=_verdict(p), moderation=_moderation(p, by) if by and p.fit is not None else None)
+            for p in out]
+
+
+def select(pooled: list[Pooled], text: str | None) -> list[Pooled]:
+    """The comparisons whose description contains ``text`` (all for None; case-insensitive)."""
+    if not text:
+        return pooled
+    return [p for p in pooled if text.lower() in describe_key(p.key).lower()]
+

@@ -1,0 +1,113 @@
+"""Runs compared across machines (report/across.py), before and after a
+change (report/change.py) and over time (report/trend.py), on copies of a
+measured run (tests/fixtures/fib-scale-run.json.gz) given another machine,
+kernel or delay: each copy's IPv6 (or every) per-trial delay multiplied by
+a known factor, so the answer is known."""
+
+from __future__ import annotations
+
+import copy
+import gzip
+import json
+from pathlib import Path
+
+import pytest
+
+from v6bench.cli import main as cli_main
+from v6bench.report import across, change, trend
+from v6bench.store.db import Store
+from v6bench.store.export import restore
+
+FIXTURE = json.loads(gzip.decompress((Path(__file__).parent.parent / "fixtures" / "fib-scale-run.json.gz").read_bytes()))
+AMD = {"vendor": "AuthenticAMD", "model_name": "AMD EPYC", "family": 26, "model": 2, "stepping": 1, "cpus": 2,
+       "hypervisor": "KVM", "kernel": "6.18"}
+XEON = {**AMD, "vendor": "GenuineIntel", "model_name": "Intel Xeon", "family": 6, "model": 143, "stepping": 8}
+#: The comparison the tests read: paired per-trial median delay at 10 k routes.
+MEDIAN_10K = "median latency 10k ×2 flows 128 B at 60kfps (50/50) (IPv6, paired)"
+
+
+def _copy(store: Store, host: dict, ipv6: float = 1.0, every: float = 1.0, kernel: str | None = None,
+          started: float | None = None) -> int:
+    """The fixture run as if measured on ``host``: IPv6 delays × ``ipv6``, all delays × ``every``."""
+    d = copy.deepcopy(FIXTURE)
+    env = d["run"]["environment"]
+    env["host"] = host
+    env["cpu_model"], env["cpus"] = host["model_name"], host["cpus"]
+    if kernel:
+        env["kernel"] = kernel
+    for t in d["tests"]:
+        for x in t.get("trials", []):
+            for s in x.get("streams") or []:
+                f = every * (ipv6 if s.get("ip_version") == 6 else 1.0)
+                for k in ("p50", "p99"):
+                    if (s.get("latency_ns") or {}).get(k) is not None:
+                        s["latency_ns"][k] *= f
+    run_id = restore(store, d)
+    if started is not None:
+        store.execute("UPDATE runs SET started_at_unix_s=? WHERE id=?", (started, run_id))
+    return run_id
+
+
+def _pooled(store: Store, ids: list[int], by: str | None = None) -> across.Pooled:
+    (p,) = [p for p in across.pool(across.collect(store, ids), by) if across.describe_key(p.key) == MEDIAN_10K]
+    return p
+
+
+def test_machines_that_differ_are_pooled_and_the_machine_explains_it(tmp_path):
+    with Store(tmp_path / "r.db") as s:
+        ids = [_copy(s, AMD), _copy(s, AMD, ipv6=1.004), _copy(s, XEON, ipv6=1.10), _copy(s, XEON, ipv6=1.104)]
+        p = _pooled(s, ids, by="machine")
+        assert [round(r.effect_pct, 1) for r in p.runs] == pytest.approx([1.2, 1.6, 11.3, 11.7], abs=0.15)
+        assert p.fit.k == 4 and p.tau_pct > 3 and p.fit.i2_pct > 90 and p.q_p_adjusted < 0.05
+        assert p.verdict.startswith("IPv6 slower on every machine: pooled +") and "machines differ by τ" in p.verdict
+        m = p.moderation
+        assert m.levels == ("AMD EPYC x2", "Intel Xeon x2") and m.p < 0.05 and m.r2_pct > 90
+        assert m.level_pct == pytest.approx((1.4, 11.5), abs=0.3) and m.verdict.startswith("machine explains")
+        # The command line: the runs with their machines, each run's effect, the pooled one; a report with forests by run.
+        assert cli_main(["compare", *map(str, ids), "--db", str(tmp_path / "r.db"), "--by", "machine", "--only",
+                         "median latency 10k ×2 flows 128", "--report", str(tmp_path / "cmp")]) == 0
+    html = (tmp_path / "cmp" / "report.html").read_text()
+    assert "Intel Xeon (family 6 model 143 stepping 8), 2 CPUs, KVM" in html and "pooled over 4 runs" in html
+    assert (tmp_path / "cmp" / "tables" / "pooled.csv").exists()
+
+
+def test_an_a_a_pair_of_runs_finds_no_difference_between_runs(tmp_path):
+    with Store(tmp_path / "r.db") as s:
+        ids = [_copy(s, AMD), _copy(s, AMD, every=1.01), _copy(s, AMD, every=0.99)]
+        for p in across.pool(across.collect(s, ids)):
+            assert not p.verdict.startswith(("runs disagree", "consistent across runs: IPv6")), p.verdict
+
+
+def test_two_runs_of_one_campaign_compared_as_before_after_make_no_claim(tmp_path, capsys):
+    with Store(tmp_path / "r.db") as s:
+        a, b = _copy(s, AMD), _copy(s, AMD, every=1.2)
+        ba = change.compare(s, a, b)
+    assert ba.short.startswith("not enough runs: the store holds 2 finished run(s)") and "1 more time(s)" in ba.short
+    assert ba.changes and all(c.verdict == "not enough runs" and c.p is None for c in ba.changes)
+    assert cli_main(["compare", str(a), str(b), "--db", str(tmp_path / "r.db"), "--only", "median latency 10k"]) == 0
+    out = capsys.readouterr().out
+    assert "before/after: run 1 → run 2" in out and "not enough runs" in out and "changed:" not in out
+
+
+def test_a_change_beyond_the_labs_run_to_run_spread_is_found_and_an_a_a_one_is_not(tmp_path):
+    with Store(tmp_path / "r.db") as s:
+        a1, a2, a3 = _copy(s, AMD), _copy(s, AMD, every=1.01), _copy(s, AMD, every=0.99)
+        b = _copy(s, AMD, every=1.2, kernel="6.19")  # the upgrade: another kernel, 20 % more delay
+        upgrade = change.compare(s, a1, b)
+        assert not upgrade.short and upgrade.repeats == {"before": [a1, a2, a3], "after": [b]}
+        delays = [c for c in upgrade.changes if c.metric.startswith("median latency") and "IPv4" in c.series]
+        assert delays and all(c.verdict.startswith("changed: 20 % higher") and c.spread_df == 2 for c in delays)
+        assert all(c.change_pct == pytest.approx(20.0, abs=0.01) for c in delays)
+        same = change.compare(s, a1, a2)
+        assert not same.short and all(c.verdict.startswith("no change beyond the run-to-run spread") for c in same.changes)
+
+
+def test_a_trend_marks_the_machine_change_and_finds_the_step(tmp_path, capsys):
+    with Store(tmp_path / "r.db") as s:
+        for i, (host, f) in enumerate([(AMD, 1.0), (AMD, 1.003), (XEON, 1.10), (XEON, 1.098)]):
+            _copy(s, host, ipv6=f, started=1_800_000_000 + 3600 * i)
+        (t,) = [t for t in trend.trends(s, "fib-scale-quick") if t.name == MEDIAN_10K]
+    assert [e.run_id for e in t.runs] == [1, 2, 3, 4] and t.machine_changes == (2,)
+    assert t.change_at == 2 and t.verdict.startswith("a change point before run 3") and "machine changed there too" in t.verdict
+    assert cli_main(["trend", "fib-scale-quick", "--db", str(tmp_path / "r.db"), "--only", "median latency 10k ×2 flows 128"]) == 0
+    assert "◆ machine changed ▲ change point run 3" in capsys.readouterr().out

@@ -1,0 +1,169 @@
+"""The results store's guarantees on both databases it lives in: an SQLite
+file and a PostgreSQL server the tests start themselves
+(tests/postgres_server.py): the schema, each trial stored once, kill -9
+then resume, two tester machines writing at once, and ``results import``
+(idempotent by a run's unique id, integrity checked) and ``results
+upgrade`` of a version-1 file."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from v6bench.cli import main as cli_main
+from v6bench.core.errors import UsageError
+from v6bench.store import merge
+from v6bench.store.db import SCHEMA_VERSION, Store
+
+WRITER = Path(__file__).parent.parent / "store_writer.py"
+#: store_writer.py's campaign: 2 mixes × 3 sizes × 2 repetitions of a throughput search.
+TESTS_PER_RUN = 12
+
+
+def _writer(location: str, name: str, *extra: str) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, str(WRITER), location, name, *extra], stdout=subprocess.PIPE, text=True,
+                            env={**os.environ, "PYTHONPATH": str(Path(__file__).parent.parent)})
+
+
+def _finish(p: subprocess.Popen) -> int:
+    out, _ = p.communicate(timeout=120)
+    assert p.returncode == 0, out
+    return int(out.split("finished ")[1].split()[0])
+
+
+def _each_trial_once(store: Store, run_id: int) -> None:
+    tests = store.tests(run_id)
+    assert len(tests) == TESTS_PER_RUN and all(t["status"] == "done" for t in tests)
+    assert len({t["point_key"] for t in tests}) == TESTS_PER_RUN  # one row a test
+    for t in tests:
+        assert [x["seq"] for x in store.trials(t["id"])] == list(range(len(store.trials(t["id"]))))
+    assert store.conn.integrity() == []
+
+
+def test_a_new_store_has_the_schema_and_a_unique_id_per_run(store_location):
+    with Store(store_location) as s:
+        assert s.execute("SELECT value FROM meta WHERE key='schema_version'")[0][0] == str(SCHEMA_VERSION)
+        a = s.start_run("x", "test", {"kernel": "k"}, None)
+        b = s.start_run("x", "test", {"kernel": "k"}, None)
+        assert s.run(a)["uid"] != s.run(b)["uid"] and len(s.run(a)["uid"]) == 32
+        assert s.run_by_uid(s.run(b)["uid"]) == b
+        # A value as large as a long trial's frame count, and a float's full precision, come back as written.
+        tid = s.start_test(a, "k", "throughput", "100/0", 64, False, 0, {"p": 1})
+        s.insert_trial({"test_id": tid, "seq": 0, "call": "measure", "call_args": {}, "recorded_at_unix_s": 1795855512.2209876,
+                        "duration_s": 0.1, "intended_fps": 1.0 / 3, "offered_fps": 1.0, "tx_frames": 3 * 2 ** 40,
+                        "rx_frames": 1, "lost_frames": 0, "loss_ratio": 0.0, "tester_limited": 0, "streams": [],
+                        "extra": {}, "result": None})
+        x = s.trials(tid)[0]
+        assert x["tx_frames"] == 3 * 2 ** 40 and x["intended_fps"] == 1.0 / 3 and x["recorded_at_unix_s"] == 1795855512.2209876
+    with Store(store_location) as s:  # opened again: the same store, nothing re-created
+        assert len(s.runs()) == 2
+
+
+def test_a_run_killed_with_sigkill_resumes_and_stores_each_trial_once(store_location):
+    p = _writer(store_location, "killed", "--pause-s", "0.01")
+    run_id = int(p.stdout.readline().split()[1])
+    deadline = time.monotonic() + 60
+    with Store(store_location) as s:
+        while time.monotonic() < deadline and s.execute("SELECT COUNT(*) FROM trials")[0][0] < 20:
+            time.sleep(0.02)
+        p.send_signal(signal.SIGKILL)
+        p.wait(timeout=30)
+        done_before = len(s.done_points(run_id))
+        assert s.run(run_id)["status"] == "running" and done_before < TESTS_PER_RUN
+    assert _finish(_writer(store_location, "killed", "--resume", str(run_id))) == run_id
+    with Store(store_location) as s:
+        assert s.run(run_id)["status"] == "finished"
+        _each_trial_once(s, run_id)
+
+
+def test_two_tester_machines_write_one_store_at_once(store_location):
+    Store(store_location).close()  # the schema first: two first writers would race to make it
+    a, b = _writer(store_location, "machine-a", "--pause-s", "0.002"), _writer(store_location, "machine-b", "--pause-s", "0.002")
+    ra, rb = _finish(a), _finish(b)
+    with Store(store_location) as s:
+        assert {r["name"] for r in s.runs()} == {"machine-a", "machine-b"} and ra != rb
+        for r in (ra, rb):
+            _each_trial_once(s, r)
+
+
+def _v1_file(path: Path) -> None:
+    """Turns an SQLite store into one of schema version 1 (as v6bench wrote before runs had a unique id)."""
+    db = sqlite3.connect(path)
+    db.executescript("DROP INDEX runs_by_uid; ALTER TABLE runs DROP COLUMN uid; ALTER TABLE runs DROP COLUMN origin;"
+                     "UPDATE meta SET value='1' WHERE key='schema_version';")
+    db.commit()
+    db.close()
+
+
+def test_import_merges_runs_once_checks_integrity_and_reads_version_1(store_location, tmp_path):
+    src = tmp_path / "other-machine.db"
+    _finish(_writer(str(src), "elsewhere"))
+    _finish(_writer(str(src), "elsewhere-2"))
+    with Store(src) as s:
+        uids = [r["uid"] for r in s.runs()]
+        s.execute("UPDATE runs SET status='interrupted' WHERE id=2")
+    old = tmp_path / "old.db"
+    _finish(_writer(str(old), "old"))
+    _v1_file(old)
+    os.chmod(old, 0o444)  # read, never written (as a file in shared/)
+    with Store(store_location) as target:
+        got = merge.import_file(target, src)
+        assert list(got.added) == [1] and got.unfinished == [2]
+        again = merge.import_file(target, src)
+        assert not again.added and list(again.already) == [1]  # idempotent by the run's uid
+        new_id = got.added[1]
+        assert target.run(new_id)["uid"] == uids[0] and "imported from" in target.run(new_id)["origin"]
+        _each_trial_once(target, new_id)
+        with Store(src, read_only=True) as source:
+            assert merge.digest(source, 1) == merge.digest(target, new_id)
+        v1 = merge.import_file(target, old)
+        v1_id = v1.added[1]
+        assert target.run(v1_id)["uid"].startswith("v1-")
+        assert not merge.import_file(target, old).added
+        assert len(target.runs()) == 2
+    # The version-1 file upgraded in place gives its run the same uid: importing it after the upgrade stores nothing new.
+    os.chmod(old, 0o644)
+    with pytest.raises(UsageError, match="schema version 1.*results upgrade"):
+        Store(old)
+    assert "upgraded to schema version 2" in merge.upgrade(old)
+    with Store(old) as s, Store(store_location) as target:
+        assert s.runs()[0]["uid"] == target.run(v1_id)["uid"]
+        assert not merge.import_file(target, old).added
+
+
+def test_an_import_that_would_not_copy_faithfully_keeps_nothing(store_location, tmp_path, monkeypatch):
+    src = tmp_path / "src.db"
+    _finish(_writer(str(src), "src"))
+    real = merge.digest
+    monkeypatch.setattr(merge, "digest", lambda store, run_id: real(store, run_id) + ("x" if store.path != src else ""))
+    with Store(store_location) as target:
+        with pytest.raises(UsageError, match="not copied faithfully"):
+            merge.import_file(target, src)
+        assert target.runs() == [] and target.execute("SELECT COUNT(*) FROM trials")[0][0] == 0
+
+
+def test_the_command_line_names_a_store_by_url_or_environment(store_location, tmp_path, capsys, monkeypatch):
+    src = tmp_path / "src.db"
+    _finish(_writer(str(src), "src"))
+    monkeypatch.setenv("V6BENCH_DB", store_location)
+    from v6bench.cli import parser
+    assert parser().parse_args(["results", "list"]).db == store_location
+    assert cli_main(["results", "import", str(src), "--db", store_location]) == 0
+    assert "1 run(s) imported" in capsys.readouterr().out
+    assert cli_main(["results", "list", "--db", store_location, "--json"]) == 0
+    listed = json.loads(capsys.readouterr().out)
+    assert [r["name"] for r in listed] == ["src"] and listed[0]["uid"]
+
+
+def test_a_server_that_cannot_be_reached_is_one_line_without_the_password(capsys):
+    status = cli_main(["results", "list", "--db", "postgresql://u:secret@/nodb?host=/nonexistent-v6b&port=1"])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert status == 2 and len(err) == 1 and "cannot connect to postgresql://u:***@" in err[0] and "secret" not in err[0]
