@@ -111,3 +111,14 @@ def test_a_trend_marks_the_machine_change_and_finds_the_step(tmp_path, capsys):
     assert t.change_at == 2 and t.verdict.startswith("a change point before run 3") and "machine changed there too" in t.verdict
     assert cli_main(["trend", "fib-scale-quick", "--db", str(tmp_path / "r.db"), "--only", "median latency 10k ×2 flows 128"]) == 0
     assert "◆ machine changed ▲ change point run 3" in capsys.readouterr().out
+
+
+def test_the_command_line_starts_without_the_statistics():
+    """Every v6bench command builds the whole parser (compare's --by choices among it): importing the statistics
+    there cost each command 0.7 s (make test calls the command line hundreds of times)."""
+    import subprocess
+    import sys
+
+    code = ("import sys; from v6bench.cli import parser; parser(); "
+            "print(sorted({m.split('.')[0] for m in sys.modules} & {'scipy', 'statsmodels', 'matplotlib', 'psycopg'}))")
+    assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip() == "[]"

@@ -8,14 +8,13 @@ from pathlib import Path
 
 from ..core.errors import UsageError
 from ..lab.model.site import Site
+from ..report.attributes import ATTRIBUTES
 from ..store.db import Store
 from . import render
 from .options import Options, add_db, add_json
 
 
 def add(sub: argparse._SubParsersAction, parser_class: type) -> None:
-    from ..report.across import ATTRIBUTES
-
     co = Options(sub.add_parser("compare", help="runs against each other: each run's effects, pooled across runs and "
                                                 "machines; with two runs also before/after, metric by metric"))
     co.parser.add_argument("runs", nargs="+", type=int, metavar="RUN", help="run ids (two or more; `results list`)")

@@ -23,8 +23,6 @@ A/A controls apart from the rest, as a run's report corrects its own
 
 from __future__ import annotations
 
-import hashlib
-import json
 import math
 from dataclasses import dataclass, field, replace
 
@@ -35,31 +33,11 @@ from ..core import machine
 from ..store.db import Store
 from . import data as run_data
 from . import meta, verdicts
+from .attributes import ATTRIBUTES, attributes
 from .stats import ALPHA, CORRECTION, POWER
 
 #: The normal quantile of a 95 % interval (a standard error from an interval's width).
 Z95 = 1.959963984540054
-
-#: Run attributes a comparison can ask about (``--by``): what each is, read from the run.
-ATTRIBUTES = ("machine", "dut", "config", "kernel", "campaign")
-
-
-def attributes(run: dict) -> dict[str, str]:
-    """A run's attributes (:data:`ATTRIBUTES`): the machine (CPU model and
-    count, :func:`..core.machine.group`), the DUT's description, a hash of
-    the lab and DUT configuration, the kernel and the campaign (its name
-    and file hash)."""
-    env = run["environment"]
-    lab = env.get("lab") or {}
-    config = {"dut": (env.get("dut") or {}).get("config"), "topology": lab.get("topology"),
-              "link_speed_bps": lab.get("link_speed_bps"), "mtu": lab.get("mtu"), "router": lab.get("router"),
-              "tunnel": lab.get("tunnel"), "fib": (lab.get("fib") or {}).get("table") if isinstance(lab.get("fib"), dict) else lab.get("fib"),
-              "scenarios": sorted((env.get("scenarios") or {}).keys())}
-    return {"machine": machine.group(env), "dut": str((env.get("dut") or {}).get("description") or "?"),
-            "config": hashlib.sha256(json.dumps(config, sort_keys=True, default=str).encode()).hexdigest()[:12],
-            "kernel": str(env.get("kernel") or "?"),
-            "campaign": f"{run.get('name')} {(run.get('campaign_sha256') or '')[:12]}".strip()}
-
 
 def key(pair, comparison) -> tuple[str, str, str, str]:
     """What makes a comparison the same in two runs: metric, point, B, design."""

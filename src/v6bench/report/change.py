@@ -27,7 +27,8 @@ from statsmodels.stats.multitest import multipletests
 
 from ..core import machine
 from ..store.db import Store
-from .across import Across, attributes, collect
+from .across import Across, collect
+from .attributes import attributes
 from .stats import ALPHA, CORRECTION, POWER
 
 #: The degrees of freedom of the run-to-run spread a before/after verdict needs

@@ -8,7 +8,8 @@ from __future__ import annotations
 import time
 
 from ...core import machine
-from ..across import Pooled, attributes, describe_key
+from ..across import Pooled, describe_key
+from ..attributes import attributes
 from ..change import BeforeAfter
 from ..model import Forest, Interval, Section, Table
 from ..trend import Trend
