@@ -133,7 +133,17 @@ def test_import_merges_runs_once_checks_integrity_and_reads_version_1(store_loca
     os.chmod(old, 0o644)
     with pytest.raises(UsageError, match="schema version 1.*results upgrade"):
         Store(old)
+    half = tmp_path / "half.db"  # a version-1 file that has a uid column already (edited by hand): left as it was
+    half.write_bytes(old.read_bytes())
+    db = sqlite3.connect(half)
+    db.execute("ALTER TABLE runs ADD COLUMN uid TEXT")
+    db.commit()
+    db.close()
+    with pytest.raises(UsageError, match="cannot be upgraded: duplicate column name: uid .nothing was changed"):
+        merge.upgrade(half)
+    assert sqlite3.connect(half).execute("SELECT value FROM meta").fetchone()[0] == "1"
     assert "upgraded to schema version 2" in merge.upgrade(old)
+    assert "already at schema version 2" in merge.upgrade(old)
     with Store(old) as s, Store(store_location) as target:
         assert s.runs()[0]["uid"] == target.run(v1_id)["uid"]
         assert not merge.import_file(target, old).added
@@ -160,7 +170,8 @@ def test_the_command_line_names_a_store_by_url_or_environment(store_location, tm
     assert "1 run(s) imported" in capsys.readouterr().out
     assert cli_main(["results", "list", "--db", store_location, "--json"]) == 0
     listed = json.loads(capsys.readouterr().out)
-    assert [r["name"] for r in listed] == ["src"] and listed[0]["uid"]
+    assert [r["name"] for r in listed] == ["src"] and listed[0]["uid"] and "environment" not in listed[0]
+    assert listed[0]["machine"] == "CPU not recorded, ? CPUs"  # the writer's environment records none
 
 
 def test_a_server_that_cannot_be_reached_is_one_line_without_the_password(capsys):

@@ -58,6 +58,14 @@ def run(store: Store, run_id: int, as_json: bool) -> str:
     return results_text.run_text(store.run(run_id), store.tests(run_id))
 
 
+def runs_json(rows: list) -> list[dict]:
+    """``results list --json``: each run's row with its machine (label and record) in place of its whole environment."""
+    from ..core import machine
+
+    return [{**{k: v for k, v in r.items() if k != "environment"}, "machine": machine.label(r["environment"]),
+             "host": machine.record(r["environment"])} for r in rows]
+
+
 def runs(rows: list) -> str:
     """Every run of a database, one line each."""
     return results_text.runs_table(rows)

@@ -99,7 +99,7 @@ def run_results(site: Site, args: argparse.Namespace, say) -> int:
             return 0
         if args.results_command == "list":
             runs = store.runs()
-            print(json.dumps(runs, indent=1) if args.json else render.runs(runs))
+            print(json.dumps(render.runs_json(runs), indent=1) if args.json else render.runs(runs))
             return 0
         run_id = _run_id(store, args)
         if args.results_command == "show":

@@ -17,6 +17,7 @@ nothing of that run is kept. Runs that did not finish are not imported
 from __future__ import annotations
 
 import hashlib
+import sqlite3
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -127,14 +128,20 @@ def import_file(target: Store, path: Path) -> Imported:
 def upgrade(path: Path) -> str:
     """Upgrades the SQLite store at ``path`` from schema version 1 to
     :data:`.db.SCHEMA_VERSION` in place, in one transaction: each run gets
-    its unique id (:func:`.db.derived_uid`) and the ``origin`` column."""
-    import sqlite3
-
+    its unique id (:func:`.db.derived_uid`) and the ``origin`` column;
+    a file that cannot take it is left as it was."""
     if not path.is_file():
         raise UsageError(f"{path} does not exist", "db")
     with Store(path, read_only=True) as probe:
         if probe.version == SCHEMA_VERSION:
             return f"{path} is already at schema version {SCHEMA_VERSION}"
+    try:
+        return _upgrade(path)
+    except sqlite3.Error as e:
+        raise UsageError(f"{path} cannot be upgraded: {e} (nothing was changed)", "db") from None
+
+
+def _upgrade(path: Path) -> str:
     db = sqlite3.connect(path, timeout=30, isolation_level=None)
     try:
         db.row_factory = sqlite3.Row
