@@ -122,3 +122,16 @@ def test_the_command_line_starts_without_the_statistics():
     code = ("import sys; from v6bench.cli import parser; parser(); "
             "print(sorted({m.split('.')[0] for m in sys.modules} & {'scipy', 'statsmodels', 'matplotlib', 'psycopg'}))")
     assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip() == "[]"
+
+
+def test_repeats_of_a_campaign_with_scenarios_have_one_set_up_whichever_scenario_ran_first():
+    """The environment's top level is the scenario the randomized order visited first: it must not make two
+    repeats of one campaign look like two configurations (before/after would then find no repeats)."""
+    from v6bench.report.attributes import attributes
+
+    env = FIXTURE["run"]["environment"]
+    names = sorted(env["scenarios"])
+    assert len(names) >= 2
+    runs = [{**FIXTURE["run"], "environment": {**env, **{k: env["scenarios"][n][k] for k in ("lab", "dut")}}} for n in names]
+    assert attributes(runs[0])["config"] == attributes(runs[1])["config"]
+    assert attributes(runs[0])["dut"] == attributes(runs[1])["dut"]

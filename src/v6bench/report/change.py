@@ -80,14 +80,8 @@ def _setup(run: dict) -> tuple:
 def repeats(store: Store, run: dict) -> list[int]:
     """The finished runs in the store that repeat ``run`` unchanged (:func:`_setup`, same machine)."""
     want = _setup(run)
-    out = []
-    for r in store.runs():
-        if r["status"] != "finished":
-            continue
-        full = store.run(r["id"])
-        if _setup(full) == want and machine.same(full["environment"], run["environment"]):
-            out.append(r["id"])
-    return out
+    return [r["id"] for r in store.runs() if r["status"] == "finished" and _setup(r) == want
+            and machine.same(r["environment"], run["environment"])]
 
 
 def _centres(a: Across) -> dict[tuple, dict[int, float]]:

@@ -162,10 +162,3 @@ def _upgrade(path: Path) -> str:
         db.close()
     return f"{path}: upgraded to schema version {SCHEMA_VERSION} ({len(runs)} run(s) given their unique ids)"
 
-
-def run_summary(store: Store, run_id: int) -> dict:
-    """Counts a run's tests and trials (what ``results list`` and the import tests read)."""
-    return {"tests": store.execute("SELECT COUNT(*) FROM tests WHERE run_id=?", (run_id,))[0][0],
-            "trials": store.execute("SELECT COUNT(*) FROM trials x JOIN tests t ON x.test_id=t.id WHERE t.run_id=?",
-                                    (run_id,))[0][0]}
-
