@@ -48,6 +48,15 @@ $(STAMPS)/apt: Makefile
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \
 	fi; \
 	case " $$missing " in *" bird2 "*) systemctl disable --now bird >/dev/null 2>&1 || true;; esac
+	@# TAYGA (NAT64 on namespace routers): v6bench runs its own in a router's namespace. Debian's package would
+	@# start one in this machine's own namespace with a tun device and NAT rules, so it is installed with
+	@# services kept from starting (a policy-rc.d only for that install, unless one is there) and disabled.
+	@if ! dpkg -s tayga >/dev/null 2>&1; then \
+	  echo "installing: tayga (its service not started)"; p=/usr/sbin/policy-rc.d; made=; \
+	  if [ ! -e $$p ]; then printf '#!/bin/sh\nexit 101\n' > $$p && chmod +x $$p && made=1; fi; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq tayga >/dev/null; rc=$$?; \
+	  [ -z "$$made" ] || rm -f $$p; systemctl disable tayga >/dev/null 2>&1 || true; [ $$rc = 0 ]; \
+	fi
 	@touch $@
 
 # Shell: installs the missing ones of packages $(1), saying they are $(2).

@@ -206,6 +206,7 @@ fn stream_result(plan: &Plan, s: &StreamPlan, c: &StreamCounters, tx_frames: u64
         index: s.index,
         name: s.name.clone(),
         ip_version: s.ip_version(),
+        rx_ip_version: s.rx_ip_version,
         tx_port: plan.ports[s.tx_port].name.clone(),
         rx_port: plan.ports[s.rx_port].name.clone(),
         src_ip: s.src_ip.to_string(),

@@ -168,6 +168,9 @@ pub struct StreamResult {
     pub index: u16,
     pub name: String,
     pub ip_version: u8,
+    /// The IP version its frames arrived as (a translator between: the
+    /// spec's `rx_ip_version`); `ip_version` otherwise.
+    pub rx_ip_version: u8,
     pub tx_port: String,
     pub rx_port: String,
     pub src_ip: String,

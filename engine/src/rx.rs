@@ -10,7 +10,7 @@ use crate::rxport::{Learned, RxPort};
 use crate::ring::{Ring, RingStats, RxFrame};
 use crate::stats::StreamCounters;
 use crate::wire::ethernet::{self, Mac};
-use crate::wire::{echo, icmpv6, ipv4, ipv6, signature, udp};
+use crate::wire::{checksum, echo, icmpv6, ipv4, ipv6, signature, udp};
 use crate::xsk::XskRx;
 use std::net::IpAddr;
 use std::os::unix::io::RawFd;
@@ -49,6 +49,23 @@ pub struct StreamKey {
     pub ip_version: u8,
     /// An ICMP echo stream: its frames come back as Echo Replies.
     pub echo: bool,
+    /// A translated stream (the spec's `rx_ip_version`): each whole frame's
+    /// UDP checksum is checked, since the translator rewrote it (RFC 7915
+    /// §4.5, §5.4); a frame that fails is `bad_checksum_frames`, not received.
+    pub check_checksum: bool,
+}
+
+/// Whether UDP datagram `seg` carries a valid checksum: its one's-complement
+/// sum with the pseudo-header is 0xFFFF. An IPv4 datagram may carry none
+/// (0, RFC 768); an IPv6 one must (RFC 8200 §8.1). None when `seg` holds
+/// less than the datagram (a packet ring copies `ring::SNAPLEN` bytes).
+fn udp_checksum_ok(ip_version: u8, seg: &[u8], pseudo: u64) -> Option<bool> {
+    let len = usize::from(u16::from_be_bytes([*seg.get(4)?, *seg.get(5)?]));
+    let whole = seg.get(..len).filter(|_| len >= udp::HEADER_LEN)?;
+    if ip_version == 4 && whole[6..8] == [0, 0] {
+        return Some(true);
+    }
+    Some(checksum::finish(checksum::sum(pseudo + len as u64, whole)) == 0)
 }
 
 /// Classification and counting state of the receiver.
@@ -222,7 +239,10 @@ impl RxState {
                 self.on_fragment(pi, 4, key, piece, l4, rx_ns, from_ns);
                 true
             }
-            ipv4::PROTO_UDP => self.on_udp(pi, 4, l4, rx_ns, from_ns),
+            ipv4::PROTO_UDP => {
+                let pseudo = checksum::sum(checksum::sum(u64::from(ipv4::PROTO_UDP), &h.src.octets()), &h.dst.octets());
+                self.on_udp(pi, 4, l4.get(..h.total_len - h.header_len).unwrap_or(l4), pseudo, rx_ns, from_ns)
+            }
             ipv4::PROTO_ICMP if h.is_fragment() => false,
             ipv4::PROTO_ICMP => match l4.first() {
                 Some(&echo::V4_REPLY) => self.on_echo_reply(pi, 4, l4, rx_ns, from_ns),
@@ -257,7 +277,10 @@ impl RxState {
             return true;
         }
         match h.upper_proto {
-            ipv6::NH_UDP => self.on_udp(pi, 6, l4, rx_ns, from_ns),
+            ipv6::NH_UDP => {
+                let pseudo = checksum::sum(checksum::sum(u64::from(ipv6::NH_UDP), &h.src.octets()), &h.dst.octets());
+                self.on_udp(pi, 6, l3.get(h.upper_offset..h.total_len).unwrap_or(l4), pseudo, rx_ns, from_ns)
+            }
             ipv6::NH_ICMPV6 => {
                 let Some(&t) = l4.first() else { return false };
                 if t == echo::V6_REPLY {
@@ -321,8 +344,24 @@ impl RxState {
         self.count(pi, part, rx_ns)
     }
 
-    fn on_udp(&mut self, pi: usize, ip_version: u8, seg: &[u8], rx_ns: u64, from_ns: u64) -> bool {
+    /// A UDP datagram `seg` (header and data as long as its IP header
+    /// says, or what the ring copied of it); `pseudo` is the sum of its
+    /// pseudo-header's addresses and protocol (RFC 768, RFC 8200 §8.1),
+    /// the length added where the checksum is checked.
+    fn on_udp(&mut self, pi: usize, ip_version: u8, seg: &[u8], pseudo: u64, rx_ns: u64, from_ns: u64) -> bool {
         let part = self.classify(pi, ip_version, seg, from_ns);
+        if let FirstPart::Test { stream, .. } = part {
+            if self.keys[stream].check_checksum {
+                match udp_checksum_ok(ip_version, seg, pseudo) {
+                    Some(true) => {}
+                    Some(false) => {
+                        self.ports[pi].counters.bad_checksum_frames += 1;
+                        return true;
+                    }
+                    None => self.ports[pi].counters.checksum_unchecked_frames += 1,
+                }
+            }
+        }
         self.count(pi, part, rx_ns)
     }
 
@@ -377,7 +416,7 @@ mod tests {
                 counters: PortRxCounters::default(),
                 ring_stats: RingStats::default(),
             }],
-            streams.iter().map(|s| StreamKey { rx_port: 0, ip_version: s.ip_version(), echo: false }).collect(),
+            streams.iter().map(|s| StreamKey { rx_port: 0, ip_version: s.rx_ip_version, echo: false, check_checksum: s.translated() }).collect(),
             streams.iter().map(|s| StreamCounters::new(s.frames, crate::mix::LaneOf::single())).collect(),
         );
         (st, templates)
@@ -411,6 +450,38 @@ mod tests {
             feed(&mut st, &buf[..n]);
         }
         assert_eq!(st.ports[0].counters.test_frames, 2);
+    }
+
+    #[test]
+    fn a_translated_stream_counts_as_the_family_it_arrives_as_with_its_checksum_checked() {
+        // IPv6 sent, IPv4 received (NAT64): the translator keeps UDP's data,
+        // the signature among it, and rewrites the checksum.
+        let (mut st, _) = state();
+        let sent = StreamPlan { rx_ip_version: 4, ..StreamPlan::for_test(1, "2001:2::2", "2001:2:0:6464::c613:2", 200) };
+        st.keys[1] = StreamKey { rx_port: 0, ip_version: sent.rx_ip_version, echo: false, check_checksum: sent.translated() };
+        assert_eq!(sent.rx_frame_size(), 180);
+        let arrived = Template::new(&StreamPlan::for_test(1, "198.18.254.1", "198.19.0.2", 180), Mac([2, 0, 0, 0, 0, 1]), ME);
+        let native = Template::new(&sent, Mac([2, 0, 0, 0, 0, 1]), ME);
+        let mut buf = vec![0u8; 256];
+        for seq in 0..4 {
+            let n = arrived.write(&mut buf, seq, 1_500, seq);
+            feed(&mut st, &buf[..n]);
+        }
+        let n = arrived.write(&mut buf, 4, 1_500, 4);
+        buf[n - 5] ^= 0x01; // a byte of the padding changed on the way: the checksum no longer holds
+        feed(&mut st, &buf[..n]);
+        let n = native.write(&mut buf, 5, 1_500, 5);
+        feed(&mut st, &buf[..n]); // the stream as sent: not how it arrives
+        let n = arrived.write(&mut buf, 6, 1_500, 6);
+        buf[40..42].copy_from_slice(&[0, 0]); // IPv4 without a UDP checksum (RFC 768): nothing to check
+        feed(&mut st, &buf[..n]);
+        let c = st.ports[0].counters;
+        assert_eq!((st.streams[1].rx_frames, c.test_frames), (5, 5));
+        assert_eq!((c.bad_checksum_frames, c.bad_signature_frames, c.checksum_unchecked_frames), (1, 1, 0));
+        // What a packet ring cut short is counted, its checksum unchecked.
+        let n = arrived.write(&mut buf, 7, 1_500, 7);
+        st.handle(0, RxFrame { data: &buf[..n - 20], len: n, rx_ns: 2_000 }, 1_000, &Mutex::new(vec![(None, None)]));
+        assert_eq!((st.streams[1].rx_frames, st.ports[0].counters.checksum_unchecked_frames), (6, 1));
     }
 
     #[test]

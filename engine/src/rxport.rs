@@ -23,6 +23,13 @@ pub struct PortRxCounters {
     /// fit this trial (unknown stream, wrong port, sequence out of range,
     /// or sent before the trial).
     pub bad_signature_frames: u64,
+    /// Test frames of a translated stream whose UDP checksum was wrong
+    /// (the translator's error): not counted as received.
+    pub bad_checksum_frames: u64,
+    /// Test frames of a translated stream counted without their checksum
+    /// checked: the packet ring copied less than the whole datagram
+    /// (`ring::SNAPLEN`; AF_XDP receives whole frames).
+    pub checksum_unchecked_frames: u64,
     /// ICMPv4/ICMPv6 error messages (unreachable, time exceeded, …).
     pub icmp_error_frames: u64,
     /// ARP replies and Neighbor Advertisements the engine sent.

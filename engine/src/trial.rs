@@ -235,7 +235,7 @@ fn start_receiver(plan: &Plan, open: &mut [OpenPort], shared: Arc<Shared>) -> Re
             ring_stats: Default::default(),
         })
         .collect();
-    let keys = plan.streams.iter().map(|s| StreamKey { rx_port: s.rx_port, ip_version: s.ip_version(), echo: s.protocol == crate::spec::Protocol::IcmpEcho }).collect();
+    let keys = plan.streams.iter().map(|s| StreamKey { rx_port: s.rx_port, ip_version: s.rx_ip_version, echo: s.protocol == crate::spec::Protocol::IcmpEcho, check_checksum: s.translated() }).collect();
     let counters = plan.streams.iter().map(|s| StreamCounters::new(s.frames, lanes_of(plan, open, s))).collect();
     let receiver = Receiver {
         rings: open.iter_mut().map(|o| o.rx.take().expect("receive queue opened once")).collect(),

@@ -165,7 +165,7 @@ def test_the_second_flows_scenarios_join_the_duts_and_the_traffics():
 
 @pytest.mark.parametrize("d,message", [
     ({"scope": "flow3"}, "dut.scope: 'flow3' is not one of all, flow2"),
-    ({"scope": "flow2"}, "dut.scope: flow2 pairs one scenario with its control: give exactly one of acl, nat44 and "
+    ({"scope": "flow2"}, "dut.scope: flow2 pairs one scenario with its control: give exactly one of acl, nat44 (and nat64) and "
                          "tunnel (given: 0)"),
     ({"scope": "flow2", "acl": 5, "nat44": True}, "(given: 2)"),
 ])

@@ -114,11 +114,29 @@ pub struct StreamPlan {
     /// Fields that change from frame to frame; `src_ip`, `dst_ip`,
     /// `src_port` and `dst_port` then hold the walk's first values.
     pub walk: Option<std::sync::Arc<crate::walk::Walk>>,
+    /// The IP version the frames arrive as (a translator between: the
+    /// spec's `rx_ip_version`); `ip_version()` when nothing translates.
+    pub rx_ip_version: u8,
 }
 
 impl StreamPlan {
     pub fn ip_version(&self) -> u8 {
         if self.src_ip.is_ipv4() { 4 } else { 6 }
+    }
+
+    /// Whether a translator changes the frames' IP version on the way.
+    pub fn translated(&self) -> bool {
+        self.rx_ip_version != self.ip_version()
+    }
+
+    /// Size [bytes incl. FCS] of a whole frame as it arrives: a translator
+    /// swaps a 40-byte IPv6 header for a 20-byte IPv4 one, or back.
+    pub fn rx_frame_size(&self) -> usize {
+        match (self.ip_version(), self.rx_ip_version) {
+            (6, 4) => self.frame_size - (ipv6::HEADER_LEN - ipv4::HEADER_LEN),
+            (4, 6) => self.frame_size + (ipv6::HEADER_LEN - ipv4::HEADER_LEN),
+            _ => self.frame_size,
+        }
     }
 
     /// How a test frame is cut at the source (`fragment_mtu`): the bytes
@@ -166,6 +184,7 @@ impl StreamPlan {
             fragment_mtu: None,
             protocol: Protocol::Udp,
             walk: None,
+            rx_ip_version: if src.contains(':') { 6 } else { 4 },
         }
     }
 }

@@ -374,3 +374,29 @@ fn a_walk_starts_the_stream_at_its_first_values_and_is_refused_where_it_cannot_s
     let e = with(0, serde_json::json!({"dst_ip": ["198.19.1.1"], "bogus": 1}), &|_| {}).unwrap_err();
     assert!(e.contains("unknown field `bogus`"), "{e}");
 }
+
+#[test]
+fn a_translated_stream_arrives_as_the_other_family() {
+    let mut s = base();
+    s["streams"][1]["dst_ip"] = serde_json::json!("2001:2:0:6464::c613:2");
+    s["streams"][1]["rx_ip_version"] = serde_json::json!(4);
+    s["streams"][1]["frame_size"] = serde_json::json!(1518);
+    let p = spec(s.clone()).unwrap();
+    assert!(p.streams[1].translated() && !p.streams[0].translated());
+    assert_eq!((p.streams[1].rx_ip_version, p.streams[1].rx_frame_size()), (4, 1498));
+    assert_eq!(p.ports[1].max_frame_size, 0, "an IPv4 frame may arrive in fragments");
+    // IPv4 in, IPv6 out: the frame grows by 20 bytes, which the receiving port must take whole.
+    s["streams"][0]["rx_ip_version"] = serde_json::json!(6);
+    s["streams"][0]["frame_size"] = serde_json::json!(1500);
+    s["streams"][1]["rx_ip_version"] = serde_json::json!(6);
+    assert_eq!(spec(s.clone()).unwrap().ports[1].max_frame_size, 1520);
+    for (key, value) in [("fragment_mtu", serde_json::json!(1280)), ("ipv6_ext_headers", serde_json::json!([{"kind": "hop_by_hop", "len": 8}]))] {
+        let mut t = s.clone();
+        t["streams"][1]["rx_ip_version"] = serde_json::json!(4);
+        t["streams"][1][key] = value;
+        let e = spec(t).unwrap_err();
+        assert!(e.contains("rx_ip_version: a translated stream carries UDP test frames whole"), "{key}: {e}");
+    }
+    s["streams"][0]["rx_ip_version"] = serde_json::json!(5);
+    assert_eq!(spec(s).unwrap_err(), "streams[0].rx_ip_version: must be 4 or 6, got 5");
+}

@@ -257,6 +257,13 @@ pub struct StreamSpec {
     pub protocol: Protocol,
     /// Addresses and ports that change from frame to frame (`walk.rs`).
     pub walk: Option<crate::walk::WalkSpec>,
+    /// The IP version the frames arrive as; default `ip_version`. A
+    /// translator between the ports (NAT64, SIIT: RFC 8219 §4, RFC 7915)
+    /// swaps the IP header and keeps UDP and the signature, so the stream
+    /// is still counted as one; the receiver then also checks each frame's
+    /// UDP checksum (`bad_checksum_frames`). UDP streams only, without
+    /// extension headers or source fragmentation.
+    pub rx_ip_version: Option<u8>,
 }
 
 /// A stream's upper-layer protocol.

@@ -140,6 +140,7 @@ impl TrialSpec {
             fragment_mtu: s.fragment_mtu,
             protocol: s.protocol,
             walk: walk.map(std::sync::Arc::new),
+            rx_ip_version: s.rx_ip_version.unwrap_or(s.ip_version),
         };
         let pieces = plan.wire_frame_sizes().len();
         if pieces > super::fragment::MAX_FRAGMENTS {
@@ -399,6 +400,14 @@ fn check_stream_shape(f: &str, s: &StreamSpec) -> Result<(), String> {
     if s.share == 0 {
         return Err(format!("{f}.share: must be at least 1"));
     }
+    if let Some(v) = s.rx_ip_version {
+        if v != 4 && v != 6 {
+            return Err(format!("{f}.rx_ip_version: must be 4 or 6, got {v}"));
+        }
+        if v != s.ip_version && (s.protocol != Protocol::Udp || !s.ipv6_ext_headers.is_empty() || s.fragment_mtu.is_some()) {
+            return Err(format!("{f}.rx_ip_version: a translated stream carries UDP test frames whole, without ipv6_ext_headers or fragment_mtu"));
+        }
+    }
     Ok(())
 }
 
@@ -408,8 +417,11 @@ fn note_what_ports_carry(ports: &mut [PortPlan], streams: &[StreamPlan]) {
     for s in streams {
         let largest = s.wire_frame_sizes().into_iter().max().unwrap_or(s.frame_size);
         ports[s.tx_port].max_frame_size = ports[s.tx_port].max_frame_size.max(largest);
+        if s.rx_ip_version == 6 {
+            let whole = if s.translated() { s.rx_frame_size() } else { largest };
+            ports[s.rx_port].max_frame_size = ports[s.rx_port].max_frame_size.max(whole);
+        }
         if s.ip_version() == 6 {
-            ports[s.rx_port].max_frame_size = ports[s.rx_port].max_frame_size.max(largest);
             ports[s.tx_port].sends_ipv6 = true;
         } else {
             ports[s.tx_port].sends_ipv4 = true;

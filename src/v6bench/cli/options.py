@@ -28,6 +28,7 @@ from ..fib.shapes import TABLES
 from ..lab.model.dut import ACL_AT, ACL_FAMILIES, DutConfig
 from ..lab.model.spec import DEFAULT as DEFAULT_LAB, ROUTERS
 from ..lab.model.tunnel import NAMES as TUNNELS
+from ..lab.model.translation import MODES as NAT64_MODES
 from ..methods.throughput import SEARCHES
 from ..core.tester import RESET_KINDS
 from ..store.connection import ENV as DB_ENV, default_location
@@ -77,6 +78,9 @@ DUT = {
     "acl_udp_only": Option("--acl-udp-only", "the ACL permits only UDP: IPv6 frames are walked to their transport "
                            "header", switch=True),
     "nat44": Option("--nat44", "IPv4 source NAT on R1 toward t2 (IPv6 forwarded as before)", switch=True),
+    "nat64": Option("--nat64", "NAT64 on R1 (topology a; TAYGA on namespace routers): t1's IPv6 frames go to "
+                    "t2's IPv4 address in the prefix 2001:2:0:6464::/96 and arrive as IPv4; stateless (SIIT, "
+                    "RFC 7915) or stateful (RFC 6146: TAYGA and source NAT) [none]", choices=NAT64_MODES),
     "tunnel": Option("--tunnel", "topology b: IPv4 in IPv6 or IPv6 in IPv4 between R1 and R2; namespace routers "
                      "(stand-ins): 4in6 by SRv6 encap, 6in4 by VXLAN; VM routers (real): 4in6 by ip6tnl, 6in4 by "
                      "sit, gre6in4, gre4in6 [none]", choices=TUNNELS),

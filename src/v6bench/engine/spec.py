@@ -112,6 +112,8 @@ class Stream:
     ipv6_ext_headers: tuple[dict, ...] | None = None
     #: Destinations (and sources, ports) that change from frame to frame.
     walk: Walk | None = None
+    #: The IP version the frames arrive as, where a translator (NAT64, SIIT) swaps the header (None: ``ip_version``).
+    rx_ip_version: int | None = None
 
     def to_json(self) -> dict:
         out = _plain(self, skip=("ipv6_ext_headers", "walk"))

@@ -47,7 +47,7 @@ def render(r: dict) -> str:
     rows = [header]
     for s in r["streams"]:
         lat = s["latency_ns"] or {}
-        rows.append((s["direction"], f"IPv{s['ip_version']}", f"{s['tx_frames']:,}", f"{s['rx_frames']:,}",
+        rows.append((s["direction"], f"IPv{s['ip_version']}" + (f">{s['rx_ip_version']}" if "rx_ip_version" in s else ""), f"{s['tx_frames']:,}", f"{s['rx_frames']:,}",
                      f"{s['lost_frames']:,}", f"{s['loss_ratio'] * 100:.3f} %", f"{s['reordered_frames']:,}",
                      f"{s['duplicate_frames']:,}", _us(lat.get("min")), _us(lat.get("p50")), _us(lat.get("p99")),
                      _us(lat.get("p999")), _us(lat.get("max"))))
@@ -80,6 +80,7 @@ def render(r: dict) -> str:
         lines.append(f"DUT CPU: not read ({routers[0].get('cpu_why') or r['dut'].get('telemetry')})")
     elif cpu:
         lines.append("DUT CPU: not measured (inline arrangement: the routers' work runs in the tester's sender)")
+    lines += translator_lines(r["dut"].get("translator"))
     if r["status"] != "completed":
         lines.append(f"status: {r['status']}")
     if r["tester_limited"]:
@@ -91,3 +92,16 @@ def render(r: dict) -> str:
         lines.append("SUSPECT DELAYS: counts hold, latency does not:")
         lines += [f"  - {reason}" for reason in r["suspect_reasons"]]
     return "\n".join(lines)
+
+
+def translator_lines(t: dict | None) -> list[str]:
+    """The NAT64's own account of a trial (``dut.translator``): what went
+    into and came out of the translator, and its sessions."""
+    if not t:
+        return []
+    line = (f"translator ({t['mode']} NAT64): {t['into_frames']:,} frames in, {t['out_frames']:,} out"
+            + ("" if t["running"] else "; NOT RUNNING after the trial"))
+    if t["mode"] == "stateful":
+        line += (f"; connections tracked {t['sessions_before']:,} before, {t['sessions']:,} after"
+                 + (f", {t['new_sessions']:,} opened by its source NAT" if t.get("new_sessions") is not None else ""))
+    return [line]

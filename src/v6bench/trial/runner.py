@@ -45,6 +45,7 @@ def _stream_summary(s: dict) -> dict:
     return {
         "name": s["name"],
         "ip_version": s["ip_version"],
+        **({"rx_ip_version": s["rx_ip_version"]} if s.get("rx_ip_version", s["ip_version"]) != s["ip_version"] else {}),
         "direction": f"{s['tx_port']}->{s['rx_port']}" if s.get("protocol", "udp") == "udp" else f"{s['tx_port']}->{s['dst_ip']}->{s['rx_port']}",
         "protocol": s.get("protocol", "udp"),
         "frame_size": s["frame_size"],

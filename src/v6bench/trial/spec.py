@@ -20,6 +20,7 @@ from ..core.errors import UsageError
 from ..engine.spec import Port, Stream, TrialSpec, Walk
 from ..lab import interface
 from ..lab.interface import Lab
+from ..lab.model import translation
 from . import backend, mesh
 from ..core import ext_headers, frames
 from .path import LabPath
@@ -86,6 +87,7 @@ def engine_spec(lab: Lab, request: TrialRequest, fps: float) -> TrialSpec:
         for k in flow_order:
             for s in families:
                 s = replace(s, name=frames.flow_name(s.name, k), src_port=frames.FLOW_SRC_PORT[k] if k > 1 else None)
+                s = _translated(lab, s, k, request)
                 headers = request.ext_headers and s.ip_version == 6 and not request.icmp_echo and \
                     (request.ext_headers_scope == "all" or k == 2)
                 streams.append(replace(s, ipv6_ext_headers=chain) if headers else s)
@@ -97,6 +99,34 @@ def engine_spec(lab: Lab, request: TrialRequest, fps: float) -> TrialSpec:
                      allow_non_benchmarking_addresses=lab.allow_other_addresses,
                      # per-frame delay distributions for the report (seed 003 Fig. 3-4); mesh reports loss per flow
                      export_histograms=not request.mesh)
+
+
+def _translated(lab: Lab, stream: Stream, flow: int, request: TrialRequest) -> Stream:
+    """``stream`` sent across the lab's NAT64 (``[dut] nat64``,
+    lab/model/translation.py) where it meets it: IPv6 from t1 to t2's IPv4
+    address in the NAT64 prefix, arriving as IPv4; in the stateless mode
+    also IPv4 from t2 to t1's mapped address, arriving as IPv6. Scoped
+    (``flow2``), only flow 2; the others, and every other stream, as given."""
+    dut = lab.dut_config
+    if not dut.nat64 or (dut.scope == "flow2" and flow != 2):
+        return stream
+    forward = (stream.tx_port, stream.ip_version) == ("t1", 6)
+    if not (forward or (dut.nat64 == "stateless" and (stream.tx_port, stream.ip_version) == ("t2", 4))):
+        return stream
+    for field in ("icmp_echo", "ext_headers"):
+        if getattr(request, field):
+            raise UsageError("a NAT64 lab translates UDP test frames: no ICMP echo or extension headers with it",
+                             field)
+    if stream.fragment_mtu is not None:
+        raise UsageError(f"{stream.frame_size}-byte frames do not cross the path whole: a translated frame is "
+                         "sent whole (the translator's fragments are not counted)", "frame_size")
+    receiver = lab.node(stream.rx_port)["interfaces"][0]
+    dst, rx_version = translation.destination(dut.nat64, stream.ip_version, receiver["ipv4"])
+    grown = stream.frame_size + (20 if rx_version == 6 else 0)
+    if grown - 18 > lab.mtu.of(stream.rx_port, "r1"):
+        raise UsageError(f"{stream.frame_size}-byte IPv4 frames arrive as {grown}-byte IPv6 frames, more than "
+                         f"t1's link takes (MTU {lab.mtu.of(stream.rx_port, 'r1')})", "frame_size")
+    return replace(stream, dst_ip=dst, rx_ip_version=rx_version)
 
 
 def table_walks(lab: Lab) -> dict[int, Walk]:

@@ -23,7 +23,7 @@ from pyroute2 import netns as pr_netns
 from ... import engine
 from ...core.errors import LabError
 from ..model import dut as dut_rules
-from . import configured, fib_load, napi, nsctl, shape, tunnel_setup
+from . import configured, fib_load, napi, nsctl, shape, translator, tunnel_setup
 from ..model import tunnel
 from ..model.dut import DutConfig
 from ..model.mtu import IPV6_MIN, Mtus
@@ -125,6 +125,8 @@ class NamespaceRouters:
                if dut.has_table else None)
         if dut.tunnel:
             tunnel_setup.configure(site, topo, dut.tunnel, mtu.of("r1", "r2"), scoped=dut.scope == "flow2")
+        if dut.nat64:
+            translator.start(site, topo, dut.nat64)
         for node in topo.nodes:
             wait_carrier(site, node)
         threads = arrange_cpus(site, topo, cpu_plan) if cpu_plan.arrangement == "split" else []

@@ -16,11 +16,13 @@ from typing import Callable
 from . import nsctl
 from ..model.topology import ROUTER
 from ..model.dut import NAT_TABLE, TABLE
+from ..model.translation import NAT64_TABLE
 
 
 def apply(netns: str, text: str) -> None:
     """Loads ``text`` into ``netns``, replacing our tables if present."""
-    fresh = "".join(f"table {fam} {name}\ndelete table {fam} {name}\n" for fam, name in (("inet", TABLE), ("ip", NAT_TABLE)))
+    ours = (("inet", TABLE), ("ip", NAT_TABLE), ("ip", NAT64_TABLE))
+    fresh = "".join(f"table {fam} {name}\ndelete table {fam} {name}\n" for fam, name in ours)
     nsctl.command(netns, ["nft", "-f", "-"], fresh + text)
 
 

@@ -17,7 +17,9 @@ from pyroute2 import IPRoute
 
 from . import cost, napi
 from .cpu_window import Sampler
+from . import translator
 from .configured import acl_counters
+from ..model import translation
 from ..model.topology import ROUTER, TESTER
 from .state import LabState
 
@@ -33,6 +35,7 @@ class Snapshot:
     cpu_ns: dict[int, int | None]
     counters: dict[str, dict[str, int]]  # "r1/r1-t2" → counters
     acl: dict[str, dict[str, dict[str, int]]]  # "r1" → configured.acl_counters()
+    translator: dict | None = None  # R1's NAT64 (translator.state), with nat64
 
 
 def snapshot(lab: LabState) -> Snapshot:
@@ -51,7 +54,8 @@ def snapshot(lab: LabState) -> Snapshot:
     acl = {}
     if lab.dut_config.acl:
         acl = {n["name"]: acl_counters(n["netns"]) for n in lab.nodes if n["role"] == ROUTER}
-    return Snapshot(cpu, counters, acl)
+    nat64 = translator.state(lab.node("r1")["netns"], lab.dut_config.nat64) if lab.dut_config.nat64 else None
+    return Snapshot(cpu, counters, acl, nat64)
 
 
 def sampler(lab: LabState) -> Sampler:
@@ -119,9 +123,30 @@ def difference(lab: LabState, before: Snapshot, after: Snapshot, traffic_s: floa
            "forwarding": cost.forwarding([_share(r, traffic_s) for r in routers], NAPI_BASIS, None,
                                          [ns / window["window_ns"] if ns is not None else None
                                           for ns in window["cpus"].values()] if window else None)}
+    if after.translator is not None:
+        out["translator"] = translated(lab.dut_config.nat64, before, after)
     if after.acl:
         out["acl"] = {router: {fam: {k: v - before.acl.get(router, {}).get(fam, {}).get(k, 0) for k, v in c.items()}
                                for fam, c in fams.items()} for router, fams in after.acl.items()}
+    return out
+
+
+def translated(mode: str, before: Snapshot, after: Snapshot) -> dict:
+    """R1's NAT64 over one trial (the trial's ``dut.translator``): the
+    frames the kernel handed TAYGA (``into_frames``) and TAYGA handed back
+    translated (``out_frames``), read from its tun device; whether TAYGA
+    still ran; in the stateful mode the connection-tracking entries before
+    and after and the connections the source NAT opened (``new_sessions``)."""
+    dev = f"r1/{translation.TUN_DEV}"
+    b, a = before.counters.get(dev, {}), after.counters.get(dev, {})
+    out = {"mode": mode, "running": after.translator["running"],
+           "into_frames": a.get("tx_packets", 0) - b.get("tx_packets", 0),
+           "out_frames": a.get("rx_packets", 0) - b.get("rx_packets", 0)}
+    if mode == "stateful":
+        bt = before.translator or {}
+        out.update(sessions_before=bt.get("sessions"), sessions=after.translator["sessions"],
+                   new_sessions=None if after.translator["nat_matches"] is None or bt.get("nat_matches") is None
+                   else after.translator["nat_matches"] - bt["nat_matches"])
     return out
 
 

@@ -33,7 +33,7 @@ from pyroute2.netlink.rtnl.ndmsg import NUD_FAILED, NUD_INCOMPLETE
 
 from ...core.errors import LabError
 from ...core.tester import RESET_KINDS as KINDS
-from . import build, fib_load, napi, tunnel_setup
+from . import build, fib_load, napi, translator, tunnel_setup
 from ..model.site import Site
 from .state import LabState, save
 from ..model.topology import parse_topology
@@ -106,6 +106,8 @@ def reset(site: Site, lab: LabState, kind: str, router: str = "r1") -> tuple[Lab
     if lab.dut_config.tunnel:  # its routes went with the links (and its device with a hard reset's namespace)
         tunnel_setup.configure(site, topo, lab.dut_config.tunnel, lab.mtu.of("r1", "r2"), only=router,
                          scoped=lab.dut_config.scope == "flow2")
+    if lab.dut_config.nat64 and router == "r1" and kind == "hard":  # TAYGA ended with the namespace: started again
+        translator.start(site, topo, lab.dut_config.nat64, router)
     if lab.fib is not None:  # the table went with its next hops' link (or namespace): learned again, as a router does
         d = lab.dut_config
         fib_load.load(site, topo, d.table, d.table_seed, d.destinations,

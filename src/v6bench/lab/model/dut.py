@@ -48,6 +48,16 @@ on that port as their source (``snat``, ports kept where free). It sits in
 a table of its own of the ``ip`` family, so connection tracking, which NAT
 needs, runs for IPv4 only; IPv6 is forwarded as before.
 
+``nat64``: ``stateless`` or ``stateful`` NAT64 on R1 (RFC 8219 §4's
+single translation; :mod:`v6bench.lab.model.translation`): t1's IPv6
+frames go to t2's IPv4 address embedded in the NAT64 prefix and arrive
+as IPv4, counted as one stream (the engine's ``rx_ip_version``); IPv4 is
+forwarded as before. With ``scope = "flow2"`` only IPv6's second flow is
+translated and its first flow, native IPv6 in the same trials, is the
+control; ``nat44`` may join it there (IPv4's flow 2 through source NAT),
+so one trial holds native IPv4 and IPv6, NAT44 and NAT64. The stateful
+mode's source NAT is in a table of its own (``v6bench_nat64``).
+
 ``table``: a forwarding table like the Internet's (:mod:`v6bench.fib`) in
 every router on the path from t1 to t2, each prefix routed toward t2
 (:mod:`v6bench.lab.emulated.fib_load`, which measures the load and the FIB learning
@@ -84,7 +94,7 @@ from dataclasses import asdict, dataclass
 from ...core.frames import FLOW_SRC_PORT, Traffic, check_scope
 from ...core.params import check
 from ...fib.shapes import TABLES
-from . import tunnel
+from . import translation, tunnel
 from .topology import Topology
 
 TABLE = "v6bench"
@@ -113,6 +123,8 @@ class DutConfig:
     nat44: bool = False
     shape: bool = False
     tunnel: str = ""  # "", "4in6", "6in4"; on VM routers also "gre6in4", "gre4in6" (topology b; lab/model/tunnel.py)
+    #: "", "stateless" or "stateful": NAT64 on R1 (lab/model/translation.py).
+    nat64: str = ""
     scope: str = "all"
     #: A forwarding table like the Internet's in every router on the path (fib.shapes.TABLES; lab/emulated/fib_load.py),
     #: made from ``table_seed``; t1's frames then walk ``destinations`` of its prefixes a family.
@@ -137,6 +149,11 @@ class DutConfig:
               "not with the 4in6 tunnel: R1 encapsulates IPv4 before its forward hook, where the ACL runs")
         check(not (self.tunnel == "4in6" and self.nat44), "nat44",
               "not with the 4in6 tunnel: R1 encapsulates IPv4 before the NAT hook")
+        check(self.nat64 in ("", *translation.MODES), "nat64",
+              f"{self.nat64!r} is not one of {', '.join(translation.MODES)} (or none)")
+        check(not (self.nat64 and self.tunnel), "nat64", "not with a tunnel: R1 translates, nothing encapsulates")
+        check(not (self.nat64 and self.acl), "nat64",
+              "not with an ACL: the lists permit t2's own addresses, and a translated frame is sent to the NAT64 prefix")
         check_scope(self.scope)
         check(self.table in TABLES, "table", f"{self.table!r} is not a table (known: {', '.join(TABLES)})")
         check(isinstance(self.table_seed, int) and not isinstance(self.table_seed, bool) and self.table_seed >= 0,
@@ -148,9 +165,11 @@ class DutConfig:
               f"and {MAX_DESTINATIONS:,})")
         check(self.table == "none" or self.scope == "all", "scope",
               "a table is in the router for every flow: no flow2 scope with it")
-        scenarios = sum(map(bool, (self.acl, self.nat44, self.tunnel)))
+        check(not (self.nat64 and self.has_table), "nat64", "not with a table (its destinations are t2's, not translated)")
+        scenarios = sum(map(bool, (self.acl, self.nat44 or self.nat64, self.tunnel)))
         check(self.scope == "all" or scenarios == 1, "scope",
-              f"flow2 pairs one scenario with its control: give exactly one of acl, nat44 and tunnel (given: {scenarios})")
+              "flow2 pairs one scenario with its control: give exactly one of acl, nat44 (and nat64) and tunnel "
+              f"(given: {scenarios})")
 
     @property
     def has_table(self) -> bool:
@@ -174,8 +193,9 @@ class DutConfig:
             return {}
         if self.tunnel:
             return {tunnel.carried(self.tunnel): f"{self.tunnel} tunnel"}
-        if self.nat44:
-            return {4: "IPv4 source NAT"}
+        if self.nat44 or self.nat64:
+            return {**({4: "IPv4 source NAT"} if self.nat44 else {}),
+                    **({6: translation.flow2_words(self.nat64)} if self.nat64 else {})}
         walk = {"both": (4, 6), "ipv4": (4,), "ipv6": (6,)}[self.acl_family]
         return {v: self._acl_words() for v in walk}
 
@@ -190,6 +210,8 @@ class DutConfig:
                                               if self.acl_family != "both" else ""))
         if self.nat44:
             parts.append("IPv4 source NAT")
+        if self.nat64:
+            parts.append(f"{self.nat64} NAT64 (prefix {translation.PREFIX})")
         if self.limit_fps:
             parts.append(f"limit {self.limit_fps:,} frames/s per direction")
         if self.shape:
@@ -273,9 +295,12 @@ def _nat44(cfg: DutConfig, topo: Topology, router: str) -> str:
 
 def ruleset(cfg: DutConfig, topo: Topology, router: str) -> str | None:
     """The nftables text for ``router`` of ``topo`` (None if it needs none)."""
-    if router != "r1" or not (cfg.limit_fps or cfg.acl or cfg.nat44):
+    if router != "r1" or not (cfg.limit_fps or cfg.acl or cfg.nat44 or cfg.nat64 == "stateful"):
         return None
     nat = _nat44(cfg, topo, router) if cfg.nat44 else ""
+    if cfg.nat64 == "stateful":
+        _, out = ports(topo, router)
+        nat += translation.stateful_nat(out, topo.node(router).interface(out).ipv4.split("/")[0])
     if not (cfg.limit_fps or cfg.acl):
         return nat
     node = topo.node(router)

@@ -123,4 +123,6 @@ def dut_config(d: dict, lab: LabSpec) -> DutConfig:
     if "acl_at" in d and not dut.acl:
         raise UsageError("needs an ACL (acl = 1 or more rules)", "acl_at")
     tunnel.check_topology(dut.tunnel, lab.topology)
+    if dut.nat64 and lab.topology != "a":
+        raise UsageError(f"NAT64 is on R1 of topology a (t1 -- r1 -- t2), not {lab.topology}", "nat64")
     return dut

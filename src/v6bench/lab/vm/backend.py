@@ -4,7 +4,9 @@ tunnels, observer, reset and record."""
 
 from __future__ import annotations
 
+from ...core.errors import UsageError
 from ..emulated.backend import Emulated
+from ..model.dut import DutConfig
 from ..emulated.state import LabState
 from ..model import tunnel
 from ..model.site import Site
@@ -20,6 +22,15 @@ class VmRouters(Emulated):
     tunnels = tunnel.VM_TUNNELS
     tunnels_where = "on VM routers"
     tunnel_stand_in = False
+
+    def dut_config(self, d: dict, spec) -> DutConfig:
+        """As the namespace routers take it, but NAT64: Jool in the guest
+        is not built yet (only namespace routers translate, with TAYGA)."""
+        dut = super().dut_config(d, spec)
+        if dut.nat64:
+            raise UsageError("NAT64 runs on namespace routers (TAYGA) for now: Jool in the VM router's guest is "
+                             "not built yet", "nat64")
+        return dut
 
     def router_command(self, node: dict, argv: list[str]) -> str:
         """``argv``'s output on router ``node``: in its guest, over the control port."""
