@@ -29,8 +29,9 @@ def test_the_tunnel_link_carries_encapsulated_frames(tmp_path, tunnel, scope):
         pcap = tmp_path / "core.pcap"
         flows = ("--flows", "2") if scope == "flow2" else ()
         with capture(r2["netns"], "r2-r1", pcap, 400):
+            # Fixed ports: the capture tells test frames by port 7 and flow 2 by its one port (test_ports.py walks them).
             res = trial_json("--mix", "50/50", "--frame-size", "256", "--rate", "1kfps", "--duration", "1", "--bidirectional",
-                             *flows)
+                             "--ports", "fixed", *flows)
         assert res["lost_frames"] == 0 and res["rx_frames"] == 2000, (res["lost_frames"], res["tester_limited_reasons"])
         # The namespace routers' tunnel is a stand-in (this kernel has no sit or ip6tnl), and says so.
         st = json.loads(v6bench("lab", "status", "--json").stdout)

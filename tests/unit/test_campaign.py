@@ -445,3 +445,21 @@ def test_the_pause_after_learning_is_the_engines_unless_a_campaign_sets_it():
     for bad in ("-1", "11", "true", '"0.5"'):
         with pytest.raises(UsageError, match=r"matrix\.settle_s"):
             spec.parse_campaign(GOOD.replace("repeat = 1\n", f"repeat = 1\nsettle_s = {bad}\n", 1))
+
+
+def test_a_tests_ports_are_rfc4814_unless_told_and_refused_through_a_dut_that_keeps_state():
+    """``ports`` (core/frames.PORTS): ``auto`` by default and stored with the
+    test; ``rfc4814`` through NAT44 or stateful NAT64 is refused at load,
+    naming the test's key; ``fixed`` and ``auto`` pass there."""
+    c = spec.parse_campaign(GOOD, "t.toml")
+    assert {t.traffic.ports for t in c.tests} == {"auto"}
+    assert c.tests[0].traffic.to_json()["ports"] == "auto"
+    nat = GOOD.replace('link_speed = "100M"\n', 'link_speed = "100M"\n[dut]\nnat44 = true\n')
+    with pytest.raises(UsageError) as e:
+        spec.parse_campaign(nat.replace("resolution = 0.01\n", 'resolution = 0.01\nports = "rfc4814"\n'), "t.toml")
+    assert "t.toml: test[0].ports: RFC 4814 ports through a DUT that keeps state" in str(e.value)
+    assert spec.parse_campaign(nat.replace("resolution = 0.01\n", 'resolution = 0.01\nports = "fixed"\n'),
+                               "t.toml").tests[0].traffic.ports == "fixed"
+    with pytest.raises(UsageError) as e:
+        spec.parse_campaign(GOOD.replace("resolution = 0.01\n", 'resolution = 0.01\nports = "random"\n'), "t.toml")
+    assert "test[0].ports: 'random' is not one of auto, rfc4814, fixed" in str(e.value)

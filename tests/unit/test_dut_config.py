@@ -131,16 +131,17 @@ def test_a_tunnel_needs_topology_b():
 
 def test_a_scenario_scoped_to_flow_2_matches_its_source_port():
     """``scope = "flow2"``: the list's jumps and the NAT match the second
-    flow's UDP source port (core/frames.FLOW_SRC_PORT); the NAT leaves
+    flow's UDP source ports (core/frames.FLOW2_SRC_PORTS: its fixed port
+    and its share of RFC 4814's range); the NAT leaves
     every other frame from t1's subnet untracked, so its control is not
     connection-tracked either; what flow 2 meets is said per IP version."""
     a = parse_topology("a")
     fwd = [r for r in chain(ruleset(DutConfig(acl=100, acl_family="ipv6", scope="flow2"), a, "r1"), "forward")
            if "jump" in r]
-    assert fwd == ['iifname "r1-t1" meta nfproto ipv6 udp sport 49185 jump acl_v6']
+    assert fwd == ['iifname "r1-t1" meta nfproto ipv6 udp sport 49185-65534 jump acl_v6']
     nat = ruleset(DutConfig(nat44=True, scope="flow2"), a, "r1")
-    assert 'ip saddr 198.18.0.0/24 udp sport != 49185 notrack' in chain(nat, "prerouting")
-    assert 'oifname "r1-t2" ip saddr 198.18.0.0/24 udp sport 49185 counter snat to 198.19.0.1' in chain(nat, "postrouting")
+    assert 'ip saddr 198.18.0.0/24 udp sport != 49185-65534 notrack' in chain(nat, "prerouting")
+    assert 'oifname "r1-t2" ip saddr 198.18.0.0/24 udp sport 49185-65534 counter snat to 198.19.0.1' in chain(nat, "postrouting")
     assert "notrack" not in ruleset(DutConfig(nat44=True), a, "r1")
     assert DutConfig(nat44=True, scope="flow2").on_flow2() == {4: "IPv4 source NAT"}
     assert DutConfig(acl=10, scope="flow2").on_flow2() == {4: "ACL of 10 rules at in", 6: "ACL of 10 rules at in"}
@@ -178,8 +179,8 @@ def test_a_scoped_lab_takes_trials_of_two_flows_only():
     from v6bench.core.frames import Traffic
     from v6bench.trial import fit
 
-    fit.check_on_dut(Traffic(flows=2), "flow2")
-    fit.check_on_dut(Traffic(), "all")
+    fit.check_on_dut(Traffic(flows=2), DutConfig(acl=1, scope="flow2"))
+    fit.check_on_dut(Traffic(), DutConfig())
     with pytest.raises(UsageError, match="send two flows") as e:
-        fit.check_on_dut(Traffic(), "flow2")
+        fit.check_on_dut(Traffic(), DutConfig(acl=1, scope="flow2"))
     assert e.value.field == ("flows",)

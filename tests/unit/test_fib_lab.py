@@ -76,8 +76,16 @@ def test_t1_s_frames_walk_the_table_s_destinations(engine_bin, tmp_path):
     req = make_request("50/50", 128, "10kfps", 1, True, flows=2)
     spec = engine_spec(lab, req, req.check_on_lab(lab.topology, lab.link_speed_bps, lab.mtu, None)).to_json()
     walked = {s["name"]: s.get("walk") for s in spec["streams"]}
-    assert walked["ipv4-t1-t2"] == walked["ipv4-t1-t2-flow2"] == {"dst_ip": ["1.2.3.4", "100.64.0.9"], "order": "permuted", "seed": 5}
+    # With RFC 4814 ports (the default) the destinations' walk also walks each flow's ports, in its permutation.
+    ports = {"dst_port": ["1-49151"], "order": "permuted", "seed": 5}
+    assert walked["ipv4-t1-t2"] == {"dst_ip": ["1.2.3.4", "100.64.0.9"], "src_port": ["1024-49184"], **ports}
+    assert walked["ipv4-t1-t2-flow2"] == {"dst_ip": ["1.2.3.4", "100.64.0.9"], "src_port": ["49185-65534"], **ports}
     assert walked["ipv6-t1-t2"]["dst_ip"] == ["2a00::1", "2c0f:f000::7"]
+    assert "dst_ip" not in walked["ipv4-t2-t1"] and "dst_ip" not in walked["ipv6-t2-t1-flow2"]
+    fixed = make_request("50/50", 128, "10kfps", 1, True, flows=2, ports="fixed")
+    spec_fixed = engine_spec(lab, fixed, fixed.check_on_lab(lab.topology, lab.link_speed_bps, lab.mtu, None)).to_json()
+    walked = {s["name"]: s.get("walk") for s in spec_fixed["streams"]}
+    assert walked["ipv4-t1-t2"] == walked["ipv4-t1-t2-flow2"] == {"dst_ip": ["1.2.3.4", "100.64.0.9"], "order": "permuted", "seed": 5}
     assert walked["ipv4-t2-t1"] is None and walked["ipv6-t2-t1-flow2"] is None
     assert spec["allow_non_benchmarking_addresses"] is True
     p = subprocess.run([str(engine_bin), "check", "--spec", "-"], input=json.dumps(spec), capture_output=True, text=True, timeout=30)

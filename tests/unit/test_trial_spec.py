@@ -100,9 +100,11 @@ def test_two_flows_a_family_are_the_same_frames_in_two_streams(engine_bin):
     listed flow by flow so that the families alternate as with one flow,
     the mix exact: 50/50 of 20,000 frames is 5,000 a flow; the engine
     frames them alike (same size, addresses)."""
+    from dataclasses import replace
+
     from v6bench.core.frames import flow_of
 
-    req = make_request("50/50", 128, "10kfps", 2, False, flows=2)
+    req = make_request("50/50", 128, "10kfps", 2, False, flows=2, ports="fixed")
     lab = lab_of("a")
     spec = engine_spec(lab, req, req.check_against(LabPath.of(lab))).to_json()
     names = [s["name"] for s in spec["streams"]]
@@ -112,6 +114,13 @@ def test_two_flows_a_family_are_the_same_frames_in_two_streams(engine_bin):
     assert "src_port" not in one and two["src_port"] == 49185 == FLOW_SRC_PORT[2]
     assert {k: v for k, v in one.items() if k != "name"} == {k: v for k, v in two.items() if k not in ("name", "src_port")}
     assert {s["name"]: s["frames"] for s in check(engine_bin, spec)["streams"]} == dict.fromkeys(names, 5000)
+    # RFC 4814 ports (the default): each flow walks its own share of the source ports, which is what tells flow 2.
+    spec = engine_spec(lab, replace(req, ports="auto"), req.check_against(LabPath.of(lab))).to_json()
+    one, two = spec["streams"][1], spec["streams"][3]
+    assert (one["walk"]["src_port"], two["walk"]["src_port"]) == (["1024-49184"], ["49185-65534"])
+    assert "src_port" not in one and "src_port" not in two
+    assert {k: v for k, v in one.items() if k not in ("name", "walk")} == {k: v for k, v in two.items() if k not in ("name", "walk")}
+    check(engine_bin, spec)
 
 
 def test_extension_headers_scoped_to_the_second_flow_ride_on_its_ipv6_frames_only(engine_bin):
@@ -197,6 +206,9 @@ def test_the_round_robins_order_is_drawn_per_trial_from_its_seed(engine_bin):
     for o in seen:
         assert [n.split("-")[0] for n in o][0::2] == [o[0].split("-")[0]] * 2  # the families alternate
         assert {n.endswith("flow2") for n in o[:2]} in ({True}, {False})      # flow by flow
-    spec = engine_spec(lab, replace(base, order_seed=3), fps).to_json()
+    spec = engine_spec(lab, replace(base, order_seed=3, ports="fixed"), fps).to_json()
     assert {s["name"]: s.get("src_port") for s in spec["streams"]}["ipv6-t1-t2-flow2"] == 49185
+    check(engine_bin, spec)
+    spec = engine_spec(lab, replace(base, order_seed=3), fps).to_json()  # RFC 4814's walk drawn from the same seed
+    assert {s["walk"]["seed"] for s in spec["streams"]} == {3}
     check(engine_bin, spec)

@@ -223,9 +223,9 @@ def test_a_vm_routers_tunnel_is_set_up_after_its_static_routes(name, device, rou
 
 
 @pytest.mark.parametrize("name,rule,route", [
-    ("6in4", "/usr/bin/ip -6 rule add pref 1000 ipproto 17 sport 49185 lookup 46",
+    ("6in4", "/usr/bin/ip -6 rule add pref 1000 ipproto 17 sport 49185-65534 lookup 46",
      "/usr/bin/ip -6 route replace 2001:2:0:1::/64 via 2001:2:0:f6::2 dev tun0 table 46"),
-    ("4in6", "/usr/bin/ip -4 rule add pref 1000 ipproto 17 sport 49185 lookup 46",
+    ("4in6", "/usr/bin/ip -4 rule add pref 1000 ipproto 17 sport 49185-65534 lookup 46",
      "/usr/bin/ip route replace 198.19.0.0/24 dev tun0 table 46"),
 ])
 def test_a_vm_routers_tunnel_scoped_to_flow_2_routes_by_rule_beside_the_native_route(name, rule, route):

@@ -21,6 +21,7 @@ name = "quick"
              # ext_headers_scope = "flow2" (flows = 2): the headers on flow 2 only
              # runs_s = 0.1: the streams in runs of 0.1 s instead of frame by frame,
              # the DUT's cost per frame then read per family inside each trial
+             # ports = "auto" (default) | "rfc4814" | "fixed": the UDP ports (core/frames.PORTS)
              # kind = "mesh" (lab.topology = "mesh:N"): pattern = "full" | "partial",
              # loads = ["10%", "50%"] per sending port, trial_duration_s
              # kind = "stack-throughput": protocols, message_sizes, duration_s (iperf3)
@@ -79,7 +80,7 @@ DIRECTIONS = ("uni", "bi")
 SELFTEST_WHEN = selftest.WHEN
 DESIGN_ORDERS = ("randomized", "file")
 #: The keys of a [[test]] besides its kind's parameters and the matrix's.
-TEST_KEYS = ("kind", "blocks", "scenarios", "throughput_search", "ext_headers", "icmp_echo", "flows", "ext_headers_scope",
+TEST_KEYS = ("kind", "blocks", "scenarios", "throughput_search", "ext_headers", "icmp_echo", "flows", "ext_headers_scope", "ports",
              "runs_s")
 
 
@@ -259,7 +260,7 @@ def from_dict(d: dict, text: str, path: str) -> Campaign:
             if i in sc.tests:
                 try:
                     _check_on_lab(spec, sc.lab, paths[sc.name])
-                    fit.check_on_dut(spec.traffic, sc.dut.scope)
+                    fit.check_on_dut(spec.traffic, sc.dut)
                 except UsageError as e:
                     raise UsageError(f"in scenario {sc.name}: {e.message}" if sc.name else e.message,
                                      ("test", i, *e.field)) from None
@@ -412,7 +413,7 @@ def _throughput_search(k: registry.Kind, t: dict, params: Any, where: Field) -> 
 def _traffic(k: registry.Kind, t: dict, mx: Matrix, where: Field) -> Traffic:
     """The test's frames (``ext_headers``, ``icmp_echo``, ``flows``, ``ext_headers_scope``), checked at every
     mix, size and direction of its matrix (:func:`v6bench.core.frames.check`)."""
-    for key in ("ext_headers", "icmp_echo", "ext_headers_scope"):
+    for key in ("ext_headers", "icmp_echo", "ext_headers_scope", "ports"):
         if key in t and not isinstance(t[key], str):
             raise UsageError(f"expected a string, got {t[key]!r}", (*where, key))
     if "flows" in t and (not isinstance(t["flows"], int) or isinstance(t["flows"], bool)):
@@ -421,7 +422,7 @@ def _traffic(k: registry.Kind, t: dict, mx: Matrix, where: Field) -> Traffic:
     if runs_s is not None and (not isinstance(runs_s, (int, float)) or isinstance(runs_s, bool)):
         raise UsageError(f"expected seconds, got {runs_s!r}", (*where, "runs_s"))
     traffic = Traffic(t.get("ext_headers"), t.get("icmp_echo"), t.get("flows", 1), t.get("ext_headers_scope", "all"),
-                      None if runs_s is None else float(runs_s))
+                      None if runs_s is None else float(runs_s), t.get("ports", "auto"))
     for j, mix in enumerate(mx.mixes):
         for n, fs in enumerate(mx.frame_sizes):
             for bi in sorted({d == "bi" for d in mx.directions}):
@@ -485,8 +486,8 @@ def _check_on_lab(t: TestSpec, lab: LabSpec, lab_path: LabPath) -> None:
 
 def _host_test(i: int, k: registry.HostKind, t: dict, mx: Matrix, params: Any) -> TestSpec:
     """A host-stack test: one family per mix, no frames, one direction."""
-    for key in ("frame_sizes", "ext_headers", "icmp_echo", "flows", "ext_headers_scope", "runs_s", "throughput_search",
-                "drain_s", "settle_s"):
+    for key in ("frame_sizes", "ext_headers", "icmp_echo", "flows", "ext_headers_scope", "runs_s", "ports",
+                "throughput_search", "drain_s", "settle_s"):
         if key in t:
             raise UsageError(f"{k.name} sends no test frames (it uses the hosts' own stacks)", ("test", i, key))
     for j, mix in enumerate(mx.mixes):

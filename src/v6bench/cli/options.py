@@ -33,7 +33,7 @@ from ..methods.throughput import SEARCHES
 from ..core.tester import RESET_KINDS
 from ..store.connection import ENV as DB_ENV, default_location
 from ..core.ext_headers import PRESETS as EXT_PRESETS
-from ..core.frames import FLOWS as FLOWS_ALLOWED
+from ..core.frames import FLOWS as FLOWS_ALLOWED, PORTS as FRAME_PORTS
 from ..core.frames import ICMP_ECHO_TARGETS, MESH_PATTERNS, SCOPES
 from ..methods.latency import FAMILY_DESIGNS
 
@@ -98,6 +98,8 @@ DUT = {
                     "trials then need --flows 2 [all]", choices=tuple(SCOPES)),
 }
 #: What a trial's frames are (core/frames.py): ``trial`` and the kinds that send test frames.
+PORTS = Option("--ports", "the test frames' UDP ports: " + "; ".join(f"{k}: {v}" for k, v in FRAME_PORTS.items())
+               + " [auto]", choices=tuple(FRAME_PORTS))
 EXT_HEADERS = Option("--ext-headers", "IPv6 extension headers in every IPv6 frame, frame size kept "
                      "(docs/methods.md) [none]", choices=EXT_PRESETS)
 ICMP_ECHO = Option("--icmp-echo", "send ICMP Echo Requests instead of UDP test frames, at the rate, size and mix "

@@ -21,7 +21,7 @@ from ..methods import registry, throughput
 from ..core.params import parse
 from ..store.db import Store
 from . import render
-from .options import BIDIRECTIONAL, EXT_HEADERS, EXT_HEADERS_SCOPE, FLOWS, ICMP_ECHO, RUNS, SEARCH, Option, Options, add_db, add_json, add_lab, add_params, add_selftest, dut_of, dut_table, items, lab_table, params_table, value
+from .options import BIDIRECTIONAL, EXT_HEADERS, EXT_HEADERS_SCOPE, FLOWS, ICMP_ECHO, PORTS, RUNS, SEARCH, Option, Options, add_db, add_json, add_lab, add_params, add_selftest, dut_of, dut_table, items, lab_table, params_table, value
 from .trial import current_lab
 
 MIXES = Option("--mix", "comma-separated IPv4/IPv6 mixes")
@@ -53,6 +53,7 @@ def add(sub: argparse._SubParsersAction, parser_class: type) -> None:
                 o.add("flows", FLOWS)
                 o.add("ext_headers_scope", EXT_HEADERS_SCOPE)
                 o.add("runs_s", RUNS)
+                o.add("ports", PORTS)
             o.add("drain_s", DRAIN, default=DEFAULTS["drain_s"], help_default=DEFAULTS["drain_s"])
             o.add("settle_s", SETTLE)
         add_params(o, k.name, k.params, searches=frames and k.searches)
@@ -99,7 +100,7 @@ def test_table(args: argparse.Namespace) -> dict:
         test["drain_s"] = value(float, args.drain_s, "drain_s")
         if getattr(args, "settle_s", None) is not None:
             test["settle_s"] = value(float, args.settle_s, "settle_s")
-        for key in ("ext_headers", "icmp_echo", "ext_headers_scope"):
+        for key in ("ext_headers", "icmp_echo", "ext_headers_scope", "ports"):
             if getattr(args, key, None):
                 test[key] = getattr(args, key)
         if getattr(args, "flows", None):

@@ -20,7 +20,7 @@ from ..trial.warmup import warm_up
 from ..core.frames import MESH_PATTERNS
 from ..trial.request import make_request
 from . import lab as lab_cmd
-from .options import BIDIRECTIONAL, EXT_HEADERS, EXT_HEADERS_SCOPE, FLOWS, ICMP_ECHO, RUNS, Option, Options, add_db, add_json, add_lab, add_selftest, value
+from .options import BIDIRECTIONAL, EXT_HEADERS, EXT_HEADERS_SCOPE, FLOWS, ICMP_ECHO, PORTS, RUNS, Option, Options, add_db, add_json, add_lab, add_selftest, value
 
 TRIAL = {  # field: (option, default)
     "mix": (Option("--mix", "IPv4/IPv6 percentages of frames, e.g. 100/0, 90/10, 0/100"), "50/50"),
@@ -40,6 +40,7 @@ def add(sub: argparse._SubParsersAction, parser_class: type) -> None:
     o.add("flows", FLOWS)
     o.add("ext_headers_scope", EXT_HEADERS_SCOPE)
     o.add("runs_s", RUNS)
+    o.add("ports", PORTS)
     o.add("mesh", Option("--mesh", "mesh traffic among the testers of a mesh:N topology, --rate per sending port: "
                          + "; ".join(f"{k}: {v}" for k, v in MESH_PATTERNS.items()), choices=tuple(MESH_PATTERNS)))
     add_json(o, "the result")
@@ -64,11 +65,11 @@ def run(site: Site, args: argparse.Namespace, say) -> int:
     req = make_request(args.mix, value(int, args.frame_size, "frame_size"), args.rate,
                        value(float, args.duration_s, "duration_s"), args.bidirectional, args.ext_headers,
                        args.icmp_echo, args.mesh, int(args.flows or 1), args.ext_headers_scope or "all",
-                       value(float, args.runs_s, "runs_s") if args.runs_s else None)
+                       value(float, args.runs_s, "runs_s") if args.runs_s else None, args.ports or "auto")
     current, current_dut = current_lab(site)
     lab, dut = lab_cmd.specs(args, current)
     dut = dut if dut is not None else (DutConfig() if lab.external else current_dut)
-    req.check_on_lab(lab.topology, lab.link_speed_bps, lab.mtu, interface.spec_tunnel(lab, dut), dut.scope)  # bad input before any privileged work
+    req.check_on_lab(lab.topology, lab.link_speed_bps, lab.mtu, interface.spec_tunnel(lab, dut), dut)  # bad input before any privileged work
     st = None
     if args.selftest != "never" or is_url(args.db) or os.path.exists(args.db):  # `never` creates no database
         with Store(args.db) as store:

@@ -119,11 +119,16 @@ class Traffic:
     #: ``tx_run_frames``), so that the DUT's CPU time can be read per family inside the trial (lab/emulated/cost.py,
     #: :func:`~v6bench.lab.emulated.cost.runs`); None: frame by frame (``runs_s``, ``--runs``).
     runs_s: float | None = None
+    #: The UDP ports of the test frames (:data:`PORTS`, ``ports``, ``--ports``): RFC 4814's pseudorandom ports,
+    #: one 5-tuple a stream, or ``auto`` (RFC 4814 unless the DUT keeps state; :func:`ports_used`).
+    ports: str = "auto"
 
     def frames_json(self) -> dict:
-        """The stored keys that say what the frames are (a throughput is reused only with the same)."""
+        """The stored keys that say what the frames are (a throughput is reused only with the same); ``ports``
+        always (runs stored before it sent fixed ports, and read back so)."""
         return {"ext_headers": self.ext_headers, "icmp_echo": self.icmp_echo,
-                **({"ext_headers_scope": self.ext_headers_scope} if self.ext_headers_scope != "all" else {})}
+                **({"ext_headers_scope": self.ext_headers_scope} if self.ext_headers_scope != "all" else {}),
+                "ports": self.ports}
 
     def to_json(self) -> dict:
         """The stored keys; ``flows`` and ``ext_headers_scope`` only where they are not
@@ -134,7 +139,7 @@ class Traffic:
     @classmethod
     def from_json(cls, d: dict) -> "Traffic":
         return cls(d.get("ext_headers"), d.get("icmp_echo"), d.get("flows", 1), d.get("ext_headers_scope", "all"),
-                   d.get("runs_s"))
+                   d.get("runs_s"), d.get("ports", "fixed"))
 
     def describe(self) -> str:
         return "".join(f" +{x}" for x in (self.ext_headers, self.icmp_echo and f"echo-{self.icmp_echo}") if x) + \
@@ -153,9 +158,49 @@ FLOWS = (1, 2)
 #: extension headers (``ext_headers_scope``). With ``flow2`` only a family's second flow meets it and the first, in the
 #: same trials, is its control: a scenario paired inside the trial (docs/report.md, "Scenarios on a flow").
 SCOPES = {"all": "every test frame", "flow2": "the second flow of each family only (the first is its control)"}
-#: The UDP source port of each flow's frames: the DUT tells a scenario's flow by it (``udp sport``). Flow 1
-#: keeps the engine's default (engine/src/spec/types.rs ``DEFAULT_SRC_PORT``), so one-flow specs are unchanged.
+#: The UDP source port of each flow's frames with fixed ports (``ports = "fixed"``). Flow 1 keeps the engine's
+#: default (engine/src/spec/types.rs ``DEFAULT_SRC_PORT``, RFC 2544 App. C.2.6.4), so one-flow specs are unchanged.
 FLOW_SRC_PORT = {1: 0xC020, 2: 0xC021}
+#: What the test frames' UDP ports are (``ports``): RFC 4814 §4.5's pseudorandom ports, or fixed ones.
+PORTS = {
+    "auto": "RFC 4814 pseudorandom ports, or fixed ones through a DUT that keeps state (NAT44, stateful NAT64), "
+            "where RFC 9693's phases are needed",
+    "rfc4814": "pseudorandom ports (RFC 4814 §4.5): sources 1024-65535 (two flows: 1024-49184 and 49185-65534), "
+               "destinations 1-49151, each value once a cycle in a seeded permutation",
+    "fixed": "one 5-tuple a stream: source port 49184 (49185 for flow 2), destination port 7",
+}
+#: RFC 4814 §4.5: source ports from the dynamic and registered range, destinations from the well-known and registered.
+RFC4814_SRC = (1024, 65535)
+RFC4814_DST = (1, 49151)
+#: The source ports of flow 2 in either mode: what a DUT scenario scoped to flow 2 matches (``udp sport``, an ``ip
+#: rule``'s ``sport``). With two flows, RFC 4814's source range is split here: flow 1 walks 1024-49184 (its fixed
+#: port, 49184, is in it), flow 2 49185-65534. Port 65535 is left out: Linux's routing rules refuse a range that
+#: holds it ("Invalid sport range", fib_rule_port_range_valid), and a scoped tunnel routes flow 2 by such a rule.
+FLOW2_SRC_PORTS = (FLOW_SRC_PORT[2], RFC4814_SRC[1] - 1)
+
+
+def src_ports(flow: int, flows: int) -> tuple[int, int]:
+    """The source ports flow ``flow`` of ``flows`` walks with RFC 4814 ports."""
+    if flows == 1:
+        return RFC4814_SRC
+    return (RFC4814_SRC[0], FLOW2_SRC_PORTS[0] - 1) if flow == 1 else FLOW2_SRC_PORTS
+
+
+def ports_used(asked: str, keeps_state: bool) -> str:
+    """The ports a trial sends (``rfc4814`` or ``fixed``) when ``asked`` (:data:`PORTS`) through a DUT that
+    does or does not keep state. A DUT that tracks connections opens one for every new 5-tuple: RFC 4814's
+    ports would measure its connection set-up, not its forwarding, unless RFC 9693's preliminary phase
+    opened them first, which v6bench does not run yet; so ``auto`` sends fixed ports through it, and
+    ``rfc4814`` is refused there."""
+    if asked == "rfc4814" and keeps_state:
+        raise UsageError("RFC 4814 ports through a DUT that keeps state (NAT44, stateful NAT64) need RFC 9693's "
+                         "preliminary phase, which v6bench does not run yet: use ports = auto or fixed", "ports")
+    return "fixed" if asked == "fixed" or keeps_state else "rfc4814"
+
+
+def port_match(ports: tuple[int, int]) -> str:
+    """A port range as nftables and ``ip rule`` write it (``49185-65534``)."""
+    return f"{ports[0]}-{ports[1]}"
 #: Bounds of a run's length [s] (``Traffic.runs_s``): the DUT's CPU is sampled every 20 ms (lab/emulated/cpu_window.py), and a
 #: run must hold whole samples; a run longer than a few seconds no longer cancels the lab's slow changes of state.
 RUNS_S = (0.05, 5.0)
@@ -221,6 +266,8 @@ def check(traffic: Traffic, mix: Mix, frame_size: int, bidirectional: bool, mesh
     if traffic.flows != 1 and (mesh or traffic.icmp_echo):
         raise UsageError("a family in two flows is for UDP test frames from t1 (not a mesh, not ICMP echo)", "flows")
     check_scope(traffic.ext_headers_scope, "ext_headers_scope")
+    if traffic.ports not in PORTS:
+        raise UsageError(f"{traffic.ports!r} is not one of {', '.join(PORTS)}", "ports")
     if traffic.ext_headers_scope != "all" and not (traffic.ext_headers and traffic.flows == 2):
         raise UsageError("puts the extension headers on the second flow only: needs ext_headers and flows = 2",
                          "ext_headers_scope")

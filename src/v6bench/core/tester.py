@@ -107,6 +107,34 @@ class Tester(Measurer, Protocol):
         ...
 
 
+class ConnectionTester(Protocol):
+    """A tester of a DUT that keeps state (NAT44, stateful NAT64, a
+    connection-tracking firewall), for RFC 9693's connection metrics: the
+    initiator's side (t1, IPv6 for NAT64) opens connections, the
+    responder's side (t2, IPv4) sends back through them."""
+
+    def clear(self) -> None:
+        """Empties the DUT's connection table (a command, or its timeout
+        waited out): every measurement starts from an empty table."""
+        ...
+
+    def open(self, connections: int, rate_fps: float) -> Measurement:
+        """RFC 9693's preliminary phase: ``connections`` frames from the
+        initiator's side at ``rate_fps``, each of a 4-tuple not sent before
+        (pseudorandom ports, each combination once)."""
+        ...
+
+    def validate(self, connections: int, rate_fps: float) -> Measurement:
+        """One frame from the responder's side to each of the ``connections``
+        opened, at ``rate_fps``: a frame passes only through a connection
+        the DUT holds, so ``rx_frames`` counts the connections it holds."""
+        ...
+
+    def tear_down(self) -> float:
+        """Deletes every connection the DUT holds; the time it took [s]."""
+        ...
+
+
 #: The transports a :class:`HostTester` streams over.
 HOST_PROTOCOLS = ("tcp", "udp")
 #: Largest UDP message: 65,535 − 8 (UDP) − 20 (IPv4 header); IPv6 allows

@@ -93,3 +93,45 @@ class SimulatedTester:
         return Measurement(duration_s, load_fps, load_fps, tx, tx - lost, load_fps > self.tester_max_fps,
                            self._detail(load_fps), streams=self._streams(tx, tx - lost, self.latency_ns, outage * 1e9 + 1e9 / load_fps),
                            extra={"reset_kind": kind, "reset_at_s": at_s, "reset_took_s": 0.01})
+
+
+@dataclass
+class SimulatedConnections:
+    """A simulated DUT that keeps state (:class:`~v6bench.core.tester.ConnectionTester`),
+    seeded: its table holds ``capacity`` connections; it opens at most
+    ``max_new_per_s`` a second (± ``noise``, drawn each phase), the frames
+    of new connections above that rate dropped evenly; deleting ``n``
+    connections takes ``teardown_base_s + n / teardown_per_s``. Frames of
+    the responder's side pass only through connections held."""
+
+    capacity: int
+    max_new_per_s: float
+    teardown_per_s: float = 1e6
+    teardown_base_s: float = 0.01
+    tester_max_fps: float = float("inf")
+    noise: float = 0.0
+    seed: int = 1
+    held: int = 0
+
+    def __post_init__(self) -> None:
+        self.rng = random.Random(self.seed)
+
+    def clear(self) -> None:
+        self.held = 0
+
+    def open(self, connections: int, rate_fps: float) -> Measurement:
+        limit = self.max_new_per_s * (1 + self.rng.uniform(-self.noise, self.noise))
+        accepted = connections if rate_fps <= limit else int(connections * limit / rate_fps)
+        passed = min(accepted, self.capacity - self.held)
+        self.held += passed
+        return Measurement(connections / rate_fps, rate_fps, min(rate_fps, self.tester_max_fps), connections, passed,
+                           rate_fps > self.tester_max_fps)
+
+    def validate(self, connections: int, rate_fps: float) -> Measurement:
+        return Measurement(connections / rate_fps, rate_fps, min(rate_fps, self.tester_max_fps), connections,
+                           min(connections, self.held), rate_fps > self.tester_max_fps)
+
+    def tear_down(self) -> float:
+        took = self.teardown_base_s + self.held / self.teardown_per_s
+        self.held = 0
+        return took * (1 + self.rng.uniform(-self.noise, self.noise) / 10)

@@ -69,7 +69,7 @@ def learn(lab: Lab, engine_pid_file: Path | None = None) -> Lab:
     probe_lab = replace(lab, fib={**fib, "destinations_file": str(sample_file(lab))})
     request = replace(make_request("50/50", 128, f"{PROBE_FPS}fps", PROBE_S, False), settle_s=PROBE_SETTLE_S,
                       drain_s=PROBE_DRAIN_S)
-    fps = request.check_on_lab(lab.topology, lab.link_speed_bps, lab.mtu, interface.tunnel(lab), lab.dut_config.scope)
+    fps = request.check_on_lab(lab.topology, lab.link_speed_bps, lab.mtu, interface.tunnel(lab), lab.dut_config)
     probes = 0
     while True:
         t0 = time.time_ns()

@@ -10,8 +10,10 @@ trial does.
 from __future__ import annotations
 
 from ..core.errors import UsageError
+from ..core import frames
 from ..core.frames import Mix, Traffic
 from ..lab.model import tunnel
+from ..lab.model.dut import DutConfig
 from ..lab.model.mtu import Mtus
 from . import mesh as mesh_traffic
 from .path import LabPath
@@ -28,10 +30,12 @@ def check_on_topology(traffic: Traffic, topology: str, mesh: bool = False) -> No
         raise UsageError("srh: needs a router to process it (topology a, b or chain:N, not p2p)", "ext_headers")
 
 
-def check_on_dut(traffic: Traffic, dut_scope: str) -> None:
+def check_on_dut(traffic: Traffic, dut: DutConfig) -> None:
     """A DUT whose scenario is scoped to the second flow (lab/model/dut.py
-    ``scope``) meets it only in trials that send two flows a family."""
-    if dut_scope == "flow2" and traffic.flows != 2:
+    ``scope``) meets it only in trials that send two flows a family; the
+    ports asked must suit a DUT that keeps state (core/frames.ports_used)."""
+    frames.ports_used(traffic.ports, dut.keeps_state)
+    if dut.scope == "flow2" and traffic.flows != 2:
         raise UsageError("the DUT's scenario is on each family's second flow only (its scope is flow2): "
                          "send two flows (flows = 2, --flows 2), or the trial would not meet it", "flows")
 

@@ -40,7 +40,7 @@ class LabTester:
         req = TrialRequest(self.mix, self.frame_size, Rate.of_fps(load_fps), duration_s,
                            self.bidirectional, self.drain_s, self.traffic.ext_headers, self.traffic.icmp_echo, mesh,
                            self.settle_s, self.traffic.flows, self.traffic.ext_headers_scope,
-                           runs_s=self.traffic.runs_s)
+                           runs_s=self.traffic.runs_s, ports=self.traffic.ports)
         r = runner.run(self.lab, req, self.site.engine_pid_file, adjust, during, self.selftest)
         extra = {}
         if r.get("action"):

@@ -14,6 +14,7 @@ from ..core import frames
 from ..core.frames import Mix, Traffic, parse_mix
 from . import fit
 from .path import LabPath
+from ..lab.model.dut import DutConfig
 from ..lab.model.mtu import Mtus
 from ..lab.model.tunnel import Tunnel
 
@@ -53,6 +54,8 @@ class TrialRequest:
     order_seed: int | None = None
     #: The streams in runs of this many seconds a share unit instead of frame by frame (core/frames.Traffic.runs_s).
     runs_s: float | None = None
+    #: The test frames' UDP ports (core/frames.PORTS): ``auto``, ``rfc4814`` or ``fixed``.
+    ports: str = "auto"
 
     def __post_init__(self) -> None:
         if self.mesh is not None:
@@ -68,18 +71,18 @@ class TrialRequest:
 
     @property
     def traffic(self) -> Traffic:
-        return Traffic(self.ext_headers, self.icmp_echo, self.flows, self.ext_headers_scope, self.runs_s)
+        return Traffic(self.ext_headers, self.icmp_echo, self.flows, self.ext_headers_scope, self.runs_s, self.ports)
 
     def check_on_lab(self, topology: str, link_speed_bps: float, mtu: Mtus, tunnel: Tunnel | None,
-                     dut_scope: str = "all") -> float:
+                     dut: DutConfig = DutConfig()) -> float:
         """Checks the request fits a lab of ``topology`` with these links,
-        MTUs, tunnel and DUT scenario scope (what the traffic needs of the topology, mesh
+        MTUs, tunnel and DUT configuration (what the traffic needs of the topology, mesh
         paths, :meth:`check_against` the path from t1 to t2); returns the
         rate per direction [fps]. The command line calls it before it
         builds a lab, the trial runner on the lab it runs on."""
         mesh = self.mesh is not None
         fit.check_on_topology(self.traffic, topology, mesh=mesh)
-        fit.check_on_dut(self.traffic, dut_scope)
+        fit.check_on_dut(self.traffic, dut)
         if mesh:
             fit.check_mesh(self.mesh, self.mix, self.frame_size, topology, link_speed_bps, mtu)
         return self.check_against(LabPath.build(topology, link_speed_bps, mtu, tunnel))
@@ -105,7 +108,8 @@ class TrialRequest:
 
 def make_request(mix: str, frame_size: int, rate: str, duration_s: float, bidirectional: bool,
                  ext_headers: str | None = None, icmp_echo: str | None = None, mesh: str | None = None,
-                 flows: int = 1, ext_headers_scope: str = "all", runs_s: float | None = None) -> TrialRequest:
+                 flows: int = 1, ext_headers_scope: str = "all", runs_s: float | None = None,
+                 ports: str = "auto") -> TrialRequest:
     return TrialRequest(parse_mix(mix), int(frame_size), parse_rate(rate), float(duration_s), bidirectional,
                         ext_headers=ext_headers, icmp_echo=icmp_echo, mesh=mesh, flows=flows, ext_headers_scope=ext_headers_scope,
-                        runs_s=runs_s)
+                        runs_s=runs_s, ports=ports)

@@ -34,7 +34,7 @@ from ..lab import interface
 from ..lab.interface import Lab
 from . import backend, mesh, tester_limits
 from .request import TrialRequest
-from .spec import engine_spec
+from .spec import engine_spec, ports_record
 
 LATENCY_KEYS = ("count", "min", "mean", "stddev", "p50", "p99", "p999", "max")
 
@@ -104,6 +104,7 @@ def summarize(lab: Lab, request: TrialRequest, fps: float, eng: dict, dut: dict,
         "icmp_echo": request.icmp_echo,
         "flows": request.flows,
         "order_seed": request.order_seed,
+        "ports": ports_record(lab, request),
         "runs_s": request.runs_s,
         "mesh": request.mesh,
         "mesh_start_spread_s": spread_s,
@@ -158,7 +159,7 @@ def run(lab: Lab, request: TrialRequest, engine_pid_file: Path | None = None,
     returned dict is stored under ``action`` with ``action_at_s``, the
     time it started after the first frame was due.
     """
-    fps = request.check_on_lab(lab.topology, lab.link_speed_bps, lab.mtu, interface.tunnel(lab), lab.dut_config.scope)
+    fps = request.check_on_lab(lab.topology, lab.link_speed_bps, lab.mtu, interface.tunnel(lab), lab.dut_config)
     if request.order_seed is None:  # every trial its own order of the families and flows (trial/spec.py)
         request = replace(request, order_seed=random.SystemRandom().randrange(2**31))
     spec = engine_spec(lab, request, fps)

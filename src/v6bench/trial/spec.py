@@ -60,6 +60,7 @@ def engine_spec(lab: Lab, request: TrialRequest, fps: float) -> TrialSpec:
     if walks and request.ext_headers and ext_headers.has_routing_header(request.ext_headers):
         raise UsageError(f"the {request.ext_headers} preset's routing header names the final destination: not "
                          "with a table's destinations", "ext_headers")
+    port_mode = frames.ports_used(request.ports, lab.dut_config.keeps_state)
     streams = []
     for src, dst in pairs:
         path = LabPath.build(lab.topology, lab.link_speed_bps, lab.mtu, tunnel, src, dst)
@@ -88,6 +89,8 @@ def engine_spec(lab: Lab, request: TrialRequest, fps: float) -> TrialSpec:
             for s in families:
                 s = replace(s, name=frames.flow_name(s.name, k), src_port=frames.FLOW_SRC_PORT[k] if k > 1 else None)
                 s = _translated(lab, s, k, request)
+                if port_mode == "rfc4814" and s.protocol is None:
+                    s = _rfc4814(s, k, request.flows, request.order_seed)
                 headers = request.ext_headers and s.ip_version == 6 and not request.icmp_echo and \
                     (request.ext_headers_scope == "all" or k == 2)
                 streams.append(replace(s, ipv6_ext_headers=chain) if headers else s)
@@ -99,6 +102,34 @@ def engine_spec(lab: Lab, request: TrialRequest, fps: float) -> TrialSpec:
                      allow_non_benchmarking_addresses=lab.allow_other_addresses,
                      # per-frame delay distributions for the report (seed 003 Fig. 3-4); mesh reports loss per flow
                      export_histograms=not request.mesh)
+
+
+def ports_record(lab: Lab, request: TrialRequest) -> dict:
+    """What a trial's UDP ports were, stored with it (``ports``): the mode
+    asked and the one sent (core/frames.ports_used), and with RFC 4814 ports
+    each flow's source range, the destination range and the permutation's seed
+    (a table's, or the trial's ``order_seed``)."""
+    used = frames.ports_used(request.ports, lab.dut_config.keeps_state)
+    out: dict = {"asked": request.ports, "used": "none (ICMP echo)" if request.icmp_echo else used}
+    if used == "rfc4814" and not request.icmp_echo:
+        fib = lab.fib
+        out.update(src={str(k): list(frames.src_ports(k, request.flows)) for k in range(1, request.flows + 1)},
+                   dst=list(frames.RFC4814_DST),
+                   seed=fib["seed"] if fib else (request.order_seed if request.order_seed is not None else 1))
+    return out
+
+
+def _rfc4814(stream: Stream, flow: int, flows: int, seed: int | None) -> Stream:
+    """``stream`` with RFC 4814 §4.5's pseudorandom UDP ports: its flow's
+    share of the source ports (core/frames.src_ports; flow 2's are what a
+    scoped DUT matches) and destination ports 1-49151, each walked by the
+    engine in a seeded permutation, every value once a cycle; beside a
+    table's walk of destinations, in that walk's permutation."""
+    lo, hi = frames.src_ports(flow, flows)
+    walked = {"src_port": (f"{lo}-{hi}",), "dst_port": ("{}-{}".format(*frames.RFC4814_DST),)}
+    if stream.walk is not None:
+        return replace(stream, src_port=None, walk=replace(stream.walk, **walked))
+    return replace(stream, src_port=None, walk=Walk(**walked, order="permuted", seed=seed if seed is not None else 1))
 
 
 def _translated(lab: Lab, stream: Stream, flow: int, request: TrialRequest) -> Stream:

@@ -125,11 +125,13 @@ class NamespaceRouters:
                if dut.has_table else None)
         if dut.tunnel:
             tunnel_setup.configure(site, topo, dut.tunnel, mtu.of("r1", "r2"), scoped=dut.scope == "flow2")
-        if dut.nat64:
-            translator.start(site, topo, dut.nat64)
+        split = cpu_plan.arrangement == "split"
+        tayga = translator.start(site, topo, dut.nat64, cpu_plan.router_cpu(0) if split else None) if dut.nat64 else None
         for node in topo.nodes:
             wait_carrier(site, node)
-        threads = arrange_cpus(site, topo, cpu_plan) if cpu_plan.arrangement == "split" else []
+        threads = arrange_cpus(site, topo, cpu_plan) if split else []
+        if tayga and split:  # the translator's work is R1's: its CPU time is sampled with R1's NAPI threads
+            threads.append(tayga)
         return nodes_json, threads, fib
 
 

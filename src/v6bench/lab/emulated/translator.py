@@ -25,8 +25,10 @@ from ..model.site import Site
 from ..model.topology import Topology
 from . import nsctl
 
-#: Longest wait for TAYGA's tun device after its start [s].
+#: Longest wait for TAYGA's process after its start [s].
 START_TIMEOUT_S = 5.0
+#: The name TAYGA's thread has among the lab's kernel threads (``LabState.napi``).
+THREAD = "tayga"
 
 
 def binary() -> str:
@@ -41,10 +43,13 @@ def directory(site: Site, router: str) -> Path:
     return site.lab_dir / f"tayga-{router}"
 
 
-def start(site: Site, topo: Topology, mode: str, router: str = "r1") -> None:
-    """Starts TAYGA in ``router``'s namespace for ``mode`` and routes the
-    NAT64 prefix and its IPv4 side into it; idempotent (a TAYGA already
-    running there is ended first: a hard reset builds the namespace anew)."""
+def start(site: Site, topo: Topology, mode: str, cpu: int | None, router: str = "r1") -> dict:
+    """Starts TAYGA in ``router``'s namespace for ``mode``, on ``cpu`` (the
+    router's DUT CPU; None: not pinned), and routes the NAT64 prefix and
+    its IPv4 side into it; idempotent (a TAYGA already running there is
+    ended first: a hard reset builds the namespace anew). Returns its
+    thread's record as the lab keeps its NAPI threads' (``LabState.napi``:
+    its CPU time is the DUT's work, sampled with theirs)."""
     tayga = binary()
     ns = site.netns(router)
     d = directory(site, router)
@@ -60,18 +65,20 @@ def start(site: Site, topo: Topology, mode: str, router: str = "r1") -> None:
     links = nsctl.command(ns, ["ip", "-o", "link", "show"])
     if f": {translation.TUN_DEV}:" not in links:
         nsctl.command(ns, [tayga, "--config", str(conf), "--mktun"])
+    pin = ["taskset", "-c", str(cpu)] if cpu is not None else []
     with open(d / "tayga.log", "ab") as log:
-        subprocess.Popen(["ip", "netns", "exec", ns, tayga, "--config", str(conf), "--nodetach"],
+        subprocess.Popen(["ip", "netns", "exec", ns, *pin, tayga, "--config", str(conf), "--nodetach"],
                          stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True)
     nsctl.command(ns, ["ip", "link", "set", translation.TUN_DEV, "up"])
     for args in translation.routes(mode):
         nsctl.command(ns, ["ip", *args])
     deadline = time.monotonic() + START_TIMEOUT_S
-    while not _taygas(ns):
+    while not (pids := _taygas(ns)):
         if time.monotonic() > deadline:
             tail = (d / "tayga.log").read_text(errors="replace").strip().splitlines()[-3:]
             raise LabError(f"{ns}: TAYGA did not start: {' / '.join(tail) or 'no output'}")
         time.sleep(0.05)
+    return {"node": router, "netns": ns, "ifname": THREAD, "pid": pids[0], "cpu": cpu, "policy": "other", "priority": 0}
 
 
 def _taygas(ns: str) -> list[int]:

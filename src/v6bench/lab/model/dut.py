@@ -72,7 +72,8 @@ IPv6 in IPv4 between R1 and R2 on topology b (:mod:`v6bench.lab.model.tunnel`).
 
 ``scope``: ``all`` (every test frame meets the ACL, the NAT, the
 tunnel), or ``flow2``: only the second flow of each family does, told by
-its UDP source port (:data:`v6bench.core.frames.FLOW_SRC_PORT`), and the
+its UDP source ports (:data:`v6bench.core.frames.FLOW2_SRC_PORTS`, 49185-65534,
+fixed or RFC 4814 ports alike), and the
 first flow, in the same trials, is its control (docs/report.md,
 "Scenarios on a flow"). The list's jumps also match ``udp sport``; the NAT
 rewrites only that flow and every other test frame from t1's subnet is
@@ -91,7 +92,7 @@ from __future__ import annotations
 import ipaddress
 from dataclasses import asdict, dataclass
 
-from ...core.frames import FLOW_SRC_PORT, Traffic, check_scope
+from ...core.frames import FLOW2_SRC_PORTS, Traffic, check_scope, port_match
 from ...core.params import check
 from ...fib.shapes import TABLES
 from . import translation, tunnel
@@ -170,6 +171,12 @@ class DutConfig:
         check(self.scope == "all" or scenarios == 1, "scope",
               "flow2 pairs one scenario with its control: give exactly one of acl, nat44 (and nat64) and tunnel "
               f"(given: {scenarios})")
+
+    @property
+    def keeps_state(self) -> bool:
+        """Whether R1 tracks connections of test frames (NAT44, stateful NAT64): a frame with a new 5-tuple
+        opens a connection, so RFC 4814's pseudorandom ports need RFC 9693's phases (core/frames.PORTS)."""
+        return self.nat44 or self.nat64 == "stateful"
 
     @property
     def has_table(self) -> bool:
@@ -274,7 +281,7 @@ def ports(topo: Topology, router: str) -> tuple[str, str]:
 
 def _flow2(cfg: DutConfig) -> str:
     """The match that picks a scoped scenario's flow (empty when unscoped)."""
-    return f" udp sport {FLOW_SRC_PORT[2]}" if cfg.scope == "flow2" else ""
+    return f" udp sport {port_match(FLOW2_SRC_PORTS)}" if cfg.scope == "flow2" else ""
 
 
 def _nat44(cfg: DutConfig, topo: Topology, router: str) -> str:
@@ -287,7 +294,7 @@ def _nat44(cfg: DutConfig, topo: Topology, router: str) -> str:
     src_net = ipaddress.ip_interface(inside).network
     to = node.interface(out).ipv4.split("/")[0]
     raw = (f"  chain prerouting {{\n    type filter hook prerouting priority raw; policy accept;\n"
-           f"    ip saddr {src_net} udp sport != {FLOW_SRC_PORT[2]} notrack\n  }}\n") if cfg.scope == "flow2" else ""
+           f"    ip saddr {src_net} udp sport != {port_match(FLOW2_SRC_PORTS)} notrack\n  }}\n") if cfg.scope == "flow2" else ""
     return (f"table ip {NAT_TABLE} {{\n{raw}  chain postrouting {{\n"
             f"    type nat hook postrouting priority srcnat; policy accept;\n"
             f'    oifname "{out}" ip saddr {src_net}{_flow2(cfg)} counter snat to {to}\n  }}\n}}\n')

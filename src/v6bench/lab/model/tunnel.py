@@ -40,7 +40,7 @@ import ipaddress
 from dataclasses import dataclass
 
 from ...core.errors import UsageError
-from ...core.frames import FLOW_SRC_PORT
+from ...core.frames import FLOW2_SRC_PORTS, port_match
 from ...core.rates import ETHERNET_BYTES
 
 
@@ -98,7 +98,7 @@ def table(scoped: bool) -> list[str]:
 def scoped_rule(version: int) -> list[str]:
     """``ip`` arguments of the rule sending flow 2 of IP ``version`` to :data:`SCOPED_TABLE`."""
     # ipproto by number: a VM router's guest has no /etc/protocols to read "udp" from.
-    return [f"-{version}", "rule", "add", "pref", SCOPED_PREF, "ipproto", "17", "sport", str(FLOW_SRC_PORT[2]),
+    return [f"-{version}", "rule", "add", "pref", SCOPED_PREF, "ipproto", "17", "sport", port_match(FLOW2_SRC_PORTS),
             "lookup", SCOPED_TABLE]
 
 
