@@ -9,7 +9,7 @@ PY      := $(VENV)/bin/python
 ENGINE  := engine/target/release/v6bench-engine
 STAMPS  := .make
 APT_PKGS := iproute2 ethtool nftables netsniff-ng tshark iperf3 procps python3 python3-venv build-essential snmp \
-	qemu-system-x86 linux-image-amd64 busybox-static snmpd bird2
+	qemu-system-x86 linux-image-amd64 busybox-static snmpd bird2 conntrack
 # (qemu-system-x86 … snmpd make the VM router's guest image: QEMU, Debian's kernel, busybox, the agent in the
 # guest. bird2 announces a table to an external lab's DUT over BGP; v6bench runs its own BIRD in a namespace,
 # so a system BIRD that installing it started is stopped and disabled, never one that was there before.)

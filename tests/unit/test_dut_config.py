@@ -184,3 +184,18 @@ def test_a_scoped_lab_takes_trials_of_two_flows_only():
     with pytest.raises(UsageError, match="send two flows") as e:
         fit.check_on_dut(Traffic(), DutConfig(acl=1, scope="flow2"))
     assert e.value.field == ("flows",)
+
+
+def test_a_dut_of_known_connection_capacity_and_rate_counts_and_limits_new_connections():
+    """``max_connections`` and ``max_new_fps`` (RFC 9693's known answers): a
+    ``ct count`` over a dynamic set of destinations and a limit on new
+    connections, in R1's forward chain; either makes R1 keep state."""
+    a = parse_topology("a")
+    text = ruleset(DutConfig(max_connections=1000, max_new_fps=2000), a, "r1")
+    fwd = chain(text, "forward")
+    assert "ct state new add @connections { ip daddr ct count over 1000 } counter drop" in fwd
+    assert "meta nfproto ipv4 ct state new limit rate over 2000/second burst 5 packets counter drop" in fwd
+    assert "set connections" in text and DutConfig(max_connections=1).keeps_state
+    assert not DutConfig(nat64="stateless").keeps_state and DutConfig(nat64="stateful").keeps_state
+    with pytest.raises(UsageError, match="max_new_fps"):
+        parse(DutConfig, {"max_new_fps": -1}, ("dut",))

@@ -69,6 +69,10 @@ EXTERNAL_LAB = Option("--lab", "an external lab file (TOML, docs/external-lab.md
 DUT = {
     "limit_fps": Option("--dut-limit", "a DUT of known capacity: R1 drops above FPS frames/s per direction "
                         "(nftables limit) [none]", metavar="FPS"),
+    "max_connections": Option("--max-connections", "a DUT of known connection capacity: R1 holds at most N IPv4 "
+                              "connections (nftables ct count; RFC 9693's known answer) [none]", metavar="N"),
+    "max_new_fps": Option("--max-new-connections", "a DUT of known establishment rate: R1 opens at most N IPv4 "
+                          "connections a second [none]", metavar="N"),
     "acl": Option("--acl", "access lists in R1, one per IP version, of RULES rules: RULES - 1 denies and the "
                   "permit last (seed 000 §3: 1 or 25), or none [none]", metavar="RULES"),
     "acl_family": Option("--acl-family", "which IP version's frames walk their list; the other is forwarded "
@@ -281,7 +285,7 @@ def dut_table(args: argparse.Namespace) -> dict | None:
         return None
     if "acl" in given:
         given["acl"] = 0 if given["acl"] == "none" else value(int, given["acl"], "acl")
-    for name in ("limit_fps", "table_seed", "destinations"):
+    for name in ("limit_fps", "table_seed", "destinations", "max_connections", "max_new_fps"):
         if name in given:
             given[name] = value(int, given[name], name)
     return given

@@ -57,6 +57,13 @@ def reset(site: Site, lab: Lab, kind: str) -> tuple[Lab, dict]:
     return backends.of(lab).reset(site, lab, kind)
 
 
+def clear_connections(lab: Lab) -> float:
+    """Empties the connections the DUT tracks (RFC 9693: every measurement
+    of a DUT that keeps state starts from an empty table); the time the
+    deletion took [s]."""
+    return backends.of(lab).clear_connections(lab)
+
+
 def describe(lab: Lab) -> str:
     return backends.of(lab).describe(lab)
 

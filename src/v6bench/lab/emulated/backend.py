@@ -13,7 +13,7 @@ from ..model.dut import DutConfig
 from ..model.site import Site
 from ..model.spec import LabSpec
 from ..model.tunnel import Tunnel
-from . import build, configured, control, nsctl, observe
+from . import build, configured, connections, control, nsctl, observe
 from . import reset as lab_reset
 from .state import LabState
 
@@ -69,6 +69,10 @@ class Emulated:
 
     def describe(self, lab: LabState) -> str:
         return control.describe(lab)
+
+    def clear_connections(self, lab: LabState) -> float:
+        """Empties R1's connection table (:mod:`.connections`); the time it took [s]."""
+        return connections.clear(lab.node("r1")["netns"], bool(lab.dut_config.max_connections))
 
     def router_command(self, node: dict, argv: list[str]) -> str:
         """``argv``'s output on router ``node`` (its record in the lab's node list): in its namespace."""

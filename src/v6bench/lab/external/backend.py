@@ -8,7 +8,7 @@ from contextlib import contextmanager
 from dataclasses import replace
 from typing import Iterator, NoReturn
 
-from ...core.errors import UsageError
+from ...core.errors import LabError, UsageError
 from ..emulated import state
 from ..model import spec as lab_spec
 from ..model.dut import DutConfig
@@ -88,6 +88,10 @@ class External:
 
     def reset(self, site: Site, lab: ExternalLab, kind: str) -> tuple[ExternalLab, dict]:
         return lab, external.reset(lab, kind)
+
+    def clear_connections(self, lab: ExternalLab) -> float:
+        raise LabError("RFC 9693's connection measurements need the DUT's connection table emptied: not built "
+                       "for a router v6bench did not build (a lab file command would do it)")
 
     def describe(self, lab: ExternalLab) -> str:
         return lab.describe()

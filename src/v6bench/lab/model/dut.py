@@ -58,6 +58,14 @@ control; ``nat44`` may join it there (IPv4's flow 2 through source NAT),
 so one trial holds native IPv4 and IPv6, NAT44 and NAT64. The stateful
 mode's source NAT is in a table of its own (``v6bench_nat64``).
 
+``max_connections`` and ``max_new_fps`` make a DUT of known connection
+capacity and establishment rate, the known answers of RFC 9693's metrics
+(:mod:`v6bench.methods.stateful`), as ``limit_fps`` is throughput's: R1
+drops an IPv4 packet that would open a connection beyond N held toward
+its destination (``ct count over N``, every test connection goes to t2's
+address), or beyond R new connections a second (``ct state new limit rate
+over R/second``, a 5-packet bucket). Either makes R1 track connections.
+
 ``table``: a forwarding table like the Internet's (:mod:`v6bench.fib`) in
 every router on the path from t1 to t2, each prefix routed toward t2
 (:mod:`v6bench.lab.emulated.fib_load`, which measures the load and the FIB learning
@@ -100,6 +108,8 @@ from .topology import Topology
 
 TABLE = "v6bench"
 NAT_TABLE = "v6bench_nat"
+#: The set whose ``ct count`` bounds the connections R1 holds (``max_connections``).
+CONNECTIONS_SET = "connections"
 #: The longest list: its denies' IPv4 destinations stay in 198.19.100.0/24 … 198.19.249.0/24.
 ACL_MAX = 150
 ACL_AT = ("in", "out", "both")
@@ -126,6 +136,10 @@ class DutConfig:
     tunnel: str = ""  # "", "4in6", "6in4"; on VM routers also "gre6in4", "gre4in6" (topology b; lab/model/tunnel.py)
     #: "", "stateless" or "stateful": NAT64 on R1 (lab/model/translation.py).
     nat64: str = ""
+    #: A DUT of known connection capacity and establishment rate (RFC 9693's known answers): R1 holds at most this
+    #: many IPv4 connections to a destination (nftables ``ct count``), and opens at most this many a second; 0: none.
+    max_connections: int = 0
+    max_new_fps: int = 0
     scope: str = "all"
     #: A forwarding table like the Internet's in every router on the path (fib.shapes.TABLES; lab/emulated/fib_load.py),
     #: made from ``table_seed``; t1's frames then walk ``destinations`` of its prefixes a family.
@@ -152,6 +166,10 @@ class DutConfig:
               "not with the 4in6 tunnel: R1 encapsulates IPv4 before the NAT hook")
         check(self.nat64 in ("", *translation.MODES), "nat64",
               f"{self.nat64!r} is not one of {', '.join(translation.MODES)} (or none)")
+        for key in ("max_connections", "max_new_fps"):
+            v = getattr(self, key)
+            check(isinstance(v, int) and not isinstance(v, bool) and 0 <= v <= 100_000_000, key,
+                  f"{v!r} is not 0 (none) or a whole number up to 100000000")
         check(not (self.nat64 and self.tunnel), "nat64", "not with a tunnel: R1 translates, nothing encapsulates")
         check(not (self.nat64 and self.acl), "nat64",
               "not with an ACL: the lists permit t2's own addresses, and a translated frame is sent to the NAT64 prefix")
@@ -176,7 +194,7 @@ class DutConfig:
     def keeps_state(self) -> bool:
         """Whether R1 tracks connections of test frames (NAT44, stateful NAT64): a frame with a new 5-tuple
         opens a connection, so RFC 4814's pseudorandom ports need RFC 9693's phases (core/frames.PORTS)."""
-        return self.nat44 or self.nat64 == "stateful"
+        return self.nat44 or self.nat64 == "stateful" or bool(self.max_connections or self.max_new_fps)
 
     @property
     def has_table(self) -> bool:
@@ -221,6 +239,10 @@ class DutConfig:
             parts.append(f"{self.nat64} NAT64 (prefix {translation.PREFIX})")
         if self.limit_fps:
             parts.append(f"limit {self.limit_fps:,} frames/s per direction")
+        if self.max_connections:
+            parts.append(f"at most {self.max_connections:,} connections")
+        if self.max_new_fps:
+            parts.append(f"at most {self.max_new_fps:,} new connections/s")
         if self.shape:
             parts.append("egress shaped at link speed")
         if self.tunnel:
@@ -302,13 +324,14 @@ def _nat44(cfg: DutConfig, topo: Topology, router: str) -> str:
 
 def ruleset(cfg: DutConfig, topo: Topology, router: str) -> str | None:
     """The nftables text for ``router`` of ``topo`` (None if it needs none)."""
-    if router != "r1" or not (cfg.limit_fps or cfg.acl or cfg.nat44 or cfg.nat64 == "stateful"):
+    if router != "r1" or not (cfg.limit_fps or cfg.acl or cfg.nat44 or cfg.nat64 == "stateful" or cfg.max_connections
+                              or cfg.max_new_fps):
         return None
     nat = _nat44(cfg, topo, router) if cfg.nat44 else ""
     if cfg.nat64 == "stateful":
         _, out = ports(topo, router)
         nat += translation.stateful_nat(out, topo.node(router).interface(out).ipv4.split("/")[0])
-    if not (cfg.limit_fps or cfg.acl):
+    if not (cfg.limit_fps or cfg.acl or cfg.max_connections or cfg.max_new_fps):
         return nat
     node = topo.node(router)
     rules, chains = [], ""
@@ -327,6 +350,12 @@ def ruleset(cfg: DutConfig, topo: Topology, router: str) -> str | None:
     if cfg.limit_fps:
         burst = burst_frames(cfg.limit_fps)
         rules += [f'iifname "{i.name}" limit rate over {cfg.limit_fps}/second burst {burst} packets drop' for i in node.interfaces]
+    sets = ""
+    if cfg.max_new_fps:  # a connection's first packet opens it: above the rate it is dropped, and the connection with it
+        rules.append(f"meta nfproto ipv4 ct state new limit rate over {cfg.max_new_fps}/second burst 5 packets counter drop")
+    if cfg.max_connections:  # every test connection goes to t2's one address: its count is the table's
+        sets = f"  set {CONNECTIONS_SET} {{\n    type ipv4_addr; size 65535; flags dynamic;\n  }}\n"
+        rules.append(f"ct state new add @{CONNECTIONS_SET} {{ ip daddr ct count over {cfg.max_connections} }} counter drop")
     body = "".join(f"    {r}\n" for r in rules)
-    return (f"table inet {TABLE} {{\n{chains}  chain forward {{\n"
+    return (f"table inet {TABLE} {{\n{sets}{chains}  chain forward {{\n"
             f"    type filter hook forward priority filter; policy accept;\n{body}  }}\n}}\n") + nat

@@ -4,7 +4,7 @@ tunnels, observer, reset and record."""
 
 from __future__ import annotations
 
-from ...core.errors import UsageError
+from ...core.errors import LabError, UsageError
 from ..emulated.backend import Emulated
 from ..model.dut import DutConfig
 from ..emulated.state import LabState
@@ -31,6 +31,10 @@ class VmRouters(Emulated):
             raise UsageError("NAT64 runs on namespace routers (TAYGA) for now: Jool in the VM router's guest is "
                              "not built yet", "nat64")
         return dut
+
+    def clear_connections(self, lab: LabState) -> float:
+        raise LabError("RFC 9693's connection measurements run on namespace routers for now (the VM router's "
+                       "guest has no conntrack tool)")
 
     def router_command(self, node: dict, argv: list[str]) -> str:
         """``argv``'s output on router ``node``: in its guest, over the control port."""

@@ -1,0 +1,90 @@
+"""The lab as a :class:`~v6bench.core.tester.ConnectionTester` (RFC 9693;
+:mod:`v6bench.methods.stateful`): t1 opens connections through R1, t2
+sends back through them.
+
+``open(N, R)``: N frames from t1 at R frames/s, one stream of the
+tester's family (IPv6 across a NAT64, IPv4 through NAT44), each of a
+4-tuple not sent before: the source port walks S values from 1024 and the
+destination port D values from 1, in order, with S·D ≥ N and S, D coprime,
+so that frame k carries the pair (k mod S, k mod D) and the first S·D
+frames are all different pairs (the Chinese remainder theorem).
+
+``validate(N, R)``: N frames from t2 to R1's address on its side, the same
+pairs reversed, frame k to the k-th connection: R1's source NAT keeps a
+source port where it is free (one inside address here: every one is), so
+the k-th connection's outside port is its inside one, and a frame passes
+back to t1 (as IPv6 across the NAT64) only through a connection R1 holds.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+
+from ..core.errors import UsageError
+from ..core.frames import RFC4814_DST, RFC4814_SRC
+from ..core.tester import Measurement
+from ..engine.spec import Stream, TrialSpec, Walk
+from ..lab import interface
+from .lab_tester import LabTester
+
+#: How many source and destination ports the connections' 4-tuples take at most.
+SRC_PORTS = RFC4814_SRC[1] - RFC4814_SRC[0] + 1
+DST_PORTS = RFC4814_DST[1] - RFC4814_DST[0] + 1
+
+
+def port_walk(connections: int) -> tuple[int, int]:
+    """(S, D): the source and destination ports N connections walk: S·D ≥ N,
+    gcd(S, D) = 1, as few destination ports as will do."""
+    if not 1 <= connections <= SRC_PORTS * (DST_PORTS - 1):
+        raise UsageError(f"{connections:,} connections is outside 1..{SRC_PORTS * (DST_PORTS - 1):,}", "connections")
+    s = min(connections, SRC_PORTS)
+    d = math.ceil(connections / s)
+    while math.gcd(s, d) != 1:
+        d += 1
+    return s, d
+
+
+class LabConnections:
+    """RFC 9693's phases on the lab, for ``tester``'s lab, one-family mix and
+    frame size (its trials, self-test check and retries are the tester's)."""
+
+    def __init__(self, tester: LabTester) -> None:
+        (self.version, _), *more = tester.mix.versions
+        if more:
+            raise UsageError("connections are opened by one family: mix 100/0 (NAT44) or 0/100 (NAT64)", "mix")
+        self.tester = tester
+
+    def clear(self) -> None:
+        interface.clear_connections(self.tester.lab)
+
+    def tear_down(self) -> float:
+        return interface.clear_connections(self.tester.lab)
+
+    def _ports(self, connections: int) -> tuple[str, str]:
+        s, d = port_walk(connections)
+        return f"{RFC4814_SRC[0]}-{RFC4814_SRC[0] + s - 1}", f"{RFC4814_DST[0]}-{RFC4814_DST[0] + d - 1}"
+
+    def open(self, connections: int, rate_fps: float) -> Measurement:
+        src, dst = self._ports(connections)
+
+        def adjust(spec: TrialSpec) -> TrialSpec:
+            (first,) = [s for s in spec.streams if s.tx_port == "t1"]
+            stream = replace(first, name="open", src_port=None, share=1,
+                             walk=Walk(src_port=(src,), dst_port=(dst,)))
+            return replace(spec, streams=(stream,), duration_s=None, frame_count=connections)
+        return self.tester._trial(connections / rate_fps, rate_fps, adjust)
+
+    def validate(self, connections: int, rate_fps: float) -> Measurement:
+        src, dst = self._ports(connections)
+        r1_v4 = self.tester.lab.node("t2")["interfaces"][0]["gateway_ipv4"]  # R1's address on t2's side
+
+        def adjust(spec: TrialSpec) -> TrialSpec:
+            (first,) = [s for s in spec.streams if s.tx_port == "t1"]
+            back = Stream("validate", "t2", "t1", 4, first.frame_size, 1, dst_ip=r1_v4,
+                          walk=Walk(src_port=(dst,), dst_port=(src,)), rx_ip_version=self.version)
+            t1 = next(p for p in spec.ports if p.name == "t1")
+            ports = tuple(replace(p, tx_fps=t1.tx_fps, tx_cpu=t1.tx_cpu, tx_queues=t1.tx_queues) if p.name == "t2"
+                          else replace(p, tx_fps=None, tx_cpu=None, tx_queues=None) for p in spec.ports)
+            return replace(spec, ports=ports, streams=(back,), duration_s=None, frame_count=connections)
+        return self.tester._trial(connections / rate_fps, rate_fps, adjust)

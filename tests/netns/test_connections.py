@@ -1,0 +1,60 @@
+"""RFC 9693's metrics on the lab (methods/stateful.py over
+trial/connections.py), as root, on the tests' own lab site: known answers
+through stateful NAT64: R1 made to hold at most 1,000 connections gives a
+measured capacity of 1,000 (within 2 %), and R1 made to open at most 2,000
+connections a second gives an establishment rate within 5 % of it."""
+
+from __future__ import annotations
+
+import pytest
+
+from cli_site import PREFIX, RUN_DIR, clean_site, remove_run_dir, v6bench  # noqa: F401
+from v6bench.core.frames import Traffic, parse_mix
+from v6bench.lab.emulated import state
+from v6bench.lab.model.site import Site
+from v6bench.methods import stateful
+from v6bench.trial.connections import LabConnections, port_walk
+from v6bench.trial.lab_tester import LabTester
+
+pytestmark = [pytest.mark.netns, pytest.mark.usefixtures("clean_site", "remove_run_dir")]
+SITE = Site(RUN_DIR, PREFIX)
+
+
+def lab_up(*dut: str) -> None:
+    up = v6bench("lab", "up", "--nat64", "stateful", *dut)
+    assert up.returncode == 0, up.stderr
+
+
+def connections() -> LabConnections:
+    """The lab that is up as a ConnectionTester (the caller holds its lock, as a campaign does)."""
+    return LabConnections(LabTester(SITE, state.load(SITE), parse_mix("0/100"), 128, drain_s=0.2,
+                                    traffic=Traffic(ports="fixed")))
+
+
+def test_the_tuples_are_distinct_pairs_of_coprime_walks():
+    for n in (1, 1000, 64512, 64513, 200_000):
+        s, d = port_walk(n)
+        assert s * d >= n and __import__("math").gcd(s, d) == 1 and s <= 64512
+
+
+def test_a_translator_holding_1000_connections_has_a_capacity_of_1000():
+    try:
+        lab_up("--max-connections", "1000")
+        with state.locked(SITE, "test"):
+            found = stateful.table_capacity(connections(), stateful.Params(
+                max_connections=2000, connections=1000, open_rate_fps=2000, validate_rate_fps=2000, resolution=0.01))
+        assert not found.tester_limited and 980 <= found.value <= 1000, found.value
+        assert found.failed is not None and found.failed <= 1000 * 1.02 + 1, found.failed
+    finally:
+        v6bench("lab", "down")
+
+
+def test_a_translator_opening_2000_connections_a_second_has_that_establishment_rate():
+    try:
+        lab_up("--max-new-connections", "2000")
+        with state.locked(SITE, "test"):
+            found = stateful.establishment_rate(connections(), stateful.Params(
+                connections=1000, min_rate_fps=200, max_rate_fps=8000, validate_rate_fps=1000, resolution=0.01))
+        assert not found.tester_limited and abs(found.value / 2000 - 1) < 0.05, found.value
+    finally:
+        v6bench("lab", "down")
