@@ -212,3 +212,24 @@ def test_the_round_robins_order_is_drawn_per_trial_from_its_seed(engine_bin):
     spec = engine_spec(lab, replace(base, order_seed=3), fps).to_json()  # RFC 4814's walk drawn from the same seed
     assert {s["walk"]["seed"] for s in spec["streams"]} == {3}
     check(engine_bin, spec)
+
+
+def test_a_trial_records_the_ports_it_sent():
+    """``ports`` in the trial result (trial/spec.ports_record): asked and
+    used, each flow's source range, the destination range and the seed;
+    fixed ports through a DUT that keeps state; none for ICMP echo."""
+    import dataclasses
+
+    from v6bench.lab.model.dut import DutConfig
+    from v6bench.trial.spec import ports_record
+
+    lab = lab_of("a")
+    req = dataclasses.replace(make_request("50/50", 128, "10kfps", 2, False, flows=2), order_seed=9)
+    assert ports_record(lab, req) == {"asked": "auto", "used": "rfc4814", "src": {"1": [1024, 49184], "2": [49185, 65534]},
+                                      "dst": [1, 49151], "seed": 9}
+    nat = dataclasses.replace(lab, dut_config=DutConfig(nat44=True))
+    assert ports_record(nat, req) == {"asked": "auto", "used": "fixed"}
+    echo = make_request("100/0", 128, "1kfps", 2, False, icmp_echo="dut")
+    assert ports_record(lab, echo)["used"] == "none (ICMP echo)"
+    table = dataclasses.replace(lab, fib={"seed": 5})
+    assert ports_record(table, req)["table_seed"] == 5

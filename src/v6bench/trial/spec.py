@@ -107,15 +107,15 @@ def engine_spec(lab: Lab, request: TrialRequest, fps: float) -> TrialSpec:
 def ports_record(lab: Lab, request: TrialRequest) -> dict:
     """What a trial's UDP ports were, stored with it (``ports``): the mode
     asked and the one sent (core/frames.ports_used), and with RFC 4814 ports
-    each flow's source range, the destination range and the permutation's seed
-    (a table's, or the trial's ``order_seed``)."""
+    each flow's source range, the destination range and the permutation's
+    seed (the trial's ``order_seed``); on a lab whose routers hold a table,
+    t1's streams walk their ports in the table's permutation (``table_seed``)."""
     used = frames.ports_used(request.ports, lab.dut_config.keeps_state)
     out: dict = {"asked": request.ports, "used": "none (ICMP echo)" if request.icmp_echo else used}
     if used == "rfc4814" and not request.icmp_echo:
-        fib = lab.fib
         out.update(src={str(k): list(frames.src_ports(k, request.flows)) for k in range(1, request.flows + 1)},
-                   dst=list(frames.RFC4814_DST),
-                   seed=fib["seed"] if fib else (request.order_seed if request.order_seed is not None else 1))
+                   dst=list(frames.RFC4814_DST), seed=request.order_seed if request.order_seed is not None else 1,
+                   **({"table_seed": lab.fib["seed"]} if lab.fib else {}))
     return out
 
 
