@@ -355,3 +355,22 @@ def test_the_table_size_view_draws_each_family_at_its_own_routes(tmp_path, store
     assert rows[("internet", "IPv4")][2] == 1_000_000 and rows[("internet", "IPv6")][2] == 230_000
     assert all(r[3] > 0 and r[4] > 1000 for r in table.rows), "every size has cost trials, in ns"
     assert fib.fib_scale(data.load(*store)) is None, "a run without tables has no such view"
+
+
+def test_the_environment_says_which_ports_the_trials_sent():
+    """The report's "UDP ports" table (report/views/environment.ports_rows):
+    each trial's stored ``ports`` record counted by scenario and mode, with
+    the ranges walked; trials stored before the record say nothing."""
+    from v6bench.report.data import TestData
+    from v6bench.report.views.environment import ports_rows
+
+    rfc = {"asked": "auto", "used": "rfc4814", "src": {"1": [1024, 49184], "2": [49185, 65534]}, "dst": [1, 49151], "seed": 3}
+    fixed = {"asked": "auto", "used": "fixed"}
+    tests = [TestData(1, "latency", "50/50", 128, False, 0, {"scenario": "native"}, {},
+                      tuple({"result": {"ports": rfc}} for _ in range(3))),
+             TestData(2, "latency", "50/50", 128, False, 0, {"scenario": "nat"}, {},
+                      ({"result": {"ports": fixed}}, {"result": {}})),
+             TestData(3, "latency", "50/50", 128, False, 0, {"scenario": "nat"}, {},
+                      ({"result": {"ports": {"asked": "fixed", "used": "fixed"}}},))]
+    assert ports_rows(tests) == [("nat", "fixed", 2, "-", "-"),
+                                 ("native", "rfc4814", 3, "flow 1: 1024-49184, flow 2: 49185-65534", "1-49151")]

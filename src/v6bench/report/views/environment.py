@@ -51,6 +51,23 @@ def _machine_rows(env: dict) -> list[tuple]:
             ("memory", f"{mem / 2 ** 30:.1f} GiB" if mem else "-")]
 
 
+def ports_rows(tests) -> list[tuple]:
+    """The UDP ports the run's trials sent (each trial's ``ports`` record),
+    counted by scenario and what was used, with the ranges walked."""
+    counts: dict[tuple, int] = {}
+    for t in tests:
+        for tr in t.trials:
+            rec = (tr.get("result") or {}).get("ports")
+            if not rec:
+                continue
+            src = ", ".join(f"flow {k}: {lo}-{hi}" for k, (lo, hi) in sorted((rec.get("src") or {}).items()))
+            dst = "{}-{}".format(*rec["dst"]) if rec.get("dst") else ""
+            key = (t.scenario, rec["used"] + (f" (asked {rec['asked']})" if rec["asked"] not in ("auto", rec["used"]) else ""),
+                   src or "-", dst or "-")
+            counts[key] = counts.get(key, 0) + 1
+    return [(sc, used, n, src, dst) for (sc, used, src, dst), n in sorted(counts.items())]
+
+
 def environment(data: RunData) -> Section:
     run = data.run
     env = run["environment"]
@@ -84,6 +101,14 @@ def environment(data: RunData) -> Section:
                             tuple(st_rows), "The tester's own capacity and latency floor, back to back without a DUT. "
                             "Stamp to driver: how much earlier than the kernel's software transmit stamp a frame "
                             "carries its transmit time (docs/engine-spec.md); part of the floor."))
+    ports = ports_rows(data.tests)
+    if ports:
+        blocks.append(Table("ports", "UDP ports of the test frames", ("scenario", "ports", "trials", "source ports",
+                                                                      "destination ports"), tuple(ports),
+                            "What each trial sent, as it stored it (docs/methods.md, \"UDP ports\"): RFC 4814's "
+                            "pseudorandom ports, each flow in its share of the source range, or one fixed 5-tuple a "
+                            "stream (through a DUT that keeps state). Trials stored before 2026-11-28 sent fixed "
+                            "ports and say nothing."))
     if data.campaign_toml:
         blocks.append(Table("campaign", "Campaign file", ("campaign",), ((data.campaign_toml,),)))
     return Section("environment", "Environment and DUT configuration",
