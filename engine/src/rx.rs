@@ -55,17 +55,21 @@ pub struct StreamKey {
     pub check_checksum: bool,
 }
 
-/// Whether UDP datagram `seg` carries a valid checksum: its one's-complement
-/// sum with the pseudo-header is 0xFFFF. An IPv4 datagram may carry none
-/// (0, RFC 768); an IPv6 one must (RFC 8200 §8.1). None when `seg` holds
-/// less than the datagram (a packet ring copies `ring::SNAPLEN` bytes).
-fn udp_checksum_ok(ip_version: u8, seg: &[u8], pseudo: u64) -> Option<bool> {
+/// Whether UDP datagram `seg`, from `src` to `dst`, carries a valid
+/// checksum: its one's-complement sum with the pseudo-header (the wire's
+/// `pseudo_header_sum`) is 0xFFFF. An IPv4 datagram may carry none (0, RFC
+/// 768); an IPv6 one must (RFC 8200 §8.1). None when `seg` holds less than
+/// the datagram (a packet ring copies `ring::SNAPLEN` bytes).
+fn udp_checksum_ok(src: IpAddr, dst: IpAddr, seg: &[u8]) -> Option<bool> {
     let len = usize::from(u16::from_be_bytes([*seg.get(4)?, *seg.get(5)?]));
     let whole = seg.get(..len).filter(|_| len >= udp::HEADER_LEN)?;
-    if ip_version == 4 && whole[6..8] == [0, 0] {
-        return Some(true);
-    }
-    Some(checksum::finish(checksum::sum(pseudo + len as u64, whole)) == 0)
+    let pseudo = match (src, dst) {
+        (IpAddr::V4(_), IpAddr::V4(_)) if whole[6..8] == [0, 0] => return Some(true),
+        (IpAddr::V4(s), IpAddr::V4(d)) => ipv4::pseudo_header_sum(s, d, ipv4::PROTO_UDP, len),
+        (IpAddr::V6(s), IpAddr::V6(d)) => ipv6::pseudo_header_sum(s, d, ipv6::NH_UDP, len),
+        _ => return Some(false),
+    };
+    Some(checksum::finish(checksum::sum(pseudo, whole)) == 0)
 }
 
 /// Classification and counting state of the receiver.
@@ -240,8 +244,8 @@ impl RxState {
                 true
             }
             ipv4::PROTO_UDP => {
-                let pseudo = checksum::sum(checksum::sum(u64::from(ipv4::PROTO_UDP), &h.src.octets()), &h.dst.octets());
-                self.on_udp(pi, 4, l4.get(..h.total_len - h.header_len).unwrap_or(l4), pseudo, rx_ns, from_ns)
+                let seg = l4.get(..h.total_len - h.header_len).unwrap_or(l4);
+                self.on_udp(pi, 4, seg, (IpAddr::V4(h.src), IpAddr::V4(h.dst)), rx_ns, from_ns)
             }
             ipv4::PROTO_ICMP if h.is_fragment() => false,
             ipv4::PROTO_ICMP => match l4.first() {
@@ -278,8 +282,8 @@ impl RxState {
         }
         match h.upper_proto {
             ipv6::NH_UDP => {
-                let pseudo = checksum::sum(checksum::sum(u64::from(ipv6::NH_UDP), &h.src.octets()), &h.dst.octets());
-                self.on_udp(pi, 6, l3.get(h.upper_offset..h.total_len).unwrap_or(l4), pseudo, rx_ns, from_ns)
+                let seg = l3.get(h.upper_offset..h.total_len).unwrap_or(l4);
+                self.on_udp(pi, 6, seg, (IpAddr::V6(h.src), IpAddr::V6(h.dst)), rx_ns, from_ns)
             }
             ipv6::NH_ICMPV6 => {
                 let Some(&t) = l4.first() else { return false };
@@ -345,14 +349,13 @@ impl RxState {
     }
 
     /// A UDP datagram `seg` (header and data as long as its IP header
-    /// says, or what the ring copied of it); `pseudo` is the sum of its
-    /// pseudo-header's addresses and protocol (RFC 768, RFC 8200 §8.1),
-    /// the length added where the checksum is checked.
-    fn on_udp(&mut self, pi: usize, ip_version: u8, seg: &[u8], pseudo: u64, rx_ns: u64, from_ns: u64) -> bool {
+    /// says, or what the ring copied of it) between `addrs` (source,
+    /// destination); its checksum is summed only for a translated stream.
+    fn on_udp(&mut self, pi: usize, ip_version: u8, seg: &[u8], addrs: (IpAddr, IpAddr), rx_ns: u64, from_ns: u64) -> bool {
         let part = self.classify(pi, ip_version, seg, from_ns);
         if let FirstPart::Test { stream, .. } = part {
             if self.keys[stream].check_checksum {
-                match udp_checksum_ok(ip_version, seg, pseudo) {
+                match udp_checksum_ok(addrs.0, addrs.1, seg) {
                     Some(true) => {}
                     Some(false) => {
                         self.ports[pi].counters.bad_checksum_frames += 1;
