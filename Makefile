@@ -9,14 +9,16 @@ PY      := $(VENV)/bin/python
 ENGINE  := engine/target/release/v6bench-engine
 STAMPS  := .make
 APT_PKGS := iproute2 ethtool nftables netsniff-ng tshark iperf3 procps python3 python3-venv build-essential snmp \
-	qemu-system-x86 linux-image-amd64 busybox-static snmpd bird2 conntrack
-# (qemu-system-x86 … snmpd make the VM router's guest image: QEMU, Debian's kernel, busybox, the agent in the
-# guest. bird2 announces a table to an external lab's DUT over BGP; v6bench runs its own BIRD in a namespace,
+	qemu-system-x86 linux-image-amd64 linux-headers-amd64 busybox-static snmpd bird2 conntrack
+# (qemu-system-x86 … snmpd make the VM router's guest image: QEMU, Debian's kernel and its headers (Jool's
+# modules are built against them), busybox, the agent in the guest. bird2 announces a table to an external lab's DUT over BGP; v6bench runs its own BIRD in a namespace,
 # so a system BIRD that installing it started is stopped and disabled, never one that was there before.)
 # Only the tests need a browser (the report opens in headless Chromium) and a PostgreSQL server (the
 # store's tests start their own cluster from Debian's binaries, as an unprivileged user, in a temporary
 # directory; a cluster that installing the package started is left as Debian runs it).
 TEST_APT_PKGS := chromium postgresql
+# The translators, installed with their services kept from starting (the apt target).
+NO_START_PKGS := tayga jool-dkms jool-tools
 # Only the benchmarks compare with xdp-trafficgen.
 BENCH_APT_PKGS := xdp-tools
 # The engine needs Rust 1.88 or newer: a new enough cargo on PATH (rustup's
@@ -48,14 +50,18 @@ $(STAMPS)/apt: Makefile
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \
 	fi; \
 	case " $$missing " in *" bird2 "*) systemctl disable --now bird >/dev/null 2>&1 || true;; esac
-	@# TAYGA (NAT64 on namespace routers): v6bench runs its own in a router's namespace. Debian's package would
-	@# start one in this machine's own namespace with a tun device and NAT rules, so it is installed with
-	@# services kept from starting (a policy-rc.d only for that install, unless one is there) and disabled.
-	@if ! dpkg -s tayga >/dev/null 2>&1; then \
-	  echo "installing: tayga (its service not started)"; p=/usr/sbin/policy-rc.d; made=; \
+	@# The translators (NAT64): TAYGA on namespace routers, Jool in the VM router's guest (jool-dkms builds its
+	@# modules against the Debian kernel's headers; lab/vm/vm_image.py puts them in the image). v6bench runs
+	@# its own in a router; the packages' services would start one in this machine's own namespace, so they
+	@# are installed with services kept from starting (a policy-rc.d only for that install, unless one is
+	@# there) and disabled.
+	@missing=""; for p in $(NO_START_PKGS); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then \
+	  echo "installing:$$missing (their services not started)"; p=/usr/sbin/policy-rc.d; made=; \
 	  if [ ! -e $$p ]; then printf '#!/bin/sh\nexit 101\n' > $$p && chmod +x $$p && made=1; fi; \
-	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq tayga >/dev/null; rc=$$?; \
-	  [ -z "$$made" ] || rm -f $$p; systemctl disable tayga >/dev/null 2>&1 || true; [ $$rc = 0 ]; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; rc=$$?; \
+	  [ -z "$$made" ] || rm -f $$p; for u in tayga jool jool_siit; do systemctl disable $$u >/dev/null 2>&1 || true; done; \
+	  [ $$rc = 0 ]; \
 	fi
 	@touch $@
 

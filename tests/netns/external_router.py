@@ -16,7 +16,10 @@ router's receive work is steered to its own CPU by RPS, so the tester
 (CPU 0) and the router (CPU 1) do not share a CPU. A known-capacity
 limiter (nftables ``limit``, all forwarded frames) is the DUT's capacity
 the tests must find. ``reset_soft`` of the lab file takes the router's
-ports down and up; nothing of v6bench does it.
+ports down and up; nothing of v6bench does it. With ``nat64``, the router
+also translates: Debian's TAYGA, stateless, in R (its own configuration,
+not v6bench's), IPv6 to 2001:2:0:6464::/96 out as IPv4, and t1's
+2001:2::2 mapped to :data:`MAPPED_V4`.
 """
 
 from __future__ import annotations
@@ -25,14 +28,19 @@ import os
 import signal
 import subprocess
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Iterator
 
 #: NET-SNMP-AGENT-MIB nsCacheTimeout, indexed by the cached table's OID.
 NS_CACHE_TIMEOUT = "1.3.6.1.4.1.8072.1.5.3.1.2"
 SNMP_USER = "v6bench"
 SNMP_AUTH = "auth-pass-123"
 SNMP_PRIV = "priv-pass-456"
+#: The fixture translator's prefix, and the IPv4 address it maps t1's IPv6 address to.
+NAT64_PREFIX = "2001:2:0:6464::/96"
+MAPPED_V4 = "198.18.9.9"
 
 
 def sh(*args: str, check: bool = True, input: str | None = None) -> subprocess.CompletedProcess:
@@ -45,8 +53,10 @@ class ExternalRouter:
     tmp: Path
     limit_fps: int | None
     bgp: bool = False
+    nat64: bool = False
     snmpd: subprocess.Popen | None = None
     bird: subprocess.Popen | None = None
+    tayga: subprocess.Popen | None = None
 
     @property
     def tester(self) -> str:
@@ -87,7 +97,25 @@ class ExternalRouter:
         self._start_snmpd()
         if self.bgp:
             self._start_bird()
+        if self.nat64:
+            self._start_tayga()
         self.wait_carrier()
+
+    def _start_tayga(self) -> None:
+        """Stateless TAYGA in R, its tun device routed (tayga.conf(5))."""
+        dev = f"{self.tag}x"
+        conf = self.tmp / "tayga.conf"
+        (self.tmp / "tayga").mkdir(exist_ok=True)
+        conf.write_text(f"tun-device {dev}\nipv4-addr 198.18.64.1\nprefix {NAT64_PREFIX}\n"
+                        f"map {MAPPED_V4} 2001:2::2\ndata-dir {self.tmp / 'tayga'}\n")
+        r = self.router
+        sh("ip", "netns", "exec", r, "tayga", "--config", str(conf), "--mktun")
+        sh("ip", "-n", r, "link", "set", dev, "up")
+        for args in (("-6", "route", "add", NAT64_PREFIX, "dev", dev), ("-4", "route", "add", f"{MAPPED_V4}/32", "dev", dev),
+                     ("-4", "route", "add", "198.18.64.1/32", "dev", dev)):
+            sh("ip", "-n", r, *args)
+        self.tayga = subprocess.Popen(["ip", "netns", "exec", r, "tayga", "--config", str(conf), "--nodetach"],
+                                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
 
     def _start_bird(self) -> None:
         """BIRD in R: BGP from the tester's speaker, learned routes into R's kernel."""
@@ -152,7 +180,7 @@ class ExternalRouter:
                     time.sleep(0.05)
 
     def remove(self) -> None:
-        for proc in (self.snmpd, self.bird):
+        for proc in (self.snmpd, self.bird, self.tayga):
             if proc is not None and proc.poll() is None:
                 os.killpg(proc.pid, signal.SIGTERM)
                 try:
@@ -169,9 +197,10 @@ class ExternalRouter:
         return (f"ip -n {r} link set {self.iface('e1')} down && ip -n {r} link set {self.iface('e2')} down && "
                 f"sleep 0.2 && ip -n {r} link set {self.iface('e1')} up && ip -n {r} link set {self.iface('e2')} up")
 
-    def lab_file(self, snmp_version: str = "2c", table: bool = False, **port_extra) -> Path:
+    def lab_file(self, snmp_version: str = "2c", table: bool = False, translation: str = "", **port_extra) -> Path:
         """The lab file of this router (TOML), written to the test's directory;
-        ``table``: it allows a table, announced to the router's BIRD."""
+        ``table``: it allows a table, announced to the router's BIRD;
+        ``translation``: the file's ``[translation]`` table's lines."""
         snmp = ('community = "public"' if snmp_version == "2c" else
                 f'user = "{SNMP_USER}"\nauth_protocol = "SHA"\nauth_password = "{SNMP_AUTH}"\n'
                 f'priv_protocol = "AES"\npriv_password = "{SNMP_PRIV}"')
@@ -209,7 +238,18 @@ version = "{snmp_version}"
 {snmp}
 counter_refresh_s = 0.5
 poll_interval_s = 0.5
-""" + ("\n[table]\nallow_full_table = true\nhold_time_s = 30\nlearning_timeout_s = 60\n" if table else "")
-        path = self.tmp / f"lab-{snmp_version}{'-table' if table else ''}.toml"
+""" + ("\n[table]\nallow_full_table = true\nhold_time_s = 30\nlearning_timeout_s = 60\n" if table else "") \
+            + (f"\n[translation]\n{translation}" if translation else "")
+        path = self.tmp / f"lab-{snmp_version}{'-table' if table else ''}{'-nat64' if translation else ''}.toml"
         path.write_text(text)
         return path
+
+
+@contextmanager
+def built(router: ExternalRouter) -> Iterator[ExternalRouter]:
+    """``router`` built for the block and removed after it, also on failure."""
+    try:
+        router.build()
+        yield router
+    finally:
+        router.remove()

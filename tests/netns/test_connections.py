@@ -2,9 +2,14 @@
 trial/connections.py), as root, on the tests' own lab site: known answers
 through stateful NAT64: R1 made to hold at most 1,000 connections gives a
 measured capacity of 1,000 (within 2 %), and R1 made to open at most 2,000
-connections a second gives an establishment rate within 5 % of it."""
+connections a second gives an establishment rate within 5 % of it; and
+``v6bench test connections`` finds a known capacity through NAT44 and
+NAT64 from the command line, storing every phase."""
 
 from __future__ import annotations
+
+import json
+import sqlite3
 
 import pytest
 
@@ -13,7 +18,7 @@ from v6bench.core.frames import Traffic, parse_mix
 from v6bench.lab.emulated import state
 from v6bench.lab.model.site import Site
 from v6bench.methods import stateful
-from v6bench.trial.connections import LabConnections, port_walk
+from v6bench.trial.connections import LabConnections
 from v6bench.trial.lab_tester import LabTester
 
 pytestmark = [pytest.mark.netns, pytest.mark.usefixtures("clean_site", "remove_run_dir")]
@@ -31,18 +36,12 @@ def connections() -> LabConnections:
                                     traffic=Traffic(ports="fixed")))
 
 
-def test_the_tuples_are_distinct_pairs_of_coprime_walks():
-    for n in (1, 1000, 64512, 64513, 200_000):
-        s, d = port_walk(n)
-        assert s * d >= n and __import__("math").gcd(s, d) == 1 and s <= 64512
-
-
 def test_a_translator_holding_1000_connections_has_a_capacity_of_1000():
     try:
         lab_up("--max-connections", "1000")
         with state.locked(SITE, "test"):
             found = stateful.table_capacity(connections(), stateful.Params(
-                max_connections=2000, connections=1000, open_rate_fps=2000, validate_rate_fps=2000, resolution=0.01))
+                search_max_connections=2000, connections=1000, open_rate_fps=2000, validate_rate_fps=2000, resolution=0.01))
         assert not found.tester_limited and 980 <= found.value <= 1000, found.value
         assert found.failed is not None and found.failed <= 1000 * 1.02 + 1, found.failed
     finally:
@@ -58,3 +57,21 @@ def test_a_translator_opening_2000_connections_a_second_has_that_establishment_r
         assert not found.tester_limited and abs(found.value / 2000 - 1) < 0.05, found.value
     finally:
         v6bench("lab", "down")
+
+
+def test_the_connections_test_finds_a_known_capacity_through_nat44_and_nat64(tmp_path):
+    db = tmp_path / "r.db"
+    r = v6bench("test", "connections", "--nat64", "stateful", "--nat44", "--max-connections", "500",
+                "--mix", "100/0,0/100", "--repeat", "1", "--metrics", "capacity", "--search-max-connections", "1000",
+                "--connections", "500", "--open-rate", "2000", "--validate-rate", "2000", "--resolution", "0.01",
+                "--drain", "0.3", "--selftest", "never", "--db", str(db), "--json", timeout=600)
+    assert r.returncode == 0, r.stderr
+    tests = json.loads(r.stdout)["tests"]
+    assert sorted(t["mix"] for t in tests) == ["0/100", "100/0"]
+    for t in tests:
+        cap = t["result"]["capacity"]
+        assert not cap["is_lower_bound"] and 490 <= cap["value"] <= 500, (t["mix"], cap)
+    with sqlite3.connect(db) as c:
+        calls = [row[0] for row in c.execute("SELECT call FROM trials ORDER BY test_id, seq")]
+    assert calls and set(calls) == {"open", "validate"}
+    assert state.load(SITE) is None and not state.our_namespaces(SITE), "the test's lab is down again"

@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from cli_site import PREFIX, clean_site, remove_run_dir, v6bench  # noqa: F401
-from external_router import ExternalRouter, sh
+from external_router import MAPPED_V4, NAT64_PREFIX, ExternalRouter, built, sh
 from spoiled import unspoiled
 
 from v6bench.lab.external.snmp_observe import BOX_BASIS
@@ -39,12 +39,8 @@ CPU_TOLERANCE_PP = 2.0
 
 @pytest.fixture
 def router(tmp_path):
-    r = ExternalRouter(f"v6e{os.getpid() % 10000}", tmp_path, LIMIT_FPS)
-    try:
-        r.build()
+    with built(ExternalRouter(f"v6e{os.getpid() % 10000}", tmp_path, LIMIT_FPS)) as r:
         yield r
-    finally:
-        r.remove()
     assert r.snmpd is None or r.snmpd.poll() is not None, "snmpd left running"
 
 
@@ -249,12 +245,8 @@ def test_external_cpu_over_snmp_agrees_with_the_routers_own_accounting(router):
 
 @pytest.fixture
 def bgp_router(tmp_path):
-    r = ExternalRouter(f"v6g{os.getpid() % 10000}", tmp_path, None, bgp=True)
-    try:
-        r.build()
+    with built(ExternalRouter(f"v6g{os.getpid() % 10000}", tmp_path, None, bgp=True)) as r:
         yield r
-    finally:
-        r.remove()
     assert r.bird.poll() is not None, "the fixture's BIRD left running"
 
 
@@ -298,3 +290,30 @@ def test_a_table_is_announced_over_bgp_learned_walked_and_withdrawn(bgp_router):
     while router.bird_routes() != {4: 0, 6: 0} and time.monotonic() < deadline:
         time.sleep(0.2)
     assert router.bird_routes() == {4: 0, 6: 0}
+
+
+@pytest.fixture
+def translator(tmp_path):
+    with built(ExternalRouter(f"v6x{os.getpid() % 10000}", tmp_path, None, nat64=True)) as r:
+        yield r
+    assert r.tayga is None or r.tayga.poll() is not None, "the fixture's TAYGA left running"
+
+
+def test_a_translator_declared_by_a_lab_file_is_crossed_both_ways(translator):
+    """An external stateless NAT64 (the fixture's own TAYGA), declared by
+    the lab file's ``[translation]``: IPv6 from t1 to t2's address in the
+    file's prefix arrives as IPv4, IPv4 from t2 to the file's mapped address
+    arrives at t1 as IPv6, every frame counted as its stream's."""
+    lab = translator.lab_file(translation=f'mode = "stateless"\nprefix = "{NAT64_PREFIX}"\nmapped_ipv4 = "{MAPPED_V4}"\n')
+    r = v6bench("trial", "--lab", str(lab), "--mix", "50/50", "--frame-size", "128", "--rate", "1kfps",
+                "--duration", "1", "--bidirectional", "--selftest", "never", "--json", timeout=120)
+    assert r.returncode == 0, r.stderr
+    res = json.loads(r.stdout)
+    assert res["lost_frames"] == 0 and res["rx_frames"] == 2000, res["tester_limited_reasons"]
+    by = {(s["direction"], s["ip_version"]): s for s in res["streams"]}
+    assert by[("t1->t2", 6)]["rx_ip_version"] == 4 and by[("t2->t1", 4)]["rx_ip_version"] == 6, list(by)
+    assert res["lab"]["external"]["translation"] == {"mode": "stateless", "prefix": NAT64_PREFIX,
+                                                     "mapped_ipv4": MAPPED_V4}
+    tun = int(sh("ip", "netns", "exec", translator.router, "cat",
+                 f"/sys/class/net/{translator.tag}x/statistics/tx_packets").stdout)
+    assert tun >= 1000, tun  # every translated frame went into the fixture's TAYGA

@@ -2,8 +2,11 @@
 on the tests' own lab site: by default every test frame of a stateless
 path takes its own pseudorandom source and destination port (each value
 once a cycle), flow 2 within its share of the source range, which a DUT
-scenario scoped to flow 2 matches; through a DUT that keeps state the
-ports stay fixed, and RFC 4814 ports are refused there."""
+scenario scoped to flow 2 matches; through a DUT that keeps state (NAT44
+and stateful NAT64) each stream walks the ports of its preliminary
+phase's connections (RFC 9693), which the phase opens before the trial:
+the trial opens none; a phase the DUT cannot keep up with stops the
+trial, naming the rate (or the connections) to lower."""
 
 from __future__ import annotations
 
@@ -45,9 +48,40 @@ def test_each_frame_has_its_own_ports_and_a_scoped_acl_still_finds_flow_2(tmp_pa
         v6bench("lab", "down")
 
 
-def test_a_dut_that_keeps_state_gets_fixed_ports_and_refuses_rfc4814():
-    res = trial_json("--nat44", "--mix", "100/0", "--frame-size", "128", "--rate", "1kfps", "--duration", "1")
-    assert res["ports"] == {"asked": "auto", "used": "fixed"} and res["lost_frames"] == 0
-    assert {(s["src_port"], s["dst_port"]) for s in res["engine"]["streams"]} == {(49184, 7)}
-    r = v6bench("trial", "--nat44", "--ports", "rfc4814", "--mix", "100/0", "--rate", "1kfps", "--duration", "1")
-    assert r.returncode == 2 and "--ports: RFC 4814 ports through a DUT that keeps state" in r.stderr, r.stderr
+def test_through_a_dut_that_keeps_state_the_preliminary_phase_opens_every_connection_the_trial_uses(tmp_path):
+    up = v6bench("lab", "up", "--nat44", "--nat64", "stateful")
+    assert up.returncode == 0, up.stderr
+    try:
+        r1 = state.load(SITE).node("r1")["netns"]
+        pcap = tmp_path / "r1-t1.pcap"  # as sent: R1's source NAT may move a port where two inside addresses meet
+        with capture(r1, "r1-t1", pcap, 3100, "udp"):
+            res = trial_json("--mix", "50/50", "--frame-size", "128", "--rate", "2kfps", "--duration", "1",
+                             "--preliminary-connections", "500", "--preliminary-rate", "5000")
+        assert res["lost_frames"] == 0 and res["rx_frames"] == 2000, res["tester_limited_reasons"]
+        # 500 connections a stream: 23 source ports × 23 destination ports would share a factor; 23 × 22 do not.
+        assert res["ports"]["src"] == {"1": [1024, 1046]} and res["ports"]["dst"] == [1, 22]
+        pre = res["preliminary"]
+        assert pre["connections_per_stream"] == {"1": 23 * 22} and pre["rx_frames"] == pre["tx_frames"] == 2 * 506
+        # IPv4's connections (NAT44) and IPv6's (stateful NAT64, translated, then NAT44) were all open before the
+        # trial's first frame, and its frames opened none.
+        tr = res["dut"]["translator"]
+        assert tr["sessions_before"] >= 2 * 506 and tr["new_sessions"] == 0, tr
+        rows = tshark_fields(pcap, "ip.src", "ipv6.src", "udp.srcport", "udp.dstport")
+        sent = [(int(r[2]), int(r[3])) for r in rows if r[0] == "198.18.0.2" or r[1] == "2001:2::2"]
+        assert len(sent) == 2 * 506 + 2000, len(sent)  # the phase's frames, then the trial's
+        assert set(sent) == {(s, d) for s in range(1024, 1047) for d in range(1, 23)}
+    finally:
+        v6bench("lab", "down")
+
+
+def test_a_preliminary_phase_the_dut_cannot_keep_stops_the_trial_naming_the_rate():
+    # R1's table holds 500 connections; the phase opens 2,070 (45 × 46).
+    r = v6bench("trial", "--nat44", "--max-connections", "500", "--mix", "100/0", "--rate", "1kfps",
+                "--duration", "1", "--preliminary-connections", "2000", "--selftest", "never")
+    assert r.returncode == 2, r.stderr
+    assert "--preliminary-rate: RFC 9693's preliminary phase: the DUT passed 500 of 2,070 frames" in r.stderr, r.stderr
+    assert "--preliminary-connections) below its table's capacity" in r.stderr
+    fixed = trial_json("--nat44", "--ports", "fixed", "--mix", "100/0", "--frame-size", "128", "--rate", "1kfps",
+                       "--duration", "1")
+    assert fixed["ports"] == {"asked": "fixed", "used": "fixed"} and "preliminary" not in fixed
+    assert {(s["src_port"], s["dst_port"]) for s in fixed["engine"]["streams"]} == {(49184, 7)}

@@ -447,19 +447,30 @@ def test_the_pause_after_learning_is_the_engines_unless_a_campaign_sets_it():
             spec.parse_campaign(GOOD.replace("repeat = 1\n", f"repeat = 1\nsettle_s = {bad}\n", 1))
 
 
-def test_a_tests_ports_are_rfc4814_unless_told_and_refused_through_a_dut_that_keeps_state():
+def test_a_tests_ports_are_rfc4814_unless_told_and_checked_against_a_dut_that_keeps_state():
     """``ports`` (core/frames.PORTS): ``auto`` by default and stored with the
-    test; ``rfc4814`` through NAT44 or stateful NAT64 is refused at load,
-    naming the test's key; ``fixed`` and ``auto`` pass there."""
+    test; through NAT44 or stateful NAT64 RFC 4814's ports are sent too
+    (RFC 9693's preliminary phase opens their connections), and the
+    phase's keys are checked at load, naming the test's key."""
     c = spec.parse_campaign(GOOD, "t.toml")
     assert {t.traffic.ports for t in c.tests} == {"auto"}
     assert c.tests[0].traffic.to_json()["ports"] == "auto"
+    assert "preliminary_connections" not in c.tests[0].traffic.to_json()  # defaults are not stored
     nat = GOOD.replace('link_speed = "100M"\n', 'link_speed = "100M"\n[dut]\nnat44 = true\n')
-    with pytest.raises(UsageError) as e:
-        spec.parse_campaign(nat.replace("resolution = 0.01\n", 'resolution = 0.01\nports = "rfc4814"\n'), "t.toml")
-    assert "t.toml: test[0].ports: RFC 4814 ports through a DUT that keeps state" in str(e.value)
-    assert spec.parse_campaign(nat.replace("resolution = 0.01\n", 'resolution = 0.01\nports = "fixed"\n'),
-                               "t.toml").tests[0].traffic.ports == "fixed"
+    for ports in ("rfc4814", "fixed"):
+        assert spec.parse_campaign(nat.replace("resolution = 0.01\n", f'resolution = 0.01\nports = "{ports}"\n'),
+                                   "t.toml").tests[0].traffic.ports == ports
+    given = spec.parse_campaign(nat.replace("resolution = 0.01\n", "resolution = 0.01\npreliminary_connections = 500\n"
+                                            "preliminary_rate_fps = 2000\n"), "t.toml").tests[0].traffic
+    assert (given.preliminary_connections, given.preliminary_rate_fps) == (500, 2000)
+    assert given.to_json()["preliminary_connections"] == 500
+    for key, bad, why in (("preliminary_connections", "0", "outside 1..4,000,000"),
+                          ("preliminary_connections", "2.5", "whole number"),
+                          ("preliminary_rate_fps", "true", "outside"),
+                          ("preliminary_connections", "900000000", "outside 1..")):
+        with pytest.raises(UsageError) as e:
+            spec.parse_campaign(nat.replace("resolution = 0.01\n", f"resolution = 0.01\n{key} = {bad}\n"), "t.toml")
+        assert str(e.value).startswith(f"t.toml: test[0].{key}: ") and why in str(e.value), str(e.value)
     with pytest.raises(UsageError) as e:
         spec.parse_campaign(GOOD.replace("resolution = 0.01\n", 'resolution = 0.01\nports = "random"\n'), "t.toml")
     assert "test[0].ports: 'random' is not one of auto, rfc4814, fixed" in str(e.value)

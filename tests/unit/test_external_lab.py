@@ -4,6 +4,7 @@ router v6bench did not build is run in tests/netns/test_external.py."""
 
 from __future__ import annotations
 
+import ipaddress
 import json
 import subprocess
 import sys
@@ -15,6 +16,7 @@ from v6bench.campaign import spec as campaign_spec
 from v6bench.core.errors import UsageError
 from v6bench.core.rates import format_link_speed, parse_port_speed
 from v6bench.lab.model import external_spec
+from v6bench.lab.model.dut import DutConfig
 from v6bench.lab.external import snmp
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -270,3 +272,40 @@ def test_the_engine_spec_of_an_external_lab_opens_only_its_declared_ports(tmp_pa
     r = subprocess.run([str(ROOT / "engine/target/release/v6bench-engine"), "check"], input=json.dumps(spec),
                        capture_output=True, text=True, timeout=30)
     assert r.returncode == 0, r.stderr
+
+
+def test_a_translator_declared_by_its_lab_file_is_sent_to_at_its_own_prefix(tmp_path):
+    """``[translation]`` (an external NAT64, RFC 8219 §4): its mode becomes
+    the lab's DUT configuration, and translated streams go to t2's IPv4
+    address embedded in the file's prefix; IPv4 toward t1 is translated
+    only where the file maps an address to t1's; addresses outside the
+    benchmarking blocks only where the file allows them."""
+    from v6bench.lab.external.external import ExternalLab, tester_plan
+    from v6bench.trial.request import make_request
+    from v6bench.trial.spec import engine_spec
+
+    text = MINIMAL + '[translation]\nmode = "stateless"\nprefix = "2001:2:0:64::/64"\nmapped_ipv4 = "198.18.9.9"\n'
+    s = load(tmp_path, text)
+    assert s.translation.to_json() == {"mode": "stateless", "prefix": "2001:2:0:64::/64", "mapped_ipv4": "198.18.9.9"}
+    lab = ExternalLab(s, tester_plan(s), dut_config=DutConfig(nat64="stateless"))
+    assert lab.translator_addresses.mapped_ipv4 == ipaddress.IPv4Address("198.18.9.9")
+    spec = engine_spec(lab, make_request("50/50", 256, "1000fps", 1.0, True), 1000.0)
+    by = {(st.tx_port, st.ip_version): st for st in spec.streams}
+    # t2's 198.19.0.2 after a /64 prefix: bits 64-71 (the u octet) stay zero (RFC 6052 §2.2).
+    assert (by[("t1", 6)].dst_ip, by[("t1", 6)].rx_ip_version) == ("2001:2:0:64:c6:1300:200:0", 4)
+    assert (by[("t2", 4)].dst_ip, by[("t2", 4)].rx_ip_version) == ("198.18.9.9", 6)
+    unmapped = load(tmp_path, MINIMAL + '[translation]\nmode = "stateless"\n')
+    spec = engine_spec(ExternalLab(unmapped, tester_plan(unmapped), dut_config=DutConfig(nat64="stateless")),
+                       make_request("50/50", 256, "1000fps", 1.0, True), 1000.0)
+    by = {(st.tx_port, st.ip_version): st for st in spec.streams}
+    assert by[("t1", 6)].dst_ip == "2001:2:0:6464::c613:2" and by[("t2", 4)].rx_ip_version is None
+    for bad, field, words in (('mode = "nat46"', "mode", "not one of stateless, stateful"),
+                              ('mode = "stateless"\nprefix = "64:ff9b::/96"', "prefix", "RFC 6052 §3.1"),
+                              ('mode = "stateless"\nprefix = "2001:2::/80"', "prefix", "RFC 6052 prefix"),
+                              ('mode = "stateful"\nmapped_ipv4 = "198.18.9.9"', "mapped_ipv4", "only a stateless")):
+        with pytest.raises(UsageError) as e:
+            load(tmp_path, MINIMAL + "[translation]\n" + bad + "\n")
+        assert f"translation.{field}: " in str(e.value) and words in str(e.value), str(e.value)
+    ok = load(tmp_path, MINIMAL.replace("[lab]", "[lab]\nallow_other_addresses = true") +
+              '[translation]\nmode = "stateful"\nprefix = "64:ff9b::/96"\n')
+    assert str(ok.translation.addresses.prefix) == "64:ff9b::/96"

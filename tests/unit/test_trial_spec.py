@@ -149,7 +149,7 @@ def test_trials_whose_schedule_is_the_measurement_catch_up(monkeypatch, engine_b
     lab = lab_of("a")
     seen = {}
 
-    def fake_run(lab_, req, pid_file=None, adjust=None, during=None, selftest=None):
+    def fake_run(lab_, req, pid_file=None, adjust=None, during=None, selftest=None, with_preliminary=True):
         spec = engine_spec(lab_, req, req.check_against(LabPath.of(lab_)))
         if adjust:
             spec = adjust(spec)
@@ -217,7 +217,8 @@ def test_the_round_robins_order_is_drawn_per_trial_from_its_seed(engine_bin):
 def test_a_trial_records_the_ports_it_sent():
     """``ports`` in the trial result (trial/spec.ports_record): asked and
     used, each flow's source range, the destination range and the seed;
-    fixed ports through a DUT that keeps state; none for ICMP echo."""
+    through a DUT that keeps state the first S and D ports of each, S·D
+    connections a stream (core/frames.connection_ports); none for ICMP echo."""
     import dataclasses
 
     from v6bench.lab.model.dut import DutConfig
@@ -228,8 +229,31 @@ def test_a_trial_records_the_ports_it_sent():
     assert ports_record(lab, req) == {"asked": "auto", "used": "rfc4814", "src": {"1": [1024, 49184], "2": [49185, 65534]},
                                       "dst": [1, 49151], "seed": 9}
     nat = dataclasses.replace(lab, dut_config=DutConfig(nat44=True))
-    assert ports_record(nat, req) == {"asked": "auto", "used": "fixed"}
+    assert ports_record(nat, req) == {"asked": "auto", "used": "rfc4814", "src": {"1": [1024, 1123], "2": [49185, 49284]},
+                                      "dst": [1, 101], "seed": 9, "connections_per_stream": {"1": 10100, "2": 10100}}
+    few = dataclasses.replace(req, preliminary_connections=1000)
+    assert ports_record(nat, few)["connections_per_stream"] == {"1": 32 * 33, "2": 32 * 33}
+    assert ports_record(nat, dataclasses.replace(req, ports="fixed")) == {"asked": "fixed", "used": "fixed"}
     echo = make_request("100/0", 128, "1kfps", 2, False, icmp_echo="dut")
     assert ports_record(lab, echo)["used"] == "none (ICMP echo)"
     table = dataclasses.replace(lab, fib={"seed": 5})
     assert ports_record(table, req)["table_seed"] == 5
+
+
+def test_foreground_n_of_m_weighs_flow_2_against_flow_1_in_each_family():
+    """``foreground = "n/m"`` (RFC 8219's foreground and background, as
+    siitperf sends them): with two flows, n of every m frames of a family
+    are flow 2's; refused without two flows or as anything but n/m."""
+    import dataclasses
+
+    req = dataclasses.replace(make_request("50/50", 128, "10kfps", 2, False, flows=2, foreground="1/4"), order_seed=1)
+    spec = engine_spec(lab_of("a"), req, 10_000)
+    shares = {s.name: s.share for s in spec.streams}
+    assert shares == {"ipv4-t1-t2": 150, "ipv6-t1-t2": 150, "ipv4-t1-t2-flow2": 50, "ipv6-t1-t2-flow2": 50}
+    even = engine_spec(lab_of("a"), dataclasses.replace(req, foreground="1/2"), 10_000)
+    assert len({s.share for s in even.streams}) == 1
+    for bad, flows, words in (("1/4", 1, "needs flows = 2"), ("4/4", 2, "not n/m"), ("a/b", 2, "not n/m"),
+                              ("0/3", 2, "not n/m")):
+        with pytest.raises(UsageError) as e:
+            make_request("50/50", 128, "10kfps", 2, False, flows=flows, foreground=bad)
+        assert e.value.field == ("foreground",) and words in e.value.message, e.value.message

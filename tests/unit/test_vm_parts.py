@@ -19,6 +19,7 @@ import pytest
 from v6bench.core.errors import LabError, UsageError
 from v6bench.lab.vm import guest, vm, vm_config, vm_image
 from v6bench.lab.emulated.build import SYSCTLS
+from v6bench.lab.model import jool
 from v6bench.lab.model.dut import DutConfig
 from v6bench.lab.model.mtu import Mtus
 from v6bench.lab.model.mtu import parse as parse_mtu
@@ -90,6 +91,35 @@ def test_the_startup_configuration_is_the_namespace_routers():
     b = parse_topology("b")
     small = vm_config.startup_script(b, "r1", parse_mtu("r1-r2=1000"), SYSCTLS[ROUTER], DutConfig(), 1e9)
     assert "/usr/bin/ip -6 addr replace 2001:2:0:11::1/64 dev r1-r2 nodad" not in small.splitlines()
+
+
+def test_a_vm_router_translates_with_jool_as_a_namespace_router_does_with_tayga():
+    """NAT64 on a VM router (lab/model/jool.py): Jool's instance with the
+    prefix, t1's address mapped (stateless) or R1's address as pool4
+    (stateful), after the addresses; no source NAT for TAYGA's pool."""
+    topo = parse_topology("a")
+    less = vm_config.startup_script(topo, "r1", Mtus(), SYSCTLS[ROUTER], DutConfig(nat64="stateless"), 1e9).splitlines()
+    at = less.index("jool_siit instance add v6bench --netfilter --pool6 2001:2:0:6464::/96")
+    assert less[at + 1] == "jool_siit -i v6bench eamt add 198.18.65.2/32 2001:2::2/128"
+    assert at > less.index("/usr/bin/ip addr replace 198.19.0.1/24 dev r1-t2")
+    full = vm_config.startup_script(topo, "r1", Mtus(), SYSCTLS[ROUTER], DutConfig(nat64="stateful", nat44=True), 1e9)
+    assert "jool -i v6bench pool4 add 198.19.0.1 61001-65535 --udp" in full.splitlines()
+    assert "v6bench_nat64" not in full and "snat to 198.19.0.1" in full  # NAT44's rule, no TAYGA pool's
+    assert "jool" not in vm_config.startup_script(topo, "r1", Mtus(), SYSCTLS[ROUTER], DutConfig(nat44=True), 1e9)
+
+
+def test_jools_counters_are_read_from_its_csv_and_differenced_over_the_trial():
+    text = "JSTAT_RECEIVED6,1200\nJSTAT_RECEIVED4,30\nJSTAT_SUCCESS,1000\nJSTAT_SESSIONS,7\nJSTAT_ENOMEM,0\n"
+    before = jool.parse_stats(text)
+    assert before == {"JSTAT_SUCCESS": 1000, "JSTAT_RECEIVED6": 1200, "JSTAT_RECEIVED4": 30, "JSTAT_SESSIONS": 7,
+                      "JSTAT_BIB_ENTRIES": 0}
+    after = {**before, "JSTAT_SUCCESS": 1500, "JSTAT_RECEIVED6": 1800, "JSTAT_SESSIONS": 9}
+    assert jool.translated("stateful", before, after) == {
+        "mode": "stateful", "implementation": "jool", "running": True, "out_frames": 500, "seen_frames": 600,
+        "sessions_before": 7, "sessions": 9}
+    assert jool.translated("stateless", before, None) == {"mode": "stateless", "implementation": "jool",
+                                                          "running": False}
+    assert jool.stats_command("stateless")[:3] == ["jool_siit", "-i", "v6bench"]
 
 
 class StandInGuest:

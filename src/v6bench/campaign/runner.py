@@ -23,7 +23,7 @@ from typing import Callable
 
 from ..methods import registry
 from ..report.results import headline
-from ..core.tester import HostTester, Measurement, Tester
+from ..core.tester import ConnectionTester, HostTester, Measurement, Tester
 from ..store.db import Store
 from ..core import frames
 from ..core.frames import Mix
@@ -219,6 +219,38 @@ class Recorder:
     def reset(self, duration_s: float, load_fps: float, at_s: float, kind: str) -> Measurement:
         return self._call("reset", {"duration_s": duration_s, "load_fps": load_fps, "at_s": at_s, "kind": kind},
                           lambda: self.tester.reset(duration_s, load_fps, at_s, kind))
+
+    def connections(self) -> ConnectionTester:
+        """The tester's RFC 9693 phases, each ``open`` and ``validate``
+        stored as a trial of this test. They are never replayed: a phase's
+        outcome depends on the table the DUT holds, which a replay would
+        not rebuild, so an interrupted attempt's trials are deleted and
+        the test measured again from its first."""
+        if self.replay:
+            self.store.delete_trials(self.test_id, from_seq=self.seq)
+            self.replay = []
+        return _RecordedConnections(self, self.tester.connections())
+
+
+class _RecordedConnections:
+    """A :class:`ConnectionTester` whose phases a :class:`Recorder` stores."""
+
+    def __init__(self, recorder: Recorder, tester: ConnectionTester) -> None:
+        self.recorder, self.tester = recorder, tester
+
+    def clear(self) -> None:
+        self.tester.clear()
+
+    def tear_down(self) -> float:
+        return self.tester.tear_down()
+
+    def open(self, connections: int, rate_fps: float) -> Measurement:
+        return self.recorder._call("open", {"connections": connections, "rate_fps": rate_fps},
+                                   lambda: self.tester.open(connections, rate_fps))
+
+    def validate(self, connections: int, rate_fps: float) -> Measurement:
+        return self.recorder._call("validate", {"connections": connections, "rate_fps": rate_fps},
+                                   lambda: self.tester.validate(connections, rate_fps))
 
 
 def resuming(run_id: int, plan: list[ScheduledTest], done: set[str]) -> str:

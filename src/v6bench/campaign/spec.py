@@ -81,6 +81,7 @@ SELFTEST_WHEN = selftest.WHEN
 DESIGN_ORDERS = ("randomized", "file")
 #: The keys of a [[test]] besides its kind's parameters and the matrix's.
 TEST_KEYS = ("kind", "blocks", "scenarios", "throughput_search", "ext_headers", "icmp_echo", "flows", "ext_headers_scope", "ports",
+             "preliminary_connections", "preliminary_rate_fps", "foreground",
              "runs_s")
 
 
@@ -261,6 +262,7 @@ def from_dict(d: dict, text: str, path: str) -> Campaign:
                 try:
                     _check_on_lab(spec, sc.lab, paths[sc.name])
                     fit.check_on_dut(spec.traffic, sc.dut)
+                    _check_connections(spec, sc.dut, sc.lab)
                 except UsageError as e:
                     raise UsageError(f"in scenario {sc.name}: {e.message}" if sc.name else e.message,
                                      ("test", i, *e.field)) from None
@@ -374,7 +376,7 @@ def _test(i: int, t: dict, base: Matrix, counted: bool) -> TestSpec:
     if spec.traffic.runs_s is not None and duration_s:  # a trial in runs holds two rounds of them, checked now
         for mix in spec.matrix.mixes:
             try:
-                frames.check_runs_fit(spec.traffic.runs_s, mix, spec.traffic.flows, duration_s)
+                frames.check_runs_fit(spec.traffic.runs_s, mix, spec.traffic.flows, duration_s, spec.traffic.foreground)
             except UsageError as e:
                 raise UsageError(e.message, (*where, "runs_s")) from None
     if not counted and not {"repeat", "blocks"} & set(t):  # no count given: enough for a verdict
@@ -413,7 +415,7 @@ def _throughput_search(k: registry.Kind, t: dict, params: Any, where: Field) -> 
 def _traffic(k: registry.Kind, t: dict, mx: Matrix, where: Field) -> Traffic:
     """The test's frames (``ext_headers``, ``icmp_echo``, ``flows``, ``ext_headers_scope``), checked at every
     mix, size and direction of its matrix (:func:`v6bench.core.frames.check`)."""
-    for key in ("ext_headers", "icmp_echo", "ext_headers_scope", "ports"):
+    for key in ("ext_headers", "icmp_echo", "ext_headers_scope", "ports", "foreground"):
         if key in t and not isinstance(t[key], str):
             raise UsageError(f"expected a string, got {t[key]!r}", (*where, key))
     if "flows" in t and (not isinstance(t["flows"], int) or isinstance(t["flows"], bool)):
@@ -422,7 +424,9 @@ def _traffic(k: registry.Kind, t: dict, mx: Matrix, where: Field) -> Traffic:
     if runs_s is not None and (not isinstance(runs_s, (int, float)) or isinstance(runs_s, bool)):
         raise UsageError(f"expected seconds, got {runs_s!r}", (*where, "runs_s"))
     traffic = Traffic(t.get("ext_headers"), t.get("icmp_echo"), t.get("flows", 1), t.get("ext_headers_scope", "all"),
-                      None if runs_s is None else float(runs_s), t.get("ports", "auto"))
+                      None if runs_s is None else float(runs_s), t.get("ports", "auto"),
+                      t.get("preliminary_connections", Traffic.preliminary_connections),
+                      t.get("preliminary_rate_fps", Traffic.preliminary_rate_fps), t.get("foreground", Traffic.foreground))
     for j, mix in enumerate(mx.mixes):
         for n, fs in enumerate(mx.frame_sizes):
             for bi in sorted({d == "bi" for d in mx.directions}):
@@ -484,9 +488,28 @@ def _check_on_lab(t: TestSpec, lab: LabSpec, lab_path: LabPath) -> None:
                 raise _test_field(e, (), j, n) from None
 
 
+def _check_connections(t: TestSpec, dut: DutConfig, lab: LabSpec) -> None:
+    """A test that opens connections (:attr:`~v6bench.methods.registry.Kind.opens_connections`)
+    needs a DUT that keeps them, at every mix (:func:`v6bench.trial.fit.check_connections`),
+    on a kind of lab that empties its table (the backend's ``empties_connections``)."""
+    k = registry.kind(t.kind)
+    if not (isinstance(k, registry.Kind) and k.opens_connections):
+        return
+    if not backends.for_spec(lab).empties_connections:
+        raise UsageError(f"{k.name} empties R1's connection table before each measurement, which only namespace "
+                         f"routers let v6bench do (this lab's routers: {lab.kind})", "kind")
+    for j, mix in enumerate(t.matrix.mixes):
+        for bi in sorted({d == "bi" for d in t.matrix.directions}):
+            try:
+                fit.check_connections(t.traffic, mix, bi, dut)
+            except UsageError as e:
+                raise UsageError(e.message, ("mixes", j) if e.field == ("mix",) else e.field) from None
+
+
 def _host_test(i: int, k: registry.HostKind, t: dict, mx: Matrix, params: Any) -> TestSpec:
     """A host-stack test: one family per mix, no frames, one direction."""
     for key in ("frame_sizes", "ext_headers", "icmp_echo", "flows", "ext_headers_scope", "runs_s", "ports",
+                "preliminary_connections", "preliminary_rate_fps", "foreground",
                 "throughput_search", "drain_s", "settle_s"):
         if key in t:
             raise UsageError(f"{k.name} sends no test frames (it uses the hosts' own stacks)", ("test", i, key))

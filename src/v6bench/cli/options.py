@@ -116,6 +116,14 @@ EXT_HEADERS_SCOPE = Option("--ext-headers-scope", "flow2: the extension headers 
 RUNS = Option("--runs", "send the streams in runs of this length each in turn instead of frame by frame; "
               "the DUT's CPU time per frame is then read per family inside each trial (docs/methods.md, "
               "\"Cost per frame in runs\") [frame by frame]", metavar="SECONDS")
+PRELIMINARY_CONNECTIONS = Option("--preliminary-connections", "through a DUT that keeps state (NAT44, stateful NAT64): "
+                                 "how many connections each stream's RFC 4814 ports walk, all opened by RFC 9693's "
+                                 "preliminary phase before every trial [10000]", metavar="N")
+PRELIMINARY_RATE = Option("--preliminary-rate", "the preliminary phase's rate per sending port, frames/s, below the "
+                          "DUT's connection establishment rate [10000]", metavar="FPS")
+FOREGROUND = Option("--foreground", "with --flows 2: n/m, n of every m frames of a family are flow 2's (the "
+                    "foreground, which meets a scenario scoped to flow 2), the others flow 1's (the background) "
+                    "[1/2]", metavar="N/M")
 BIDIRECTIONAL = Option("--bidirectional", "the same rate each way (RFC 2544 §14)", switch=True)
 #: Kind parameters whose option is not ``--field-name`` (with help); the others are named after their field.
 PARAMS = {
@@ -138,7 +146,24 @@ PARAMS = {
 }
 #: A kind's parameter with an option of its own name (kind, field).
 KIND_PARAMS = {("mesh", "loads"): Option("--rate", "comma-separated loads per sending port, e.g. 10%%,50%%,20kpps",
-                                         items=True)}
+                                         items=True),
+               ("connections", "metrics"): Option("--metrics", "RFC 9693's metrics, comma-separated: capacity, "
+                                                  "establishment_rate, tear_down_rate", items=True),
+               ("connections", "search_max_connections"): Option(
+                   "--search-max-connections", "the capacity search's top: its first trial opens this many "
+                   "connections (a table that holds them all has at least this capacity)", metavar="N"),
+               ("connections", "connections"): Option("--connections", "N, the connections the establishment and "
+                                                      "tear-down rates open each trial", metavar="N"),
+               ("connections", "min_rate_fps"): Option("--min-rate", "lowest establishment rate searched, new "
+                                                       "connections/s", metavar="FPS"),
+               ("connections", "max_rate_fps"): Option("--max-rate", "highest establishment rate searched, new "
+                                                       "connections/s", metavar="FPS"),
+               ("connections", "open_rate_fps"): Option("--open-rate", "the rate the capacity search and the "
+                                                        "tear-down rate open connections at, frames/s (below the "
+                                                        "DUT's establishment rate)", metavar="FPS"),
+               ("connections", "validate_rate_fps"): Option("--validate-rate", "the rate of the frames from t2's "
+                                                            "side that check each connection, frames/s",
+                                                            metavar="FPS")}
 #: Fields without an option of their own: ``repeat`` is --repeat (the kind's or the test's), ``mtu_payload``
 #: the item 'mtu' of --payload-size.
 NO_OPTION = ("repeat", "mtu_payload")

@@ -21,8 +21,8 @@ from ..methods import registry, throughput
 from ..core.params import parse
 from ..store.db import Store
 from . import render
-from .options import BIDIRECTIONAL, EXT_HEADERS, EXT_HEADERS_SCOPE, FLOWS, ICMP_ECHO, PORTS, RUNS, SEARCH, Option, Options, add_db, add_json, add_lab, add_params, add_selftest, dut_of, dut_table, items, lab_table, params_table, value
-from .trial import current_lab
+from .options import BIDIRECTIONAL, EXT_HEADERS, EXT_HEADERS_SCOPE, FLOWS, FOREGROUND, ICMP_ECHO, PORTS, PRELIMINARY_CONNECTIONS, PRELIMINARY_RATE, RUNS, SEARCH, Option, Options, add_db, add_json, add_lab, add_params, add_selftest, dut_of, dut_table, items, lab_table, params_table, value
+from .trial import current_lab, translation_options
 
 MIXES = Option("--mix", "comma-separated IPv4/IPv6 mixes")
 FRAME_SIZES = Option("--frame-size", "comma-separated frame sizes, bytes incl. FCS")
@@ -46,7 +46,8 @@ def add(sub: argparse._SubParsersAction, parser_class: type) -> None:
         frames = isinstance(k, registry.Kind)
         if frames:
             o.add("frame_sizes", FRAME_SIZES, default=DEFAULTS["frame_sizes"], help_default=DEFAULTS["frame_sizes"])
-            if k.name != "mesh":  # the mesh pattern sets the directions, and sends UDP frames only
+            # The mesh pattern sets the directions, and sends UDP frames only; RFC 9693's phases send their own.
+            if k.name != "mesh" and not k.opens_connections:
                 o.add("directions", BIDIRECTIONAL)
                 o.add("ext_headers", EXT_HEADERS)
                 o.add("icmp_echo", ICMP_ECHO)
@@ -54,6 +55,9 @@ def add(sub: argparse._SubParsersAction, parser_class: type) -> None:
                 o.add("ext_headers_scope", EXT_HEADERS_SCOPE)
                 o.add("runs_s", RUNS)
                 o.add("ports", PORTS)
+                o.add("preliminary_connections", PRELIMINARY_CONNECTIONS)
+                o.add("preliminary_rate_fps", PRELIMINARY_RATE)
+                o.add("foreground", FOREGROUND)
             o.add("drain_s", DRAIN, default=DEFAULTS["drain_s"], help_default=DEFAULTS["drain_s"])
             o.add("settle_s", SETTLE)
         add_params(o, k.name, k.params, searches=frames and k.searches)
@@ -107,6 +111,7 @@ def test_table(args: argparse.Namespace) -> dict:
             test["flows"] = int(args.flows)
         if getattr(args, "runs_s", None):
             test["runs_s"] = value(float, args.runs_s, "runs_s")
+        test.update(translation_options(args))
     if getattr(args, "payload_sizes", None) is not None:  # rr-latency: the item 'mtu' is mtu_payload
         sizes = items(args.payload_sizes, "payload_sizes")
         test["mtu_payload"] = "mtu" in sizes

@@ -20,7 +20,7 @@ from ..trial.warmup import warm_up
 from ..core.frames import MESH_PATTERNS
 from ..trial.request import make_request
 from . import lab as lab_cmd
-from .options import BIDIRECTIONAL, EXT_HEADERS, EXT_HEADERS_SCOPE, FLOWS, ICMP_ECHO, PORTS, RUNS, Option, Options, add_db, add_json, add_lab, add_selftest, value
+from .options import BIDIRECTIONAL, EXT_HEADERS, EXT_HEADERS_SCOPE, FLOWS, FOREGROUND, ICMP_ECHO, PORTS, PRELIMINARY_CONNECTIONS, PRELIMINARY_RATE, RUNS, Option, Options, add_db, add_json, add_lab, add_selftest, value
 
 TRIAL = {  # field: (option, default)
     "mix": (Option("--mix", "IPv4/IPv6 percentages of frames, e.g. 100/0, 90/10, 0/100"), "50/50"),
@@ -41,6 +41,9 @@ def add(sub: argparse._SubParsersAction, parser_class: type) -> None:
     o.add("ext_headers_scope", EXT_HEADERS_SCOPE)
     o.add("runs_s", RUNS)
     o.add("ports", PORTS)
+    o.add("preliminary_connections", PRELIMINARY_CONNECTIONS)
+    o.add("preliminary_rate_fps", PRELIMINARY_RATE)
+    o.add("foreground", FOREGROUND)
     o.add("mesh", Option("--mesh", "mesh traffic among the testers of a mesh:N topology, --rate per sending port: "
                          + "; ".join(f"{k}: {v}" for k, v in MESH_PATTERNS.items()), choices=tuple(MESH_PATTERNS)))
     add_json(o, "the result")
@@ -61,11 +64,25 @@ def current_lab(site: Site) -> tuple[dict, DutConfig]:
              "mtu": current.mtu.to_json(), "router": current.router_kind}, current.dut_config)
 
 
+def translation_options(args: argparse.Namespace) -> dict:
+    """The traffic options of RFC 9693's and RFC 8219's translators given (``preliminary_connections``,
+    ``preliminary_rate_fps``, ``foreground``)."""
+    out: dict = {}
+    if getattr(args, "preliminary_connections", None) is not None:
+        out["preliminary_connections"] = value(int, args.preliminary_connections, "preliminary_connections")
+    if getattr(args, "preliminary_rate_fps", None) is not None:
+        out["preliminary_rate_fps"] = value(float, args.preliminary_rate_fps, "preliminary_rate_fps")
+    if getattr(args, "foreground", None) is not None:
+        out["foreground"] = args.foreground
+    return out
+
+
 def run(site: Site, args: argparse.Namespace, say) -> int:
     req = make_request(args.mix, value(int, args.frame_size, "frame_size"), args.rate,
                        value(float, args.duration_s, "duration_s"), args.bidirectional, args.ext_headers,
                        args.icmp_echo, args.mesh, int(args.flows or 1), args.ext_headers_scope or "all",
-                       value(float, args.runs_s, "runs_s") if args.runs_s else None, args.ports or "auto")
+                       value(float, args.runs_s, "runs_s") if args.runs_s else None, args.ports or "auto",
+                       **translation_options(args))
     current, current_dut = current_lab(site)
     lab, dut = lab_cmd.specs(args, current)
     dut = dut if dut is not None else (DutConfig() if lab.external else current_dut)

@@ -120,31 +120,46 @@ class Traffic:
     #: :func:`~v6bench.lab.emulated.cost.runs`); None: frame by frame (``runs_s``, ``--runs``).
     runs_s: float | None = None
     #: The UDP ports of the test frames (:data:`PORTS`, ``ports``, ``--ports``): RFC 4814's pseudorandom ports,
-    #: one 5-tuple a stream, or ``auto`` (RFC 4814 unless the DUT keeps state; :func:`ports_used`).
+    #: one 5-tuple a stream, or ``auto`` (RFC 4814's; :func:`ports_used`).
     ports: str = "auto"
+    #: Through a DUT that keeps state, with RFC 4814's ports: how many connections each stream walks, all of them
+    #: opened by RFC 9693's preliminary phase before every trial (:func:`connection_ports`; trial/preliminary.py).
+    preliminary_connections: int = 10_000
+    #: The preliminary phase's rate per sending port [frames/s]: below the DUT's connection establishment rate.
+    preliminary_rate_fps: float = 10_000.0
+    #: With two flows: ``"n/m"``, n of every m frames of a family are flow 2's (the foreground, which meets a
+    #: scenario scoped to it: a translator, NAT44), the other m - n flow 1's (the background, native): RFC 8219's
+    #: foreground and background traffic as siitperf sends it (:func:`flow_weights`).
+    foreground: str = "1/2"
 
     def frames_json(self) -> dict:
         """The stored keys that say what the frames are (a throughput is reused only with the same); ``ports``
-        always (runs stored before it sent fixed ports, and read back so)."""
+        always (runs stored before it sent fixed ports, and read back so); the preliminary phase's where they are
+        not their defaults (runs stored before it had none)."""
         return {"ext_headers": self.ext_headers, "icmp_echo": self.icmp_echo,
                 **({"ext_headers_scope": self.ext_headers_scope} if self.ext_headers_scope != "all" else {}),
-                "ports": self.ports}
+                "ports": self.ports,
+                **{k: getattr(self, k) for k in ("preliminary_connections", "preliminary_rate_fps")
+                   if getattr(self, k) != getattr(Traffic, k)}}
 
     def to_json(self) -> dict:
-        """The stored keys; ``flows`` and ``ext_headers_scope`` only where they are not
-        their defaults (runs stored before them had neither)."""
+        """The stored keys; ``flows``, ``ext_headers_scope`` and ``foreground`` only where they are not
+        their defaults (runs stored before them had none)."""
         return {**self.frames_json(), **({"flows": self.flows} if self.flows != 1 else {}),
-                **({"runs_s": self.runs_s} if self.runs_s is not None else {})}
+                **({"runs_s": self.runs_s} if self.runs_s is not None else {}),
+                **({"foreground": self.foreground} if self.foreground != Traffic.foreground else {})}
 
     @classmethod
     def from_json(cls, d: dict) -> "Traffic":
         return cls(d.get("ext_headers"), d.get("icmp_echo"), d.get("flows", 1), d.get("ext_headers_scope", "all"),
-                   d.get("runs_s"), d.get("ports", "fixed"))
+                   d.get("runs_s"), d.get("ports", "fixed"), d.get("preliminary_connections", cls.preliminary_connections),
+                   d.get("preliminary_rate_fps", cls.preliminary_rate_fps), d.get("foreground", cls.foreground))
 
     def describe(self) -> str:
         return "".join(f" +{x}" for x in (self.ext_headers, self.icmp_echo and f"echo-{self.icmp_echo}") if x) + \
             (" on flow 2" if self.ext_headers_scope != "all" else "") + (f" ×{self.flows} flows" if self.flows != 1 else "") + \
-            (f" in {self.runs_s:g}-s runs" if self.runs_s is not None else "")
+            (f" in {self.runs_s:g}-s runs" if self.runs_s is not None else "") + \
+            (f" foreground {self.foreground}" if self.foreground != Traffic.foreground else "")
 
     def on_flow2(self) -> dict[int, str]:
         """What the second flow of each IP version carries that the first
@@ -163,8 +178,8 @@ SCOPES = {"all": "every test frame", "flow2": "the second flow of each family on
 FLOW_SRC_PORT = {1: 0xC020, 2: 0xC021}
 #: What the test frames' UDP ports are (``ports``): RFC 4814 §4.5's pseudorandom ports, or fixed ones.
 PORTS = {
-    "auto": "RFC 4814 pseudorandom ports, or fixed ones through a DUT that keeps state (NAT44, stateful NAT64), "
-            "where RFC 9693's phases are needed",
+    "auto": "RFC 4814 pseudorandom ports (through a DUT that keeps state, NAT44 or stateful NAT64, each stream "
+            "walks preliminary_connections of them, opened by RFC 9693's preliminary phase before every trial)",
     "rfc4814": "pseudorandom ports (RFC 4814 §4.5): sources 1024-65535 (two flows: 1024-49184 and 49185-65534), "
                "destinations 1-49151, each value once a cycle in a seeded permutation",
     "fixed": "one 5-tuple a stream: source port 49184 (49185 for flow 2), destination port 7",
@@ -186,16 +201,49 @@ def src_ports(flow: int, flows: int) -> tuple[int, int]:
     return (RFC4814_SRC[0], FLOW2_SRC_PORTS[0] - 1) if flow == 1 else FLOW2_SRC_PORTS
 
 
-def ports_used(asked: str, keeps_state: bool) -> str:
-    """The ports a trial sends (``rfc4814`` or ``fixed``) when ``asked`` (:data:`PORTS`) through a DUT that
-    does or does not keep state. A DUT that tracks connections opens one for every new 5-tuple: RFC 4814's
-    ports would measure its connection set-up, not its forwarding, unless RFC 9693's preliminary phase
-    opened them first, which v6bench does not run yet; so ``auto`` sends fixed ports through it, and
-    ``rfc4814`` is refused there."""
-    if asked == "rfc4814" and keeps_state:
-        raise UsageError("RFC 4814 ports through a DUT that keeps state (NAT44, stateful NAT64) need RFC 9693's "
-                         "preliminary phase, which v6bench does not run yet: use ports = auto or fixed", "ports")
-    return "fixed" if asked == "fixed" or keeps_state else "rfc4814"
+def flow_weights(foreground: str) -> tuple[int, int]:
+    """Flow 1's and flow 2's weights among a family's frames for
+    ``foreground`` ``"n/m"`` (0 < n < m ≤ 1000): (m - n, n)."""
+    m_ = re.fullmatch(r"\s*(\d+)\s*/\s*(\d+)\s*", foreground) if isinstance(foreground, str) else None
+    if not m_ or not 0 < int(m_[1]) < int(m_[2]) <= 1000:
+        raise UsageError(f"{foreground!r} is not n/m with 0 < n < m <= 1000 (n of every m frames of a family "
+                         "are flow 2's)", "foreground")
+    n, m = int(m_[1]), int(m_[2])
+    return m - n, n
+
+
+def ports_used(asked: str) -> str:
+    """The ports a trial sends (``rfc4814`` or ``fixed``) when ``asked`` (:data:`PORTS`): RFC 4814's unless
+    fixed ones are asked. Through a DUT that keeps state RFC 4814's ports would open a connection with every
+    new 5-tuple and measure its connection set-up, not its forwarding: there each stream walks
+    :func:`connection_ports`' ports, every one of their connections opened by RFC 9693's preliminary phase
+    before the trial (trial/preliminary.py)."""
+    return "fixed" if asked == "fixed" else "rfc4814"
+
+
+#: The preliminary phase's bounds: connections a stream walks, and its rate [frames/s].
+PRELIMINARY_CONNECTIONS = (1, 4_000_000)
+PRELIMINARY_RATE_FPS = (1.0, 10_000_000.0)
+
+
+def connection_ports(connections: int, src_values: int) -> tuple[int, int]:
+    """(S, D): how many source and destination ports (from the first of
+    each range) a stream walks so that it holds S·D ≥ ``connections``
+    4-tuples, every one of them in any S·D frames in a row: S and D are
+    coprime, and frame k carries the k-th value of each field's cycle, so
+    the first S·D frames carry every pair (k mod S, k mod D) once (the
+    Chinese remainder theorem), whatever order each field is walked in.
+    Both fields vary (RFC 4814 §4.5), about √N values each, S at most
+    ``src_values`` (the stream's flow's source range)."""
+    dst_values = RFC4814_DST[1] - RFC4814_DST[0] + 1
+    if not 1 <= connections <= src_values * (dst_values - 1):
+        raise UsageError(f"{connections:,} connections is outside 1..{src_values * (dst_values - 1):,} "
+                         f"({src_values:,} source ports)", "preliminary_connections")
+    s = min(src_values, math.isqrt(connections - 1) + 1)
+    d = -(-connections // s)
+    while math.gcd(s, d) != 1:
+        d += 1
+    return s, d
 
 
 def port_match(ports: tuple[int, int]) -> str:
@@ -215,13 +263,15 @@ def run_shares(shares: list[int]) -> list[int]:
     return [s // g for s in shares]
 
 
-def check_runs_fit(runs_s: float | None, mix: Mix, flows: int, duration_s: float) -> None:
+def check_runs_fit(runs_s: float | None, mix: Mix, flows: int, duration_s: float, foreground: str = "1/2") -> None:
     """A trial in runs holds at least two rounds of them (every flow of every
-    family a run each, :func:`run_shares`), so each family is read in more
+    family a run each, :func:`run_shares`; two flows weighed by
+    ``foreground``, :func:`flow_weights`), so each family is read in more
     than one stretch of the trial."""
     if runs_s is None:
         return
-    units = sum(run_shares([share for _, share in mix.versions] * flows))
+    weights = flow_weights(foreground) if flows == 2 else (1,) * flows
+    units = sum(run_shares([share * w for w in weights for _, share in mix.versions]))
     if 2 * runs_s * units > duration_s:
         raise UsageError(f"{duration_s:g}-s trials hold fewer than two rounds of {runs_s:g}-s runs "
                          f"({units} a round at {mix})", "runs_s")
@@ -268,6 +318,14 @@ def check(traffic: Traffic, mix: Mix, frame_size: int, bidirectional: bool, mesh
     check_scope(traffic.ext_headers_scope, "ext_headers_scope")
     if traffic.ports not in PORTS:
         raise UsageError(f"{traffic.ports!r} is not one of {', '.join(PORTS)}", "ports")
+    flow_weights(traffic.foreground)
+    if traffic.foreground != Traffic.foreground and traffic.flows != 2:
+        raise UsageError("splits a family between its two flows: needs flows = 2", "foreground")
+    for name, (lo, hi) in (("preliminary_connections", PRELIMINARY_CONNECTIONS), ("preliminary_rate_fps", PRELIMINARY_RATE_FPS)):
+        value = getattr(traffic, name)
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not lo <= value <= hi \
+                or (name == "preliminary_connections" and not isinstance(value, int)):
+            raise UsageError(f"{value!r} is outside {lo:,.0f}..{hi:,.0f}" + (" (a whole number)" if name.endswith("connections") else " frames/s"), name)
     if traffic.ext_headers_scope != "all" and not (traffic.ext_headers and traffic.flows == 2):
         raise UsageError("puts the extension headers on the second flow only: needs ext_headers and flows = 2",
                          "ext_headers_scope")

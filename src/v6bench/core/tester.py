@@ -106,6 +106,12 @@ class Tester(Measurer, Protocol):
         reset's timing."""
         ...
 
+    def connections(self) -> "ConnectionTester":
+        """The same lab, mix and frame size as a :class:`ConnectionTester`
+        (RFC 9693's phases: a ``connections`` test); raises
+        :class:`~v6bench.core.errors.UsageError` where the tester has none."""
+        ...
+
 
 class ConnectionTester(Protocol):
     """A tester of a DUT that keeps state (NAT44, stateful NAT64, a

@@ -18,7 +18,7 @@ from ..core.errors import UsageError
 from ..core.rates import parse_rate
 from ..core.frames import Mix
 from ..core.repetitions import MIN_PAIRS, MIN_REPETITIONS
-from . import back_to_back, latency, loss, mesh, recovery, reset, retry, rr_latency, stack_throughput, throughput
+from . import back_to_back, latency, loss, mesh, recovery, reset, retry, rr_latency, stack_throughput, stateful, throughput
 from ..core.tester import HostTester, Tester
 
 
@@ -50,6 +50,9 @@ class Kind:
     #: family's own values in every trial); a throughput search is its mix's, compared only between tests of one
     #: family each (:func:`least_blocks`).
     families_in_a_mix: bool = True
+    #: The test opens connections through a DUT that keeps state (RFC 9693): what it needs of the traffic and
+    #: the DUT is trial/fit.check_connections.
+    opens_connections: bool = False
 
     @property
     def searches(self) -> bool:
@@ -101,6 +104,9 @@ KINDS: dict[str, Kind | HostKind] = {k.name: k for k in (
          True),
     Kind("mesh", mesh.Params, lambda p: False, lambda t, p, pt, ndr: mesh.run(t, p, pt.frame_size, pt.link_speed_bps),
          "loss per flow under full or partial mesh traffic (RFC 2889 §5.1; topology mesh:N)"),
+    Kind("connections", stateful.Params, lambda p: False, lambda t, p, pt, ndr: stateful.run(t.connections(), p, t.line_fps),
+         "connection-tracking table capacity, connection establishment and tear-down rates (RFC 9693)", True,
+         families_in_a_mix=False, opens_connections=True),
     HostKind("stack-throughput", stack_throughput.Params, stack_throughput.variants, stack_throughput.run,
              "TCP/UDP throughput between the tester hosts' stacks by message size, iperf3 (seed 001)"),
     HostKind("rr-latency", rr_latency.Params, rr_latency.variants, rr_latency.run,

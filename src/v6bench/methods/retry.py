@@ -27,7 +27,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Callable
 
-from ..core.tester import Measurement, Tester
+from ..core.tester import ConnectionTester, Measurement, Tester
 
 #: How many times a spoiled trial is run again. On this 2-vCPU machine about 1 trial in 50 of 0.3 s is
 #: spoiled (a stall of 2-50 ms: tests/netns/test_controls.py's campaign, 3 of 135 trials on 2026-11-27);
@@ -78,3 +78,9 @@ class Retrying:
 
     def reset(self, duration_s: float, load_fps: float, at_s: float, kind: str) -> Measurement:
         return self._again(lambda: self.tester.reset(duration_s, load_fps, at_s, kind))
+
+    def connections(self) -> ConnectionTester:
+        """The tester's connection phases, not repeated here: a phase depends
+        on the table the one before it left, so RFC 9693's searches repeat a
+        spoiled pair of phases from an empty table themselves (methods/stateful.py)."""
+        return self.tester.connections()

@@ -15,7 +15,8 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass, field
 
-from ..core.tester import Measurement
+from ..core.errors import UsageError
+from ..core.tester import ConnectionTester, Measurement
 
 
 @dataclass
@@ -31,6 +32,8 @@ class SimulatedTester:
     families: tuple[int, ...] = (4, 6)
     seed: int = 1
     calls: list = field(default_factory=list)
+    #: The DUT's connection table, for a ``connections`` test (None: the simulated DUT keeps no state).
+    stateful: "SimulatedConnections | None" = None
 
     def __post_init__(self) -> None:
         self.rng = random.Random(self.seed)
@@ -95,6 +98,12 @@ class SimulatedTester:
                            extra={"reset_kind": kind, "reset_at_s": at_s, "reset_took_s": 0.01})
 
 
+    def connections(self) -> ConnectionTester:
+        if self.stateful is None:
+            raise UsageError("this simulated DUT keeps no state: no connections to measure", "kind")
+        return self.stateful
+
+
 @dataclass
 class SimulatedConnections:
     """A simulated DUT that keeps state (:class:`~v6bench.core.tester.ConnectionTester`),
@@ -125,11 +134,15 @@ class SimulatedConnections:
         passed = min(accepted, self.capacity - self.held)
         self.held += passed
         return Measurement(connections / rate_fps, rate_fps, min(rate_fps, self.tester_max_fps), connections, passed,
-                           rate_fps > self.tester_max_fps)
+                           rate_fps > self.tester_max_fps, self._detail(rate_fps))
 
     def validate(self, connections: int, rate_fps: float) -> Measurement:
         return Measurement(connections / rate_fps, rate_fps, min(rate_fps, self.tester_max_fps), connections,
-                           min(connections, self.held), rate_fps > self.tester_max_fps)
+                           min(connections, self.held), rate_fps > self.tester_max_fps, self._detail(rate_fps))
+
+    def _detail(self, rate_fps: float) -> dict | None:
+        """Beyond the simulated tester's capacity: a repeat would not help (methods/retry.py)."""
+        return {"tester_over_capacity": True} if rate_fps > self.tester_max_fps else None
 
     def tear_down(self) -> float:
         took = self.teardown_base_s + self.held / self.teardown_per_s

@@ -25,32 +25,46 @@ lower bound (``tester_limited``).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ..core.params import check
 from ..core.tester import ConnectionTester, Measurement
+from .retry import RETRIES, spoiled
+
+#: The metrics a ``connections`` test measures, in the order it measures them (RFC 9693 §4.1-4.3).
+METRICS = ("capacity", "establishment_rate", "tear_down_rate")
 
 
 @dataclass(frozen=True)
 class Params:
-    """The searches' bounds: connections ``1..max_connections``; rates
+    """The searches' bounds: connections ``1..search_max_connections``; rates
     ``min_rate_fps..max_rate_fps`` [new connections/s]; ``open_rate_fps``,
     the rate the capacity search opens connections at (below the DUT's
     establishment rate); ``validate_rate_fps``, the rate of the frames from
     the responder's side; ``resolution``, the bisection's relative step;
-    ``connections``, N for the establishment and tear-down rates."""
+    ``connections``, N for the establishment and tear-down rates;
+    ``metrics``, which of :data:`METRICS` a ``connections`` test measures.
 
-    max_connections: int = 4_000_000
+    The capacity search's upper end is a trial's size: its first trial
+    opens ``search_max_connections`` at ``open_rate_fps`` (100,000 at 10,000/s:
+    10 s). A DUT that holds them all has a capacity of at least that
+    (``reached_max``, a lower bound): raise it for a larger table."""
+
+    search_max_connections: int = 100_000
     connections: int = 10_000
     min_rate_fps: float = 100.0
     max_rate_fps: float = 2_000_000.0
     open_rate_fps: float = 10_000.0
     validate_rate_fps: float = 10_000.0
     resolution: float = 0.005
+    metrics: tuple[str, ...] = METRICS
 
     def __post_init__(self) -> None:
-        check(1 <= self.connections <= self.max_connections, "connections",
-              f"{self.connections} is outside 1..{self.max_connections} (max_connections)")
+        check(bool(self.metrics) and all(m in METRICS for m in self.metrics)
+              and len(set(self.metrics)) == len(self.metrics), "metrics",
+              f"{', '.join(self.metrics) or 'none'}: give one or more of {', '.join(METRICS)}, each once")
+        check(1 <= self.connections <= self.search_max_connections, "connections",
+              f"{self.connections} is outside 1..{self.search_max_connections} (search_max_connections)")
         check(0 < self.min_rate_fps < self.max_rate_fps, "min_rate_fps", "needs 0 < min_rate_fps < max_rate_fps")
         check(self.open_rate_fps > 0 and self.validate_rate_fps > 0, "open_rate_fps", "rates are positive")
         check(0 < self.resolution < 0.5, "resolution", f"{self.resolution} is outside (0, 0.5)")
@@ -72,10 +86,15 @@ class Found:
 def _holds(t: ConnectionTester, connections: int, open_fps: float, validate_fps: float) -> tuple[bool | None, Measurement, Measurement]:
     """Opens ``connections`` at ``open_fps`` from an empty table, then
     validates them: True if every one passed, None if the tester limited
-    either phase."""
-    t.clear()
-    opened = t.open(connections, open_fps)
-    back = t.validate(connections, validate_fps)
+    either phase. A pair of phases the tester spoiled (a stall: a repeat
+    could do better, :func:`.retry.spoiled`) is run again from an empty
+    table, at most :data:`.retry.RETRIES` more times."""
+    for _ in range(RETRIES + 1):
+        t.clear()
+        opened = t.open(connections, open_fps)
+        back = t.validate(connections, validate_fps)
+        if not (spoiled(opened) or spoiled(back)):
+            break
     if opened.tester_limited or back.tester_limited:
         return None, opened, back
     return back.rx_frames >= connections, opened, back
@@ -123,7 +142,7 @@ def _bisect(lo: float, hi: float, passes, resolution: float, integer: bool) -> F
 def table_capacity(t: ConnectionTester, p: Params) -> Found:
     """The connection-tracking table's capacity [connections]: the largest N
     whose connections all hold after they were opened at ``open_rate_fps``."""
-    return _bisect(1, p.max_connections, lambda n: _holds(t, int(n), p.open_rate_fps, p.validate_rate_fps),
+    return _bisect(1, p.search_max_connections, lambda n: _holds(t, int(n), p.open_rate_fps, p.validate_rate_fps),
                    p.resolution, integer=True)
 
 
@@ -154,3 +173,36 @@ def tear_down_rate(t: ConnectionTester, p: Params, repeats: int = 3) -> dict:
             "rate_per_s": held / (took - base) if ok else None,
             "why_none": None if ok else "the tester limited the preliminary phase" if any(lim for _, _, lim in full)
             else "deleting the connections took no longer than deleting none"}
+
+
+def _search(found: Found, unit: str, top: float) -> dict:
+    """A search's outcome as a test result stores it: ``value`` [``unit``],
+    whether it is a lower bound (the tester limited it, or every trial up
+    to the search's top passed: ``reached_max``) and the trials tried."""
+    reached = found.failed is None and not found.tester_limited and found.value >= top
+    return {"value": found.value, "unit": unit, "failed": found.failed, "tester_limited": found.tester_limited,
+            "reached_max": reached, "is_lower_bound": found.tester_limited or reached,
+            "trials": [{"tried": x, "opened_rx": o.rx_frames, "opened_tx": o.tx_frames, "held": b.rx_frames,
+                        "tester_limited": o.tester_limited or b.tester_limited} for x, o, b in found.trials]}
+
+
+def run(t: ConnectionTester, p: Params, line_fps: float = float("inf")) -> dict:
+    """A ``connections`` test: the metrics ``p.metrics`` asks, each from
+    an empty table, in :data:`METRICS`' order. Capacity and establishment
+    rate are searches (:func:`_search`'s record each); the tear-down rate
+    is :func:`tear_down_rate`'s. No rate is above ``line_fps``, the path's
+    line rate [frames/s] (RFC 2544 §26.1): the establishment rate's search
+    tops out there (``max_rate_fps`` lowered to it, recorded as
+    ``max_rate_fps`` in the result)."""
+    for name in ("open_rate_fps", "validate_rate_fps", "min_rate_fps"):
+        check(getattr(p, name) < line_fps, name, f"{getattr(p, name):,.0f} frames/s is not below the line rate "
+              f"({line_fps:,.0f} frames/s)")
+    p = replace(p, max_rate_fps=min(p.max_rate_fps, line_fps))
+    out: dict = {"metrics": list(p.metrics), "max_rate_fps": p.max_rate_fps}
+    if "capacity" in p.metrics:
+        out["capacity"] = _search(table_capacity(t, p), "connections", p.search_max_connections)
+    if "establishment_rate" in p.metrics:
+        out["establishment_rate"] = _search(establishment_rate(t, p), "connections/s", p.max_rate_fps)
+    if "tear_down_rate" in p.metrics:
+        out["tear_down_rate"] = tear_down_rate(t, p)
+    return out

@@ -43,7 +43,20 @@ def headline(kind: str, result: dict) -> str:
             f"{r['load']} {r['loss_ratio']:.2%} lost" + (" (tester-limited)" if r["tester_limited"] else "") for r in result["loads"])
     if kind == "reset":
         return "; ".join(f"{k}: {_reset_kind(r)}" for k, r in result["kinds"].items())
+    if kind == "connections":
+        return ", ".join(_connection_metric(m, result[m]) for m in result["metrics"] if m in result)
     return "done"
+
+
+def _connection_metric(name: str, r: dict) -> str:
+    """One RFC 9693 metric of a ``connections`` test in words."""
+    if name == "tear_down_rate":
+        return f"tear-down {r['rate_per_s']:,.0f}/s" if r["rate_per_s"] is not None else f"tear-down: {r['why_none']}"
+    bound = "≥ " if r["is_lower_bound"] else ""
+    why = " (tester-limited)" if r["tester_limited"] else " (the search's top)" if r["reached_max"] else ""
+    if name == "capacity":
+        return f"capacity {bound}{r['value']:,.0f} connections{why}"
+    return f"establishment {bound}{r['value']:,.0f}/s{why}"
 
 
 def _reset_kind(r: dict) -> str:

@@ -7,13 +7,15 @@ the tester limited and were left out.
   bound and left out), a latency trial's median delay per family (the
   trial is the unit; means are dominated by a shared machine's
   scheduling stalls and are described, not compared), a reset's reset
-  time, a host-stack run's result. IPv4 is the 100/0 mix's value and IPv6
+  time, RFC 9693's connection metrics (IPv4 through NAT44 against IPv6
+  through stateful NAT64), a host-stack run's result. IPv4 is the 100/0 mix's value and IPv6
   the 0/100 mix's at the same point (unpaired); in a mixed stream (50/50,
   …) both families are in every trial, and a latency test's median and
   99th-percentile delays are compared trial by trial (``paired``: the
   trial's IPv6 value against its IPv4 value).
 - Scenarios against their reference (the scenario they are an A/A
-  control of, else the run's first): the throughput (:func:`scenario_throughput`)
+  control of, else the run's first): the searched values, throughput and
+  RFC 9693's connection metrics (:func:`scenario_searches`)
   and, as network types (:func:`network_types`, seed 003 Table 3), the
   per-trial median delay of each scenario and family, where the scenario
   differs (a family against the other in one scenario is an IPv4/IPv6
@@ -163,19 +165,26 @@ def suspect_trials(t: TestData, row: dict) -> list[dict]:
         if row["load_fps"] else []
 
 
-def _throughput(data: RunData, pairs: dict) -> None:
-    for t in data.of("throughput"):
-        if not t.family:
-            continue
-        where = t.label(mix=False, size=True) or f"{t.frame_size} B"
-        for goal in ("ndr", "pdr"):
-            p = _pair(pairs, f"throughput {goal.upper()} [fps]", where, "higher", "mean",
-                      resolution_pct=100 * t.params["params"].get("resolution", 0))
-            r = t.result.get(goal) or {}
-            if r.get("is_lower_bound"):
-                p.exclude(1, f"IPv{t.family}")
-            else:
-                p.add(f"IPv{t.family}", r.get("fps"))
+def _searched(data: RunData, pairs: dict) -> None:
+    """Each searching kind's values (:data:`SEARCHED`), IPv4 against IPv6 at
+    one point (for connections: NAT44 against stateful NAT64): one value
+    per repetition; a lower bound (the tester limited the search, or it
+    passed at its top) is left out."""
+    for kind, goals in SEARCHED.items():
+        for t in data.of(kind):
+            if not t.family:
+                continue
+            where = t.label(mix=False, size=True) or f"{t.frame_size} B"
+            for key, metric, higher in goals:
+                if key not in t.result:
+                    continue
+                p = _pair(pairs, metric, where, higher, "mean",
+                          resolution_pct=100 * t.params["params"].get("resolution", 0))
+                value, lower_bound = _search_value(t.result, key)
+                if lower_bound:
+                    p.exclude(1, f"IPv{t.family}")
+                else:
+                    p.add(f"IPv{t.family}", value)
 
 
 #: What a paired latency test compares per trial: metric, the family's value [µs] from its streams.
@@ -332,10 +341,11 @@ def _host(data: RunData, pairs: dict) -> None:
 def families(data: RunData) -> list[Pair]:
     """IPv4 against IPv6 wherever the run measured both, in view order."""
     pairs: dict = {}
-    _throughput(data, pairs)
+    _searched(data, pairs)
     _latency(data, pairs)
     _cost(data, pairs)
     _reset(data, pairs)
+    _tear_down(data, pairs)
     _host(data, pairs)
     return list(pairs.values())
 
@@ -402,29 +412,63 @@ def _label(name: str, ts: list[TestData]) -> str:
     return f"{name} (A/A control of {of})" if of else name
 
 
-def scenario_throughput(data: RunData) -> list[Pair]:
-    """Each scenario's NDR and PDR against its reference scenario's
-    (:func:`_reference`) at the same mix, frame size, traffic and direction."""
+def _search_value(result: dict, name: str) -> tuple[float | None, bool]:
+    """A searched value of a test's result (``result[name]``, a throughput
+    goal or a connection metric): (value, whether it is only a lower bound)."""
+    r = result.get(name) or {}
+    return r.get("fps", r.get("value")), bool(r.get("is_lower_bound"))
+
+
+#: What each searching kind compares: (result key, metric, what a larger value means).
+SEARCHED = {
+    "throughput": (("ndr", "throughput NDR [fps]", "higher"), ("pdr", "throughput PDR [fps]", "higher")),
+    "connections": (("capacity", "table capacity [connections]", "higher"),
+                    ("establishment_rate", "connection establishment rate [connections/s]", "higher")),
+}
+
+
+def _tear_down(data: RunData, pairs: dict) -> None:
+    """RFC 9693's connection tear-down rate, IPv4 (NAT44) against IPv6
+    (stateful NAT64): one value per repetition; a rate that could not be
+    measured is left out."""
+    for t in data.of("connections"):
+        if t.family and "tear_down_rate" in t.result:
+            p = _pair(pairs, "connection tear-down rate [connections/s]",
+                      t.label(mix=False, size=True) or f"{t.frame_size} B", "higher", "mean")
+            rate = t.result["tear_down_rate"]["rate_per_s"]
+            if rate is None:
+                p.exclude(1, f"IPv{t.family}")
+            else:
+                p.add(f"IPv{t.family}", rate)
+
+
+def scenario_searches(data: RunData) -> list[Pair]:
+    """Each scenario's searched values (:data:`SEARCHED`: NDR and PDR, the
+    table capacity and the connection establishment rate) against its
+    reference scenario's (:func:`_reference`) at the same mix, frame size,
+    traffic and direction; a lower bound is left out."""
     out = []
-    tests = [t for t in data.of("throughput") if t.scenario]
-    ref = _reference(tests) if tests else {}
-    for (mix, traffic, d, fs), ts in by(tests, lambda t: (t.mix, t.traffic, t.direction, t.frame_size)).items():
-        for name in dict.fromkeys(t.scenario for t in ts):
-            if ref[name] == name or not any(t.scenario == ref[name] for t in ts):
-                continue
-            where = " ".join(x for x in (f"{fs} B", mix + traffic, "bi" if d == "bi" else "") if x)
-            for goal in ("ndr", "pdr"):
-                p = Pair(f"throughput {goal.upper()} [fps]", where, "higher", "mean", ref[name], _label(name, ts),
-                         100 * ts[0].params["params"].get("resolution", 0), control=_control_of(name, ts) is not None)
-                for t in ts:
-                    if t.scenario in (name, ref[name]):
-                        r = t.result.get(goal) or {}
+    for kind, goals in SEARCHED.items():
+        tests = [t for t in data.of(kind) if t.scenario]
+        ref = _reference(tests) if tests else {}
+        for (mix, traffic, d, fs), ts in by(tests, lambda t: (t.mix, t.traffic, t.direction, t.frame_size)).items():
+            for name in dict.fromkeys(t.scenario for t in ts):
+                if ref[name] == name or not any(t.scenario == ref[name] for t in ts):
+                    continue
+                where = " ".join(x for x in (f"{fs} B", mix + traffic, "bi" if d == "bi" else "") if x)
+                for key, metric, higher in goals:
+                    if not any(key in t.result for t in ts):
+                        continue
+                    p = Pair(metric, where, higher, "mean", ref[name], _label(name, ts),
+                             100 * ts[0].params["params"].get("resolution", 0), control=_control_of(name, ts) is not None)
+                    for t in (t for t in ts if t.scenario in (name, ref[name]) and key in t.result):
+                        value, lower_bound = _search_value(t.result, key)
                         name_t = ref[name] if t.scenario == ref[name] else p.name_b
-                        if r.get("is_lower_bound"):
+                        if lower_bound:
                             p.exclude(1, name_t)
                         else:
-                            p.add(name_t, r.get("fps"))
-                out.append(p)
+                            p.add(name_t, value)
+                    out.append(p)
     return out
 
 

@@ -36,7 +36,7 @@ def of(data: RunData) -> dict[tuple, tuple[samples.Pair, Comparison]]:
     if hit is None or hit[0] is not data:
         compared = [p for p in samples.families(data)
                     if (p.name_a in p.values and p.name_b in p.values) or p.observations or p.excluded]
-        hit = (data, _decided(compared + samples.flow_pairs(data) + samples.scenario_throughput(data)
+        hit = (data, _decided(compared + samples.flow_pairs(data) + samples.scenario_searches(data)
                               + samples.network_types(data)))
         _cache.clear()
         _cache[id(data)] = hit

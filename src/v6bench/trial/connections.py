@@ -18,15 +18,16 @@ back to t1 (as IPv6 across the NAT64) only through a connection R1 holds.
 
 from __future__ import annotations
 
-import math
 from dataclasses import replace
+from typing import Callable, Protocol
 
 from ..core.errors import UsageError
-from ..core.frames import RFC4814_DST, RFC4814_SRC
+from ..core import frames
+from ..core.frames import RFC4814_DST, RFC4814_SRC, Mix
 from ..core.tester import Measurement
 from ..engine.spec import Stream, TrialSpec, Walk
 from ..lab import interface
-from .lab_tester import LabTester
+from ..lab.interface import Lab
 
 #: How many source and destination ports the connections' 4-tuples take at most.
 SRC_PORTS = RFC4814_SRC[1] - RFC4814_SRC[0] + 1
@@ -34,22 +35,31 @@ DST_PORTS = RFC4814_DST[1] - RFC4814_DST[0] + 1
 
 
 def port_walk(connections: int) -> tuple[int, int]:
-    """(S, D): the source and destination ports N connections walk: S·D ≥ N,
-    gcd(S, D) = 1, as few destination ports as will do."""
-    if not 1 <= connections <= SRC_PORTS * (DST_PORTS - 1):
-        raise UsageError(f"{connections:,} connections is outside 1..{SRC_PORTS * (DST_PORTS - 1):,}", "connections")
-    s = min(connections, SRC_PORTS)
-    d = math.ceil(connections / s)
-    while math.gcd(s, d) != 1:
-        d += 1
-    return s, d
+    """(S, D): the source and destination ports N connections walk
+    (core/frames.connection_ports: S·D ≥ N, gcd(S, D) = 1)."""
+    try:
+        return frames.connection_ports(connections, SRC_PORTS)
+    except UsageError as e:
+        raise UsageError(e.message, "connections") from None
+
+
+class Trials(Protocol):
+    """What the phases need of a :class:`~.lab_tester.LabTester`: its lab,
+    mix, and a trial whose engine spec they rewrite."""
+
+    lab: Lab
+    mix: Mix
+
+    def trial(self, duration_s: float, load_fps: float, adjust: Callable[[TrialSpec], TrialSpec] | None = None,
+              with_preliminary: bool = True) -> Measurement:
+        ...
 
 
 class LabConnections:
     """RFC 9693's phases on the lab, for ``tester``'s lab, one-family mix and
     frame size (its trials, self-test check and retries are the tester's)."""
 
-    def __init__(self, tester: LabTester) -> None:
+    def __init__(self, tester: Trials) -> None:
         (self.version, _), *more = tester.mix.versions
         if more:
             raise UsageError("connections are opened by one family: mix 100/0 (NAT44) or 0/100 (NAT64)", "mix")
@@ -73,7 +83,7 @@ class LabConnections:
             stream = replace(first, name="open", src_port=None, share=1,
                              walk=Walk(src_port=(src,), dst_port=(dst,)))
             return replace(spec, streams=(stream,), duration_s=None, frame_count=connections)
-        return self.tester._trial(connections / rate_fps, rate_fps, adjust)
+        return self.tester.trial(connections / rate_fps, rate_fps, adjust, with_preliminary=False)
 
     def validate(self, connections: int, rate_fps: float) -> Measurement:
         src, dst = self._ports(connections)
@@ -87,4 +97,4 @@ class LabConnections:
             ports = tuple(replace(p, tx_fps=t1.tx_fps, tx_cpu=t1.tx_cpu, tx_queues=t1.tx_queues) if p.name == "t2"
                           else replace(p, tx_fps=None, tx_cpu=None, tx_queues=None) for p in spec.ports)
             return replace(spec, ports=ports, streams=(back,), duration_s=None, frame_count=connections)
-        return self.tester._trial(connections / rate_fps, rate_fps, adjust)
+        return self.tester.trial(connections / rate_fps, rate_fps, adjust, with_preliminary=False)

@@ -32,12 +32,35 @@ def check_on_topology(traffic: Traffic, topology: str, mesh: bool = False) -> No
 
 def check_on_dut(traffic: Traffic, dut: DutConfig) -> None:
     """A DUT whose scenario is scoped to the second flow (lab/model/dut.py
-    ``scope``) meets it only in trials that send two flows a family; the
-    ports asked must suit a DUT that keeps state (core/frames.ports_used)."""
-    frames.ports_used(traffic.ports, dut.keeps_state)
+    ``scope``) meets it only in trials that send two flows a family; through
+    a DUT that keeps state each stream's RFC 4814 ports must hold its
+    preliminary phase's connections (core/frames.connection_ports)."""
+    if dut.keeps_state and frames.ports_used(traffic.ports) == "rfc4814":
+        for flow in range(1, traffic.flows + 1):
+            lo, hi = frames.src_ports(flow, traffic.flows)
+            frames.connection_ports(traffic.preliminary_connections, hi - lo + 1)
     if dut.scope == "flow2" and traffic.flows != 2:
         raise UsageError("the DUT's scenario is on each family's second flow only (its scope is flow2): "
                          "send two flows (flows = 2, --flows 2), or the trial would not meet it", "flows")
+
+
+def check_connections(traffic: Traffic, mix: Mix, bidirectional: bool, dut: DutConfig) -> None:
+    """What RFC 9693's phases (trial/connections.py) need: plain UDP frames
+    of one family from t1, one flow, one way, through a DUT that keeps
+    state for that family on every flow (NAT44 for IPv4, stateful NAT64
+    for IPv6): a frame from t2's side passes back only through a
+    connection R1 holds."""
+    if len(mix.versions) != 1:
+        raise UsageError(f"{mix}: connections are opened by one family: mix 100/0 (NAT44) or 0/100 (NAT64)", "mix")
+    if traffic != Traffic(ports=traffic.ports) or bidirectional:
+        raise UsageError("connections are opened by plain UDP frames from t1, one flow, one way (no extension "
+                         "headers, ICMP echo, runs or second flow; not bidirectional)", "connections")
+    (version, _), = mix.versions
+    keeps = dut.nat44 if version == 4 else dut.nat64 == "stateful"
+    if not keeps or dut.scope != "all":
+        needed = "nat44 = true (--nat44)" if version == 4 else 'nat64 = "stateful" (--nat64 stateful)'
+        raise UsageError(f"{mix}: IPv{version}'s connections need a DUT that keeps them on every flow: {needed}, "
+                         f"scope all", "mix")
 
 
 def check_on_path(traffic: Traffic, mix: Mix, frame_size: int, path: LabPath) -> None:

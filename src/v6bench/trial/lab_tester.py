@@ -14,9 +14,10 @@ from ..engine.spec import RateStep, TrialSpec
 from ..lab import interface
 from ..lab.interface import Lab
 from ..lab.model.site import Site
-from ..core.tester import Measurement
+from ..core.tester import ConnectionTester, Measurement
 from ..core.rates import Rate
 from . import runner
+from .connections import LabConnections
 from .path import LabPath
 from ..core.frames import Mix, Traffic
 from .request import TrialRequest
@@ -36,12 +37,22 @@ class LabTester:
         # The path's highest rate: fragments and a tunnel's overhead lower it (trial/path.py).
         self.line_fps = LabPath.of(lab).line_fps(frame_size, mix.ipv4_pct, bidirectional)
 
-    def _trial(self, duration_s: float, load_fps: float, adjust=None, during=None, mesh: str | None = None) -> Measurement:
+    def trial(self, duration_s: float, load_fps: float, adjust=None, during=None, mesh: str | None = None,
+              with_preliminary: bool = True) -> Measurement:
+        """One trial of the tester's mix, frame size and traffic at ``load_fps``
+        for ``duration_s``; ``adjust`` rewrites the engine's trial spec
+        before it runs (a burst, a rate step, RFC 9693's phases), ``during``
+        is (at_s, action) for a reset, ``mesh`` a mesh pattern;
+        ``with_preliminary``: RFC 9693's preliminary phase first where the
+        trial needs it (trial/runner.run)."""
         req = TrialRequest(self.mix, self.frame_size, Rate.of_fps(load_fps), duration_s,
                            self.bidirectional, self.drain_s, self.traffic.ext_headers, self.traffic.icmp_echo, mesh,
                            self.settle_s, self.traffic.flows, self.traffic.ext_headers_scope,
-                           runs_s=self.traffic.runs_s, ports=self.traffic.ports)
-        r = runner.run(self.lab, req, self.site.engine_pid_file, adjust, during, self.selftest)
+                           runs_s=self.traffic.runs_s, ports=self.traffic.ports,
+                           preliminary_connections=self.traffic.preliminary_connections,
+                           preliminary_rate_fps=self.traffic.preliminary_rate_fps,
+                           foreground=self.traffic.foreground)
+        r = runner.run(self.lab, req, self.site.engine_pid_file, adjust, during, self.selftest, with_preliminary)
         extra = {}
         if r.get("action"):
             extra = {**r["action"], "reset_at_s": r.get("action_at_s")}
@@ -49,7 +60,7 @@ class LabTester:
                            r, tuple(r["streams"]), extra)
 
     def measure(self, duration_s: float, load_fps: float) -> Measurement:
-        return self._trial(duration_s, load_fps)
+        return self.trial(duration_s, load_fps)
 
     def stamp_check(self, duration_s: float, load_fps: float) -> Measurement:
         """A trial whose senders also compare each frame's carried transmit
@@ -62,23 +73,23 @@ class LabTester:
         no ``tx.tx_stamp_check``."""
         def adjust(spec: TrialSpec) -> TrialSpec:
             return replace(spec, tx_stamp_check=all(p.backend == "af_packet" for p in spec.ports))
-        return self._trial(duration_s, load_fps, adjust)
+        return self.trial(duration_s, load_fps, adjust)
 
     def burst(self, frames: int) -> Measurement:
         def adjust(spec: TrialSpec) -> TrialSpec:
             return replace(spec, duration_s=None, frame_count=frames, after_stall="catch_up",
                            tester_limited_backlog_frames=frames + 1)  # a burst is intended here
-        return self._trial(frames / self.line_fps, self.line_fps, adjust)
+        return self.trial(frames / self.line_fps, self.line_fps, adjust)
 
     def step(self, duration_s: float, load_fps: float, after_s: float, then_fps: float) -> Measurement:
         def adjust(spec: TrialSpec) -> TrialSpec:
             step = RateStep(after_s, then_fps)
             spec = spec.with_ports(lambda p: replace(p, rate_step=step) if p.sends else p)
             return replace(spec, after_stall="catch_up")  # the step's time is part of the measurement
-        return self._trial(duration_s, load_fps, adjust)
+        return self.trial(duration_s, load_fps, adjust)
 
     def mesh(self, pattern: str, duration_s: float, load_fps: float) -> Measurement:
-        return self._trial(duration_s, load_fps, mesh=pattern)
+        return self.trial(duration_s, load_fps, mesh=pattern)
 
     def reset(self, duration_s: float, load_fps: float, at_s: float, kind: str) -> Measurement:
         def action() -> dict:
@@ -86,4 +97,9 @@ class LabTester:
             return timing
         def adjust(spec: TrialSpec) -> TrialSpec:
             return replace(spec, after_stall="catch_up")  # the outage is timed against the schedule
-        return self._trial(duration_s, load_fps, adjust, during=(at_s, action))
+        return self.trial(duration_s, load_fps, adjust, during=(at_s, action))
+
+    def connections(self) -> ConnectionTester:
+        """RFC 9693's phases on this lab (:class:`.connections.LabConnections`):
+        the mix must carry one family."""
+        return LabConnections(self)

@@ -56,6 +56,12 @@ class TrialRequest:
     runs_s: float | None = None
     #: The test frames' UDP ports (core/frames.PORTS): ``auto``, ``rfc4814`` or ``fixed``.
     ports: str = "auto"
+    #: RFC 9693's preliminary phase through a DUT that keeps state (core/frames.Traffic): connections a stream
+    #: walks, and the phase's rate per sending port [frames/s].
+    preliminary_connections: int = frames.Traffic.preliminary_connections
+    preliminary_rate_fps: float = frames.Traffic.preliminary_rate_fps
+    #: With two flows, n of every m frames of a family are flow 2's (core/frames.Traffic.foreground).
+    foreground: str = frames.Traffic.foreground
 
     def __post_init__(self) -> None:
         if self.mesh is not None:
@@ -63,7 +69,7 @@ class TrialRequest:
         frames.check(self.traffic, self.mix, self.frame_size, self.bidirectional, mesh=self.mesh is not None)
         if not 0 < self.duration_s <= MAX_DURATION_S:
             raise UsageError(f"{self.duration_s:g} s is outside (0, {MAX_DURATION_S:g}] s", "duration_s")
-        frames.check_runs_fit(self.runs_s, self.mix, self.flows, self.duration_s)
+        frames.check_runs_fit(self.runs_s, self.mix, self.flows, self.duration_s, self.foreground)
         if not 0 <= self.drain_s <= 600:
             raise UsageError(f"{self.drain_s:g} s is outside 0..600 s", "drain_s")
         if self.settle_s is not None and not 0 <= self.settle_s <= 60:
@@ -71,7 +77,8 @@ class TrialRequest:
 
     @property
     def traffic(self) -> Traffic:
-        return Traffic(self.ext_headers, self.icmp_echo, self.flows, self.ext_headers_scope, self.runs_s, self.ports)
+        return Traffic(self.ext_headers, self.icmp_echo, self.flows, self.ext_headers_scope, self.runs_s, self.ports,
+                       self.preliminary_connections, self.preliminary_rate_fps, self.foreground)
 
     def check_on_lab(self, topology: str, link_speed_bps: float, mtu: Mtus, tunnel: Tunnel | None,
                      dut: DutConfig = DutConfig()) -> float:
@@ -109,7 +116,10 @@ class TrialRequest:
 def make_request(mix: str, frame_size: int, rate: str, duration_s: float, bidirectional: bool,
                  ext_headers: str | None = None, icmp_echo: str | None = None, mesh: str | None = None,
                  flows: int = 1, ext_headers_scope: str = "all", runs_s: float | None = None,
-                 ports: str = "auto") -> TrialRequest:
+                 ports: str = "auto", preliminary_connections: int = Traffic.preliminary_connections,
+                 preliminary_rate_fps: float = Traffic.preliminary_rate_fps,
+                 foreground: str = Traffic.foreground) -> TrialRequest:
     return TrialRequest(parse_mix(mix), int(frame_size), parse_rate(rate), float(duration_s), bidirectional,
                         ext_headers=ext_headers, icmp_echo=icmp_echo, mesh=mesh, flows=flows, ext_headers_scope=ext_headers_scope,
-                        runs_s=runs_s, ports=ports)
+                        runs_s=runs_s, ports=ports, preliminary_connections=preliminary_connections,
+                        preliminary_rate_fps=preliminary_rate_fps, foreground=foreground)

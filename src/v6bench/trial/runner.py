@@ -32,7 +32,8 @@ from ..engine.spec import TrialSpec
 from ..lab.emulated import cost, wakeful
 from ..lab import interface
 from ..lab.interface import Lab
-from . import backend, mesh, tester_limits
+from . import backend, mesh, preliminary, tester_limits
+from .path import LabPath
 from .request import TrialRequest
 from .spec import engine_spec, ports_record
 
@@ -103,6 +104,7 @@ def summarize(lab: Lab, request: TrialRequest, fps: float, eng: dict, dut: dict,
         "ext_headers": request.ext_headers,
         "icmp_echo": request.icmp_echo,
         "flows": request.flows,
+        **({"foreground": request.foreground} if request.flows == 2 else {}),
         "order_seed": request.order_seed,
         "ports": ports_record(lab, request),
         "runs_s": request.runs_s,
@@ -147,7 +149,8 @@ def _bound_s(spec: TrialSpec) -> float:
 
 def run(lab: Lab, request: TrialRequest, engine_pid_file: Path | None = None,
         adjust: Callable[[TrialSpec], TrialSpec] | None = None,
-        during: tuple[float, Callable[[], dict]] | None = None, selftest: dict | None = None) -> dict:
+        during: tuple[float, Callable[[], dict]] | None = None, selftest: dict | None = None,
+        with_preliminary: bool = True) -> dict:
     """Runs ``request`` on ``lab`` (which the caller holds locked); the
     engine's PID goes to ``engine_pid_file`` while it runs. ``selftest``:
     the tester's self-test the trial is checked against (:mod:`.tester_limits`).
@@ -158,6 +161,12 @@ def run(lab: Lab, request: TrialRequest, engine_pid_file: Path | None = None,
     DUT's CPUs when the lab keeps them apart from the tester's); its
     returned dict is stored under ``action`` with ``action_at_s``, the
     time it started after the first frame was due.
+
+    Through a DUT that keeps state with RFC 4814's ports, RFC 9693's
+    preliminary phase (:mod:`.preliminary`) opens the trial's connections
+    first, stored under ``preliminary``; ``with_preliminary=False`` leaves
+    it out (RFC 9693's own measurements, trial/connections.py, open their
+    connections themselves).
     """
     fps = request.check_on_lab(lab.topology, lab.link_speed_bps, lab.mtu, interface.tunnel(lab), lab.dut_config)
     if request.order_seed is None:  # every trial its own order of the families and flows (trial/spec.py)
@@ -166,6 +175,11 @@ def run(lab: Lab, request: TrialRequest, engine_pid_file: Path | None = None,
     if adjust:
         spec = adjust(spec)
     spec = backend.settle(spec)
+    opened = None
+    if with_preliminary and preliminary.needed(lab, request):
+        line = LabPath.of(lab).line_fps(request.frame_size, request.mix.ipv4_pct, request.bidirectional)
+        opened = preliminary.run(spec, ports_record(lab, request), preliminary.rate_fps(request, line, lab.dut_config), fps,
+                                 engine_pid_file)
     watch = interface.observer(lab)
     before = watch.before()
     done: dict = {}
@@ -192,6 +206,8 @@ def run(lab: Lab, request: TrialRequest, engine_pid_file: Path | None = None,
     observed = watch.after(before, during, eng)  # stored as the result's "dut" record
     out = summarize(lab, request, fps, eng, observed, watch.reasons(eng, observed, (done.get("result") or {}).get("router")))
     out["lab"]["cpu_idle"] = cpu_idle
+    if opened is not None:
+        out["preliminary"] = opened
     tester_limits.apply(out, selftest, request.frame_size)
     if during:
         out["action"] = done.get("result")

@@ -60,7 +60,7 @@ def engine_spec(lab: Lab, request: TrialRequest, fps: float) -> TrialSpec:
     if walks and request.ext_headers and ext_headers.has_routing_header(request.ext_headers):
         raise UsageError(f"the {request.ext_headers} preset's routing header names the final destination: not "
                          "with a table's destinations", "ext_headers")
-    port_mode = frames.ports_used(request.ports, lab.dut_config.keeps_state)
+    port_mode = frames.ports_used(request.ports)
     streams = []
     for src, dst in pairs:
         path = LabPath.build(lab.topology, lab.link_speed_bps, lab.mtu, tunnel, src, dst)
@@ -82,15 +82,19 @@ def engine_spec(lab: Lab, request: TrialRequest, fps: float) -> TrialSpec:
         # flow come first is drawn per trial (``order_seed``): at low rates a frame's delay depends on its
         # place in the round robin (at 500 frames/s the first of two streams 8.5 µs, the second 34 µs, on
         # this machine; docs/performance.md), so a fixed order would be a family's or a flow's "effect".
+        # A flow's share is its family's times the flow's weight: flow 2 n of every m frames with
+        # ``foreground = "n/m"`` (core/frames.flow_weights; RFC 8219's foreground, flow 1 the background).
         families, flow_order = _order(first, request.flows, request.order_seed)
         chain = tuple(_ext_headers(lab, request.ext_headers, src, dst)) \
             if request.ext_headers and not request.icmp_echo and request.mix.ipv6_pct else None
+        weights = frames.flow_weights(request.foreground) if request.flows == 2 else (1,)
         for k in flow_order:
             for s in families:
-                s = replace(s, name=frames.flow_name(s.name, k), src_port=frames.FLOW_SRC_PORT[k] if k > 1 else None)
+                s = replace(s, name=frames.flow_name(s.name, k), src_port=frames.FLOW_SRC_PORT[k] if k > 1 else None,
+                            share=s.share * weights[k - 1])
                 s = _translated(lab, s, k, request)
                 if port_mode == "rfc4814" and s.protocol is None:
-                    s = _rfc4814(s, k, request.flows, request.order_seed)
+                    s = _rfc4814(s, _port_ranges(lab, request, k), request.order_seed)
                 headers = request.ext_headers and s.ip_version == 6 and not request.icmp_echo and \
                     (request.ext_headers_scope == "all" or k == 2)
                 streams.append(replace(s, ipv6_ext_headers=chain) if headers else s)
@@ -104,29 +108,49 @@ def engine_spec(lab: Lab, request: TrialRequest, fps: float) -> TrialSpec:
                      export_histograms=not request.mesh)
 
 
+def _port_ranges(lab: Lab, request: TrialRequest, flow: int) -> tuple[tuple[int, int], tuple[int, int]]:
+    """The source and destination ports flow ``flow``'s streams walk with
+    RFC 4814's ports: its share of the source ports (core/frames.src_ports;
+    flow 2's are what a scoped DUT matches) and destination ports 1-49151;
+    through a DUT that keeps state only the first S and D of them, whose
+    S·D connections RFC 9693's preliminary phase opens before the trial
+    (core/frames.connection_ports, trial/preliminary.py)."""
+    lo, hi = frames.src_ports(flow, request.flows)
+    dst = frames.RFC4814_DST
+    if not lab.dut_config.keeps_state:
+        return (lo, hi), dst
+    n_src, n_dst = frames.connection_ports(request.preliminary_connections, hi - lo + 1)
+    return (lo, lo + n_src - 1), (dst[0], dst[0] + n_dst - 1)
+
+
 def ports_record(lab: Lab, request: TrialRequest) -> dict:
     """What a trial's UDP ports were, stored with it (``ports``): the mode
     asked and the one sent (core/frames.ports_used), and with RFC 4814 ports
     each flow's source range, the destination range and the permutation's
     seed (the trial's ``order_seed``); on a lab whose routers hold a table,
-    t1's streams walk their ports in the table's permutation (``table_seed``)."""
-    used = frames.ports_used(request.ports, lab.dut_config.keeps_state)
+    t1's streams walk their ports in the table's permutation (``table_seed``);
+    through a DUT that keeps state, the connections each stream walks
+    (``connections_per_stream``, all opened by the preliminary phase)."""
+    used = frames.ports_used(request.ports)
     out: dict = {"asked": request.ports, "used": "none (ICMP echo)" if request.icmp_echo else used}
     if used == "rfc4814" and not request.icmp_echo:
-        out.update(src={str(k): list(frames.src_ports(k, request.flows)) for k in range(1, request.flows + 1)},
-                   dst=list(frames.RFC4814_DST), seed=request.order_seed if request.order_seed is not None else 1,
+        ranges = {k: _port_ranges(lab, request, k) for k in range(1, request.flows + 1)}
+        out.update(src={str(k): list(src) for k, (src, _) in ranges.items()}, dst=list(ranges[1][1]),
+                   seed=request.order_seed if request.order_seed is not None else 1,
                    **({"table_seed": lab.fib["seed"]} if lab.fib else {}))
+        if lab.dut_config.keeps_state:
+            out["connections_per_stream"] = {str(k): (src[1] - src[0] + 1) * (dst[1] - dst[0] + 1)
+                                             for k, (src, dst) in ranges.items()}
     return out
 
 
-def _rfc4814(stream: Stream, flow: int, flows: int, seed: int | None) -> Stream:
-    """``stream`` with RFC 4814 §4.5's pseudorandom UDP ports: its flow's
-    share of the source ports (core/frames.src_ports; flow 2's are what a
-    scoped DUT matches) and destination ports 1-49151, each walked by the
+def _rfc4814(stream: Stream, ranges: tuple[tuple[int, int], tuple[int, int]], seed: int | None) -> Stream:
+    """``stream`` with RFC 4814 §4.5's pseudorandom UDP ports: the source
+    and destination ``ranges`` (:func:`_port_ranges`), each walked by the
     engine in a seeded permutation, every value once a cycle; beside a
     table's walk of destinations, in that walk's permutation."""
-    lo, hi = frames.src_ports(flow, flows)
-    walked = {"src_port": (f"{lo}-{hi}",), "dst_port": ("{}-{}".format(*frames.RFC4814_DST),)}
+    (s_lo, s_hi), (d_lo, d_hi) = ranges
+    walked = {"src_port": (f"{s_lo}-{s_hi}",), "dst_port": (f"{d_lo}-{d_hi}",)}
     if stream.walk is not None:
         return replace(stream, src_port=None, walk=replace(stream.walk, **walked))
     return replace(stream, src_port=None, walk=Walk(**walked, order="permuted", seed=seed if seed is not None else 1))
@@ -137,7 +161,10 @@ def _translated(lab: Lab, stream: Stream, flow: int, request: TrialRequest) -> S
     lab/model/translation.py) where it meets it: IPv6 from t1 to t2's IPv4
     address in the NAT64 prefix, arriving as IPv4; in the stateless mode
     also IPv4 from t2 to t1's mapped address, arriving as IPv6. Scoped
-    (``flow2``), only flow 2; the others, and every other stream, as given."""
+    (``flow2``), only flow 2; the others, and every other stream, as given.
+    The translator's prefix and mapped address are the lab's
+    (``translator_addresses``: an external translator's lab file); IPv4
+    toward t1 stays native where it maps no address to t1's."""
     dut = lab.dut_config
     if not dut.nat64 or (dut.scope == "flow2" and flow != 2):
         return stream
@@ -151,8 +178,11 @@ def _translated(lab: Lab, stream: Stream, flow: int, request: TrialRequest) -> S
     if stream.fragment_mtu is not None:
         raise UsageError(f"{stream.frame_size}-byte frames do not cross the path whole: a translated frame is "
                          "sent whole (the translator's fragments are not counted)", "frame_size")
+    addresses = lab.translator_addresses
+    if not forward and addresses.mapped_ipv4 is None:  # an external translator that maps no address to t1's
+        return stream
     receiver = lab.node(stream.rx_port)["interfaces"][0]
-    dst, rx_version = translation.destination(dut.nat64, stream.ip_version, receiver["ipv4"])
+    dst, rx_version = translation.destination(dut.nat64, stream.ip_version, receiver["ipv4"], addresses)
     grown = stream.frame_size + (20 if rx_version == 6 else 0)
     if grown - 18 > lab.mtu.of(stream.rx_port, "r1"):
         raise UsageError(f"{stream.frame_size}-byte IPv4 frames arrive as {grown}-byte IPv6 frames, more than "

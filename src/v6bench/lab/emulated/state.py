@@ -30,6 +30,7 @@ from pyroute2 import netns as pr_netns
 
 from ...core.errors import LabError
 from ..model.cpus import CpuPlan
+from ..model import translation
 from ..model.dut import DutConfig
 from ..model.mtu import Mtus
 from ..model.site import Site
@@ -80,6 +81,12 @@ class LabState:
         for one command): learned and crossed once before its trials
         (trial/warmup.py). ``lab up`` did that for the lab it built."""
         return self.temporary and self.fib is not None
+
+    @property
+    def translator_addresses(self) -> translation.Addresses:
+        """Where R1's NAT64 (``dut_config.nat64``) puts the other family: the addresses every router v6bench
+        builds uses (lab/model/translation.py)."""
+        return translation.BUILT
 
     @property
     def allow_other_addresses(self) -> bool:

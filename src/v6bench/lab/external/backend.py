@@ -25,17 +25,20 @@ class External:
 
     #: The ``[dut]`` keys an external lab takes: a table its DUT learns over BGP (lab/external/bgp_speaker.py).
     DUT_KEYS = ("table", "table_seed", "destinations")
+    #: Its DUT's connection table is its own (``clear_connections`` refuses).
+    empties_connections = False
 
     def dut_config(self, d: dict, spec: LabSpec) -> DutConfig:
         """The DUT is configured by the file's ``apply`` command: of
         ``[dut]`` it takes only a table (:data:`DUT_KEYS`), which it learns
-        over BGP, and only if the file allows it (``[table]``)."""
+        over BGP, and only if the file allows it (``[table]``). A
+        translator the file declares (``[translation]``) is its NAT64 mode."""
         ext = spec.external
         for k in d:
             if k not in self.DUT_KEYS:
                 raise UsageError(f"the DUT of external lab {ext.path} is configured by the file's dut.apply "
                                  "command, not by v6bench", k)
-        dut = lab_spec.dut_config(d, spec)
+        dut = lab_spec.dut_config({**d, **({"nat64": ext.translation.mode} if ext.translation else {})}, spec)
         if dut.has_table and ext.table is None:
             raise UsageError(f"external lab {ext.path} does not allow a table: the DUT would be told routes "
                              "to much of the address space over BGP; its file allows it with [table] "

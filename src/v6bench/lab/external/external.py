@@ -37,6 +37,7 @@ from pyroute2 import netns as pr_netns
 from ..emulated import nsctl
 from ..model.topology import TESTER
 from ..model.cpus import CpuPlan
+from ..model import translation
 from ..model.dut import DutConfig
 from ..model.external_spec import ExternalSpec, PortSpec
 from ..model.mtu import Mtus
@@ -74,7 +75,8 @@ class ExternalLab:
     #: A table announced to the DUT for this use (lab/external/bgp_speaker.py): the record lab/emulated/fib_load.py gives an
     #: emulated lab's, its FIB learning time filled in by trial/fib_learning.py; None without one.
     fib: dict | None = None
-    #: The DUT configuration v6bench gives: a table at most (lab/external/backend.External.DUT_KEYS).
+    #: The DUT configuration v6bench gives: a table at most (lab/external/backend.External.DUT_KEYS); with the
+    #: file's ``[translation]``, its NAT64 mode, which the file declares.
     dut_config: DutConfig = DutConfig()
     #: The speaker announcing the table, while the lab is in use.
     speaker: Speaker | None = None
@@ -102,6 +104,12 @@ class ExternalLab:
     @property
     def link_speed_bps(self) -> float:
         return self.spec.link_speed_bps
+
+    @property
+    def translator_addresses(self) -> translation.Addresses:
+        """Where the DUT's NAT64 puts the other family: its lab file's ``[translation]`` (the built routers'
+        addresses where the file gives none)."""
+        return self.spec.translation.addresses if self.spec.translation else translation.BUILT
 
     @property
     def mtu(self) -> Mtus:
@@ -283,7 +291,8 @@ def take(spec: ExternalSpec, apply: bool = True) -> ExternalLab:
     plan = tester_plan(spec)
     ports = check_ports(spec)
     applied = run_command(spec, "apply", spec.dut.apply) if spec.dut.apply and apply else None
-    return ExternalLab(spec, plan, ports, applied)
+    dut = DutConfig(nat64=spec.translation.mode) if spec.translation else DutConfig()
+    return ExternalLab(spec, plan, ports, applied, dut_config=dut)
 
 
 def reset(lab: ExternalLab, kind: str) -> dict:

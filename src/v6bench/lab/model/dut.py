@@ -322,13 +322,15 @@ def _nat44(cfg: DutConfig, topo: Topology, router: str) -> str:
             f'    oifname "{out}" ip saddr {src_net}{_flow2(cfg)} counter snat to {to}\n  }}\n}}\n')
 
 
-def ruleset(cfg: DutConfig, topo: Topology, router: str) -> str | None:
-    """The nftables text for ``router`` of ``topo`` (None if it needs none)."""
+def ruleset(cfg: DutConfig, topo: Topology, router: str, tayga: bool = True) -> str | None:
+    """The nftables text for ``router`` of ``topo`` (None if it needs none);
+    ``tayga``: with stateful NAT64, the source NAT TAYGA's pool needs
+    (a namespace router's; Jool in a VM router's kernel needs none)."""
     if router != "r1" or not (cfg.limit_fps or cfg.acl or cfg.nat44 or cfg.nat64 == "stateful" or cfg.max_connections
                               or cfg.max_new_fps):
         return None
     nat = _nat44(cfg, topo, router) if cfg.nat44 else ""
-    if cfg.nat64 == "stateful":
+    if cfg.nat64 == "stateful" and tayga:
         _, out = ports(topo, router)
         nat += translation.stateful_nat(out, topo.node(router).interface(out).ipv4.split("/")[0])
     if not (cfg.limit_fps or cfg.acl or cfg.max_connections or cfg.max_new_fps):

@@ -50,6 +50,7 @@ from ...core.address_blocks import BENCHMARKING
 from ...core.errors import UsageError
 from ...core.params import only_keys, subtable
 from ...core.rates import parse_port_speed
+from . import translation
 from .mtu import IPV6_MIN
 from .mtu import MAX as MTU_MAX
 
@@ -140,6 +141,20 @@ class TableSpec:
 
 
 @dataclass(frozen=True)
+class TranslationSpec:
+    """The DUT translates IPv6 to IPv4 (``[translation]``, RFC 8219 §4):
+    ``mode`` (``stateless`` or ``stateful``) and where it puts the other
+    family (:class:`~.translation.Addresses`: its RFC 6052 prefix, and the
+    IPv4 address a stateless translator maps t1's IPv6 address to)."""
+
+    mode: str
+    addresses: translation.Addresses
+
+    def to_json(self) -> dict:
+        return {"mode": self.mode, **self.addresses.to_json()}
+
+
+@dataclass(frozen=True)
 class DutSpec:
     name: str = "dut"
     description: str = ""
@@ -170,6 +185,8 @@ class ExternalSpec:
     text: str = field(default="", repr=False)
     #: ``[table]``: the DUT may be told a table over BGP; None: it may not.
     table: TableSpec | None = None
+    #: ``[translation]``: the DUT is a NAT64 translator; None: it forwards each family as it is.
+    translation: TranslationSpec | None = None
 
     def port(self, name: str) -> PortSpec:
         return next(p for p in self.ports if p.name == name)
@@ -189,7 +206,8 @@ class ExternalSpec:
                         "config_sha256": hashlib.sha256(d.config_text.encode()).hexdigest() if d.config_text else None,
                         "apply": d.apply, "reset_soft": d.reset_soft, "reset_hard": d.reset_hard,
                         "snmp": d.snmp.to_json() if d.snmp else None},
-                "table": self.table.to_json() if self.table else None}
+                "table": self.table.to_json() if self.table else None,
+                "translation": self.translation.to_json() if self.translation else None}
 
 
 def load(path: str | Path) -> ExternalSpec:
@@ -212,7 +230,7 @@ def load(path: str | Path) -> ExternalSpec:
 
 
 def parse(d: dict, path: str, text: str, base: Path) -> ExternalSpec:
-    only_keys(d, ("lab", "port", "dut", "table"), ())
+    only_keys(d, ("lab", "port", "dut", "table", "translation"), ())
     lab = subtable(d, "lab", ())
     only_keys(lab, ("name", "link_speed", "mtu", "tester_cpus", "shared_machine", "dut_cpus", "allow_other_addresses"),
           ("lab",))
@@ -252,8 +270,45 @@ def parse(d: dict, path: str, text: str, base: Path) -> ExternalSpec:
             raise UsageError(f"t1's and t2's networks {n1} and {n2} overlap: the DUT routes between two networks",
                              ("port", "t2", v))
     table = _table_spec(subtable(d, "table", ()), ports[1], other) if "table" in d else None
+    xlat = _translation(subtable(d, "translation", ()), other) if "translation" in d else None
+    if xlat and table:
+        raise UsageError("a table's destinations are t2's own addresses, not translated: a lab file gives "
+                         "[table] or [translation]", ("translation",))
     return ExternalSpec(path, hashlib.sha256(text.encode()).hexdigest(), name, speed_bps, mtu, ports,
-                        _dut(subtable(d, "dut", ()), base), tester_cpus, shared, dut_cpus, other, text, table)
+                        _dut(subtable(d, "dut", ()), base), tester_cpus, shared, dut_cpus, other, text, table, xlat)
+
+
+def _translation(d: dict, other: bool) -> TranslationSpec:
+    """``[translation]``: the mode, the RFC 6052 prefix (default the routers
+    v6bench builds use), and for a stateless translator the IPv4 address
+    t1's IPv6 address is mapped to (without it, IPv4 is not sent toward t1
+    through the translator)."""
+    w = ("translation",)
+    only_keys(d, ("mode", "prefix", "mapped_ipv4"), w)
+    mode = d.get("mode")
+    if mode not in translation.MODES:
+        raise UsageError(f"{mode!r} is not one of {', '.join(translation.MODES)}", (*w, "mode"))
+    try:
+        prefix = ipaddress.IPv6Network(_str(d.get("prefix", str(translation.PREFIX)), (*w, "prefix")))
+        translation.embed(prefix, "198.18.0.1")
+    except ValueError as e:
+        raise UsageError(f"{e}: an RFC 6052 prefix (/32, /40, /48, /56, /64 or /96)", (*w, "prefix")) from None
+    mapped = None
+    if "mapped_ipv4" in d:
+        if mode != "stateless":
+            raise UsageError("only a stateless translator maps t1's address to one of its own", (*w, "mapped_ipv4"))
+        try:
+            mapped = ipaddress.IPv4Address(_str(d["mapped_ipv4"], (*w, "mapped_ipv4")))
+        except ValueError as e:
+            raise UsageError(str(e), (*w, "mapped_ipv4")) from None
+    if not other:
+        for key, net in (("prefix", prefix), ("mapped_ipv4", mapped)):
+            if net is not None and not any(ipaddress.ip_network(net).subnet_of(b) for b in BENCHMARKING
+                                           if b.version == ipaddress.ip_network(net).version):
+                raise UsageError(f"{net} is outside the benchmarking blocks (198.18.0.0/15, 2001:2::/48): the "
+                                 "well-known prefix 64:ff9b::/96 does not carry them either (RFC 6052 §3.1); set "
+                                 "allow_other_addresses = true in [lab] to use it", (*w, key))
+    return TranslationSpec(mode, translation.Addresses(prefix, mapped))
 
 
 def _table_spec(d: dict, t2: PortSpec, other: bool) -> TableSpec:

@@ -29,6 +29,7 @@ in 198.18.64.0/22, which no topology uses.
 from __future__ import annotations
 
 import ipaddress
+from dataclasses import dataclass
 
 MODES = ("stateless", "stateful")
 #: The network-specific NAT64 prefix (RFC 6052 §2.2, /96) in 2001:2::/48.
@@ -116,13 +117,34 @@ def stateful_nat(out_ifname: str, out_ipv4: str) -> str:
             f'    oifname "{out_ifname}" ip saddr {DYNAMIC_POOL} counter snat to {out_ipv4}\n  }}\n}}\n')
 
 
-def destination(mode: str, version: int, to_ipv4: str) -> tuple[str, int]:
+@dataclass(frozen=True)
+class Addresses:
+    """Where a translator puts the other family: its RFC 6052 ``prefix``
+    (a /32 … /96), and ``mapped_ipv4``, the IPv4 address a stateless
+    translator maps t1's IPv6 address to (None: none declared, so IPv4 is
+    not sent toward t1 through it). The routers v6bench builds use
+    :data:`PREFIX` and :data:`STATIC_V4` (:data:`BUILT`); an external
+    translator's come from its lab file (``[translation]``)."""
+
+    prefix: ipaddress.IPv6Network = PREFIX
+    mapped_ipv4: ipaddress.IPv4Address | None = STATIC_V4
+
+    def to_json(self) -> dict:
+        return {"prefix": str(self.prefix), "mapped_ipv4": str(self.mapped_ipv4) if self.mapped_ipv4 else None}
+
+
+BUILT = Addresses()
+
+
+def destination(mode: str, version: int, to_ipv4: str, addresses: Addresses = BUILT) -> tuple[str, int]:
     """Where a translated stream of IP version ``version`` is sent and the
     version it arrives as: IPv6 to the receiver's IPv4 address embedded in
-    :data:`PREFIX`, arriving as IPv4; IPv4 (stateless only) to
-    :data:`STATIC_V4`, arriving at t1 as IPv6."""
+    the translator's prefix, arriving as IPv4; IPv4 (stateless only) to the
+    address t1's is mapped to, arriving at t1 as IPv6."""
     if version == 6:
-        return str(embed(PREFIX, to_ipv4.split("/")[0])), 4
+        return str(embed(addresses.prefix, to_ipv4.split("/")[0])), 4
     if mode != "stateless":
         raise ValueError("stateful NAT64 translates connections IPv6 opened: IPv6 in, IPv4 out")
-    return str(STATIC_V4), 6
+    if addresses.mapped_ipv4 is None:
+        raise ValueError("the translator maps no IPv4 address to t1's: IPv4 is not sent toward t1 through it")
+    return str(addresses.mapped_ipv4), 6

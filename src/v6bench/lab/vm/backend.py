@@ -4,9 +4,8 @@ tunnels, observer, reset and record."""
 
 from __future__ import annotations
 
-from ...core.errors import LabError, UsageError
+from ...core.errors import LabError
 from ..emulated.backend import Emulated
-from ..model.dut import DutConfig
 from ..emulated.state import LabState
 from ..model import tunnel
 from ..model.site import Site
@@ -22,15 +21,7 @@ class VmRouters(Emulated):
     tunnels = tunnel.VM_TUNNELS
     tunnels_where = "on VM routers"
     tunnel_stand_in = False
-
-    def dut_config(self, d: dict, spec) -> DutConfig:
-        """As the namespace routers take it, but NAT64: Jool in the guest
-        is not built yet (only namespace routers translate, with TAYGA)."""
-        dut = super().dut_config(d, spec)
-        if dut.nat64:
-            raise UsageError("NAT64 runs on namespace routers (TAYGA) for now: Jool in the VM router's guest is "
-                             "not built yet", "nat64")
-        return dut
+    empties_connections = False
 
     def clear_connections(self, lab: LabState) -> float:
         raise LabError("RFC 9693's connection measurements run on namespace routers for now (the VM router's "

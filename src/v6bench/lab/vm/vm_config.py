@@ -5,7 +5,8 @@ The same configuration as a namespace router's (lab/emulated/build.py): the role
 sysctls, each interface's MTU and addresses (no IPv6 on a link below 1280
 bytes, IPv6 without DAD), the static routes, the DUT's nftables rule set
 (lab/model/dut.py) and shaping (lab/emulated/shape.py), the tunnels (lab/model/tunnel.py, real
-devices here); and the management interface with snmpd, which serves the
+devices here), NAT64 by Jool in the guest's kernel (lab/model/jool.py, where a namespace
+router runs TAYGA); and the management interface with snmpd, which serves the
 guest's CPU ticks and interface counters (lab/external/snmp.py reads them as it
 reads a physical router's).
 """
@@ -13,6 +14,7 @@ reads a physical router's).
 from __future__ import annotations
 
 from ..model import dut as dut_rules
+from ..model import jool
 from ..emulated import shape
 from ..model import tunnel
 from .guest import shell_line
@@ -55,7 +57,7 @@ def startup_script(topo: Topology, router: str, mtu: Mtus, sysctls: dict, dut: D
     lines += [_q(["ip", "route", "replace", r.dst, "via", r.gateway]) for r in mtu_routes(node, mtu)]
     lines.append(_q(["ip", "link", "set", "dev", "mgmt", "up"]))
     lines.append(_q(["ip", "addr", "replace", f"{MGMT_GUEST}/{MGMT_PREFIX}", "dev", "mgmt"]))
-    text = dut_rules.ruleset(dut, topo, router)
+    text = dut_rules.ruleset(dut, topo, router, tayga=False)  # Jool translates in the kernel: no pool to NAT
     if text:
         lines.append(f"{_q(['nft', '-f', '-'])} <<'EOF'\n{text}EOF")
     if dut.shape:
@@ -63,6 +65,10 @@ def startup_script(topo: Topology, router: str, mtu: Mtus, sysctls: dict, dut: D
             lines.append(_q(["tc", *shape.tbf_args(i.name, link_speed_bps, mtu.of(i.node, i.peer_node))]))
     if dut.tunnel:  # topology b only (lab/tunnel.check_topology): routers r1 and r2
         lines += tunnel_lines(topo, router, dut.tunnel, mtu, dut.scope == "flow2")
+    if dut.nat64 and router == "r1":  # topology a only (lab/model/dut.py)
+        t1_ipv6 = topo.node("t1").interfaces[0].ipv6.split("/")[0]
+        r1_t2 = node.interface("r1-t2").ipv4.split("/")[0]
+        lines += [_q(argv) for argv in jool.setup_commands(dut.nat64, t1_ipv6, r1_t2)]
     lines += snmpd_lines()
     return "\n".join(lines) + "\n"
 

@@ -4,9 +4,12 @@ packages (``make setup`` runs ``v6bench lab vm-image``).
 - the kernel: Debian's ``linux-image-amd64`` (``/boot/vmlinuz-R`` with its
   modules in ``/lib/modules/R``; the newest release that has both);
 - an initramfs (gzip'd newc cpio): ``busybox-static`` as ``/bin/busybox``
-  and init (:file:`guest/init`), the ``ip``, ``tc``, ``nft`` and ``snmpd``
-  binaries with every library ``ldd`` names, and the kernel modules in
-  :data:`MODULES` with their dependencies (``modules.dep``), loaded at boot.
+  and init (:file:`guest/init`), the ``ip``, ``tc``, ``nft``, ``snmpd``,
+  ``jool`` and ``jool_siit`` binaries with every library ``ldd`` names,
+  and the kernel modules in :data:`MODULES` with their dependencies
+  (``modules.dep``), loaded at boot: Jool's (``jool-dkms``) are built by
+  DKMS against the kernel's headers (``linux-headers-amd64``) when the
+  image is built, if they are not there yet (:func:`ensure_jool`).
 
 The image and ``manifest.json`` (kernel release, package versions, the
 files' SHA-256) go to :func:`image_dir` (``/var/lib/v6bench/vm``, or
@@ -32,19 +35,23 @@ from ...core.errors import LabError
 
 DEFAULT_DIR = "/var/lib/v6bench/vm"
 INIT = Path(__file__).with_name("guest") / "init"
-BINARIES = ("/usr/bin/ip", "/usr/sbin/tc", "/usr/sbin/nft", "/usr/sbin/snmpd")
-PACKAGES = ("linux-image-amd64", "busybox-static", "iproute2", "nftables", "snmpd", "qemu-system-x86")
+BINARIES = ("/usr/bin/ip", "/usr/sbin/tc", "/usr/sbin/nft", "/usr/sbin/snmpd", "/usr/bin/jool", "/usr/bin/jool_siit")
+PACKAGES = ("linux-image-amd64", "busybox-static", "iproute2", "nftables", "snmpd", "qemu-system-x86",
+            "linux-headers-amd64", "jool-dkms", "jool-tools")
 #: Loaded at boot, in this order (dependencies first by modprobe): the
 #: virtio NIC and disk, nftables with what the DUT configurations use
 #: (libcrc32c's soft dependency crc32c first: busybox's modprobe skips softdeps),
-#: the qdiscs of shaping and delay, and the real tunnels.
+#: the qdiscs of shaping and delay, the real tunnels, and Jool's translators (SIIT and NAT64).
 MODULES = (
     "virtio_pci", "virtio_net", "virtio_blk",
     "crc32c_generic", "nf_tables", "nft_limit", "nft_ct", "nft_nat", "nft_chain_nat", "nft_masq", "nft_reject_inet",
     "nf_conntrack", "nf_nat",
     "sch_tbf", "sch_netem", "sch_htb", "sch_fq_codel",
     "sit", "ip6_tunnel", "ip_gre", "ip6_gre", "gre",
+    "jool_siit", "jool",
 )
+#: Jool's kernel modules, which DKMS builds for a kernel (:func:`ensure_jool`).
+JOOL_MODULES = ("jool_common", "jool_siit", "jool")
 
 
 def image_dir() -> Path:
@@ -65,6 +72,27 @@ def kernel_release() -> str:
         return [int(x) if x.isdigit() else x for x in re.split(r"[.-]", rel)]
 
     return max(found, key=key)
+
+
+def ensure_jool(release: str) -> None:
+    """Jool's modules for kernel ``release``, built by DKMS (``dkms
+    install``, which also runs depmod) unless they are there: Debian's
+    ``jool-dkms`` builds them at its installation only for kernels whose
+    headers were installed first. Raises :class:`LabError` naming the
+    package that is missing."""
+    dep = (Path("/lib/modules") / release / "modules.dep").read_text()
+    if all(re.search(rf"/{m}\.ko(\.\w+)?:", dep) for m in JOOL_MODULES):
+        return
+    version = package_versions(("jool-dkms",))["jool-dkms"]
+    if version is None:
+        raise LabError("Jool's kernel modules are missing: apt-get install jool-dkms jool-tools")
+    if not (Path("/lib/modules") / release / "build").exists():
+        raise LabError(f"kernel {release} has no headers to build Jool against: apt-get install linux-headers-amd64")
+    upstream = version.split("-")[0]
+    r = subprocess.run(["dkms", "install", f"jool/{upstream}", "-k", release], capture_output=True, text=True)
+    if r.returncode != 0:
+        said = (r.stderr.strip() or r.stdout.strip() or "failed").splitlines()[-1]
+        raise LabError(f"dkms install jool/{upstream} -k {release}: {said}")
 
 
 def module_closure(release: str, names: tuple[str, ...]) -> list[str]:
@@ -183,7 +211,7 @@ def initramfs(release: str) -> bytes:
         raise LabError("/bin/busybox is not the static one: apt-get install busybox-static")
     for b in BINARIES:
         if not Path(b).exists():
-            raise LabError(f"{b} is missing: apt-get install iproute2 nftables snmpd")
+            raise LabError(f"{b} is missing: apt-get install iproute2 nftables snmpd jool-tools")
     cpio = _Cpio()
     for merged in ("lib", "lib64"):  # Debian 12's merged /usr, which the binaries' loader paths assume
         if os.path.islink(f"/{merged}"):
@@ -194,6 +222,7 @@ def initramfs(release: str) -> bytes:
         _copy_real(cpio, b)
     for lib in library_closure(BINARIES):
         _copy_real(cpio, lib)
+    ensure_jool(release)
     mods = module_closure(release, MODULES)
     base = Path("/lib/modules") / release
     mod_dir = os.path.realpath(base).lstrip("/")

@@ -13,6 +13,8 @@ With a forwarding table (``DutConfig.table``), each router on the path
 boots with the table's route file as its second disk and memory for it
 (:func:`memory_mb`), and the table is loaded in its guest
 (lab/emulated/fib_load.py through :func:`table_shells`), again after a reset.
+With NAT64 (``DutConfig.nat64``) R1 translates with Jool in its guest's
+kernel (lab/model/jool.py), its counters read with every trial.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from ...core.errors import LabError
 from ..emulated import build, cost, fib_load
 from . import guest, vm, vm_config, vm_image
 from ..model.cpus import CpuPlan
+from ..model import jool
 from ..model.dut import DutConfig
 from ..emulated.cpu_window import Sampler
 from ..model.external_spec import SnmpSpec
@@ -204,8 +207,18 @@ class VmObserver:
                 self.observers.append(SnmpObserver(dut, connect(dut)))
                 self.vms.append(vm_of(node))
 
-    def before(self) -> list:
-        return [o.before() for o in self.observers]
+    def before(self) -> tuple[list, dict | None]:
+        return [o.before() for o in self.observers], self._jool()
+
+    def _jool(self) -> dict | None:
+        """R1's Jool counters (lab/model/jool.py) with NAT64, else None; None too where its instance is gone."""
+        mode = self.lab.dut_config.nat64
+        if not mode:
+            return None
+        try:
+            return jool.parse_stats(guest_of(self.lab.node("r1")).command(jool.stats_command(mode)))
+        except LabError:
+            return None
 
     @contextmanager
     def during(self, limit_s: float):
@@ -225,6 +238,7 @@ class VmObserver:
         threads' run time, share of one CPU) and ``host.cpu_busy_ratio``
         (its pinned CPU's busy time)."""
         polls, host, tids = during
+        before, jool_before = before
         start_ns = eng["started_at_unix_ns"]
         window = host.window(start_ns, start_ns + round(eng["traffic_s"] * 1e9))
         out = {"routers": [], "tester_rx": {"busy_ns": None, "busy_ratio": None}, "interfaces": {}, "dut_cpus": {},
@@ -241,6 +255,8 @@ class VmObserver:
                                for c, ns in window["cpus"].items()}
         out["forwarding"] = cost.with_runs(cost.forwarding([_qemu_share(r["host"]) for r in out["routers"]], QEMU_BASIS),
                                            eng, host)
+        if self.lab.dut_config.nat64:
+            out["translator"] = jool.translated(self.lab.dut_config.nat64, jool_before, self._jool())
         return out
 
     def reasons(self, eng: dict, observed: dict, reset_router: str | None) -> list[str]:

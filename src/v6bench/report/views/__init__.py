@@ -8,7 +8,7 @@ from typing import Callable
 
 from ..data import RunData
 from ..model import Section
-from . import compare, environment, events, fib, host, latency, load, throughput
+from . import compare, connections, environment, events, fib, host, latency, load, throughput
 
 VIEWS: dict[str, Callable[[RunData], Section | None]] = {
     "statistics": compare.comparisons,
@@ -22,6 +22,7 @@ VIEWS: dict[str, Callable[[RunData], Section | None]] = {
     "delay": latency.delay_histograms,
     "reset": events.reset,
     "bursts": events.bursts_and_recovery,
+    "connections": connections.connections,
     "host": host.host_stack,
     "mesh": host.mesh,
     "environment": environment.environment,

@@ -63,7 +63,7 @@ def comparisons(data: RunData) -> Section | None:
                             ("metric", "point") + COMPARISON_COLUMNS, tuple(flows),
                             "A is a family's first flow, B its second, the same frames in the same trials "
                             "(flows = 2): no difference exists, and none should be found. " + HOW_TO_READ))
-    scen = [(p.metric, p.point, p.name_b, p.name_a) + decided[p.key][1].row() for p in samples.scenario_throughput(data)
+    scen = [(p.metric, p.point, p.name_b, p.name_a) + decided[p.key][1].row() for p in samples.scenario_searches(data)
             if p.key in decided]
     if scen:
         blocks.append(Table("scenarios", "Scenarios against their reference",

@@ -1,0 +1,109 @@
+"""RFC 9693's preliminary phase: before a trial through a DUT that keeps
+state (NAT44, stateful NAT64: ``[dut]``'s ``keeps_state``) with RFC
+4814's ports, every connection the trial's frames will use is opened, so
+that the trial measures forwarding through connections that exist, not
+their set-up (RFC 9693 §4: "the preliminary phase").
+
+Each stream walks S source and D destination ports, S·D connections
+(core/frames.connection_ports, trial/spec.py). The phase is the trial's
+own engine spec with every stream's share set to 1 and
+``frame_count`` = S·D × the streams of a sending port, so each stream
+sends at least S·D frames and with them every one of its S·D port pairs,
+at ``preliminary_rate_fps`` per sending port (below the DUT's connection
+establishment rate; at most half the path's line rate and of the DUT's
+known limits, :func:`rate_fps`),
+without a rate step, runs or histograms, drained
+for :data:`DRAIN_S`. It runs right before the trial and outside its
+counters and CPU reading; the DUT's table is not emptied first (what it
+held from the trial before is refreshed).
+
+Every frame must arrive: a frame lost is a connection the DUT may not
+hold, and the trial would count its set-up. A phase that lost frames is
+run once more; lost again, the trial stops with an error that names the
+rate (or the number of connections) to lower. A connection is kept only while a frame refreshes it
+within the DUT's timeout (Linux: 30 s for UDP that was never answered):
+the record says how long the slowest stream's walk takes at the trial's
+load to come back to a pair (``revisit_s``).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import replace
+
+from .. import engine
+from ..core import frames
+from ..core.errors import UsageError
+from ..engine.spec import TrialSpec
+from ..lab.interface import Lab
+from ..lab.model.dut import DutConfig
+from .request import TrialRequest
+
+#: The phase's drain [s]: long enough for the DUT's queue, short beside the trial's.
+DRAIN_S = 0.5
+#: How many times a phase that lost frames is run in all before the trial is refused.
+ATTEMPTS = 2
+#: The phase's rate is at most this share of the path's line rate, and of any rate the DUT is known to
+#: hold (its limiter, its connection set-up limit): a shaped or slow link (large frames on 100M) or a
+#: limiter would drop the phase's frames, and a lost frame is a connection not opened.
+LINE_SHARE = 0.5
+
+
+def rate_fps(request: TrialRequest, line_fps: float, dut: DutConfig = DutConfig()) -> float:
+    """The phase's rate per sending port [frames/s]: the request's
+    ``preliminary_rate_fps``, but at most :data:`LINE_SHARE` of the path's
+    line rate ``line_fps`` for the trial's frames, and of the DUT's known
+    limits (``dut``: ``limit_fps``, ``max_new_fps``)."""
+    caps = [line_fps, *(x for x in (dut.limit_fps, dut.max_new_fps) if x)]
+    return min(request.preliminary_rate_fps, LINE_SHARE * min(caps))
+
+
+def needed(lab: Lab, request: TrialRequest) -> bool:
+    """Whether the trial needs the phase: UDP test frames with RFC 4814's
+    ports through a DUT that keeps state."""
+    return (lab.dut_config.keeps_state and frames.ports_used(request.ports) == "rfc4814"
+            and not request.icmp_echo and request.mesh is None)
+
+
+def phase_spec(spec: TrialSpec, connections_per_stream: int, rate_fps: float) -> TrialSpec:
+    """The phase's engine spec, from the trial's (module docstring)."""
+    sending = [p.name for p in spec.ports if p.sends]
+    per_port = max(sum(1 for s in spec.streams if s.tx_port == name) for name in sending)
+    ports = tuple(replace(p, tx_fps=rate_fps, rate_step=None, tx_run_frames=None) if p.sends else p
+                  for p in spec.ports)
+    return replace(spec, ports=ports, streams=tuple(replace(s, share=1) for s in spec.streams), duration_s=None,
+                   frame_count=connections_per_stream * per_port, drain_s=DRAIN_S, export_histograms=False,
+                   tx_stamp_check=False)
+
+
+def run(spec: TrialSpec, record: dict, rate_fps: float, load_fps: float,
+        engine_pid_file=None) -> dict:
+    """Runs the phase for the trial ``spec`` whose ports record (trial/spec.ports_record)
+    is ``record``, at ``rate_fps`` per sending port; the trial's own load
+    is ``load_fps`` per direction. Returns what the trial stores under
+    ``preliminary``; raises :class:`UsageError` if the DUT lost frames of
+    it :data:`ATTEMPTS` times in a row."""
+    per_stream = max(record["connections_per_stream"].values())
+    phase = phase_spec(spec, per_stream, rate_fps)
+    shares = {p.name: sum(s.share for s in spec.streams if s.tx_port == p.name) for p in spec.ports if p.sends}
+    slowest = min(s.share / shares[s.tx_port] for s in spec.streams if s.tx_port in shares)
+    for attempt in range(1, ATTEMPTS + 1):
+        started = time.monotonic()
+        eng = engine.run_trial(phase, pid_file=engine_pid_file)
+        took_s = time.monotonic() - started
+        tx = sum(s["tx_frames"] for s in eng["streams"])
+        rx = sum(s["rx_frames"] for s in eng["streams"])
+        if tx and rx >= tx:
+            break
+    out = {"connections_per_stream": record["connections_per_stream"], "rate_fps": rate_fps,
+           "frames_per_port": phase.frame_count, "tx_frames": tx, "rx_frames": rx, "attempts": attempt,
+           "took_s": took_s,
+           # How long a stream's walk takes to come back to a pair: its connection must outlive that.
+           "revisit_s": per_stream / (load_fps * slowest) if load_fps else None}
+    if rx < tx or not tx:
+        raise UsageError(f"RFC 9693's preliminary phase: the DUT passed {rx:,} of {tx:,} frames at {rate_fps:,.0f} "
+                         f"frames/s in {ATTEMPTS} attempts, so not every connection the trial uses was opened; "
+                         f"lower the phase's rate (preliminary_rate_fps, --preliminary-rate) below the DUT's "
+                         f"connection establishment rate, or its connections (preliminary_connections, "
+                         f"--preliminary-connections) below its table's capacity", "preliminary_rate_fps")
+    return out

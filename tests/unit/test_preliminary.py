@@ -1,0 +1,88 @@
+"""RFC 9693's preliminary phase (trial/preliminary.py) and the ports a
+stream walks through a DUT that keeps state (core/frames.connection_ports):
+every pair of the walk is sent in the phase, the phase is the trial's
+frames at its own rate, and only trials that need it run it."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+import pytest
+
+from test_trial_spec import lab_of
+from v6bench.core import frames
+from v6bench.core.errors import UsageError
+from v6bench.lab.model.dut import DutConfig
+from v6bench.trial import preliminary
+from v6bench.trial.connections import port_walk
+from v6bench.trial.request import make_request
+from v6bench.trial.spec import engine_spec, ports_record
+
+
+@pytest.mark.parametrize("n", [1, 2, 99, 1000, 10_000, 64512, 64513, 200_000, 4_000_000])
+def test_a_walk_holds_n_connections_in_coprime_ranges_about_root_n_each(n):
+    for src_values in (16350, 48161, 64512):
+        s, d = frames.connection_ports(n, src_values)
+        assert s * d >= n and math.gcd(s, d) == 1 and s <= src_values and d <= 49151
+        assert s == min(src_values, math.isqrt(n - 1) + 1)
+    assert port_walk(1000) == frames.connection_ports(1000, 64512)
+
+
+def test_every_pair_of_a_walk_is_in_its_first_s_times_d_frames():
+    # Frame k carries the (k mod S)-th source and (k mod D)-th destination value of their cycles
+    # (docs/engine-spec.md, "Walks"), in any order of each: coprime S and D give every pair once.
+    for n in (10, 1000, 5000):
+        s, d = frames.connection_ports(n, 64512)
+        assert len({(k % s, k % d) for k in range(s * d)}) == s * d
+
+
+def test_connections_beyond_the_ranges_are_refused_naming_the_key():
+    with pytest.raises(UsageError) as e:
+        frames.connection_ports(16350 * 49150 + 1, 16350)
+    assert e.value.field == ("preliminary_connections",)
+    with pytest.raises(UsageError) as e:
+        port_walk(0)
+    assert e.value.field == ("connections",)
+
+
+def stateful_lab():
+    return dataclasses.replace(lab_of("a"), dut_config=DutConfig(nat44=True))
+
+
+def test_only_rfc_4814_udp_frames_through_a_dut_that_keeps_state_need_the_phase():
+    req = make_request("50/50", 128, "10kfps", 2, False)
+    assert preliminary.needed(stateful_lab(), req)
+    assert not preliminary.needed(lab_of("a"), req)
+    assert not preliminary.needed(stateful_lab(), dataclasses.replace(req, ports="fixed"))
+    assert not preliminary.needed(stateful_lab(), make_request("100/0", 128, "1kfps", 2, False, icmp_echo="far"))
+
+
+def test_the_phase_is_the_trials_streams_each_sending_every_pair_at_the_phases_rate():
+    lab = stateful_lab()
+    req = dataclasses.replace(make_request("90/10", 128, "100kfps", 2, False, flows=2, preliminary_connections=1000,
+                                           preliminary_rate_fps=5000), order_seed=3)
+    trial = engine_spec(lab, req, 100_000)
+    record = ports_record(lab, req)
+    per_stream = max(record["connections_per_stream"].values())
+    phase = preliminary.phase_spec(trial, per_stream, req.preliminary_rate_fps)
+    assert [(s.name, s.walk) for s in phase.streams] == [(s.name, s.walk) for s in trial.streams]
+    assert {s.share for s in phase.streams} == {1}
+    senders = [p for p in phase.ports if p.sends]
+    assert [p.name for p in senders] == ["t1"] and senders[0].tx_fps == 5000
+    assert phase.duration_s is None and phase.frame_count == 4 * per_stream and phase.drain_s == preliminary.DRAIN_S
+    assert not phase.export_histograms
+    # Each stream walks the ports its record says, so its share of the phase sends each of its pairs.
+    for s in trial.streams:
+        (src,), (dst,) = s.walk.src_port, s.walk.dst_port
+        lo, hi = map(int, src.split("-"))
+        d_lo, d_hi = map(int, dst.split("-"))
+        assert (hi - lo + 1) * (d_hi - d_lo + 1) == per_stream == 32 * 33
+
+
+def test_the_phase_keeps_below_half_the_line_rate_and_the_duts_known_limits():
+    req = make_request("100/0", 1518, "1kfps", 1, False, preliminary_rate_fps=10_000)
+    assert preliminary.rate_fps(req, 8127.0) == pytest.approx(4063.5)  # 1518-B frames on 100M
+    assert preliminary.rate_fps(req, 844_594.6) == 10_000
+    assert preliminary.rate_fps(req, 844_594.6, DutConfig(nat44=True, limit_fps=8000)) == 4000
+    assert preliminary.rate_fps(req, 844_594.6, DutConfig(nat44=True, max_new_fps=2000)) == 1000
