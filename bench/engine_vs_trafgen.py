@@ -25,7 +25,7 @@ Two arrangements of the receiving veth are measured, each with both tools:
     the engine's ring copy) runs on the sending CPU;
   * napi: GRO and threaded NAPI on the receiving veth move that work into a
     kernel thread pinned to the other CPU (the engine's receive CPU), at
-    SCHED_FIFO as the lab runs every NAPI thread (lab/emulated/napi.py), and the
+    SCHED_FIFO as the lab runs every NAPI thread (lab/machine/napi.py), and the
     engine's receive thread beside it at the same priority (its
     rx_priority, as the lab gives it: lab/model/cpus.py).
 
@@ -95,7 +95,7 @@ def build(napi: bool, queues: int = 1) -> None:
             raise SystemExit("threaded NAPI did not start on the receiving veth")
         for pid in threads:
             sh("taskset", "-pc", str(RX_CPU), pid)
-            # as in the lab (lab/emulated/napi.py): a port's receive work runs before any task on its CPU
+            # as in the lab (lab/machine/napi.py): a port's receive work runs before any task on its CPU
             sh("chrt", "-f", "-p", str(FIFO_PRIORITY), pid)
 
 

@@ -15,7 +15,7 @@ default): ``acl25both`` makes the router's own forwarding the bottleneck:
 seed 000's 25-rule access lists on its input and its output port, 50
 rules a frame, bring its 128-B capacity to about 150-180 kframes/s, well
 within the tester's reach: this is the DUT the targets are checked on
-(docs/performance.md, runs N and N2). ``limit50k``, the same router
+(bench/log/performance-2026-11.md, runs N and N2). ``limit50k``, the same router
 without lists, policed by lab/model/dut.py (``limit_fps``) to 50,000 frames/s:
 a DUT of known, fixed capacity, whose spread is what the tester, the
 search and the lab add. ``default``, the emulated router as every
@@ -35,7 +35,7 @@ Run as root: `make bench` or `.venv/bin/python bench/repeatability.py`
 15 minutes for acl25both, 10 for each of the others). A bench cut short (Ctrl-C, a lost
 session) goes on where it stopped with the same options, ``--db`` and
 ``--resume``: each campaign's unfinished run in that database is resumed
-(campaign/session.py), a finished one is read again, a missing one run.
+(campaign/runner.py), a finished one is read again, a missing one run.
 """
 
 from __future__ import annotations
@@ -48,10 +48,10 @@ import tempfile
 from pathlib import Path
 
 from v6bench import stopping
-from v6bench.campaign import session, spec
+from v6bench.campaign import runner, spec
 from v6bench.lab.model.site import Site
 from v6bench.report import data as report_data
-from v6bench.report import samples
+from v6bench.report import family_pairs
 from v6bench.store.db import Store
 
 TARGETS_PCT = {"PDR": 5.0, "NDR": 10.0}
@@ -91,12 +91,12 @@ def run_campaign(site: Site, c: spec.Campaign, store: Store, resume: bool) -> in
     unfinished run in ``store`` instead, or returns its finished one."""
     if resume:
         if store.resumable_run(c.sha256) is not None:
-            return session.run(site, c, store, True, COMMAND)
+            return runner.run(site, c, store, True, COMMAND)
         finished = store.finished_run(c.sha256)
         if finished is not None:
             print(f"run {finished}: {c.name} finished in {store.path}: read again, not rerun", file=sys.stderr)
             return finished
-    return session.run(site, c, store, False, COMMAND)
+    return runner.run(site, c, store, False, COMMAND)
 
 
 def cv(xs: list[float]) -> str:
@@ -109,7 +109,7 @@ def measured_rows(label: str, d) -> list[tuple]:
     """One row per family and metric of a run: n, left out, mean, min, max, CV, target, verdict."""
     values: dict[tuple[str, str], list[float]] = {}
     left_out: dict[tuple[str, str], int] = {}
-    for p in samples.families(d):
+    for p in family_pairs.families(d):
         metric = p.metric.split(" [")[0].replace("throughput ", "")
         if p.point.startswith("128 B") and metric in ("NDR", "PDR", "median latency"):
             for fam in ("IPv4", "IPv6"):

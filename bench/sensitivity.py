@@ -15,7 +15,7 @@ in R1's access lists (lab/model/dut.py):
 In each scenario and block:
 
 - a paired latency trial at ``--delay-load`` (20 kframes/s: frames do not
-  overlap in the router; docs/performance.md): both families in one 50/50
+  overlap in the router; bench/log/performance-2026-11.md): both families in one 50/50
   stream, each as two flows (``flows = 2``): IPv6's median delay against
   IPv4's in the same trial, and each family's second flow against its
   first (the A/A controls inside the trial, or the scoped list against
@@ -27,7 +27,7 @@ In each scenario and block:
 - one trial at ``--cost-load`` sent in runs (``runs_s`` = 0.1 s: each
   stream's frames 0.1 s in a row, the streams in turn; two flows a
   family): each family's and each flow's cost per frame read inside the
-  trial (lab/emulated/cost.py), compared paired, and each family's flow 2 against
+  trial (lab/machine/cost.py), compared paired, and each family's flow 2 against
   flow 1 (an A/A control, or the scoped list against its control).
 
 Prints, from the run's own report (one Benjamini–Hochberg correction over
@@ -59,7 +59,7 @@ import tempfile
 from pathlib import Path
 
 from v6bench import stopping
-from v6bench.campaign import session, spec
+from v6bench.campaign import runner, spec
 from v6bench.lab.model.site import Site
 from v6bench.report import data as report_data
 from v6bench.report import verdicts
@@ -116,7 +116,7 @@ def rows(run: report_data.RunData, delay_load: str) -> tuple[list[dict], list[di
         costs = p.metric == "cost per frame [ns]" and c.design in ("paired", "mix regression")
         if not (delays or costs):
             # the separate trials' delays, compared unpaired, those in runs, and each scenario against plain
-            # forwarding across trials (report/samples.network_types) are not what this bench measures
+            # forwarding across trials (report/scenario_pairs.network_types) are not what this bench measures
             continue
         scenario = p.point.split(" ")[0]
         unit = 1e3 if p.metric.startswith("median") else 1.0  # ns
@@ -241,7 +241,7 @@ def main() -> int:
             if run_id is None:
                 ap.error(f"{db} holds no run")
         else:
-            run_id = session.run(Site.from_env(), campaign(args.blocks, args.delay_load, args.cost_load, args.duration),
+            run_id = runner.run(Site.from_env(), campaign(args.blocks, args.delay_load, args.cost_load, args.duration),
                                  store, args.resume, COMMAND)
         run = report_data.load(store, run_id)
     controls, effects = rows(run, args.delay_load)

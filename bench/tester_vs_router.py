@@ -1,7 +1,7 @@
 """The tester against the router it measures (issue 16), side by side in one run.
 
 For each tester backend (``--backends``; ``V6BENCH_TESTER_BACKEND``,
-:mod:`v6bench.trial.backend`): a fresh self-test (the tester's capacity on
+:mod:`v6bench.trial.packet_io`): a fresh self-test (the tester's capacity on
 a back-to-back veth pair, split CPUs) at 64 and 128 B, then ``--searches``
 RFC 2544 throughput searches of the emulated router (topology a, 1G,
 100/0, binary, 2-s trials) at the same sizes, interleaved. Prints per
@@ -29,11 +29,11 @@ import tempfile
 from pathlib import Path
 
 from v6bench import stopping
-from v6bench.campaign import session, spec
+from v6bench.campaign import runner, spec
 from v6bench.lab.model.site import Site
 from v6bench.report import data as report_data
 from v6bench.store.db import Store
-from v6bench.trial import backend
+from v6bench.trial import packet_io
 
 SIZES = (64, 128)
 TARGET = 1.5
@@ -49,8 +49,8 @@ def campaign(name: str, searches: int) -> spec.Campaign:
 
 def measure(site: Site, store: Store, which: str, searches: int) -> list[dict]:
     """One backend's rows: per frame size, capacity, PDRs and capped searches."""
-    os.environ[backend.ENV] = which
-    run_id = session.run(site, campaign(f"tester-vs-router-{which}", searches), store, False, "bench/tester_vs_router.py")
+    os.environ[packet_io.ENV] = which
+    run_id = runner.run(site, campaign(f"tester-vs-router-{which}", searches), store, False, "bench/tester_vs_router.py")
     d = report_data.load(store, run_id)
     _, st = store.latest_selftest()
     rows = []
@@ -69,7 +69,7 @@ def measure(site: Site, store: Store, which: str, searches: int) -> list[dict]:
 def main() -> int:
     stopping.install()  # Ctrl-C and SIGTERM unwind like the command line's: nothing left behind
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--backends", default="af_packet,af_xdp,xdp_live", help="comma-separated, of " + ", ".join(backend.BACKENDS))
+    ap.add_argument("--backends", default="af_packet,af_xdp,xdp_live", help="comma-separated, of " + ", ".join(packet_io.BACKENDS))
     ap.add_argument("--searches", type=int, default=3, help="throughput searches per frame size and backend [3]")
     ap.add_argument("--db", default=None, help="results database [a temporary one]")
     args = ap.parse_args()
@@ -78,8 +78,8 @@ def main() -> int:
     rows = []
     with Store(db) as store:
         for which in args.backends.split(","):
-            if which not in backend.BACKENDS:
-                ap.error(f"--backends: {which!r} is not one of {', '.join(backend.BACKENDS)}")
+            if which not in packet_io.BACKENDS:
+                ap.error(f"--backends: {which!r} is not one of {', '.join(packet_io.BACKENDS)}")
             rows += measure(site, store, which, args.searches)
     print(f"{'backend':<10} {'ran':<16} {'size':>5} {'tester capacity':>16} {'router PDR':>22} {'capped':>7} "
           f"{'tester/router':>14}  target >= {TARGET}")

@@ -55,7 +55,7 @@ def main() -> None:
             t.measure = slow
             return t
 
-        runner.run(c, store, rid, make, lambda s: None)
+        runner.run_points(c, store, rid, make, lambda s: None)
         store.finish_run(rid, "finished")
         print(f"finished {rid}", flush=True)
 

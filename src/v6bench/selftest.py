@@ -43,7 +43,9 @@ from dataclasses import replace
 from typing import Callable
 
 from . import engine
-from .lab.emulated import control, wakeful
+from .lab import interface
+from .lab.machine import wakeful
+from .lab.model.spec import LabSpec
 from .lab.model import cpus
 from .lab.model.mtu import Mtus
 from .lab.model.site import Site
@@ -51,7 +53,7 @@ from .methods import binary_search
 from .core.tester import Measurement, Tester
 from .methods.retry import Retrying
 from .core.rates import ETHERNET_BYTES, line_rate_fps
-from .trial import backend
+from .trial import packet_io
 from .trial.lab_tester import LabTester
 from .core.frames import Mix
 from .core import machine as host_machine
@@ -79,7 +81,8 @@ def run(site: Site, frame_sizes: tuple[int, ...], arrangement: str | None, progr
     started = time.time()
     capacity = {}
     mtu = max(mtu, p2p_mtu(frame_sizes))
-    with control.for_trial(site, "p2p", LINK_BPS, Mtus(mtu), arrangement) as lab:
+    spec = LabSpec(topology="p2p", link_speed_bps=LINK_BPS, mtu=Mtus(mtu), cpu_arrangement=arrangement)
+    with interface.for_trial(site, spec, None) as lab:
         for size in frame_sizes:
             t = LabTester(site, lab, Mix(100, 0), size, drain_s=DRAIN_S, settle_s=SETTLE_S)
             r, attempts = search_capacity(t, size)
@@ -204,9 +207,9 @@ def ensure(site: Site, store, when: str, selftest_sizes: tuple[int, ...], frame_
         if fits:
             return fits
         need = f"the stored one is stale ({stale(recent[0][1], plan, sizes, mtu, now)})" if recent else f"{store.where} holds none"
-        up, _ = control.status(site)
-        if up is not None and not up.temporary:
-            progress(f"tester self-test needed ({need}), but a lab is up ({control.describe(up)}): these trials are NOT "
+        up, _ = interface.status(site)
+        if up is not None and not interface.status_record(up)["temporary"]:
+            progress(f"tester self-test needed ({need}), but a lab is up ({interface.describe(up)}): these trials are NOT "
                      "checked against the tester's capacity; run `v6bench lab down` and `v6bench selftest` to fix that")
             return None
         progress(f"tester self-test needed: {need}")
@@ -231,8 +234,8 @@ def stale(result: dict | None, cpu_plan: dict, frame_sizes: tuple[int, ...], mtu
         return "there is none"
     env, now = result.get("environment") or {}, now or machine()
     for key, what in (("kernel", "kernel"), ("engine_sha256", "engine build"), ("cpus", "CPU count"),
-                      ("cpu_idle", "CPUs' idle while trials ran (lab/emulated/wakeful.py)"),
-                      ("tester_backend", f"tester packet I/O ({backend.ENV})")):
+                      ("cpu_idle", "CPUs' idle while trials ran (lab/machine/wakeful.py)"),
+                      ("tester_backend", f"tester packet I/O ({packet_io.ENV})")):
         if env.get(key) != now.get(key):
             return f"its {what} was {env.get(key)}, now {now.get(key)}"
     was = result.get("cpu_plan") or {}
@@ -270,4 +273,4 @@ def machine() -> dict:
         pass
     return {"kernel": os.uname().release, "machine": platform.machine(), "cpu_model": model, "cpus": os.cpu_count(),
             "host": _host(), "python": platform.python_version(), "engine": engine.version(), "engine_sha256": _engine_sha256(),
-            "cpu_idle": "poll" if wakeful.available() else "os", "tester_backend": backend.chosen()}
+            "cpu_idle": "poll" if wakeful.available() else "os", "tester_backend": packet_io.chosen()}

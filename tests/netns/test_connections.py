@@ -16,6 +16,7 @@ import pytest
 from cli_site import PREFIX, RUN_DIR, clean_site, remove_run_dir, v6bench  # noqa: F401
 from v6bench.core.frames import Traffic, parse_mix
 from v6bench.lab.emulated import state
+from v6bench.lab.machine import lock
 from v6bench.lab.model.site import Site
 from v6bench.methods import stateful
 from v6bench.trial.connections import LabConnections
@@ -40,7 +41,7 @@ def connections() -> LabConnections:
 def test_a_translator_holding_1000_connections_has_a_capacity_of_1000():
     try:
         lab_up("--max-connections", "1000")
-        with state.locked(SITE, "test"):
+        with lock.locked(SITE, "test"):
             found = stateful.table_capacity(connections(), stateful.Params(
                 search_max_connections=2000, connections=1000, open_rate_fps=2000, validate_rate_fps=2000, resolution=0.01))
         assert not found.tester_limited and 980 <= found.value <= 1000, found.value
@@ -52,7 +53,7 @@ def test_a_translator_holding_1000_connections_has_a_capacity_of_1000():
 def test_a_translator_opening_2000_connections_a_second_has_that_establishment_rate():
     try:
         lab_up("--max-new-connections", "2000")
-        with state.locked(SITE, "test"):
+        with lock.locked(SITE, "test"):
             found = stateful.establishment_rate(connections(), stateful.Params(
                 connections=1000, min_rate_fps=200, max_rate_fps=8000, validate_rate_fps=1000, resolution=0.01))
         assert not found.tester_limited and abs(found.value / 2000 - 1) < 0.05, found.value

@@ -1,4 +1,4 @@
-"""The DUT's CPU over the traffic window (lab/emulated/cpu_window.py), checked
+"""The DUT's CPU over the traffic window (lab/machine/cpu_window.py), checked
 against an independent reading: the DUT CPU's own busy time from
 /proc/stat over the same window."""
 
@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from v6bench.lab.emulated import wakeful
+from v6bench.lab.machine import wakeful
 
 from cli_site import clean_site, remove_run_dir, trial_json, v6bench  # noqa: F401
 
@@ -19,7 +19,7 @@ def test_router_cpu_over_the_traffic_window_agrees_with_its_cpu(rate):
     out = trial_json("--topology", "a", "--mix", "50/50", "--frame-size", "128", "--rate", rate, "--duration", "2")
     if out["lab"]["cpu_plan"]["arrangement"] != "split":
         pytest.skip("one CPU: the DUT's work is the tester's (inline)")
-    # The CPUs polled instead of halting while the trial ran (lab/emulated/wakeful.py), and the DUT's CPU is still measured.
+    # The CPUs polled instead of halting while the trial ran (lab/machine/wakeful.py), and the DUT's CPU is still measured.
     assert out["lab"]["cpu_idle"]["idle"] == ("poll" if wakeful.available() else "os")
     (router,) = out["dut"]["routers"]
     (cpu,) = router["cpu"]

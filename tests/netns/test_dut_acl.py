@@ -82,16 +82,16 @@ def test_dut_cpu_is_idle_near_zero_and_rises_with_load():
 def test_a_list_only_one_flow_walks_is_found_in_the_trial_and_in_the_cost_per_frame():
     """R1 with a 100-rule list that only IPv6's second flow walks (--scope
     flow2; IPv6's first flow and both of IPv4's forwarded beside it
-    unfiltered), 128 B. Measured on this machine (docs/performance.md,
+    unfiltered), 128 B. Measured on this machine (bench/log/performance-2026-11.md,
     "Scenarios on a flow"): at 10–20 kframes/s, where frames do not
     overlap in the router, IPv6's flow 2 − flow 1 median delay +2.0 …
     +2.3 µs a trial, IPv4's two flows −0.26 … +0.14 µs. Asserted with wide
     margins over six 1-s trials at 20 kframes/s: every one with the
     walking flow slower (the exact signed-rank test's p is 2/64), the A/A
     flows' median gap under a third of the scenario's; and, in two 2-s
-    trials at 60 kframes/s sent in 0.1-s runs (lab/emulated/cost.py), the CPU time
+    trials at 60 kframes/s sent in 0.1-s runs (lab/machine/cost.py), the CPU time
     per frame of IPv6's flow 2 0.6 µs above its flow 1's (measured
-    +1.52 … +1.93 µs in 10 trials, docs/performance.md), IPv4's two
+    +1.52 … +1.93 µs in 10 trials, bench/log/performance-2026-11.md), IPv4's two
     identical flows apart by less than half of that (measured −0.69 …
     +0.62 µs in 74 trials, most within ±0.2 µs), and every family's and
     stream's figure read (a trial whose sender slipped too far is

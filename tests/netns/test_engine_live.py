@@ -41,7 +41,7 @@ print("\\n".join(out))
 
 def live_ready(lab) -> None:
     """veth takes XDP frames only into an end with NAPI: GRO on, as the
-    emulated lab's routers have it (v6bench.lab.emulated.napi)."""
+    emulated lab's routers have it (v6bench.lab.machine.napi)."""
     for ifname in (lab.r1_a, lab.r1_b):
         lab.in_router("ethtool", "-K", ifname, "gro", "on")
 

@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 from spoiled import unspoiled
 
-from v6bench.lab.emulated import build, state
+from v6bench.lab.emulated import build
+from v6bench.lab.machine import lock
 from v6bench.lab.model.cpus import CpuPlan
 from v6bench.lab.model.mtu import Mtus
 from v6bench.lab.model.site import Site
@@ -35,7 +36,7 @@ def site(tmp_path):
 
 
 def test_a_port_sending_alone_uses_both_sender_cpus(site):
-    with state.locked(site, "test"):
+    with lock.locked(site, "test"):
         lab = build.build(site, parse_topology("a"), 1e9, Mtus(), TWO_SENDERS, temporary=True)
         # Every veth end of a tester's link has two receive queues, each its own NAPI thread; the routers' inner links one.
         per_end = {}

@@ -1,5 +1,5 @@
 """The CPU latency request that keeps the lab's CPUs polling while a trial
-runs (lab/emulated/wakeful.py): held inside the block, gone after it, also when the
+runs (lab/machine/wakeful.py): held inside the block, gone after it, also when the
 block raises; a machine without the device runs trials as they are."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import struct
 
 import pytest
 
-from v6bench.lab.emulated import wakeful
+from v6bench.lab.machine import wakeful
 
 pytestmark = pytest.mark.netns
 

@@ -8,10 +8,12 @@ import re
 from pathlib import Path
 
 from test_external_lab import EXAMPLE
+from test_layers import python_imports
 
 from v6bench.lab import backends
 from v6bench.lab.model import external_spec
 from v6bench.lab.model.spec import ROUTERS, LabSpec
+from v6bench.lab.protocol import Backend
 
 SRC = Path(__file__).resolve().parents[2] / "src" / "v6bench"
 
@@ -20,8 +22,8 @@ def test_every_kind_of_lab_has_one_backend():
     assert set(backends.REGISTRY) == {*ROUTERS, "external"}
     assert len({id(b) for b in backends.REGISTRY.values()}) == len(backends.REGISTRY)
     for b in backends.REGISTRY.values():
-        assert all(callable(getattr(b, m)) for m in ("check_test", "dut_config", "tunnel", "tunnel_record", "up", "take", "observer", "reset",
-                                                   "describe", "dut_record", "record"))
+        assert all(callable(getattr(b, m)) for m in vars(Backend) if not m.startswith("_"))
+        assert all(isinstance(getattr(b, a), bool) for a in Backend.__annotations__)
 
 
 def test_a_spec_asks_for_its_kind():
@@ -57,14 +59,84 @@ def test_each_kind_of_router_has_its_tunnels():
     assert ns.tunnel_stand_in and not vm.tunnel_stand_in
 
 
+#: Each folder of lab/ and the folders it may import (docs/architecture.md, "The lab"): the model runs
+#: nothing and imports no other folder; this machine's plumbing builds on the model; the emulated lab and
+#: external labs on both; VM routers on all three (a VM router's agent is read as an external router's).
+FOLDERS = {"model": set(), "machine": {"model"}, "emulated": {"model", "machine"}, "external": {"model", "machine"},
+           "vm": {"model", "machine", "emulated", "external"}}
+#: What the layers above lab/ may import of it: the interface, the protocols, the model, this machine's plumbing.
+ABOVE_MAY = ("v6bench.lab", "v6bench.lab.interface", "v6bench.lab.protocol", "v6bench.lab.model", "v6bench.lab.machine")
+KIND_FOLDERS = ("emulated", "vm", "external")
+
+
+def _folder(module: str) -> str | None:
+    parts = module.split(".")
+    return parts[2] if len(parts) > 3 and parts[1] == "lab" else None
+
+
 def test_the_lab_folders_import_downward():
-    # docs/architecture.md: the model runs nothing and imports no other folder; the emulated lab builds on the
-    # model; VM routers and external labs build on both (a VM router's agent is read as an external router's).
-    may = {"model": set(), "emulated": {"model"}, "external": {"model", "emulated"}, "vm": {"model", "emulated", "external"}}
     found = {}
-    for folder in may:
-        for p in sorted((SRC / "lab" / folder).glob("*.py")):
-            for other in re.findall(r"^\s*from \.\.(model|emulated|vm|external)\b", p.read_text(), re.M):
-                if other not in may[folder]:
-                    found.setdefault(f"lab/{folder}/{p.name}", set()).add(other)
+    for mod, targets in python_imports().items():
+        here = _folder(mod)
+        if here is None:
+            continue
+        assert here in FOLDERS, f"{mod}: a folder of lab/ without its place in FOLDERS"
+        wrong = {t for t in targets if _folder(t) not in (None, here) and _folder(t) not in FOLDERS[here]}
+        if wrong:
+            found[mod] = wrong
     assert found == {}, found
+
+
+def _allowed_above(target: str) -> bool:
+    return any(target == m or target.startswith(m + ".") and m != "v6bench.lab" for m in ABOVE_MAY)
+
+
+def test_nothing_above_the_lab_imports_a_kind():
+    # Read by the imports' syntax trees (tests/unit/test_layers.py), so `from ..lab import emulated` and an import
+    # inside a function count too.
+    found = {mod: sorted(t for t in targets if t.startswith("v6bench.lab") and not _allowed_above(t))
+             for mod, targets in python_imports().items() if not mod.startswith("v6bench.lab")}
+    assert {m: t for m, t in found.items() if t} == {}
+
+
+def test_a_new_kind_of_lab_is_its_folder_and_one_registry_line():
+    # Outside a kind's own folder (and the kinds built on it, FOLDERS), only the registry imports it: a fourth
+    # kind touches its folder and one line of lab/backends.py.
+    found = {mod: sorted(t for t in targets if _folder(t) in KIND_FOLDERS)
+             for mod, targets in python_imports().items()
+             if _folder(mod) not in KIND_FOLDERS and mod != "v6bench.lab.backends"}
+    assert {m: t for m, t in found.items() if t} == {}
+    imported = {_folder(t) for t in python_imports()["v6bench.lab.backends"] if _folder(t) in KIND_FOLDERS}
+    assert imported == set(KIND_FOLDERS)
+
+
+def test_a_fourth_kind_is_reached_through_the_interface_by_its_registry_line(monkeypatch):
+    # What docs/architecture.md says a new kind touches: its own classes and one line in the registry. The
+    # interface hands every call to the backend of the lab's kind, without a branch of its own.
+    from contextlib import contextmanager
+
+    from v6bench.lab import interface
+
+    class Loopback:
+        kind = "loopback"
+
+    class LoopbackBackend:
+        empties_connections = False
+
+        def describe(self, lab):
+            return f"a {lab.kind} lab"
+
+        def check_test(self, spec, test_kind, runs_host_stacks, reset_kinds):
+            self.checked = (spec.kind, test_kind, runs_host_stacks, reset_kinds)
+
+        @contextmanager
+        def take(self, site, spec, dut, apply=True):
+            yield Loopback()
+
+    backend = LoopbackBackend()
+    monkeypatch.setitem(backends.REGISTRY, "loopback", backend)
+    spec = LabSpec(router_kind="loopback")
+    interface.check_test(spec, "throughput", False, ())
+    assert backend.checked == ("loopback", "throughput", False, ()) and not interface.empties_connections(spec)
+    with interface.for_trial(None, spec, None) as lab:
+        assert interface.describe(lab) == "a loopback lab"

@@ -24,7 +24,7 @@ from hypothesis import strategies as st
 from properties import cases, property_test
 
 from v6bench import cli
-from v6bench.campaign import runner, spec
+from v6bench.campaign import plan, runner, spec
 from v6bench.core.errors import UsageError
 from v6bench.core.rates import line_rate_fps
 from v6bench.methods import registry
@@ -129,11 +129,11 @@ def run_on_simulation(c: spec.Campaign, tmp_path) -> None:
     with Store(tmp_path / "sim.db") as store:
         run_id = store.start_run(c.name, "test", {}, None, c.path, c.sha256, c.text)
 
-        def make(p: runner.ScheduledTest) -> SimulatedTester:
+        def make(p: plan.ScheduledTest) -> SimulatedTester:
             link_bps = next(sc.lab.link_speed_bps for sc in c.scenarios if sc.name == p.scenario)
             return SimulatedTester(50_000, line_fps=line_rate_fps(link_bps, p.frame_size), seed=1)
 
-        runner.run(c, store, run_id, make, lambda s: None)
+        runner.run_points(c, store, run_id, make, lambda s: None)
     (tmp_path / "sim.db").unlink()
 
 
@@ -141,7 +141,7 @@ def run_on_simulation(c: spec.Campaign, tmp_path) -> None:
 
 
 def runnable(c: spec.Campaign) -> bool:
-    return all(t.kind in SIMULATED_KINDS for t in c.tests) and len(runner.expand(c)) <= 24
+    return all(t.kind in SIMULATED_KINDS for t in c.tests) and len(plan.expand(c)) <= 24
 
 
 @property_test
@@ -192,7 +192,7 @@ def no_lab(monkeypatch, tmp_path):
         seen.append(c)
         raise Reached()
 
-    def trial_reached(site, topology, link_speed_bps, mtu, arrangement, dut=None, routers=None):
+    def trial_reached(site, spec, dut, apply=True):
         seen.append(None)  # a trial is checked again on the lab it gets (trial/fit.py); not simulated here
         raise Reached()
 
@@ -200,11 +200,12 @@ def no_lab(monkeypatch, tmp_path):
         seen.append(None)
         raise Reached()
 
-    from v6bench.cli import lab, test, trial
-    monkeypatch.setattr(trial.control, "for_trial", trial_reached)
-    monkeypatch.setattr(trial.control, "status", lambda site: (None, False))
-    monkeypatch.setattr(lab.control, "up", up_reached)
-    monkeypatch.setattr(test.session, "run", reached)
+    from v6bench.cli import test
+    from v6bench.lab import interface
+    monkeypatch.setattr(interface, "for_trial", trial_reached)
+    monkeypatch.setattr(interface, "status", lambda site: (None, False))
+    monkeypatch.setattr(interface, "up", up_reached)
+    monkeypatch.setattr(test.runner, "run", reached)
     return seen, Reached
 
 
@@ -352,16 +353,16 @@ def test_the_lab_lock_is_held_once_per_process_and_refuses_another(tmp_path, mon
     import subprocess
     import sys
     from v6bench.core.errors import LabError
-    from v6bench.lab.emulated import state
+    from v6bench.lab.machine import lock
     from v6bench.lab.model.site import Site
     monkeypatch.setenv("V6BENCH_RUN_DIR", str(tmp_path / "run"))
     site = Site.from_env()
-    other = ("import sys; from v6bench.lab.emulated import state; from v6bench.lab.model.site import Site\n"
-             "try:\n    with state.locked(Site.from_env(), 'other'): print('took it')\n"
+    other = ("import sys; from v6bench.lab.machine import lock; from v6bench.lab.model.site import Site\n"
+             "try:\n    with lock.locked(Site.from_env(), 'other'): print('took it')\n"
              "except Exception as e: print(type(e).__name__, e)")
-    with state.locked(site, "run x"):
-        with state.locked(site, "trial"):
-            assert state.is_locked(site)
+    with lock.locked(site, "run x"):
+        with lock.locked(site, "trial"):
+            assert lock.is_locked(site)
         out = subprocess.run([sys.executable, "-c", other], capture_output=True, text=True, timeout=60).stdout
         assert out.startswith("LabError the lab is busy: pid") and "(run x)" in out, out
     out = subprocess.run([sys.executable, "-c", other], capture_output=True, text=True, timeout=60).stdout
@@ -369,7 +370,7 @@ def test_the_lab_lock_is_held_once_per_process_and_refuses_another(tmp_path, mon
     (tmp_path / "file").write_text("")
     monkeypatch.setenv("V6BENCH_RUN_DIR", str(tmp_path / "file" / "run"))
     with pytest.raises(LabError, match="cannot take the lab lock"):
-        with state.locked(Site.from_env(), "x"):
+        with lock.locked(Site.from_env(), "x"):
             pass
 
 

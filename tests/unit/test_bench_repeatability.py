@@ -48,7 +48,7 @@ class FakeStore:
 ])
 def test_resume_goes_on_where_the_bench_stopped(monkeypatch, resume, unfinished, finished, expect) -> None:
     calls = []
-    monkeypatch.setattr(repeatability.session, "run",
+    monkeypatch.setattr(repeatability.runner, "run",
                         lambda site, c, store, again, command: calls.append(again) or 7)
     c = repeatability.campaign("split", 5, "binary", "default")
     run_id = repeatability.run_campaign(None, c, FakeStore(unfinished, finished), resume)

@@ -31,7 +31,7 @@ def test_rows_keep_the_family_comparisons_and_leave_the_rest(monkeypatch) -> Non
             _comparison("paired", 7500.0)),
         5: (_pair("acl10-flow2 ×2 flows in 0.1-s runs 128 B at 60kfps (50/50) IPv6", "cost per frame [ns]",
                   name_a="flow 1"), _comparison("paired", 7600.0)),
-        # Each scenario against plain forwarding across trials (report/samples.network_types): not this bench's.
+        # Each scenario against plain forwarding across trials (report/scenario_pairs.network_types): not this bench's.
         6: (_pair("128 B at 60kfps (100/0)", "cost per frame [ns]"), _comparison("unpaired", 7438.0, 27.0)),
         7: (_pair("plain ×2 flows 128 B at 20kfps (50/50) IPv4", "median latency [µs]", control=True, name_a="flow 1"),
             _comparison("paired")),

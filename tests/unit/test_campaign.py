@@ -6,7 +6,8 @@ import sqlite3
 
 import pytest
 
-from v6bench.campaign import runner, spec
+from v6bench.campaign import plan as run_order
+from v6bench.campaign import recorder, runner, spec
 from v6bench.core.errors import UsageError
 from v6bench.methods.simulated import SimulatedTester
 from v6bench.store import export
@@ -35,7 +36,7 @@ hold_s = 1.0
 
 def test_campaign_expands_the_matrix_in_file_order():
     c = spec.parse_campaign(GOOD, "t.toml")
-    keys = [p.key for p in runner.expand(c)]
+    keys = [p.key for p in run_order.expand(c)]
     assert keys[:4] == ["0:throughput:100/0:128:uni:1", "0:throughput:100/0:1518:uni:1",
                         "0:throughput:0/100:128:uni:1", "0:throughput:0/100:1518:uni:1"]
     assert keys[4:] == ["1:recovery:100/0:128:uni:1", "1:recovery:0/100:128:uni:1"]
@@ -96,7 +97,7 @@ def test_run_records_every_trial_and_resume_skips_done_tests(tmp_path):
     store, made, make = _run(tmp_path, c, stop_after=10)
     rid = store.start_run(c.name, "test", {"kernel": "x"}, None, c.path, c.sha256, c.text)
     with pytest.raises(KeyboardInterrupt):
-        runner.run(c, store, rid, make, lambda s: None)
+        runner.run_points(c, store, rid, make, lambda s: None)
     store.finish_run(rid, "interrupted")
     done_before = store.done_points(rid)
     assert 0 < len(done_before) < 6
@@ -107,7 +108,7 @@ def test_run_records_every_trial_and_resume_skips_done_tests(tmp_path):
     store.resume_run(rid, {"kernel": "y"}, None)
     store2, made2, make2 = _run(tmp_path, c)
     lines = []
-    runner.run(c, store, rid, make2, lines.append)
+    runner.run_points(c, store, rid, make2, lines.append)
     store.finish_run(rid, "finished")
     assert len(store.done_points(rid)) == 6
     assert len(made2) == 6 - len(done_before)
@@ -135,10 +136,10 @@ def test_a_resumed_attempt_that_takes_another_way_drops_the_trials_it_no_longer_
     rid = store.start_run(c.name, "test", {}, None, c.path, c.sha256, c.text)
     tid = store.start_test(rid, "k", "throughput", "100/0", 64, False, 0, {})
     first = SimulatedTester(50_000, line_fps=84_459.0, seed=1)
-    rec = runner.Recorder(first, store, tid, [])
+    rec = recorder.Recorder(first, store, tid, [])
     for load_fps in (10_000, 20_000, 30_000):
         rec.measure(1.0, load_fps)
-    again = runner.Recorder(SimulatedTester(50_000, line_fps=84_459.0, seed=1), store, tid, store.trials(tid))
+    again = recorder.Recorder(SimulatedTester(50_000, line_fps=84_459.0, seed=1), store, tid, store.trials(tid))
     again.measure(1.0, 10_000)       # replayed, stays seq 0
     again.measure(1.0, 25_000)       # another call: seq 1 and 2 of the first attempt go
     trials = store.trials(tid)
@@ -150,7 +151,7 @@ def test_exports_and_schema_version(tmp_path):
     c = spec.parse_campaign(GOOD, "t.toml")
     store, made, make = _run(tmp_path, c)
     rid = store.start_run(c.name, "test", {}, None)
-    runner.run(c, store, rid, make, lambda s: None)
+    runner.run_points(c, store, rid, make, lambda s: None)
     data = export.as_json(store, rid)
     assert data["schema_version"] == SCHEMA_VERSION and len(data["tests"]) == 6
     assert all(t["trials"] for t in data["tests"])
@@ -191,7 +192,7 @@ def test_a_test_with_extension_headers_searches_its_own_throughput(tmp_path):
     assert [t.traffic.ext_headers for t in c.tests] == [None, "chain"]
     store, made, make = _run(tmp_path, c)
     run_id = store.start_run(c.name, "test", {"kernel": "x"}, None, c.path, c.sha256, c.text)
-    runner.run(c, store, run_id, make, lambda s: None)
+    runner.run_points(c, store, run_id, make, lambda s: None)
     (rec,) = [t for t in store.tests(run_id) if t["kind"] == "recovery"]
     assert rec["params"]["ext_headers"] == "chain"
     assert rec["result"]["throughput_from"] == "searched for this test"
@@ -237,7 +238,7 @@ def test_scenarios_merge_over_lab_and_dut_and_expand_with_their_names():
     assert nat.dut.nat44 and nat.lab.link_speed_bps == 100e6 and nat.lab.topology == "a"
     assert small.lab.topology == "b" and not small.dut.nat44 and small.lab.mtu.of("r1", "r2") == 1000
     assert [s.tests for s in c.scenarios] == [(0,), (0, 1), (0,)]
-    keys = [p.key for p in runner.expand(c)]
+    keys = [p.key for p in run_order.expand(c)]
     assert keys[0] == "plain/0:throughput:100/0:128:uni:1" and "nat/1:recovery:100/0:128:uni:1" in keys
     assert sum(k.startswith("small-mtu/") for k in keys) == 2
     assert c.lab == c.scenarios[0].lab  # the first scenario's lab is the campaign's
@@ -269,7 +270,7 @@ def test_a_run_over_scenarios_reuses_each_scenario_own_throughput(tmp_path):
     store, made, make = _run(tmp_path, c)
     run_id = store.start_run(c.name, "test", {"kernel": "x"}, None, c.path, c.sha256, c.text)
     for s in c.scenarios:
-        runner.run(c, store, run_id, make, lambda line: None, s.name)
+        runner.run_points(c, store, run_id, make, lambda line: None, s.name)
     tests = store.tests(run_id)
     assert [t["params"].get("scenario") for t in tests if t["kind"] == "throughput"] == ["plain", "plain", "nat", "nat",
                                                                                            "small-mtu", "small-mtu"]
@@ -286,33 +287,33 @@ DESIGNED = SCENARIOS.replace("repeat = 1", "repeat = 3").replace("r1-r2=1000", "
 
 def test_a_randomized_schedule_runs_every_point_once_per_block_in_a_seeded_order():
     c = spec.parse_campaign(DESIGNED, "s.toml")
-    plan = runner.schedule(c, seed=7)
-    assert sorted(p.key for p in plan) == sorted(p.key for p in runner.expand(c))
+    plan = run_order.schedule(c, seed=7)
+    assert sorted(p.key for p in plan) == sorted(p.key for p in run_order.expand(c))
     blocks = [p.repetition for p in plan]
     assert blocks == sorted(blocks)  # block 1, then 2, then 3
     per_block = len(plan) // 3
     for b in range(3):
         block = plan[b * per_block:(b + 1) * per_block]
         assert {(p.test.index, str(p.mix), p.frame_size, p.scenario) for p in block} == \
-            {(p.test.index, str(p.mix), p.frame_size, p.scenario) for p in runner.expand(c) if p.repetition == 1}
+            {(p.test.index, str(p.mix), p.frame_size, p.scenario) for p in run_order.expand(c) if p.repetition == 1}
         # One visit per scenario and block; in each, the searches before the tests that start from them.
-        visits = runner.visits(block, set())
+        visits = run_order.visits(block, set())
         assert sorted(name for name, _ in visits) == ["nat", "plain", "small-mtu"]
         for _, pts in visits:
             kinds = [p.test.kind for p in pts]
             assert kinds == sorted(kinds, key=lambda k: k != "throughput")
-    assert [p.key for p in runner.schedule(c, seed=7)] == [p.key for p in plan]
-    orders = {tuple(p.key for p in runner.schedule(c, seed=s)) for s in range(6)}
+    assert [p.key for p in run_order.schedule(c, seed=7)] == [p.key for p in plan]
+    orders = {tuple(p.key for p in run_order.schedule(c, seed=s)) for s in range(6)}
     assert len(orders) > 1
     # The families interleave: in some block IPv6 runs before IPv4 at the same point.
     firsts = {str(next(p.mix for p in plan[b * per_block:(b + 1) * per_block] if p.test.kind == "throughput"))
-              for b in range(3) for plan in [runner.schedule(c, seed=s) for s in range(6)]}
+              for b in range(3) for plan in [run_order.schedule(c, seed=s) for s in range(6)]}
     assert firsts == {"100/0", "0/100"}
 
 
 def test_file_order_is_kept_on_request_and_bad_designs_name_the_field():
     c = spec.parse_campaign(DESIGNED + '\n[design]\norder = "file"\n', "s.toml")
-    assert [p.key for p in runner.schedule(c, 1)] == [p.key for p in runner.expand(c)]
+    assert [p.key for p in run_order.schedule(c, 1)] == [p.key for p in run_order.expand(c)]
     assert spec.parse_campaign(DESIGNED + "\n[design]\nseed = 42\n", "s.toml").design.seed == 42
     with pytest.raises(UsageError, match=r"design\.order: 'shuffled' is not one of randomized, file"):
         spec.parse_campaign(DESIGNED + '\n[design]\norder = "shuffled"\n', "s.toml")
@@ -324,14 +325,14 @@ def test_file_order_is_kept_on_request_and_bad_designs_name_the_field():
 
 def test_a_resumed_run_follows_the_order_it_recorded(tmp_path):
     c = spec.parse_campaign(GOOD.replace("repeat = 1", "repeat = 2"), "t.toml")
-    plan = runner.schedule(c, seed=3)
+    plan = run_order.schedule(c, seed=3)
     store, made, make = _run(tmp_path, c, stop_after=5)
-    rid = store.start_run(c.name, "test", {"design": runner.design_record(c, 3, plan)}, None, c.path, c.sha256, c.text)
-    assert [p.key for p in runner.planned(c, store, rid)] == [p.key for p in plan]
+    rid = store.start_run(c.name, "test", {"design": run_order.design_record(c, 3, plan)}, None, c.path, c.sha256, c.text)
+    assert [p.key for p in run_order.planned(c, store, rid)] == [p.key for p in plan]
     with pytest.raises(KeyboardInterrupt):
-        runner.run(c, store, rid, make, lambda s: None)
+        runner.run_points(c, store, rid, make, lambda s: None)
     store2, made2, make2 = _run(tmp_path, c)
-    runner.run(c, store, rid, make2, lambda s: None)
+    runner.run_points(c, store, rid, make2, lambda s: None)
     ran = [t["point_key"] for t in store.tests(rid) if t["status"] == "done"]
     assert ran == [p.key for p in plan]  # in the recorded order, each once
     assert store.run(rid)["environment"]["design"]["seed"] == 3
@@ -419,17 +420,17 @@ def test_v6bench_test_repeats_a_search_enough_for_a_verdict_unless_told(monkeypa
 
 
 def test_resume_continues_the_unfinished_run_starts_one_if_none_was_recorded_and_refuses_a_finished_one(tmp_path):
-    from v6bench.campaign import session
+    from v6bench.campaign import runner
     c = spec.parse_campaign(GOOD, "t.toml")
     store = Store(tmp_path / "r.db")
     said = []
-    assert session._resumable(c, store, said.append) is None  # killed before its first lab: nothing recorded
+    assert runner._resumable(c, store, said.append) is None  # killed before its first lab: nothing recorded
     assert said and "starting one" in said[0]
     rid = store.start_run(c.name, "test", {}, None, c.path, c.sha256, c.text)
-    assert session._resumable(c, store, said.append) == rid
+    assert runner._resumable(c, store, said.append) == rid
     store.finish_run(rid, "finished")
     with pytest.raises(UsageError, match=f"run {rid} of t .* finished; run it without --resume"):
-        session._resumable(c, store, said.append)
+        runner._resumable(c, store, said.append)
 
 
 def test_the_pause_after_learning_is_the_engines_unless_a_campaign_sets_it():

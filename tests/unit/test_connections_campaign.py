@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from v6bench.campaign import runner, spec
+from v6bench.campaign import plan, runner, spec
 from v6bench.core.errors import UsageError
 from v6bench.methods.simulated import SimulatedConnections, SimulatedTester
 from v6bench.report import data, verdicts
@@ -46,12 +46,12 @@ def run(tmp_path, dut=DUT) -> tuple[Store, int]:
     rid = store.start_run(c.name, "test", {"kernel": "x"}, None, c.path, c.sha256, c.text)
     seeds = iter(range(1, 1000))
 
-    def make(p: runner.ScheduledTest) -> SimulatedTester:
+    def make(p: plan.ScheduledTest) -> SimulatedTester:
         capacity, rate = dut[4 if p.mix.ipv4_pct else 6]
         return SimulatedTester(50_000, stateful=SimulatedConnections(capacity, rate, teardown_per_s=100_000,
                                                                       noise=0.01, seed=next(seeds)))
 
-    runner.run(c, store, rid, make, lambda s: None)
+    runner.run_points(c, store, rid, make, lambda s: None)
     store.finish_run(rid, "finished")
     return store, rid
 

@@ -1,14 +1,14 @@
 """The DUT's cost per frame: from each lab's forwarding work to a trial's
-ns per frame (lab/emulated/cost.py), and its verdict, the slope over the IPv6 share
+ns per frame (lab/machine/cost.py), and its verdict, the slope over the IPv6 share
 across repetition blocks (report/regression.py), against published
 regression examples."""
 
 import numpy as np
 import pytest
 
-from v6bench.lab.emulated import cost
+from v6bench.lab.machine import cost
 from v6bench.lab.external.snmp import CPU_SOURCES, cpu_over_window
-from v6bench.report import data, regression, samples, stats, verdicts
+from v6bench.report import data, family_pairs, regression, samples, stats, verdicts
 
 from test_stats import SLEEP_1, SLEEP_2
 
@@ -116,15 +116,15 @@ def test_a_latency_test_at_several_mixes_gives_a_cost_verdict():
     tests = [_latency_test(k, m, [7700.0 * (1 + 0.01 * share) + 3 * k + j for j in range(2)])
              for k in range(6) for m, share in (("100/0", 0), ("50/50", 0.5), ("0/100", 1))]
     run = data.RunData({"environment": {}}, None, tuple(tests), 0)
-    [pair] = [p for p in samples.families(run) if p.metric == "cost per frame [ns]"]
+    [pair] = [p for p in family_pairs.families(run) if p.metric == "cost per frame [ns]"]
     assert pair.design == "mix regression" and pair.point == "128 B at 60kfps (mixes 100/0, 50/50, 0/100)"
     assert len(pair.observations) == 36 and {s for _, s, _ in pair.observations} == {0.0, 0.5, 1.0}
     _, c = verdicts.of(run)[pair.key]
     assert c.outcome == "differs" and c.diff_pct == pytest.approx(1.0, abs=0.05) and "IPv6 1.0 % more" in c.verdict
     other_load = tests[:-1] + [_latency_test(5, "0/100", [7777.0, 7778.0], load_fps=50_000.0)]
-    one_each = [p for p in samples.families(data.RunData({"environment": {}}, None, tuple(other_load), 0))
+    one_each = [p for p in family_pairs.families(data.RunData({"environment": {}}, None, tuple(other_load), 0))
                 if p.metric == "cost per frame [ns]"]
     assert len(one_each[0].observations) == 34 and one_each[0].point.endswith("(mixes 100/0, 50/50, 0/100)")
     unread = tuple(_latency_test(k, m, [None]) for k in range(6) for m in ("100/0", "0/100"))
-    assert not [p for p in samples.families(data.RunData({"environment": {}}, None, unread, 0))
+    assert not [p for p in family_pairs.families(data.RunData({"environment": {}}, None, unread, 0))
                 if p.metric == "cost per frame [ns]"]

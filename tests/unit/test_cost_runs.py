@@ -9,7 +9,7 @@ import pytest
 
 from v6bench.core.errors import UsageError
 from v6bench.core.frames import RUNS_S, Traffic, run_shares
-from v6bench.lab.emulated import cost
+from v6bench.lab.machine import cost
 from v6bench.report import data, verdicts
 from v6bench.trial.path import LabPath
 from v6bench.trial.request import make_request

@@ -22,12 +22,13 @@ import pytest
 
 from test_trial_spec import lab_of
 from v6bench import engine
+from v6bench.core.errors import UsageError
 from v6bench.engine import result as results
 from v6bench.engine.spec import Port, Stream, TrialSpec
 from v6bench.lab import interface
 from v6bench.lab.model.dut import DutConfig
 from v6bench.lab.model.mtu import parse as parse_mtu
-from v6bench.trial import backend
+from v6bench.trial import packet_io
 from v6bench.trial.request import make_request
 from v6bench.trial.spec import engine_spec
 
@@ -55,7 +56,7 @@ def built(name: str) -> TrialSpec:
 
 @pytest.fixture(autouse=True)
 def auto_backend(monkeypatch):
-    monkeypatch.delenv(backend.ENV, raising=False)
+    monkeypatch.delenv(packet_io.ENV, raising=False)
 
 
 @pytest.mark.parametrize("name", CASES)
@@ -138,3 +139,35 @@ def test_the_smallest_frame_is_the_engine_s(engine_bin, version):
         return p.returncode == 0
 
     assert accepted(MIN_FRAME[version]) and not accepted(MIN_FRAME[version] - 1)
+
+
+def test_every_trial_crosses_the_tester_host_seam(monkeypatch):
+    # engine/tester_host.py: the contract is the engine's JSON spec in, its JSON result out. A host that is not
+    # this machine is a class and one line in HOSTS; its results are checked like the local engine's.
+    from v6bench.engine import process
+
+    class Recorded:
+        name = "recorded"
+
+        def __init__(self):
+            self.seen = []
+
+        def run(self, command, spec, timeout_s, pid_file):
+            self.seen.append((command, spec, timeout_s))
+            return {"result_version": "0.0"} if spec.get("bad") else {"status": "ok"}
+
+        def version(self):
+            return {"engine_version": "recorded"}
+
+    host = Recorded()
+    monkeypatch.setitem(process.HOSTS, "recorded", host)
+    monkeypatch.setenv("V6BENCH_TESTER_HOST", "recorded")
+    assert engine.run_rr({"duration_s": 1.0}) == {"status": "ok"}
+    assert engine.version() == {"engine_version": "recorded"}
+    (command, spec, timeout_s), = host.seen
+    assert command == "rr" and spec == {"duration_s": 1.0} and timeout_s == pytest.approx(1 + 3 + 0.2 + 15)
+    with pytest.raises(engine.EngineError, match="not one this v6bench reads"):
+        engine.run_trial({"bad": True, "duration_s": 0.1})
+    monkeypatch.setenv("V6BENCH_TESTER_HOST", "elsewhere")
+    with pytest.raises(UsageError, match="is not one of local, recorded"):
+        engine.run_trial({"duration_s": 0.1})

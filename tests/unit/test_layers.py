@@ -27,13 +27,17 @@ LAYERS = {
 
 
 def python_imports() -> dict[str, set[str]]:
-    """Module → the v6bench modules it imports (``from X import name`` counts X.name when that is a module)."""
+    """Module → the v6bench modules it imports, read from its syntax tree (``from X import name`` counts X.name
+    when that is a module; ``import v6bench.X`` counts too, and imports inside functions)."""
     modules = {".".join(p.relative_to(SRC).with_suffix("").parts).removesuffix(".__init__") for p in SRC.rglob("*.py")}
     out: dict[str, set[str]] = {}
     for p in SRC.rglob("*.py"):
         mod = ".".join(p.relative_to(SRC).with_suffix("").parts).removesuffix(".__init__")
         package = mod.split(".") if p.name == "__init__.py" else mod.split(".")[:-1]
         for n in ast.walk(ast.parse(p.read_text())):
+            if isinstance(n, ast.Import):
+                out.setdefault(mod, set()).update(a.name for a in n.names if a.name in modules and a.name != mod)
+                continue
             if not isinstance(n, ast.ImportFrom):
                 continue
             base = package[: len(package) - (n.level - 1)] if n.level else []
@@ -82,3 +86,41 @@ def test_no_engine_module_uses_another_that_uses_it_back():
         tuple(TopologicalSorter(engine_uses()).static_order())
     except CycleError as e:
         raise AssertionError(f"a circle of engine modules: {e.args[1]}") from None
+
+
+#: The longest a function in src/ may be [lines], its docstring included: one that does more is split by concept.
+MAX_FUNCTION_LINES = 60
+
+
+def test_no_function_is_longer_than_a_screen():
+    long = [f"{p.relative_to(SRC)}:{n.name} ({n.end_lineno - n.lineno + 1} lines)" for p in sorted(SRC.rglob("*.py"))
+            for n in ast.walk(ast.parse(p.read_text())) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
+            and n.end_lineno - n.lineno + 1 > MAX_FUNCTION_LINES]
+    assert long == []
+
+
+#: A file or module a comment or docstring names by its path (``lab/emulated/build.py``,
+#: ``lab/machine/cost.runs``, ``docs/methods.md``): relative to the root, src/v6bench or engine/.
+NAMED_PATH = re.compile(r"(?<![\w/.:@-])((?:[\w-]+/)+[\w-]+)(?:\.(\w+))?")
+#: The first folder of a named path that is the repository's (other paths are of a run directory or a URL).
+REPO_FOLDERS = {p.name for p in ROOT.iterdir() if p.is_dir()} | {p.name for p in (SRC / "v6bench").iterdir() if p.is_dir()} \
+    | {"lab", "emulated", "vm", "external", "model", "machine", "views"}
+
+
+def test_every_path_the_code_names_exists():
+    # A path from before a move, or a document the repository never had, sends a reader nowhere; a rule cited from
+    # a comment lives in docs/, which the repository has. DEVELOPERS.md by name: it is no file of this repository.
+    missing = []
+    for p in sorted(SRC.rglob("*.py")):
+        for n, line in enumerate(p.read_text().splitlines(), 1):
+            if "DEVELOPERS.md" in line:
+                missing.append(f"{p.relative_to(SRC)}:{n}: DEVELOPERS.md")
+            for m in NAMED_PATH.finditer(line):
+                path, ext = m.group(1), m.group(2)
+                if path.split("/")[0] not in REPO_FOLDERS or path.startswith(("results/", "tables/", "figures/")):
+                    continue
+                bases = (ROOT, SRC / "v6bench", ROOT / "engine", p.parent)
+                if not any((b / path).exists() or (b / f"{path}.py").exists() or (ext and (b / f"{path}.{ext}").exists())
+                           for b in bases):
+                    missing.append(f"{p.relative_to(SRC)}:{n}: {m.group(0)}")
+    assert missing == [], "\n".join(missing)

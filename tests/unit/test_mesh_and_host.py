@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from v6bench.campaign import runner
+from v6bench.campaign import plan
 from v6bench.campaign.spec import load, parse_campaign
 from v6bench.core.errors import UsageError
 from v6bench.host import iperf
@@ -64,18 +64,18 @@ def test_mesh_test_needs_a_mesh_lab_and_expands_like_a_frame_test():
     c = campaign('kind = "mesh"\npattern = "full"\nloads = ["10%", "20kpps"]\nframe_sizes = [128]', "mesh:4")
     (t,) = c.tests
     assert t.params.pattern == "full" and t.params.loads == ("10%", "20kpps")
-    assert [p.key for p in runner.expand(c)] == ["0:mesh:100/0:128:uni:1", "0:mesh:0/100:128:uni:1"]
+    assert [p.key for p in plan.expand(c)] == ["0:mesh:100/0:128:uni:1", "0:mesh:0/100:128:uni:1"]
     with pytest.raises(UsageError, match="loads"):
         campaign('kind = "mesh"\nloads = ["fast"]', "mesh:4")
 
 
 def test_host_stack_tests_expand_per_family_variant_and_repetition():
     c = campaign('kind = "stack-throughput"\nprotocols = ["tcp"]\nmessage_sizes = [64, 65507]\nrepeat = 2')
-    keys = [p.key for p in runner.expand(c)]
+    keys = [p.key for p in plan.expand(c)]
     assert len(keys) == 2 * 2 * 2 and len(set(keys)) == 8
     assert keys[0] == "0:stack-throughput:100/0:0:uni:1:protocol=tcp:message_bytes=64"
     c = campaign('kind = "rr-latency"\npayload_sizes = [8]\nmixes = ["0/100"]\nrepeat = 1')
-    assert [dict(p.variant)["payload_bytes"] for p in runner.expand(c)] == [8, "mtu"]
+    assert [dict(p.variant)["payload_bytes"] for p in plan.expand(c)] == [8, "mtu"]
 
 
 @pytest.mark.parametrize("test, message", [
@@ -115,7 +115,7 @@ CAMPAIGNS = Path(__file__).parents[2] / "campaigns"
 
 @pytest.mark.parametrize("path", sorted(str(p) for p in CAMPAIGNS.glob("*.toml")))
 def test_every_shipped_campaign_parses_and_expands(path):
-    assert runner.expand(load(path))
+    assert plan.expand(load(path))
 
 
 def test_seed_004_campaign_has_its_mesh_and_latency_parts():

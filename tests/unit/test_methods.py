@@ -53,7 +53,7 @@ def test_mlr_tolerates_noise_with_exceed_ratio():
 
 
 class RareStalls(SimulatedTester):
-    """The emulated router's trouble (docs/performance.md): below capacity a
+    """The emulated router's trouble (bench/log/performance-2026-11.md): below capacity a
     trial still loses a ring's worth of frames now and then, at any load."""
 
     def measure(self, duration_s, load_fps):

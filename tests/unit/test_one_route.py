@@ -30,10 +30,11 @@ def no_lab(monkeypatch, tmp_path):
     def refuse(*a, **k):
         raise AssertionError("bad input reached the lab")
 
-    from v6bench.cli import lab, test, trial
-    monkeypatch.setattr(trial.control, "for_trial", refuse)
-    monkeypatch.setattr(lab.control, "up", refuse)
-    monkeypatch.setattr(test.session, "run", refuse)
+    from v6bench.cli import test
+    from v6bench.lab import interface
+    monkeypatch.setattr(interface, "for_trial", refuse)
+    monkeypatch.setattr(interface, "up", refuse)
+    monkeypatch.setattr(test.runner, "run", refuse)
 
 
 def cli_error(capsys, *argv: str) -> str:

@@ -7,7 +7,7 @@ import pytest
 
 from v6bench.campaign import runner, spec
 from v6bench.core.frames import Mix, paired_mixes, parse_mix
-from v6bench.report import data, samples, verdicts
+from v6bench.report import data, scenario_pairs, verdicts
 from v6bench.methods.simulated import SimulatedTester
 from v6bench.store.db import Store
 
@@ -67,7 +67,7 @@ def _run(tmp_path, text: str) -> data.RunData:
         return SimulatedTester(50_000, line_fps=84_459.0, families=tuple(v for v, pct in ((4, p.mix.ipv4_pct), (6, p.mix.ipv6_pct)) if pct),
                                seed=p.repetition)
 
-    runner.run(c, store, rid, tester, lambda s: None)
+    runner.run_points(c, store, rid, tester, lambda s: None)
     return data.load(store, rid)
 
 
@@ -173,10 +173,10 @@ def test_a_scenario_on_the_second_flow_is_compared_with_its_control_in_the_same_
     other = data.TestData(1, "latency", "50/50", 128, False, 0, {**params, "scenario": "other"}, {"loads": [row]}, trials,
                           scenario_index=1)
     t = data.TestData(0, "latency", "50/50", 128, False, 0, {**params, "scenario": "first"}, {"loads": [row]}, trials)
-    assert samples.network_types(data.RunData({"environment": {}}, None, (t, other), 0)) == []
+    assert scenario_pairs.network_types(data.RunData({"environment": {}}, None, (t, other), 0)) == []
     plain = [data.TestData(k, "latency", "50/50", 128, False, 0, {"params": {}, "flows": 2, "scenario": n},
                            {"loads": [row]}, trials, scenario_index=k) for k, n in enumerate(("first", "other"))]
-    assert samples.network_types(data.RunData({"environment": {}}, None, tuple(plain), 0))  # unscoped: compared
+    assert scenario_pairs.network_types(data.RunData({"environment": {}}, None, tuple(plain), 0))  # unscoped: compared
 
 
 def test_network_types_compare_the_duts_cost_per_frame_across_trials_too():
@@ -207,6 +207,6 @@ def test_network_types_compare_the_duts_cost_per_frame_across_trials_too():
     assert decided["cost per frame [ns]"].diff_pct == pytest.approx(10.0, abs=1.0)
     assert decided["median delay [µs]"].outcome == "none"
     blind = data.RunData({"environment": {}}, None, (test(0, "ipv4", None), test(1, "ipv4-nat", None)), 0)
-    assert [p.metric for p in samples.network_types(blind)] == ["median delay [µs]"]
-    assert samples.network_type_cost_ns(trial(4, 9000.0), 4, one_family=False) is None
-    assert samples.network_type_cost_ns(trial(4, 9000.0, {"4": 8800.0, "6": 9100.0}), 6, one_family=False) == 9100.0
+    assert [p.metric for p in scenario_pairs.network_types(blind)] == ["median delay [µs]"]
+    assert scenario_pairs.network_type_cost_ns(trial(4, 9000.0), 4, one_family=False) is None
+    assert scenario_pairs.network_type_cost_ns(trial(4, 9000.0, {"4": 8800.0, "6": 9100.0}), 6, one_family=False) == 9100.0

@@ -77,7 +77,7 @@ def _latency_run(tmp_path, test_keys: str, tester) -> tuple[Store, int]:
     c = spec.parse_campaign(LATENCY_CAMPAIGN + test_keys, "t.toml")
     store = Store(tmp_path / "r.db")
     rid = store.start_run(c.name, "test", {"kernel": "x"}, None, c.path, c.sha256, c.text)
-    runner.run(c, store, rid, lambda p: tester, lambda s: None)
+    runner.run_points(c, store, rid, lambda p: tester, lambda s: None)
     return store, rid
 
 

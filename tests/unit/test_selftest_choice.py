@@ -27,7 +27,7 @@ def no_measuring(monkeypatch):
     def refuse(*args, **kwargs):
         raise AssertionError("a self-test was measured although a stored one fits")
     monkeypatch.setattr(selftest, "run", refuse)
-    monkeypatch.setattr(selftest.control, "status", lambda site: (None, None))
+    monkeypatch.setattr(selftest.interface, "status", lambda site: (None, None))
 
 
 def test_each_arrangement_finds_its_own_stored_selftest(store, no_measuring):
@@ -40,7 +40,7 @@ def test_each_arrangement_finds_its_own_stored_selftest(store, no_measuring):
 def test_a_selftest_of_another_arrangement_is_not_taken(store, monkeypatch):
     stored(store, "inline")
     measured = []
-    monkeypatch.setattr(selftest.control, "status", lambda site: (None, None))
+    monkeypatch.setattr(selftest.interface, "status", lambda site: (None, None))
     monkeypatch.setattr(selftest, "run", lambda site, sizes, arr, progress, mtu: measured.append(arr) or
                         {"environment": selftest.machine(), "cpu_plan": cpus.plan(arr).to_json()})
     lines = []
@@ -51,7 +51,7 @@ def test_a_selftest_of_another_arrangement_is_not_taken(store, monkeypatch):
 
 def test_a_store_without_a_selftest_says_so_and_measures_one(store, monkeypatch):
     measured = []
-    monkeypatch.setattr(selftest.control, "status", lambda site: (None, None))
+    monkeypatch.setattr(selftest.interface, "status", lambda site: (None, None))
     monkeypatch.setattr(selftest, "run", lambda site, sizes, arr, progress, mtu: measured.append(sizes) or
                         {"environment": selftest.machine(), "cpu_plan": cpus.plan(arr).to_json()})
     lines = []

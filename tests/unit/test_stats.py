@@ -207,7 +207,7 @@ def test_a_known_difference_is_found():
 
 
 def test_suspect_and_tester_limited_trials_leave_the_latency_samples():
-    from v6bench.report import data, samples
+    from v6bench.report import data, family_pairs
 
     def trial(v, p50, limited=False, suspect=False):
         return {"call": "measure", "call_args": {"load_fps": 1000.0}, "tester_limited": limited,
@@ -220,14 +220,14 @@ def test_suspect_and_tester_limited_trials_leave_the_latency_samples():
         row = {"load": "1kfps", "load_fps": 1000.0, "tester_limited_trials": 1, "families": {}}
         tests.append(data.TestData(i, "latency", mix, 128, False, 1, {"params": {}}, {"loads": [row]}, trials))
     run = data.RunData({"environment": {}}, None, tuple(tests), 0)
-    (pair,) = samples.families(run)
+    (pair,) = family_pairs.families(run)
     assert pair.values == {"IPv4": [50.0, 51.0], "IPv6": [50.0, 51.0]}
     assert pair.excluded == 4  # per family: one tester-limited, one suspect
     assert pair.excluded_by == {"IPv4": 2, "IPv6": 2}
 
 
 def test_lower_bounds_leave_the_throughput_samples_counted_per_family():
-    from v6bench.report import data, samples
+    from v6bench.report import data, family_pairs
 
     def search(i, family, ndr_lb):
         mix = "100/0" if family == 4 else "0/100"
@@ -235,7 +235,7 @@ def test_lower_bounds_leave_the_throughput_samples_counted_per_family():
         return data.TestData(i, "throughput", mix, 128, False, family, {"params": {"resolution": 0.01}}, result, ())
 
     tests = (search(0, 4, True), search(1, 4, False), search(2, 6, True), search(3, 6, True), search(4, 6, False))
-    ndr, pdr = sorted(samples.families(data.RunData({"environment": {}}, None, tests, 0)), key=lambda p: p.metric)
+    ndr, pdr = sorted(family_pairs.families(data.RunData({"environment": {}}, None, tests, 0)), key=lambda p: p.metric)
     assert ndr.values == {"IPv4": [1001.0], "IPv6": [1004.0]}
     assert (ndr.excluded, ndr.excluded_by) == (3, {"IPv4": 1, "IPv6": 2})
     assert (pdr.excluded, pdr.excluded_by, len(pdr.values["IPv6"])) == (0, {}, 3)
@@ -348,7 +348,7 @@ def test_paired_aa_comparisons_stay_within_alpha():
 
 
 def test_a_mixed_latency_test_is_compared_trial_by_trial():
-    from v6bench.report import data, samples
+    from v6bench.report import data, family_pairs
 
     def trial(p50_v4, p50_v6, suspect=False):
         streams = [{"ip_version": v, "latency_ns": {"p50": p50, "p99": 2 * p50}}
@@ -359,7 +359,7 @@ def test_a_mixed_latency_test_is_compared_trial_by_trial():
     trials = (trial(15_000, 15_100), trial(20_000, 20_300), trial(15_000, None), trial(1, 2, suspect=True))
     row = {"load": "1kfps", "load_fps": 1000.0, "tester_limited_trials": 2, "families": {}}
     t = data.TestData(0, "latency", "50/50", 128, False, None, {"params": {}}, {"loads": [row]}, trials)
-    median, p99 = samples.families(data.RunData({"environment": {}}, None, (t,), 0))
+    median, p99 = family_pairs.families(data.RunData({"environment": {}}, None, (t,), 0))
     assert (median.metric, p99.metric) == ("median latency [µs]", "p99 latency [µs]")
     assert median.paired and median.values == {"IPv4": [15.0, 20.0], "IPv6": [15.1, 20.3]}
     assert p99.values == {"IPv4": [30.0, 40.0], "IPv6": [30.2, 40.6]}

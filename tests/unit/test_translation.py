@@ -16,7 +16,7 @@ from v6bench.lab.model import translation
 from v6bench.lab.model.dut import DutConfig, flow2_scenarios, ruleset
 from v6bench.lab.model.spec import LabSpec, dut_config
 from v6bench.lab.model.topology import parse_topology
-from v6bench.lab.vm.backend import VmRouters
+from v6bench.lab.vm.backend import VmBackend
 from v6bench.trial.path import LabPath
 from v6bench.trial.request import make_request
 from v6bench.trial.spec import engine_spec
@@ -92,7 +92,7 @@ def test_nat64_is_on_r1_of_topology_a_on_namespace_and_vm_routers():
         dut_config({"nat64": "stateless"}, LabSpec(topology="b"))
     assert e.value.field == ("nat64",)
     # A VM router translates with Jool in its kernel (lab/model/jool.py).
-    assert VmRouters().dut_config({"nat64": "stateful"}, LabSpec(router_kind="vm")).nat64 == "stateful"
+    assert VmBackend().dut_config({"nat64": "stateful"}, LabSpec(router_kind="vm")).nat64 == "stateful"
 
 
 def nat64_lab(mode: str, scope: str = "all"):

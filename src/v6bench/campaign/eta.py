@@ -36,7 +36,7 @@ class Eta:
         self._tests.setdefault(test_index, []).append(seconds)
 
     def left_s(self, pending: list) -> float | None:
-        """Seconds left for ``pending`` (the run's :class:`.runner.ScheduledTest` s not done, the current
+        """Seconds left for ``pending`` (the run's :class:`.plan.ScheduledTest` s not done, the current
         one first: each has ``test.index`` and ``scenario``), or None before any test ended."""
         every = [s for xs in self._tests.values() for s in xs]
         if not every:

@@ -1,85 +1,289 @@
-"""Runs a campaign's matrix, resumably, recording every trial.
+"""Conducts a campaign run from start to end: the self-tests it needs,
+the run record in the results database, its order (:mod:`.plan`), one
+lab a visit of a scenario, every point of a visit measured and stored
+(:mod:`.recorder`), and the run's final status (``finished``,
+``interrupted`` on Ctrl-C, ``failed`` on an error). ``v6bench test KIND``
+is a campaign of one test built from the options.
 
-The matrix expands, in file order, to one *point* per test × direction ×
-mix × frame size × repetition, each with a stable key. :func:`schedule`
-orders the points for a run (randomized repetition blocks, so that drift
-over a run cannot read as a difference between the series a report
-compares); the order and its seed are recorded with the run
-(:func:`design_record`) and a resumed run follows the recorded order. A
-point whose test finished in this run is skipped on ``--resume``. A point that was in
-flight when the run stopped is run again, but the trials its interrupted
-attempt already recorded are replayed, not repeated, as long as the
-procedure asks for the same trials in the same order (every search here
-is deterministic given its trial results); they are copied to the new
-attempt with ``extra.replayed_from_trial``.
+A point whose test finished in this run is skipped on ``--resume``; one
+that was in flight when the run stopped is run again in its own row, its
+recorded trials replayed (:class:`.recorder.Recorder`).
 """
 
 from __future__ import annotations
 
-import random
+import secrets
+import sys
 import time
-from dataclasses import dataclass
-from typing import Callable
+from typing import Any, Callable
 
+from .. import __version__, selftest
+from ..core import frames
+from ..core.errors import UsageError
+from ..core.tester import HostTester, Tester
+from ..host import iperf
+from ..host.stack_tester import StackTester
+from ..lab import interface
+from ..lab.model.dut import flow2_scenarios
+from ..lab.model.site import Site
+from ..lab.protocol import Lab
 from ..methods import registry
 from ..report.results import headline
-from ..core.tester import ConnectionTester, HostTester, Measurement, Tester
 from ..store.db import Store
-from ..core import frames
-from ..core.frames import Mix
-from ..lab.model.dut import flow2_scenarios
+from ..trial.lab_tester import LabTester
+from ..trial.warmup import warm_up
 from .eta import Eta
 from .eta import text as eta_text
-from .spec import Campaign, TestSpec
+from .model import Campaign, Scenario
+from .plan import ScheduledTest, design_record, planned, resuming, schedule, visits
+from .recorder import Recorder
+
+Progress = Callable[[str], None]
 
 
-@dataclass(frozen=True)
-class ScheduledTest:
-    """One stored test. Host-stack kinds have no frames (``frame_size``
-    0) and a ``variant`` instead: their protocol and message or payload size."""
-
-    test: TestSpec
-    mix: Mix
-    frame_size: int
-    bidirectional: bool
-    repetition: int
-    variant: tuple[tuple[str, object], ...] = ()
-    #: The campaign scenario ("" for a campaign without [[scenario]]).
-    scenario: str = ""
-
-    @property
-    def key(self) -> str:
-        d = "bi" if self.bidirectional else "uni"
-        var = "".join(f":{k}={v}" for k, v in self.variant)
-        where = f"{self.scenario}/" if self.scenario else ""
-        return f"{where}{self.test.index}:{self.test.kind}:{self.mix}:{self.frame_size}:{d}:{self.repetition}{var}"
-
-    def describe(self) -> str:
-        rep = f" #{self.repetition}" if self.test.matrix.repeat > 1 else ""
-        where = f"[{self.scenario}] " if self.scenario else ""
-        if self.variant:
-            version = 4 if self.mix.ipv4_pct else 6
-            return f"{where}{self.test.kind} IPv{version} " + " ".join(f"{v}" for _, v in self.variant) + rep
-        d = "bidirectional" if self.bidirectional else "unidirectional"
-        return f"{where}{self.test.kind} {self.mix} {self.frame_size} B {d}{rep}"
+def _stderr(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
 
 
-def expand(c: Campaign) -> list[ScheduledTest]:
-    """Every point, scenario by scenario, in file order within each."""
-    out = []
-    for sc in c.scenarios:
-        for t in c.tests:
-            if t.index not in sc.tests:
-                continue
-            k = registry.kind(t.kind)
-            reps = range(1, t.matrix.repeat + 1)
-            if isinstance(k, registry.HostKind):
-                out += [ScheduledTest(t, mix, 0, False, rep, tuple(v.items()), sc.name)
-                        for mix in t.matrix.mixes for v in k.variants(t.params) for rep in reps]
-            else:
-                out += [ScheduledTest(t, mix, fs, d == "bi", rep, (), sc.name)
-                        for d in t.matrix.directions for mix in t.matrix.mixes for fs in t.matrix.frame_sizes for rep in reps]
-    return out
+def run(site: Site, c: Campaign, store: Store, resume: bool, command: str, progress: Progress = _stderr) -> int:
+    """Runs (or resumes) ``c``; returns the run id. The points run in the
+    order of :func:`.plan.schedule` (a resumed run: the order it
+    recorded), one lab per visit of a scenario.
+
+    The run holds the machine's lab lock from start to end: a second run
+    (or any lab command) started meanwhile is refused before it reads or
+    writes anything (:class:`LabError`). ``resume``: continue the newest
+    unfinished run of this exact campaign; if it has none, only finished
+    ones, that is an error; if it has no run at all (one killed before its
+    first lab was up records none) a new run starts.
+    """
+    with exclusive(site, c):
+        return _run(site, c, store, resume, command, progress)
+
+
+def exclusive(site: Site, c: Campaign):
+    """The machine's lab lock, held for run ``c`` (a context manager):
+    taken before the results database is opened, a second run is refused
+    before it creates or changes anything (:class:`LabError`)."""
+    return interface.lock(site, f"run {c.name}")
+
+
+def _resumable(c: Campaign, store: Store, progress: Progress) -> int | None:
+    run_id = store.resumable_run(c.sha256)
+    if run_id is None:
+        done = store.finished_run(c.sha256)
+        if done is not None:
+            raise UsageError(f"run {done} of {c.name} (this exact file) in {store.where} finished; "
+                             f"run it without --resume to run it again", "resume")
+        progress(f"no unfinished run of {c.name} (this exact file) in {store.where}: starting one")
+    return run_id
+
+
+def _order(c: Campaign, store: Store, run_id: int | None, progress: Progress) -> tuple[list[ScheduledTest], dict[str, Any] | None]:
+    """The run's order, and the design a new run records (None for a resumed run, which follows its own)."""
+    if run_id is not None:
+        plan = planned(c, store, run_id)
+        progress(resuming(run_id, plan, store.done_points(run_id)))
+        return plan, None
+    seed = c.design.seed if c.design.seed is not None else secrets.randbelow(2 ** 31)
+    plan = schedule(c, seed)
+    design = design_record(c, seed, plan)
+    progress(f"design: {design['order']} order, {design['blocks']} repetition block(s), seed {seed}")
+    return plan, design
+
+
+def _run(site: Site, c: Campaign, store: Store, resume: bool, command: str, progress: Progress) -> int:
+    run_id = _resumable(c, store, progress) if resume else None
+    sts = ensure_selftests(site, store, c, progress)
+    plan, design = _order(c, store, run_id, progress)
+    record = _RunRecord(c, store, command, run_id, design, sts)
+    eta = Eta()
+    sc_of = {x.name: x for x in c.scenarios}
+    try:
+        for name, points in visits(plan, store.done_points(run_id) if run_id is not None else set()):
+            sc = sc_of[name]
+            eta.visit_begins()
+            with interface.for_trial(site, sc.lab, sc.dut) as lab:
+                if lab.table_new:  # a table given for this visit: learned (its time recorded with the
+                    lab, line = warm_up(lab)  # run) and crossed once first (trial/warmup.py)
+                    if line:
+                        progress(line)
+                run_id = record.visit(sc, lab)
+                where = f" scenario {sc.name}:" if sc.name else ""
+                progress(f"run {run_id}:{where} {c.name} on {interface.describe(lab)} → {store.where}")
+                run_points(c, store, run_id, _testers(site, lab, sts[sc.lab.cpu_arrangement]), progress,
+                           points=points, eta=eta, plan=plan)
+    except KeyboardInterrupt:
+        if record.run_id is not None:
+            store.finish_run(record.run_id, "interrupted")
+        raise
+    except Exception as e:
+        if record.run_id is not None:
+            store.finish_run(record.run_id, "failed", f"{type(e).__name__}: {e}")
+        raise
+    assert record.run_id is not None, "a run without a visit has nothing to run"
+    store.finish_run(record.run_id, "finished")
+    return record.run_id
+
+
+class _RunRecord:
+    """The run's row and environment: started at the first visit (a new
+    run) or resumed there, each scenario's lab and DUT added at its first
+    visit beside the first's."""
+
+    def __init__(self, c: Campaign, store: Store, command: str, run_id: int | None, design: dict[str, Any] | None,
+                 sts: dict[str | None, tuple[int, dict[str, Any]] | None]) -> None:
+        self.c, self.store, self.command, self.run_id, self.design, self.sts = c, store, command, run_id, design, sts
+        # The run's own record: the self-test of the campaign's [lab] arrangement (each scenario's is in its environment).
+        st = sts.get(c.lab.cpu_arrangement, next(iter(sts.values())))
+        self.st_id = st[0] if st else None
+        self.resumed = False
+        self.seen: set[str] = set()
+
+    def visit(self, sc: Scenario, lab: Lab) -> int:
+        sc_st = self.sts[sc.lab.cpu_arrangement]
+        here = {**environment(lab), "selftest_id": sc_st[0] if sc_st else None}
+        if self.run_id is None:
+            env = {**here, "design": self.design, **({"scenarios": {sc.name: here}} if sc.name else {})}
+            c = self.c
+            self.run_id = self.store.start_run(c.name, self.command, env, self.st_id, c.path, c.sha256, c.text)
+            self.resumed = True
+        elif not self.resumed:
+            self.store.resume_run(self.run_id, here, self.st_id)
+            self.resumed = True
+        if sc.name and sc.name not in self.seen:  # each scenario's lab and DUT beside the first's
+            env = self.store.run(self.run_id)["environment"]
+            env.setdefault("scenarios", {})[sc.name] = here
+            self.store.set_environment(self.run_id, env)
+        self.seen.add(sc.name)
+        return self.run_id
+
+
+def _testers(site: Site, lab: Lab, st: tuple[int, dict[str, Any]] | None) -> Callable[[ScheduledTest], Tester | HostTester]:
+    """The tester of each point of a visit on ``lab``: the lab's frames, or the tester hosts' stacks. A reset
+    may change the lab's state: the next point takes the lab as the last tester left it."""
+    holder: dict[str, Any] = {"lab": lab}
+
+    def make_tester(p: ScheduledTest) -> Tester | HostTester:
+        if "tester" in holder:
+            holder["lab"] = holder["tester"].lab
+        if p.variant:
+            return StackTester(site, holder["lab"])
+        holder["tester"] = LabTester(site, holder["lab"], p.mix, p.frame_size, p.bidirectional,
+                                     p.test.matrix.drain_s, st[1] if st else None, p.test.traffic,
+                                     p.test.matrix.settle_s)
+        return holder["tester"]
+
+    return make_tester
+
+
+def environment(lab: Lab) -> dict:
+    """What produced the results: machine, lab, and the DUT as configured:
+    in the emulated lab its rule sets, qdiscs, routes and links
+    (:func:`configured.datapaths`); an external lab's file (hash, ports, DUT
+    commands, the configuration file), the apply command's outcome and
+    what the DUT's agent said of itself."""
+    return {**selftest.machine(), "v6bench": __version__, "tools": {"iperf3": _iperf3_version()},
+            "shared_machine": lab.shared_machine, "lab": {**interface.record(lab), "nodes": list(lab.nodes)},
+            "dut": interface.dut_record(lab)}
+
+
+def _iperf3_version() -> str | None:
+    try:
+        return iperf.version()
+    except Exception:  # not installed: host-stack tests will say so when they run
+        return None
+
+
+def ensure_selftests(site: Site, store: Store, c: Campaign,
+                     progress: Progress) -> dict[str | None, tuple[int, dict] | None]:
+    """The self-tests the campaign's trials are checked against
+    (:func:`selftest.ensure`), one per CPU arrangement its scenarios use:
+    a scenario's trials are checked against the tester as it runs there."""
+    sizes = tuple(fs for t in c.tests for fs in t.matrix.frame_sizes)
+    mtu = max(sc.lab.mtu.largest for sc in c.scenarios)
+    return {arr: selftest.ensure(site, store, c.selftest_when, c.selftest_frame_sizes, sizes, mtu, arr, progress)
+            for arr in dict.fromkeys(sc.lab.cpu_arrangement for sc in c.scenarios)}
+
+
+def run_points(c: Campaign, store: Store, run_id: int, make_tester: Callable[[ScheduledTest], Tester | HostTester],
+               progress: Progress, scenario: str | None = None, points: list[ScheduledTest] | None = None,
+               eta: Eta | None = None, plan: list[ScheduledTest] | None = None) -> dict[str, int]:
+    """Runs the points of the run's order (:func:`.plan.planned`) not done yet in
+    ``run_id``: all of them, those of ``scenario``, or ``points`` (one
+    visit); returns counts. ``make_tester``: each point's tester (a lab's,
+    or a simulation's in the tests); ``eta``: what this run measured so far
+    (:mod:`.eta`: test times, lab bring-ups), added to; ``plan``: the run's
+    order if the caller has it (else read from the run). The caller brings
+    up the lab and marks the run finished, interrupted or failed."""
+    plan = planned(c, store, run_id) if plan is None else plan
+    done = store.done_points(run_id)
+    pending = [p for p in plan if p.key not in done]
+    todo = [p for p in (points if points is not None else plan)
+            if p.key not in done and (scenario is None or p.scenario == scenario)]
+    if points is None and done and todo and todo[0].key == pending[0].key:
+        progress(resuming(run_id, plan, done))
+    position_of = {p.key: n for n, p in enumerate(plan, start=1)}
+    sc_of = {x.name: x for x in c.scenarios}
+    eta = Eta() if eta is None else eta
+    eta.visit_ready()
+    for p in todo:
+        position = position_of[p.key]
+        bar = "#" * round(20 * (position - 1) / len(plan))
+        left_s = eta.left_s([q for q in plan[position - 1:] if q.key not in done])
+        progress(f"[{bar:<20}] {position}/{len(plan)} {p.describe()}" + (f" · ETA {eta_text(left_s)}" if left_s else ""))
+        started = time.monotonic()
+        result, rec = _run_point(store, run_id, p, sc_of[p.scenario], make_tester)
+        took = time.monotonic() - started
+        eta.test_took(p.test.index, took)
+        done.add(p.key)
+        replayed = f", {rec.replayed} trials replayed" if rec and rec.replayed else ""
+        trials = f"{rec.seq} trials, " if rec else ""
+        progress(f"    {headline(p.test.kind, result)} ({trials}{took:.0f} s{replayed})")
+    return {"tests": len(plan), "ran": len(todo)}
+
+
+def _start_test(store: Store, run_id: int, p: ScheduledTest, sc: Scenario) -> tuple[int, list[dict[str, Any]]]:
+    """The point's test row and the trials an interrupted attempt recorded: an interrupted attempt (a kill,
+    Ctrl-C, a failure) is continued in its own row, one row per test."""
+    test_id = store.unfinished_attempt(run_id, p.key)
+    if test_id:
+        replay = store.trials(test_id)
+        store.restart_test(test_id)
+        return test_id, replay
+    params = {"params": p.test.params.__dict__, "throughput_search": p.test.throughput_search.__dict__,
+              "drain_s": p.test.matrix.drain_s, **p.test.traffic.to_json(), "variant": dict(p.variant),
+              **({"settle_s": p.test.matrix.settle_s} if p.test.matrix.settle_s is not None else {}),
+              **({"scenario": p.scenario} if p.scenario else {}),
+              **({"control_of": sc.control_of} if sc.control_of else {}),
+              **({"flow2": f2} if (f2 := flow2_scenarios(sc.dut, p.test.traffic)) else {}),
+              **({"flow2_dut": sorted(str(v) for v in d2)} if (d2 := sc.dut.on_flow2()) else {})}
+    return store.start_test(run_id, p.key, p.test.kind, str(p.mix), p.frame_size, p.bidirectional,
+                            p.repetition, params), []
+
+
+def _run_point(store: Store, run_id: int, p: ScheduledTest, sc: Scenario,
+               make_tester: Callable[[ScheduledTest], Tester | HostTester]) -> tuple[dict[str, Any], Recorder | None]:
+    """Measures one point and stores its test's outcome; its result, and the recorder of its trials (None for a
+    host-stack test, which stores no trials)."""
+    test_id, replay = _start_test(store, run_id, p, sc)
+    k = registry.kind(p.test.kind)
+    rec = None
+    try:
+        if not k.sends_frames:
+            result = k.procedure(make_tester(p), p.test.params, 4 if p.mix.ipv4_pct else 6, dict(p.variant))
+        else:
+            rec = Recorder(make_tester(p), store, test_id, replay)
+            point = registry.Point(p.frame_size, sc.lab.link_speed_bps, *known_ndr(store, run_id, p))
+            result = registry.run(k, rec, p.test.params, point, p.test.throughput_search)
+    except KeyboardInterrupt:
+        store.finish_test(test_id, "interrupted")
+        raise
+    except Exception as e:
+        store.finish_test(test_id, "failed", error=f"{type(e).__name__}: {e}")
+        raise
+    store.finish_test(test_id, "done", result)
+    return result, rec
 
 
 def known_ndr(store: Store, run_id: int, p: ScheduledTest) -> tuple[float | None, bool, str]:
@@ -105,221 +309,3 @@ def known_ndr(store: Store, run_id: int, p: ScheduledTest) -> tuple[float | None
             fps, lower_bound = min(both)
             return fps, lower_bound, "the lower of IPv4's and IPv6's, measured earlier in this run"
     return None, False, ""
-
-
-def _stage(p: ScheduledTest) -> int:
-    """0 for the tests others start from (throughput), 1 for the rest."""
-    k = registry.kind(p.test.kind)
-    return 1 if isinstance(k, registry.Kind) and k.needs_throughput(p.test.params) else 0
-
-
-def schedule(c: Campaign, seed: int) -> list[ScheduledTest]:
-    """The run order. ``randomized``: one block per repetition number, in
-    order; each block visits its scenarios in a random order (one lab
-    build per scenario and block) and runs each scenario's points in a
-    random order, those that start from a throughput after the searches
-    they may reuse. ``file``: :func:`expand`'s order. Deterministic given
-    ``seed``."""
-    points = expand(c)
-    if c.design.order == "file":
-        return points
-    rng = random.Random(seed)
-    out: list[ScheduledTest] = []
-    for block in sorted({p.repetition for p in points}):
-        here = [p for p in points if p.repetition == block]
-        scenarios = list(dict.fromkeys(p.scenario for p in here))
-        rng.shuffle(scenarios)
-        for sc in scenarios:
-            for stage in (0, 1):
-                batch = [p for p in here if p.scenario == sc and _stage(p) == stage]
-                rng.shuffle(batch)
-                out += batch
-    return out
-
-
-def design_record(c: Campaign, seed: int, plan: list[ScheduledTest]) -> dict:
-    """What the run stores of its design: order, seed, blocks and the point keys in run order."""
-    return {"order": c.design.order, "seed": seed, "blocks": len({p.repetition for p in plan}),
-            "schedule": [p.key for p in plan]}
-
-
-def planned(c: Campaign, store: Store, run_id: int) -> list[ScheduledTest]:
-    """The run's recorded order (points the record lacks after, in file
-    order); a run recorded without a design: file order."""
-    points = expand(c)
-    recorded = (store.run(run_id)["environment"].get("design") or {}).get("schedule")
-    if not recorded:
-        return points
-    by_key = {p.key: p for p in points}
-    first = [by_key[k] for k in recorded if k in by_key]
-    return first + [p for p in points if p.key not in set(recorded)]
-
-
-def visits(plan: list[ScheduledTest], done: set[str]) -> list[tuple[str, list[ScheduledTest]]]:
-    """The points still to run, in order, cut where the scenario changes:
-    each visit is one lab."""
-    out: list[tuple[str, list[ScheduledTest]]] = []
-    for p in plan:
-        if p.key in done:
-            continue
-        if out and out[-1][0] == p.scenario:
-            out[-1][1].append(p)
-        else:
-            out.append((p.scenario, [p]))
-    return out
-
-
-class Recorder:
-    """A :class:`Tester` that writes every trial to the store as it ends.
-
-    ``replay``: the trials test ``test_id`` recorded in an interrupted
-    attempt (seq 0, 1, …). While the calls match them they are answered
-    from the store and stay where they are; at the first call that does
-    not match, the attempt's remaining trials are deleted (they answered
-    calls this attempt does not make) and trials are measured from there.
-    Each trial is in the database once, in the test's own row.
-    """
-
-    def __init__(self, tester: Tester, store: Store, test_id: int, replay: list[dict]) -> None:
-        self.tester, self.store, self.test_id, self.replay = tester, store, test_id, list(replay)
-        self.line_fps = tester.line_fps
-        self.seq = 0
-        self.replayed = 0
-
-    def _call(self, call: str, args: dict, fn: Callable[[], Measurement]) -> Measurement:
-        if self.replay and self.replay[0]["call"] == call and self.replay[0]["call_args"] == args:
-            r = self.replay.pop(0)
-            m = Measurement(r["duration_s"], r["intended_fps"], r["offered_fps"], r["tx_frames"], r["rx_frames"],
-                            bool(r["tester_limited"]), r["result"], tuple(r["streams"]), r["extra"] or {})
-            self.replayed += 1
-        else:
-            if self.replay:
-                self.store.delete_trials(self.test_id, from_seq=self.seq)
-                self.replay = []
-            m = fn()
-            self.store.add_trial(self.test_id, self.seq, call, args, m)
-        self.seq += 1
-        return m
-
-    def measure(self, duration_s: float, load_fps: float) -> Measurement:
-        return self._call("measure", {"duration_s": duration_s, "load_fps": load_fps},
-                          lambda: self.tester.measure(duration_s, load_fps))
-
-    def burst(self, frames: int) -> Measurement:
-        return self._call("burst", {"frames": frames}, lambda: self.tester.burst(frames))
-
-    def step(self, duration_s: float, load_fps: float, after_s: float, then_fps: float) -> Measurement:
-        return self._call("step", {"duration_s": duration_s, "load_fps": load_fps, "after_s": after_s, "then_fps": then_fps},
-                          lambda: self.tester.step(duration_s, load_fps, after_s, then_fps))
-
-    def mesh(self, pattern: str, duration_s: float, load_fps: float) -> Measurement:
-        return self._call("mesh", {"pattern": pattern, "duration_s": duration_s, "load_fps": load_fps},
-                          lambda: self.tester.mesh(pattern, duration_s, load_fps))
-
-    def reset(self, duration_s: float, load_fps: float, at_s: float, kind: str) -> Measurement:
-        return self._call("reset", {"duration_s": duration_s, "load_fps": load_fps, "at_s": at_s, "kind": kind},
-                          lambda: self.tester.reset(duration_s, load_fps, at_s, kind))
-
-    def connections(self) -> ConnectionTester:
-        """The tester's RFC 9693 phases, each ``open`` and ``validate``
-        stored as a trial of this test. They are never replayed: a phase's
-        outcome depends on the table the DUT holds, which a replay would
-        not rebuild, so an interrupted attempt's trials are deleted and
-        the test measured again from its first."""
-        if self.replay:
-            self.store.delete_trials(self.test_id, from_seq=self.seq)
-            self.replay = []
-        return _RecordedConnections(self, self.tester.connections())
-
-
-class _RecordedConnections:
-    """A :class:`ConnectionTester` whose phases a :class:`Recorder` stores."""
-
-    def __init__(self, recorder: Recorder, tester: ConnectionTester) -> None:
-        self.recorder, self.tester = recorder, tester
-
-    def clear(self) -> None:
-        self.tester.clear()
-
-    def tear_down(self) -> float:
-        return self.tester.tear_down()
-
-    def open(self, connections: int, rate_fps: float) -> Measurement:
-        return self.recorder._call("open", {"connections": connections, "rate_fps": rate_fps},
-                                   lambda: self.tester.open(connections, rate_fps))
-
-    def validate(self, connections: int, rate_fps: float) -> Measurement:
-        return self.recorder._call("validate", {"connections": connections, "rate_fps": rate_fps},
-                                   lambda: self.tester.validate(connections, rate_fps))
-
-
-def resuming(run_id: int, plan: list[ScheduledTest], done: set[str]) -> str:
-    return f"resuming run {run_id}: {len(done & {p.key for p in plan})} of {len(plan)} tests already done"
-
-
-def run(c: Campaign, store: Store, run_id: int, make_tester: Callable[[ScheduledTest], Tester | HostTester],
-        progress: Callable[[str], None], scenario: str | None = None, points: list[ScheduledTest] | None = None,
-        eta: Eta | None = None, plan: list[ScheduledTest] | None = None) -> dict:
-    """Runs the points of the run's order (:func:`planned`) not done yet in
-    ``run_id``: all of them, those of ``scenario``, or ``points`` (one
-    visit of the session); returns counts. ``eta``: what this session
-    measured so far (:mod:`.eta`: test times, lab bring-ups), added to;
-    ``plan``: the run's order if the caller has it (else read from the
-    run). The caller brings up the lab and marks the run finished,
-    interrupted or failed."""
-    plan = planned(c, store, run_id) if plan is None else plan
-    done = store.done_points(run_id)
-    pending = [p for p in plan if p.key not in done]
-    todo = [p for p in (points if points is not None else plan)
-            if p.key not in done and (scenario is None or p.scenario == scenario)]
-    if points is None and done and todo and todo[0].key == pending[0].key:
-        progress(resuming(run_id, plan, done))
-    position_of = {p.key: n for n, p in enumerate(plan, start=1)}
-    sc_of = {x.name: x for x in c.scenarios}
-    eta = Eta() if eta is None else eta
-    eta.visit_ready()
-    for p in todo:
-        position = position_of[p.key]
-        bar = "#" * round(20 * (position - 1) / len(plan))
-        left_s = eta.left_s([q for q in plan[position - 1:] if q.key not in done])
-        progress(f"[{bar:<20}] {position}/{len(plan)} {p.describe()}" + (f" · ETA {eta_text(left_s)}" if left_s else ""))
-        sc = sc_of[p.scenario]
-        # An interrupted attempt (a kill, Ctrl-C, a failure) is continued in its own row: one row per test.
-        test_id = store.unfinished_attempt(run_id, p.key)
-        replay = store.trials(test_id) if test_id else []
-        if test_id:
-            store.restart_test(test_id)
-        else:
-            params = {"params": p.test.params.__dict__, "throughput_search": p.test.throughput_search.__dict__,
-                      "drain_s": p.test.matrix.drain_s, **p.test.traffic.to_json(), "variant": dict(p.variant),
-                      **({"settle_s": p.test.matrix.settle_s} if p.test.matrix.settle_s is not None else {}),
-                      **({"scenario": p.scenario} if p.scenario else {}),
-                      **({"control_of": sc.control_of} if sc.control_of else {}),
-                      **({"flow2": f2} if (f2 := flow2_scenarios(sc.dut, p.test.traffic)) else {}),
-                      **({"flow2_dut": sorted(str(v) for v in d2)} if (d2 := sc.dut.on_flow2()) else {})}
-            test_id = store.start_test(run_id, p.key, p.test.kind, str(p.mix), p.frame_size, p.bidirectional,
-                                       p.repetition, params)
-        started = time.monotonic()
-        k = registry.kind(p.test.kind)
-        rec = None
-        try:
-            if isinstance(k, registry.HostKind):
-                result = k.procedure(make_tester(p), p.test.params, 4 if p.mix.ipv4_pct else 6, dict(p.variant))
-            else:
-                rec = Recorder(make_tester(p), store, test_id, replay)
-                point = registry.Point(p.frame_size, sc.lab.link_speed_bps, *known_ndr(store, run_id, p))
-                result = registry.run(k, rec, p.test.params, point, p.test.throughput_search)
-        except KeyboardInterrupt:
-            store.finish_test(test_id, "interrupted")
-            raise
-        except Exception as e:
-            store.finish_test(test_id, "failed", error=f"{type(e).__name__}: {e}")
-            raise
-        store.finish_test(test_id, "done", result)
-        took = time.monotonic() - started
-        eta.test_took(p.test.index, took)
-        done.add(p.key)
-        replayed = f", {rec.replayed} trials replayed" if rec and rec.replayed else ""
-        trials = f"{rec.seq} trials, " if rec else ""
-        progress(f"    {headline(p.test.kind, result)} ({trials}{took:.0f} s{replayed})")
-    return {"tests": len(plan), "ran": len(todo)}

@@ -1,4 +1,6 @@
-"""A campaign file (TOML) checked into a frozen :class:`Campaign`.
+"""A campaign file (TOML) parsed and checked into a frozen
+:class:`~.model.Campaign`; each test is then fitted to the labs of the
+scenarios it runs in (:mod:`.fitting`).
 
 ```toml
 name = "quick"
@@ -42,107 +44,50 @@ With ``order = "randomized"`` a run is a sequence of repetition blocks
 (block r holds every point's repetition r, ``repeat`` of the matrix); each
 block visits the scenarios in a random order and, in each, runs its points
 in a random order, the throughput searches other tests start from first
-(runner.schedule).
+(plan.schedule).
 
 Every error is one :class:`UsageError` naming the field as a path,
 ``("test", 2, "frame_sizes", 0)``: a file renders it
 ``quick.toml: test[2].frame_sizes[0]: 50 bytes is outside 64..9216``
 (:func:`load`), ``v6bench test`` as the option that set it
 (``cli/options.py``). The rules a trial shares live in
-:mod:`v6bench.core.frames`, :mod:`v6bench.trial.fit` and :mod:`v6bench.lab.model.spec`, the kinds'
-parameters in their dataclasses (:mod:`v6bench.methods.registry`).
+:mod:`v6bench.core.frames`, :mod:`v6bench.trial.fit` and :mod:`v6bench.lab.model.spec`; each kind
+declares its parameters (a dataclass), the ``[[test]]`` keys it takes and what
+it needs of a lab (:mod:`v6bench.methods.registry`), so nothing here tells
+the kinds apart by name.
 """
 
 from __future__ import annotations
 
 import hashlib
 import tomllib
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from .. import selftest
 from ..core.errors import Field, UsageError
-from ..lab import backends, interface
+from ..lab import interface
 from ..lab.model.dut import DutConfig
 from ..lab.model.spec import LabSpec, lab_spec
 from ..methods import registry, throughput
 from ..core.params import only_keys, parse, subtable
 from ..core import frames
-from ..trial import fit
 from ..trial.path import LabPath
 from ..core.frames import Mix, Traffic, parse_mix
+from . import fitting
+from .fitting import place_in_test
+from .model import Campaign, Design, Matrix, Scenario, TestSpec  # noqa: F401  (the types a file is parsed into)
 
-MATRIX_KEYS = ("mixes", "frame_sizes", "directions", "repeat", "drain_s", "settle_s")
+MATRIX_KEYS = registry.MATRIX_KEYS
 #: The longest pause between learning and traffic a campaign may ask for [s] (the engine's default is 0.5 s).
 SETTLE_MAX_S = 10.0
 DIRECTIONS = ("uni", "bi")
 SELFTEST_WHEN = selftest.WHEN
 DESIGN_ORDERS = ("randomized", "file")
-#: The keys of a [[test]] besides its kind's parameters and the matrix's.
-TEST_KEYS = ("kind", "blocks", "scenarios", "throughput_search", "ext_headers", "icmp_echo", "flows", "ext_headers_scope", "ports",
-             "preliminary_connections", "preliminary_rate_fps", "foreground",
-             "runs_s")
-
-
-@dataclass(frozen=True)
-class Design:
-    """The run order: ``randomized`` repetition blocks (seeded), or the
-    file's order (each point's repetitions one after the other)."""
-
-    order: str = "randomized"
-    #: The shuffle's seed; None: drawn when a run starts (and recorded with it).
-    seed: int | None = None
-
-
-@dataclass(frozen=True)
-class Matrix:
-    mixes: tuple[Mix, ...]
-    frame_sizes: tuple[int, ...]
-    directions: tuple[str, ...]
-    repeat: int
-    drain_s: float
-    #: The pause between the engine's learning and its traffic [s] (RFC 2544 §23); None: the engine's default.
-    settle_s: float | None = None
-
-
-@dataclass(frozen=True)
-class TestSpec:
-    index: int
-    kind: str
-    params: Any
-    matrix: Matrix
-    throughput_search: throughput.Params
-    #: Extension headers or ICMP echo instead of plain UDP frames (core/frames.py).
-    traffic: Traffic = Traffic()
-
-
-@dataclass(frozen=True)
-class Scenario:
-    """One lab and DUT configuration of a campaign and the tests (by index)
-    that run on it. A campaign without ``[[scenario]]`` has one, named ""."""
-
-    name: str
-    lab: LabSpec
-    dut: DutConfig
-    tests: tuple[int, ...]
-    #: An A/A control: the same lab and DUT as the scenario named here, compared with it like any two series.
-    control_of: str = ""
-
-
-@dataclass(frozen=True)
-class Campaign:
-    name: str
-    path: str
-    text: str
-    sha256: str
-    lab: LabSpec
-    dut: DutConfig
-    selftest_when: str
-    selftest_frame_sizes: tuple[int, ...]
-    tests: tuple[TestSpec, ...] = field(default=())
-    scenarios: tuple[Scenario, ...] = field(default=())
-    design: Design = Design()
+#: The keys of a [[test]] besides its kind's parameters and the matrix's: its own, and those a kind may take
+#: (methods/registry.FRAME_KEYS; each kind says which it takes).
+TEST_KEYS = ("kind", "blocks", "scenarios", *registry.FRAME_KEYS)
 
 
 def _list(v: Any, where: Field) -> list:
@@ -259,13 +204,7 @@ def from_dict(d: dict, text: str, path: str) -> Campaign:
         spec = _test(i, t, base, counted="repeat" in m)
         for sc in scenarios:
             if i in sc.tests:
-                try:
-                    _check_on_lab(spec, sc.lab, paths[sc.name])
-                    fit.check_on_dut(spec.traffic, sc.dut)
-                    _check_connections(spec, sc.dut, sc.lab)
-                except UsageError as e:
-                    raise UsageError(f"in scenario {sc.name}: {e.message}" if sc.name else e.message,
-                                     ("test", i, *e.field)) from None
+                fitting.check_on_scenario(spec, sc, paths[sc.name])
         tests.append(spec)
     first = scenarios[0]
     return Campaign(cname, path, text, hashlib.sha256(text.encode()).hexdigest(), first.lab, first.dut, when, st_sizes,
@@ -359,19 +298,26 @@ def _test(i: int, t: dict, base: Matrix, counted: bool) -> TestSpec:
     # `repeat` in a [[test]] is the kind's own repetitions if it has them
     # (latency, back-to-back, recovery, reset); otherwise the test's.
     own_repeat = "repeat" in k.params.__dataclass_fields__
-    matrix_keys = tuple(key for key in MATRIX_KEYS if not (own_repeat and key == "repeat"))
+    matrix_keys = tuple(key for key in k.matrix_keys if not (own_repeat and key == "repeat"))
+    for key in t:  # a key some kind takes, but not this one
+        if key in MATRIX_KEYS + TEST_KEYS and key not in matrix_keys + k.keys + ("kind", "blocks", "scenarios") \
+                and not (own_repeat and key == "repeat"):
+            raise UsageError(f"{k.name} {k.refuses_why}", (*where, key))
     if "blocks" in t and "repeat" in matrix_keys and "repeat" in t:
         raise UsageError(f"give repeat or blocks, not both (for {k.name} they are the same)", (*where, "blocks"))
     blocks = {"repeat": _count(t["blocks"], (*where, "blocks"))} if "blocks" in t else {}
     mx = _matrix({**{key: t[key] for key in matrix_keys if key in t}, **blocks}, base, where)
-    rest = {key: v for key, v in t.items() if key not in matrix_keys + TEST_KEYS}
+    rest = {key: v for key, v in t.items() if key not in MATRIX_KEYS + TEST_KEYS or (own_repeat and key == "repeat")}
     params = parse(k.params, rest, where)
     if getattr(params, "families", None) == "paired":  # both families in every trial: one mix instead of two
         mx = replace(mx, mixes=frames.paired_mixes(mx.mixes))
-    if isinstance(k, registry.HostKind):
-        spec = _host_test(i, k, t, mx, params)
-    else:
-        spec = TestSpec(i, k.name, params, mx, _throughput_search(k, t, params, where), _traffic(k, t, mx, where))
+    try:
+        k.check_matrix(mx.mixes, mx.directions)
+    except UsageError as e:
+        raise e.at(*where) from None
+    if not k.sends_frames:  # its matrix: the families, no frames, t1 to t2
+        mx = Matrix(mx.mixes, (), ("uni",), mx.repeat, mx.drain_s)
+    spec = TestSpec(i, k.name, params, mx, _throughput_search(k, t, params, where), _traffic(k, t, mx, where))
     duration_s = getattr(spec.params, "trial_duration_s", None)
     if spec.traffic.runs_s is not None and duration_s:  # a trial in runs holds two rounds of them, checked now
         for mix in spec.matrix.mixes:
@@ -401,7 +347,7 @@ def shortfalls(c: Campaign) -> tuple[str, ...]:
     return tuple(out)
 
 
-def _throughput_search(k: registry.Kind, t: dict, params: Any, where: Field) -> throughput.Params:
+def _throughput_search(k: registry.Kind | registry.HostKind, t: dict, params: Any, where: Field) -> throughput.Params:
     """``[test.throughput_search]``: only where the test may start from a search."""
     if "throughput_search" not in t:
         return throughput.Params()
@@ -412,7 +358,7 @@ def _throughput_search(k: registry.Kind, t: dict, params: Any, where: Field) -> 
     return parse(throughput.Params, subtable(t, "throughput_search", where), (*where, "throughput_search"))
 
 
-def _traffic(k: registry.Kind, t: dict, mx: Matrix, where: Field) -> Traffic:
+def _traffic(k: registry.Kind | registry.HostKind, t: dict, mx: Matrix, where: Field) -> Traffic:
     """The test's frames (``ext_headers``, ``icmp_echo``, ``flows``, ``ext_headers_scope``), checked at every
     mix, size and direction of its matrix (:func:`v6bench.core.frames.check`)."""
     for key in ("ext_headers", "icmp_echo", "ext_headers_scope", "ports", "foreground"):
@@ -431,18 +377,10 @@ def _traffic(k: registry.Kind, t: dict, mx: Matrix, where: Field) -> Traffic:
         for n, fs in enumerate(mx.frame_sizes):
             for bi in sorted({d == "bi" for d in mx.directions}):
                 try:
-                    frames.check(traffic, mix, fs, bi, mesh=k.name == "mesh")
+                    frames.check(traffic, mix, fs, bi, mesh=k.mesh)
                 except UsageError as e:
-                    raise _test_field(e, where, j, n) from None
+                    raise place_in_test(e, where, j, n) from None
     return traffic
-
-
-def _test_field(e: UsageError, where: Field, mix_index: int, size_index: int) -> UsageError:
-    """An error of :mod:`v6bench.core.frames` or :mod:`v6bench.trial.fit` (a trial's field names)
-    placed in ``test[i]`` (``mixes[j]``, ``frame_sizes[n]``, ``directions``)."""
-    name = e.field[0] if e.field else None
-    index = {"mix": (mix_index,), "frame_size": (size_index,)}.get(name, ())
-    return UsageError(e.message, (*where, frames.TEST_FIELDS.get(name, name), *index) if name else where)
 
 
 def _design(d: dict) -> Design:
@@ -454,72 +392,6 @@ def _design(d: dict) -> Design:
     if seed is not None and (not isinstance(seed, int) or isinstance(seed, bool) or not 0 <= seed < 2 ** 63):
         raise UsageError(f"expected a whole number 0..2^63-1, got {seed!r}", ("design", "seed"))
     return Design(order, seed)
-
-
-def _check_on_lab(t: TestSpec, lab: LabSpec, lab_path: LabPath) -> None:
-    """What a test needs of the lab it runs on (``lab_path``: its path from
-    t1 to t2), with the rules a trial checks (:mod:`v6bench.trial.fit`);
-    errors name fields of the test."""
-    k = registry.kind(t.kind)
-    backends.for_spec(lab).check_test(lab, t.kind, isinstance(k, registry.HostKind),
-                                      t.params.kinds if t.kind == "reset" else ())
-    if isinstance(k, registry.HostKind):
-        for j, mix in enumerate(t.matrix.mixes):
-            version = 4 if mix.ipv4_pct else 6
-            why = lab_path.problem(version, 0)
-            if why:
-                raise UsageError(f"{mix}: {why}", ("mixes", j))
-            largest, whole = lab_path.largest_payload(version), k.whole_payload_bytes(t.params)
-            if whole > largest:
-                raise UsageError(f"{whole} bytes do not fit the path: IPv{version} carries at "
-                                 f"most {largest} bytes of IP payload whole (path MTU {min(lab_path.mtus())})",
-                                 "payload_sizes")
-        return
-    mesh = t.kind == "mesh"
-    for j, mix in enumerate(t.matrix.mixes):
-        for n, fs in enumerate(t.matrix.frame_sizes):
-            try:
-                fit.check_on_topology(t.traffic, lab.topology, mesh=mesh)
-                if mesh:
-                    fit.check_mesh(t.params.pattern, mix, fs, lab.topology, lab.link_speed_bps, lab.mtu)
-                else:
-                    fit.check_on_path(t.traffic, mix, fs, lab_path)
-            except UsageError as e:
-                raise _test_field(e, (), j, n) from None
-
-
-def _check_connections(t: TestSpec, dut: DutConfig, lab: LabSpec) -> None:
-    """A test that opens connections (:attr:`~v6bench.methods.registry.Kind.opens_connections`)
-    needs a DUT that keeps them, at every mix (:func:`v6bench.trial.fit.check_connections`),
-    on a kind of lab that empties its table (the backend's ``empties_connections``)."""
-    k = registry.kind(t.kind)
-    if not (isinstance(k, registry.Kind) and k.opens_connections):
-        return
-    if not backends.for_spec(lab).empties_connections:
-        raise UsageError(f"{k.name} empties R1's connection table before each measurement, which only namespace "
-                         f"routers let v6bench do (this lab's routers: {lab.kind})", "kind")
-    for j, mix in enumerate(t.matrix.mixes):
-        for bi in sorted({d == "bi" for d in t.matrix.directions}):
-            try:
-                fit.check_connections(t.traffic, mix, bi, dut)
-            except UsageError as e:
-                raise UsageError(e.message, ("mixes", j) if e.field == ("mix",) else e.field) from None
-
-
-def _host_test(i: int, k: registry.HostKind, t: dict, mx: Matrix, params: Any) -> TestSpec:
-    """A host-stack test: one family per mix, no frames, one direction."""
-    for key in ("frame_sizes", "ext_headers", "icmp_echo", "flows", "ext_headers_scope", "runs_s", "ports",
-                "preliminary_connections", "preliminary_rate_fps", "foreground",
-                "throughput_search", "drain_s", "settle_s"):
-        if key in t:
-            raise UsageError(f"{k.name} sends no test frames (it uses the hosts' own stacks)", ("test", i, key))
-    for j, mix in enumerate(mx.mixes):
-        if str(mix) not in ("100/0", "0/100"):
-            raise UsageError(f"{mix}: {k.name} measures one family at a time; use \"100/0\" and \"0/100\"",
-                             ("test", i, "mixes", j))
-    if "bi" in mx.directions:
-        raise UsageError(f"{k.name} runs from t1 to t2; use [\"uni\"]", ("test", i, "directions"))
-    return TestSpec(i, k.name, params, Matrix(mx.mixes, (), ("uni",), mx.repeat, mx.drain_s), throughput.Params())
 
 
 def load(path: str) -> Campaign:

@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from ..lab.emulated import control
 from ..lab import interface
-from ..lab.vm import vm_image
 from ..lab.model.site import Site
 from ..lab.model.spec import lab_spec
 from ..core.errors import UsageError
@@ -43,18 +41,16 @@ def run(site: Site, args: argparse.Namespace, say) -> int:
                 say(warm_up(held)[1])
         print(render.status(built, False, args.json))
     elif args.lab_command == "status":
-        print(render.status(*control.status(site), args.json))
+        print(render.status(*interface.status(site), args.json))
     elif args.lab_command == "check":
         if args.file is None:
             raise UsageError("give the external lab file to check", "file")
         lab, _ = specs(args, {})
         print(render.lab_check(probe.check(site, lab), args.json))
     elif args.lab_command == "vm-image":
-        m = vm_image.build()
-        print(f"VM router image in {vm_image.image_dir()}: kernel {m['kernel_release']}, initramfs "
-              f"{m['initrd_bytes'] / 1e6:.1f} MB")
+        print(interface.prepare("vm"))
     else:
-        removed = control.down(site)
+        removed = interface.down(site)
         print(f"removed {', '.join(removed)}" if removed else "no lab was up")
     return 0
 

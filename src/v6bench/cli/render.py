@@ -6,29 +6,28 @@ from __future__ import annotations
 import json
 import time
 
-from ..lab.emulated import control
 from ..lab import interface
+from ..lab.protocol import Lab
 from ..report import results as results_text
 from ..store import export as store_export
 from ..store.db import Store
 
 
-def status_json(lab, busy: bool) -> dict:
+def status_json(lab: Lab | None, busy: bool) -> dict:
+    """``lab status --json`` (docs/trial-result.md)."""
     if lab is None:
         return {"up": False, "busy": busy, "topology": None, "nodes": []}
-    return {
-        "up": True, "busy": busy, "topology": lab.topology, "link_speed_bps": lab.link_speed_bps, "mtu": lab.mtu.to_json(),
-        "temporary": lab.temporary, "created_at_unix_s": lab.created_at_unix_s, "cpu_plan": lab.cpu_plan.to_json(),
-        "nodes": list(lab.nodes), "napi_threads": list(lab.napi), "router": lab.router_kind,
-        "tunnel": interface.tunnel_record(lab), "fib": lab.fib,
-    }
+    record = interface.status_record(lab)
+    record.pop("description")
+    return {"up": True, "busy": busy, **{k: v for k, v in record.items() if k != "up"}}
 
 
-def status_text(lab, busy: bool) -> str:
+def status_text(lab: Lab | None, busy: bool) -> str:
     if lab is None:
         return "no lab is up" + (" (a v6bench command is building or using one)" if busy else "")
-    lines = [f"lab up: {control.describe(lab)}, MTU {lab.mtu}" + (" (temporary, in use)" if lab.temporary else "")
-             + (" (busy)" if busy and not lab.temporary else "")]
+    s = interface.status_record(lab)
+    lines = [f"lab up: {s['description']}, MTU {lab.mtu}" + (" (temporary, in use)" if s["temporary"] else "")
+             + (" (busy)" if busy and not s["temporary"] else "")]
     for n in lab.nodes:
         for i in n["interfaces"]:
             owner = " (engine)" if i.get("addresses_owner") == "engine" else ""
@@ -44,7 +43,7 @@ def status_text(lab, busy: bool) -> str:
     return "\n".join(lines)
 
 
-def status(lab, busy: bool, as_json: bool) -> str:
+def status(lab: Lab | None, busy: bool, as_json: bool) -> str:
     return json.dumps(status_json(lab, busy), indent=1) if as_json else status_text(lab, busy)
 
 

@@ -13,7 +13,7 @@ import json
 import sys
 import typing
 
-from ..campaign import session
+from ..campaign import runner
 from ..campaign import spec as campaign_spec
 from ..core.errors import UsageError
 from ..lab.model.site import Site
@@ -86,10 +86,10 @@ def run_file(site: Site, args: argparse.Namespace, say) -> int:
 
 
 def _run(site: Site, c: campaign_spec.Campaign, args: argparse.Namespace, resume: bool) -> int:
-    with session.exclusive(site, c), Store(args.db) as store:
+    with runner.exclusive(site, c), Store(args.db) as store:
         for line in campaign_spec.shortfalls(c):  # only for a run that goes ahead: a refused one says why, alone
             print(f"note: {line}", file=sys.stderr, flush=True)
-        run_id = session.run(site, c, store, resume, " ".join(["v6bench", *sys.argv[1:]]))
+        run_id = runner.run(site, c, store, resume, " ".join(["v6bench", *sys.argv[1:]]))
         print(render.run(store, run_id, args.json))
     return 0
 

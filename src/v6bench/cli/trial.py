@@ -7,11 +7,9 @@ import json
 import os
 
 from .. import selftest
-from ..lab.emulated import control
 from ..lab import interface
 from ..lab.model.dut import DutConfig
 from ..lab.model.site import Site
-from ..core.rates import format_link_speed
 from ..report import trial as trial_text
 from ..store.connection import is_url
 from ..store.db import Store
@@ -57,11 +55,10 @@ def current_lab(site: Site) -> tuple[dict, DutConfig]:
     """The ``[lab]`` table and DUT of the lab that is up (the CPU
     arrangement only if given: a trial checks what it is given against the
     lab); the defaults if none is up."""
-    current, _ = control.status(site)
+    current, _ = interface.status(site)
     if current is None:
         return {}, DutConfig()
-    return ({"topology": current.topology, "link_speed": format_link_speed(current.link_speed_bps),
-             "mtu": current.mtu.to_json(), "router": current.router_kind}, current.dut_config)
+    return interface.lab_table(current), current.dut_config
 
 
 def translation_options(args: argparse.Namespace) -> dict:

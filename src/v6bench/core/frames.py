@@ -116,8 +116,8 @@ class Traffic:
     flows: int = 1
     ext_headers_scope: str = "all"
     #: The streams sent in runs of this many seconds each in turn instead of frame by frame (the engine's
-    #: ``tx_run_frames``), so that the DUT's CPU time can be read per family inside the trial (lab/emulated/cost.py,
-    #: :func:`~v6bench.lab.emulated.cost.runs`); None: frame by frame (``runs_s``, ``--runs``).
+    #: ``tx_run_frames``), so that the DUT's CPU time can be read per family inside the trial (lab/machine/cost.py,
+    #: :func:`~v6bench.lab.machine.cost.runs`); None: frame by frame (``runs_s``, ``--runs``).
     runs_s: float | None = None
     #: The UDP ports of the test frames (:data:`PORTS`, ``ports``, ``--ports``): RFC 4814's pseudorandom ports,
     #: one 5-tuple a stream, or ``auto`` (RFC 4814's; :func:`ports_used`).
@@ -249,7 +249,7 @@ def connection_ports(connections: int, src_values: int) -> tuple[int, int]:
 def port_match(ports: tuple[int, int]) -> str:
     """A port range as nftables and ``ip rule`` write it (``49185-65534``)."""
     return f"{ports[0]}-{ports[1]}"
-#: Bounds of a run's length [s] (``Traffic.runs_s``): the DUT's CPU is sampled every 20 ms (lab/emulated/cpu_window.py), and a
+#: Bounds of a run's length [s] (``Traffic.runs_s``): the DUT's CPU is sampled every 20 ms (lab/machine/cpu_window.py), and a
 #: run must hold whole samples; a run longer than a few seconds no longer cancels the lab's slow changes of state.
 RUNS_S = (0.05, 5.0)
 

@@ -33,9 +33,9 @@ from typing import Iterator
 
 from pyroute2 import IPRoute
 
-from ..lab.emulated import nsctl
+from ..lab.machine import nsctl
 from ..lab.model.site import Site
-from ..lab.emulated.state import LabState
+from ..lab.protocol import Lab
 
 KERNEL_HOST_OFFSET = 100
 BASELINE_V4 = ipaddress.ip_network("198.18.250.0/24")
@@ -94,7 +94,7 @@ def _enable_ipv6(ns: str, ifname: str, on: bool) -> None:
     nsctl.run_in(ns, lambda: nsctl.sysctl(f"net.ipv6.conf.{ifname}.disable_ipv6", 0 if on else 1))
 
 
-def _lab_hosts(lab: LabState) -> dict[str, tuple[Host, int, int, str, str]]:
+def _lab_hosts(lab: Lab) -> dict[str, tuple[Host, int, int, str, str]]:
     """Per tester: its kernel end, prefix lengths and gateways."""
     out = {}
     for name in ("t1", "t2"):
@@ -107,7 +107,7 @@ def _lab_hosts(lab: LabState) -> dict[str, tuple[Host, int, int, str, str]]:
 
 
 @contextmanager
-def kernel_stacks(site: Site, lab: LabState, baseline: bool = False) -> Iterator[dict[str, Pair]]:
+def kernel_stacks(site: Site, lab: Lab, baseline: bool = False) -> Iterator[dict[str, Pair]]:
     """Sets up the kernel ends (module docstring); yields ``{"routed": Pair}``
     and, with ``baseline``, ``"baseline"`` too. Removes them on exit."""
     hosts = _lab_hosts(lab)
@@ -139,7 +139,7 @@ def kernel_stacks(site: Site, lab: LabState, baseline: bool = False) -> Iterator
             raise errors[0]
 
 
-def _baseline(lab: LabState, undo: list) -> Pair:
+def _baseline(lab: Lab, undo: list) -> Pair:
     t1, t2 = lab.node("t1"), lab.node("t2")
     (i1,) = t1["interfaces"]
     mtu = lab.mtu.of("t1", i1["peer"].split("/")[0])

@@ -11,7 +11,7 @@ from __future__ import annotations
 from .. import engine
 from ..core.errors import UsageError
 from ..lab.model.site import Site
-from ..lab.emulated.state import LabState
+from ..lab.protocol import Lab
 from ..trial.path import LabPath
 from . import iperf
 from .kernel import Pair, kernel_stacks
@@ -20,7 +20,7 @@ RR_SERVER_PORT = 7
 
 
 class StackTester:
-    def __init__(self, site: Site, lab: LabState) -> None:
+    def __init__(self, site: Site, lab: Lab) -> None:
         self.site, self.lab = site, lab
         plan = lab.cpu_plan
         self.client_cpu, self.server_cpu = plan.tester_tx[0], plan.tester_rx

@@ -1,28 +1,9 @@
-"""What a trial needs of a lab, whoever built the DUT: the lab interface.
-
-A lab gives a trial
-
-- **ports**: the tester nodes ``t1``, ``t2`` (``nodes``, ``node(name)``),
-  each with its interface, namespace if any, tester addresses and the
-  DUT's gateway address per family; the MAC is the interface's own (the
-  engine reads it) and the gateway's is learned by ARP/ND;
-- **the path and its line rate**: ``topology`` (the shape the path and fit
-  rules see), ``link_speed_bps`` and ``mtu`` (``trial/path.py`` turns them
-  into the frames on each link and the highest rate);
-- **the tester's CPUs** (``cpu_plan``) and the namespace rule the engine
-  enforces (``netns_prefix``);
-- **DUT actions**: a configuration applied when the lab is taken into use,
-  and :func:`reset` (RFC 2544 §26.6);
-- **observations** around each trial (:func:`observer`): the DUT's CPU and
-  interface counters;
-- **the environment record** (:func:`record`, :func:`describe`).
-
-Three kinds of lab implement it, one backend each (:mod:`.backends`): the
-emulated lab (:class:`~.emulated.state.LabState`, built by v6bench in namespaces
-on this machine) with namespace routers or with VM routers, and an
-external lab (:class:`~.external.external.ExternalLab`, a router v6bench did not
-build, declared by a lab file). The functions here are the interface the
-rest of v6bench calls; each hands the lab to its backend.
+"""The lab interface: the functions the rest of v6bench calls on a lab,
+whoever built the DUT (what a lab in use gives a trial is
+:class:`~.protocol.Lab`). Each hands the lab, or the spec it is made
+from, to the backend of its kind (:mod:`.backends`); the machine's lab
+lock and the lab ``lab up`` keeps (the emulated lab, whatever its
+routers) are this machine's, whatever the kind.
 """
 
 from __future__ import annotations
@@ -30,12 +11,12 @@ from __future__ import annotations
 from typing import ContextManager
 
 from . import backends
-from .backends import Lab, Observer  # noqa: F401  (the interface's types, defined beside their implementations)
+from .machine import lock as machine_lock
 from .model.dut import DutConfig
 from .model.site import Site
 from .model.spec import LabSpec
-from .emulated.state import LabState
 from .model.tunnel import Tunnel
+from .protocol import Lab, Observer, Record
 
 
 def for_trial(site: Site, spec: LabSpec, dut: DutConfig | None, apply: bool = True) -> ContextManager[Lab]:
@@ -51,7 +32,7 @@ def observer(lab: Lab) -> Observer:
     return backends.of(lab).observer(lab)
 
 
-def reset(site: Site, lab: Lab, kind: str) -> tuple[Lab, dict]:
+def reset(site: Site, lab: Lab, kind: str) -> tuple[Lab, Record]:
     """Resets the DUT (``soft`` or ``hard``) during a trial: the lab after
     it (the emulated lab's kernel threads change) and its timing."""
     return backends.of(lab).reset(site, lab, kind)
@@ -68,7 +49,7 @@ def describe(lab: Lab) -> str:
     return backends.of(lab).describe(lab)
 
 
-def dut_record(lab: Lab) -> dict:
+def dut_record(lab: Lab) -> Record:
     """The DUT as configured, for a run's environment: in the emulated lab
     its rule sets, qdiscs, routes and links (:func:`configured.datapaths`); an
     external lab's configuration file, the apply command's outcome and what
@@ -76,19 +57,19 @@ def dut_record(lab: Lab) -> dict:
     return backends.of(lab).dut_record(lab)
 
 
-def record(lab: Lab) -> dict:
+def record(lab: Lab) -> Record:
     """The lab part of every trial result (``docs/trial-result.md``)."""
     return backends.of(lab).record(lab)
 
 
-def dut_config(d: dict, spec: LabSpec) -> DutConfig:
+def dut_config(d: Record, spec: LabSpec) -> DutConfig:
     """The ``[dut]`` table as the kind of lab of ``spec`` takes it (an
     external lab takes a table at most; a tunnel must be one its routers
     have); errors name the field relative to the table."""
     return backends.for_spec(spec).dut_config(d, spec)
 
 
-def up(site: Site, spec: LabSpec, dut: DutConfig | None) -> LabState:
+def up(site: Site, spec: LabSpec, dut: DutConfig | None) -> Lab:
     """Builds the emulated lab ``lab up`` keeps, its routers made as ``spec`` says."""
     return backends.for_spec(spec).up(site, spec, dut)
 
@@ -105,6 +86,58 @@ def spec_tunnel(spec: LabSpec, dut: DutConfig) -> Tunnel | None:
     return backends.for_spec(spec).tunnel(dut.tunnel)
 
 
-def tunnel_record(lab: Lab) -> dict | None:
-    """The lab's tunnel as ``lab status --json`` and every result record it (lab/tunnel.record)."""
+def tunnel_record(lab: Lab) -> Record | None:
+    """The lab's tunnel as ``lab status --json`` and every result record it (lab/model/tunnel.record)."""
     return backends.of(lab).tunnel_record(lab)
+
+
+def check_test(spec: LabSpec, test_kind: str, runs_host_stacks: bool, reset_kinds: tuple[str, ...]) -> None:
+    """What a test of ``test_kind`` needs of the kind of lab ``spec`` asks for, checked before any lab is
+    used (``runs_host_stacks``: it runs the tester hosts' own stacks; ``reset_kinds``: the DUT resets it
+    makes); errors name the test's fields."""
+    backends.for_spec(spec).check_test(spec, test_kind, runs_host_stacks, reset_kinds)
+
+
+def empties_connections(spec: LabSpec) -> bool:
+    """Whether the DUT's connection table can be emptied before each of RFC 9693's measurements on the
+    kind of lab ``spec`` asks for (:func:`clear_connections`)."""
+    return backends.for_spec(spec).empties_connections
+
+
+def lab_table(lab: Lab) -> Record:
+    """The ``[lab]`` table that gives ``lab`` again (a trial's options are checked against it)."""
+    return backends.of(lab).lab_table(lab)
+
+
+def table_offer(spec: LabSpec) -> str | None:
+    """What ``lab check`` says of the table the DUT of ``spec`` would be told; None where it is not told one."""
+    return backends.for_spec(spec).table_offer(spec)
+
+
+def prepare(kind: str) -> str | None:
+    """Makes what labs of ``kind`` need before their first use (the VM
+    router's guest image; ``make setup`` runs it); what was made, in words."""
+    if kind not in backends.REGISTRY:
+        raise KeyError(kind)
+    return backends.REGISTRY[kind].prepare()
+
+
+def lock(site: Site, what: str) -> ContextManager[None]:
+    """Holds the machine's lab lock while the block runs (lab/machine/lock.py); ``what``: the holder, in words."""
+    return machine_lock.locked(site, what)
+
+
+def status(site: Site) -> tuple[Lab | None, bool]:
+    """The lab ``lab up`` keeps on this machine (None if none is up) and
+    whether a command is using it now; changes nothing."""
+    return backends.REGISTRY[backends.KEPT].status(site)
+
+
+def status_record(lab: Lab) -> Record:
+    """``lab status --json`` of the lab :func:`status` gives (docs/trial-result.md)."""
+    return backends.of(lab).status_record(lab)
+
+
+def down(site: Site) -> list[str]:
+    """Removes the lab that is up and anything a crashed run left; the namespaces removed."""
+    return backends.REGISTRY[backends.KEPT].down(site)

@@ -36,8 +36,24 @@ class Point:
     known_ndr_from: str = "measured earlier in this run"
 
 
+#: The keys of a ``[[test]]`` table that set the test's frames (core/frames.Traffic) and its throughput search;
+#: a kind that sends test frames takes them all (campaign/spec.py).
+FRAME_KEYS = ("throughput_search", "ext_headers", "icmp_echo", "flows", "ext_headers_scope", "ports",
+              "preliminary_connections", "preliminary_rate_fps", "foreground", "runs_s")
+#: The ``[matrix]`` keys, which a ``[[test]]`` may set for itself.
+MATRIX_KEYS = ("mixes", "frame_sizes", "directions", "repeat", "drain_s", "settle_s")
+
+
 @dataclass(frozen=True)
 class Kind:
+    """A test that sends test frames through the DUT (a :class:`~v6bench.core.tester.Tester`'s trials).
+
+    What it declares for a campaign (campaign/spec.py, campaign/fitting.py):
+    the ``[[test]]`` keys it takes (:data:`FRAME_KEYS`, the matrix's, its
+    parameters'), whether its frames are mesh traffic (``mesh``: topology
+    ``mesh:N``), the DUT resets it makes (``resets``), and whether it
+    opens connections through a DUT that keeps state."""
+
     name: str
     params: type
     needs_throughput: Callable[[Any], bool]
@@ -53,6 +69,22 @@ class Kind:
     #: The test opens connections through a DUT that keeps state (RFC 9693): what it needs of the traffic and
     #: the DUT is trial/fit.check_connections.
     opens_connections: bool = False
+    #: Its frames are mesh traffic between every tester of topology ``mesh:N`` (RFC 2889), not t1 to t2.
+    mesh: bool = False
+    #: The DUT resets a test with these parameters makes (RFC 2544 §26.6): what it needs of the lab.
+    resets: Callable[[Any], tuple[str, ...]] = lambda p: ()
+    #: It sends test frames (a :class:`HostKind` does not).
+    sends_frames = True
+    #: The ``[[test]]`` keys it takes besides its parameters: the frames', and every matrix key.
+    keys: tuple[str, ...] = FRAME_KEYS
+    matrix_keys: tuple[str, ...] = MATRIX_KEYS
+    #: Why it refuses a key it does not take (None: it takes them all).
+    refuses_why: str = ""
+    #: It runs on the tester hosts' own stacks (what it needs of the lab, lab/interface.check_test).
+    runs_host_stacks = False
+
+    def check_matrix(self, mixes: tuple[Mix, ...], directions: tuple[str, ...]) -> None:
+        """Any mix and direction (its frames are checked against them, core/frames.check)."""
 
     @property
     def searches(self) -> bool:
@@ -87,6 +119,27 @@ class HostKind:
     #: The largest IP payload [bytes] the test sends, which the path must
     #: carry whole (0: the stacks may fragment or segment what they send).
     whole_payload_bytes: Callable[[Any], int] = lambda p: 0
+    #: What it declares for a campaign (:class:`Kind`'s fields of the same names): no frames, so none of
+    #: :data:`FRAME_KEYS` nor the frames' matrix keys; one direction, t1 to t2; the hosts' own stacks.
+    sends_frames = False
+    keys: tuple[str, ...] = ()
+    matrix_keys: tuple[str, ...] = ("mixes", "directions", "repeat")
+    refuses_why: str = "sends no test frames (it uses the hosts' own stacks)"
+    runs_host_stacks = True
+    mesh = False
+    opens_connections = False
+
+    def resets(self, params: Any) -> tuple[str, ...]:
+        return ()
+
+    def check_matrix(self, mixes: tuple[Mix, ...], directions: tuple[str, ...]) -> None:
+        """One family a mix (``"100/0"``, ``"0/100"``), t1 to t2 only; errors name the test's field."""
+        for j, mix in enumerate(mixes):
+            if str(mix) not in ("100/0", "0/100"):
+                raise UsageError(f"{mix}: {self.name} measures one family at a time; use \"100/0\" and \"0/100\"",
+                                 ("mixes", j))
+        if "bi" in directions:
+            raise UsageError(f"{self.name} runs from t1 to t2; use [\"uni\"]", "directions")
 
 
 KINDS: dict[str, Kind | HostKind] = {k.name: k for k in (
@@ -101,9 +154,9 @@ KINDS: dict[str, Kind | HostKind] = {k.name: k for k in (
     Kind("recovery", recovery.Params, lambda p: True, lambda t, p, pt, ndr: recovery.run(t, p, ndr),
          "system recovery (RFC 2544 §26.5)"),
     Kind("reset", reset.Params, lambda p: True, lambda t, p, pt, ndr: reset.run(t, p, ndr), "reset (RFC 2544 §26.6)",
-         True),
+         True, resets=lambda p: tuple(p.kinds)),
     Kind("mesh", mesh.Params, lambda p: False, lambda t, p, pt, ndr: mesh.run(t, p, pt.frame_size, pt.link_speed_bps),
-         "loss per flow under full or partial mesh traffic (RFC 2889 §5.1; topology mesh:N)"),
+         "loss per flow under full or partial mesh traffic (RFC 2889 §5.1; topology mesh:N)", mesh=True),
     Kind("connections", stateful.Params, lambda p: False, lambda t, p, pt, ndr: stateful.run(t.connections(), p, t.line_fps),
          "connection-tracking table capacity, connection establishment and tear-down rates (RFC 9693)", True,
          families_in_a_mix=False, opens_connections=True),
@@ -123,7 +176,7 @@ def _own_repeat(params: Any) -> int:
 
 def _mix_regression(params: Any, mixes: tuple[Mix, ...]) -> bool:
     """Whether the report fits cost per frame over the IPv6 share from this test: latency over two mixes or more at
-    a load given as a rate (report/samples._cost), whose repetition is the block, not the trial."""
+    a load given as a rate (report/family_pairs._cost), whose repetition is the block, not the trial."""
     return isinstance(params, latency.Params) and len(mixes) > 1 and any(x != "throughput" for x in params.loads)
 
 
@@ -206,7 +259,7 @@ def _run(k: Kind, tester: retry.Retrying, params: Any, point: Point, throughput_
         if not ndr:
             return {**extra, "throughput_fps": ndr, "applicable": False,
                     "reason": "no load passed without loss: there is no throughput to start from"}
-        if lower_bound:  # a tester-limited value never becomes a derived load (DEVELOPERS.md)
+        if lower_bound:  # a tester-limited value never becomes a derived load (docs/methods.md, "Tester-limited trials")
             return {**extra, "throughput_fps": ndr, "throughput_is_lower_bound": True, "applicable": False,
                     "reason": "the throughput is only a lower bound (the tester limited its search): no load to start from"}
         extra["throughput_fps"] = ndr

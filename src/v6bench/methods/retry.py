@@ -6,7 +6,7 @@ the schedule is kept, catches up in a burst; its receive queue overflows
 while it is descheduled, or a clock read lands on the wrong side of a send. Such a
 trial is ``tester_limited`` (its counts are not the DUT's) or ``suspect``
 (its delays are not), and it is never reported as the DUT's
-(DEVELOPERS.md). Left at that, one stall costs a search its result (the
+(docs/methods.md, "Tester-limited trials"). Left at that, one stall costs a search its result (the
 load becomes "out of reach" and the throughput a lower bound) or a
 latency series a repetition, and a comparison may fall below the
 repetitions a verdict needs (report/stats.py).

@@ -2,7 +2,7 @@
 
 A *sample* is one value per repetition (one test, or one trial for kinds
 that repeat trials inside a test); views never mix trials the tester
-limited into a DUT's figures (``tester_limited``, DEVELOPERS.md).
+limited into a DUT's figures (``tester_limited``, docs/methods.md, "Tester-limited trials").
 """
 
 from __future__ import annotations

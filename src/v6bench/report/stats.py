@@ -176,7 +176,8 @@ OUTCOMES = ("differs", "none", "few", "other")
 COMPARISON_COLUMNS = ("design", "n A", "centre A", "n B", "centre B", "left out (tester-limited or suspect)", "effect", "B − A %",
                       "95 % CI low %", "95 % CI high %", "test", "p", "p (corrected)", "detectable ± %", "verdict")
 
-#: The family-wise error rate of a report's verdicts, and the power at which
+#: The level of a report's verdicts (the false discovery rate each family of
+#: comparisons is corrected to, :data:`CORRECTION`), and the power at which
 #: the smallest detectable difference is stated.
 ALPHA = 0.05
 POWER = 0.8
@@ -350,20 +351,30 @@ def compare(a: list[float], b: list[float], estimator: str = "mean", higher: str
                        verdict=f"not enough repetitions ({na} and {nb}; a verdict needs {MIN_REPETITIONS} a side)")
     pct = 100 / abs(ca)
     if method == "welch":
-        q = (resolution_pct or 0) / 100
-        va, vb = float(np.var(x, ddof=1)) + (q * ca) ** 2 / 12, float(np.var(y, ddof=1)) + (q * cb) ** 2 / 12
-        if _flat(x) and _flat(y) and math.isclose(ca, cb, rel_tol=1e-9):  # equal every time: to the resolution
-            return replace(base, diff_pct=0.0, ci_low_pct=0.0, ci_high_pct=0.0, p=1.0, mde_pct=_mde(va, na, vb, nb) * pct)
-        if va + vb == 0:  # no spread and no resolution: the ranks are all there is
-            return _ranks(base, a, b, lambda d: d * pct)
-        lo, hi, p = _welch(ca, va, na, cb, vb, nb)
-        return replace(base, diff_pct=(cb - ca) * pct, ci_low_pct=lo * pct, ci_high_pct=hi * pct, p=p,
-                       mde_pct=_mde(va, na, vb, nb) * pct)
+        return _means(base, a, b, resolution_pct)
     if _flat(x) and _flat(y) and math.isclose(ca, cb, rel_tol=1e-9):
         return replace(base, diff_pct=0.0, ci_low_pct=0.0, ci_high_pct=0.0, p=1.0, mde_pct=0.0)
     if method == "log-hodges-lehmann":
         return _ranks(base, np.log(x), np.log(y), lambda d: 100 * math.expm1(d), method)
     return _ranks(base, a, b, lambda d: d * pct)
+
+
+def _means(base: Comparison, a: list[float], b: list[float], resolution_pct: float | None) -> Comparison:
+    """:func:`compare`'s difference of means: Welch's interval and t-test, each side's variance with a
+    search's quantisation, (resolution × value)² / 12, added; equal values every time are equal to the
+    resolution; no spread and no resolution leaves the ranks."""
+    x, y = np.asarray(a, float), np.asarray(b, float)
+    ca, cb, na, nb = base.center_a, base.center_b, len(a), len(b)
+    pct = 100 / abs(ca)
+    q = (resolution_pct or 0) / 100
+    va, vb = float(np.var(x, ddof=1)) + (q * ca) ** 2 / 12, float(np.var(y, ddof=1)) + (q * cb) ** 2 / 12
+    if _flat(x) and _flat(y) and math.isclose(ca, cb, rel_tol=1e-9):  # equal every time: to the resolution
+        return replace(base, diff_pct=0.0, ci_low_pct=0.0, ci_high_pct=0.0, p=1.0, mde_pct=_mde(va, na, vb, nb) * pct)
+    if va + vb == 0:  # no spread and no resolution: the ranks are all there is
+        return _ranks(base, a, b, lambda d: d * pct)
+    lo, hi, p = _welch(ca, va, na, cb, vb, nb)
+    return replace(base, diff_pct=(cb - ca) * pct, ci_low_pct=lo * pct, ci_high_pct=hi * pct, p=p,
+                   mde_pct=_mde(va, na, vb, nb) * pct)
 
 
 def _ranks(base: Comparison, a, b, to_pct, method: str = "hodges-lehmann") -> Comparison:

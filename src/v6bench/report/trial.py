@@ -42,18 +42,7 @@ def render(r: dict) -> str:
         + (f", ICMP echo to {r['icmp_echo']} (latency is the round trip)" if r.get("icmp_echo") else ""),
         "",
     ]
-    header = ("direction", "IP", "tx frames", "rx frames", "lost", "loss", "reord", "dup",
-              "lat min", "p50", "p99", "p99.9", "max µs")
-    rows = [header]
-    for s in r["streams"]:
-        lat = s["latency_ns"] or {}
-        rows.append((s["direction"], f"IPv{s['ip_version']}" + (f">{s['rx_ip_version']}" if "rx_ip_version" in s else ""), f"{s['tx_frames']:,}", f"{s['rx_frames']:,}",
-                     f"{s['lost_frames']:,}", f"{s['loss_ratio'] * 100:.3f} %", f"{s['reordered_frames']:,}",
-                     f"{s['duplicate_frames']:,}", _us(lat.get("min")), _us(lat.get("p50")), _us(lat.get("p99")),
-                     _us(lat.get("p999")), _us(lat.get("max"))))
-    rows.append(("total", "", f"{r['tx_frames']:,}", f"{r['rx_frames']:,}", f"{r['lost_frames']:,}",
-                 f"{r['loss_ratio'] * 100:.3f} %", "", "", "", "", "", "", ""))
-    lines += align(rows)
+    lines += align(_stream_rows(r))
     floor = r.get("tester_latency_floor")
     lead = (f", {_us(floor['tx_stamp_lead_ns'])} µs of it from stamping to the driver"
             if floor and floor.get("tx_stamp_lead_ns") is not None else "")
@@ -70,16 +59,7 @@ def render(r: dict) -> str:
             lines.append(f"fragments {s['direction']} IPv{s['ip_version']}: {sent}{f['rx_fragments']:,} received "
                          f"({f['rx_fragments_per_s']:,.0f}/s), {f['reassembled_frames']:,} frames whole, "
                          f"{f['incomplete_frames']:,} incomplete")
-    routers = r["dut"]["routers"]
-    cpu = [f"{x['name']} {_pct(x['busy_ratio'])} " + ("of all its CPUs (SNMP, "  # an external DUT's own load
-           f"{x.get('cpu_source')} over {x.get('window_s')} s)" if x.get("busy_basis") == "box" else "of a CPU")
-           for x in routers]
-    if cpu and any(x["busy_ratio"] is not None for x in routers):
-        lines.append("DUT CPU while traffic flowed: " + ", ".join(cpu))
-    elif routers and routers[0].get("busy_basis") == "box":
-        lines.append(f"DUT CPU: not read ({routers[0].get('cpu_why') or r['dut'].get('telemetry')})")
-    elif cpu:
-        lines.append("DUT CPU: not measured (inline arrangement: the routers' work runs in the tester's sender)")
+    lines += _dut_cpu_lines(r)
     lines += translator_lines(r["dut"].get("translator"))
     if r["status"] != "completed":
         lines.append(f"status: {r['status']}")
@@ -92,6 +72,38 @@ def render(r: dict) -> str:
         lines.append("SUSPECT DELAYS: counts hold, latency does not:")
         lines += [f"  - {reason}" for reason in r["suspect_reasons"]]
     return "\n".join(lines)
+
+
+def _stream_rows(r: dict) -> list[tuple[str, ...]]:
+    """The table of streams: frames, loss, order and delays [µs] each, and the total."""
+    header = ("direction", "IP", "tx frames", "rx frames", "lost", "loss", "reord", "dup",
+              "lat min", "p50", "p99", "p99.9", "max µs")
+    rows = [header]
+    for s in r["streams"]:
+        lat = s["latency_ns"] or {}
+        rows.append((s["direction"], f"IPv{s['ip_version']}" + (f">{s['rx_ip_version']}" if "rx_ip_version" in s else ""), f"{s['tx_frames']:,}", f"{s['rx_frames']:,}",
+                     f"{s['lost_frames']:,}", f"{s['loss_ratio'] * 100:.3f} %", f"{s['reordered_frames']:,}",
+                     f"{s['duplicate_frames']:,}", _us(lat.get("min")), _us(lat.get("p50")), _us(lat.get("p99")),
+                     _us(lat.get("p999")), _us(lat.get("max"))))
+    rows.append(("total", "", f"{r['tx_frames']:,}", f"{r['rx_frames']:,}", f"{r['lost_frames']:,}",
+                 f"{r['loss_ratio'] * 100:.3f} %", "", "", "", "", "", "", ""))
+    return rows
+
+
+def _dut_cpu_lines(r: dict) -> list[str]:
+    """What the DUT's CPU did while traffic flowed, or why it was not read."""
+    lines: list[str] = []
+    routers = r["dut"]["routers"]
+    cpu = [f"{x['name']} {_pct(x['busy_ratio'])} " + ("of all its CPUs (SNMP, "  # an external DUT's own load
+           f"{x.get('cpu_source')} over {x.get('window_s')} s)" if x.get("busy_basis") == "box" else "of a CPU")
+           for x in routers]
+    if cpu and any(x["busy_ratio"] is not None for x in routers):
+        lines.append("DUT CPU while traffic flowed: " + ", ".join(cpu))
+    elif routers and routers[0].get("busy_basis") == "box":
+        lines.append(f"DUT CPU: not read ({routers[0].get('cpu_why') or r['dut'].get('telemetry')})")
+    elif cpu:
+        lines.append("DUT CPU: not measured (inline arrangement: the routers' work runs in the tester's sender)")
+    return lines
 
 
 def translator_lines(t: dict | None) -> list[str]:

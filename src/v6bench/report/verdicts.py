@@ -8,7 +8,7 @@ another (:data:`..stats.FAMILIES`). Views look their comparisons up here by
 
 from __future__ import annotations
 
-from . import samples
+from . import family_pairs, samples, scenario_pairs
 from .data import RunData
 from .regression import mix_slope
 from .stats import Comparison, compare, decide
@@ -34,10 +34,10 @@ def of(data: RunData) -> dict[tuple, tuple[samples.Pair, Comparison]]:
     (metric, point, B's name), with its pair; computed once per run data."""
     hit = _cache.get(id(data))
     if hit is None or hit[0] is not data:
-        compared = [p for p in samples.families(data)
+        compared = [p for p in family_pairs.families(data)
                     if (p.name_a in p.values and p.name_b in p.values) or p.observations or p.excluded]
-        hit = (data, _decided(compared + samples.flow_pairs(data) + samples.scenario_searches(data)
-                              + samples.network_types(data)))
+        hit = (data, _decided(compared + family_pairs.flow_pairs(data) + scenario_pairs.scenario_searches(data)
+                              + scenario_pairs.network_types(data)))
         _cache.clear()
         _cache[id(data)] = hit
     return hit[1]

@@ -27,7 +27,7 @@ from ..core.frames import RFC4814_DST, RFC4814_SRC, Mix
 from ..core.tester import Measurement
 from ..engine.spec import Stream, TrialSpec, Walk
 from ..lab import interface
-from ..lab.interface import Lab
+from ..lab.protocol import Lab
 
 #: How many source and destination ports the connections' 4-tuples take at most.
 SRC_PORTS = RFC4814_SRC[1] - RFC4814_SRC[0] + 1
@@ -50,7 +50,7 @@ class Trials(Protocol):
     lab: Lab
     mix: Mix
 
-    def trial(self, duration_s: float, load_fps: float, adjust: Callable[[TrialSpec], TrialSpec] | None = None,
+    def trial(self, duration_s: float, load_fps: float, adjust: Callable[[TrialSpec], TrialSpec] | None = None, *,
               with_preliminary: bool = True) -> Measurement:
         ...
 

@@ -22,13 +22,14 @@ import json
 import time
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 from .. import engine
 from ..core.errors import LabError
-from ..lab.emulated.fib_load import SAMPLE
+from ..lab.machine.table_files import SAMPLE
 from ..lab import interface
-from ..lab.interface import Lab
-from . import backend
+from ..lab.protocol import Lab
+from . import packet_io
 from .request import make_request
 from .spec import engine_spec
 
@@ -44,12 +45,12 @@ PROBE_DRAIN_S = 0.2
 
 def pending(lab: Lab) -> bool:
     """Whether ``lab`` holds a table whose learning time is still to be measured by frames."""
-    return bool(lab.fib) and any(r.get("fib_learning_s") is None for r in lab.fib["routers"].values())
+    return lab.fib is not None and any(r.get("fib_learning_s") is None for r in lab.fib["routers"].values())
 
 
 def sample_file(lab: Lab) -> Path:
     """The first :data:`SAMPLE` destinations a family of the lab's table, beside its destinations."""
-    dests = Path(lab.fib["destinations_file"])
+    dests = Path(_table(lab)["destinations_file"])
     path = dests.with_name(dests.stem + f"-sample{SAMPLE}.json")
     if not path.exists():
         sample = {v: a[:SAMPLE] for v, a in json.loads(dests.read_text()).items()}
@@ -63,17 +64,19 @@ def learn(lab: Lab, engine_pid_file: Path | None = None) -> Lab:
     """Probes until the DUT forwards the sample; the lab with the learning
     time in its table record. Raises :class:`LabError` after the lab
     file's ``learning_timeout_s`` (counted from the announcement)."""
-    fib = lab.fib
+    fib = _table(lab)
     started_ns = fib["announce_started_unix_ns"]
-    timeout_s = lab.spec.table.learning_timeout_s
-    probe_lab = replace(lab, fib={**fib, "destinations_file": str(sample_file(lab))})
+    timeout_s = lab.fib_learning_timeout_s
+    if timeout_s is None:
+        raise LabError(f"{interface.describe(lab)}: its table's learning is not measured by frames")
+    probe_lab = lab.with_fib({**fib, "destinations_file": str(sample_file(lab))})
     request = replace(make_request("50/50", 128, f"{PROBE_FPS}fps", PROBE_S, False), settle_s=PROBE_SETTLE_S,
                       drain_s=PROBE_DRAIN_S)
     fps = request.check_on_lab(lab.topology, lab.link_speed_bps, lab.mtu, interface.tunnel(lab), lab.dut_config)
     probes = 0
     while True:
         t0 = time.time_ns()
-        eng = engine.run_trial(backend.settle(engine_spec(probe_lab, request, fps)), pid_file=engine_pid_file)
+        eng = engine.run_trial(packet_io.settle(engine_spec(probe_lab, request, fps)), pid_file=engine_pid_file)
         t1 = time.time_ns()
         probes += 1
         walked = [s for s in eng["streams"] if s.get("walk")] or eng["streams"]
@@ -81,10 +84,17 @@ def learn(lab: Lab, engine_pid_file: Path | None = None) -> Lab:
         if not eng.get("tester_limited") and lost == 0 and all(s["tx_frames"] for s in walked):
             break
         if (t1 - started_ns) / 1e9 > timeout_s:
-            raise LabError(f"{lab.spec.path}: the DUT does not forward all of {SAMPLE} sampled destinations a family "
+            raise LabError(f"{interface.describe(lab)}: the DUT does not forward all of {SAMPLE} sampled destinations a family "
                            f"{timeout_s:g} s after the table's announcement began ({lost:,} of "
                            f"{sum(s['tx_frames'] for s in walked):,} frames of the last probe lost)")
     routers = {name: {**r, "fib_learning_s": round((t1 - started_ns) / 1e9, 3),
                       "learning_resolution_s": round((t1 - t0) / 1e9, 3), "learning_probes": probes}
                for name, r in fib["routers"].items()}
-    return replace(lab, fib={**fib, "routers": routers})
+    return lab.with_fib({**fib, "routers": routers})
+
+
+def _table(lab: Lab) -> dict[str, Any]:
+    """The lab's table record (the lab holds a table)."""
+    if lab.fib is None:
+        raise LabError(f"{interface.describe(lab)}: no table")
+    return lab.fib

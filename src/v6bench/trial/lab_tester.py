@@ -8,11 +8,13 @@ Each trial is checked against the self-test it is given
 
 from __future__ import annotations
 
+from typing import Any, Callable
+
 from dataclasses import replace
 
 from ..engine.spec import RateStep, TrialSpec
 from ..lab import interface
-from ..lab.interface import Lab
+from ..lab.protocol import Lab
 from ..lab.model.site import Site
 from ..core.tester import ConnectionTester, Measurement
 from ..core.rates import Rate
@@ -28,7 +30,7 @@ class LabTester:
     ``settle_s``: the pause after learning (None: the engine's default)."""
 
     def __init__(self, site: Site, lab: Lab, mix: Mix, frame_size: int, bidirectional: bool = False,
-                 drain_s: float = 2.0, selftest: dict | None = None, traffic: Traffic = Traffic(),
+                 drain_s: float = 2.0, selftest: dict[str, Any] | None = None, traffic: Traffic = Traffic(),
                  settle_s: float | None = None) -> None:
         self.site, self.lab, self.mix, self.frame_size = site, lab, mix, frame_size
         self.settle_s = settle_s
@@ -37,7 +39,8 @@ class LabTester:
         # The path's highest rate: fragments and a tunnel's overhead lower it (trial/path.py).
         self.line_fps = LabPath.of(lab).line_fps(frame_size, mix.ipv4_pct, bidirectional)
 
-    def trial(self, duration_s: float, load_fps: float, adjust=None, during=None, mesh: str | None = None,
+    def trial(self, duration_s: float, load_fps: float, adjust: Callable[[TrialSpec], TrialSpec] | None = None,
+              during: tuple[float, Callable[[], dict[str, Any]]] | None = None, mesh: str | None = None,
               with_preliminary: bool = True) -> Measurement:
         """One trial of the tester's mix, frame size and traffic at ``load_fps``
         for ``duration_s``; ``adjust`` rewrites the engine's trial spec
@@ -92,7 +95,7 @@ class LabTester:
         return self.trial(duration_s, load_fps, mesh=pattern)
 
     def reset(self, duration_s: float, load_fps: float, at_s: float, kind: str) -> Measurement:
-        def action() -> dict:
+        def action() -> dict[str, Any]:
             self.lab, timing = interface.reset(self.site, self.lab, kind)
             return timing
         def adjust(spec: TrialSpec) -> TrialSpec:

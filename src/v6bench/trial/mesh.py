@@ -19,6 +19,8 @@ from each port's ``first_lag_ns``.
 
 from __future__ import annotations
 
+from typing import Any
+
 from ..core.errors import UsageError
 from ..core.frames import check_mesh_pattern
 from ..lab.model.topology import parse_topology
@@ -54,7 +56,7 @@ def senders(topology: str, pattern: str) -> list[str]:
     return seen
 
 
-def start_spread(engine_result: dict, duration_s: float) -> tuple[float, str | None]:
+def start_spread(engine_result: dict[str, Any], duration_s: float) -> tuple[float, str | None]:
     """The latest sender start after the common start [s], and why the
     trial is the tester's if that is more than 1 % of ``duration_s``."""
     lags = [p["tx"]["first_lag_ns"] for p in engine_result["ports"] if p.get("tx")]

@@ -24,6 +24,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..lab import interface
+from ..lab.protocol import Lab
 from ..lab.model.tunnel import Tunnel
 from ..lab.model.mtu import IPV6_MIN, Mtus, link_name
 from ..lab.model.topology import parse_topology
@@ -52,7 +53,7 @@ class LabPath:
     tunnel: Tunnel | None = None
 
     @classmethod
-    def of(cls, lab) -> LabPath:
+    def of(cls, lab: Lab) -> LabPath:
         """The path of a lab (:mod:`v6bench.lab.interface`)."""
         return cls.build(lab.topology, lab.link_speed_bps, lab.mtu, interface.tunnel(lab))
 

@@ -28,6 +28,9 @@ load to come back to a pair (``revisit_s``).
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import Any
+
 import time
 from dataclasses import replace
 
@@ -35,7 +38,7 @@ from .. import engine
 from ..core import frames
 from ..core.errors import UsageError
 from ..engine.spec import TrialSpec
-from ..lab.interface import Lab
+from ..lab.protocol import Lab
 from ..lab.model.dut import DutConfig
 from .request import TrialRequest
 
@@ -76,8 +79,8 @@ def phase_spec(spec: TrialSpec, connections_per_stream: int, rate_fps: float) ->
                    tx_stamp_check=False)
 
 
-def run(spec: TrialSpec, record: dict, rate_fps: float, load_fps: float,
-        engine_pid_file=None) -> dict:
+def run(spec: TrialSpec, record: dict[str, Any], rate_fps: float, load_fps: float,
+        engine_pid_file: Path | None = None) -> dict[str, Any]:
     """Runs the phase for the trial ``spec`` whose ports record (trial/spec.ports_record)
     is ``record``, at ``rate_fps`` per sending port; the trial's own load
     is ``load_fps`` per direction. Returns what the trial stores under

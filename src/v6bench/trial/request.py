@@ -90,7 +90,7 @@ class TrialRequest:
         mesh = self.mesh is not None
         fit.check_on_topology(self.traffic, topology, mesh=mesh)
         fit.check_on_dut(self.traffic, dut)
-        if mesh:
+        if self.mesh is not None:
             fit.check_mesh(self.mesh, self.mix, self.frame_size, topology, link_speed_bps, mtu)
         return self.check_against(LabPath.build(topology, link_speed_bps, mtu, tunnel))
 

@@ -25,14 +25,14 @@ import threading
 import time
 from dataclasses import replace
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable, Sequence
 
 from .. import engine
 from ..engine.spec import TrialSpec
-from ..lab.emulated import cost, wakeful
+from ..lab.machine import cost, wakeful
 from ..lab import interface
-from ..lab.interface import Lab
-from . import backend, mesh, preliminary, tester_limits
+from ..lab.protocol import Lab
+from . import mesh, packet_io, preliminary, tester_limits
 from .path import LabPath
 from .request import TrialRequest
 from .spec import engine_spec, ports_record
@@ -40,7 +40,7 @@ from .spec import engine_spec, ports_record
 LATENCY_KEYS = ("count", "min", "mean", "stddev", "p50", "p99", "p999", "max")
 
 
-def _stream_summary(s: dict) -> dict:
+def _stream_summary(s: dict[str, Any]) -> dict[str, Any]:
     lat = s.get("latency_ns")
     ia = s.get("inter_arrival_ns")
     return {
@@ -68,13 +68,13 @@ def _stream_summary(s: dict) -> dict:
     }
 
 
-def dut_cpu_pct(dut: dict) -> dict[str, float | None]:
+def dut_cpu_pct(dut: dict[str, Any]) -> dict[str, float | None]:
     """Each router's forwarding CPU as % of one CPU (``busy_ratio`` × 100;
     None where it cannot be measured): the trial's ``dut_cpu``."""
     return {r["name"]: None if r["busy_ratio"] is None else round(100 * r["busy_ratio"], 1) for r in dut["routers"]}
 
 
-def suspect_reasons(eng: dict) -> list[str]:
+def suspect_reasons(eng: dict[str, Any]) -> list[str]:
     """Why a trial's delays cannot be trusted though its counts can: frames
     received "before" they were sent (the clocks disagree). Such a trial's
     latency enters no comparison (report/samples.py)."""
@@ -82,8 +82,8 @@ def suspect_reasons(eng: dict) -> list[str]:
             "they are counted, not timed" for s in eng["streams"] if s.get("negative_latency_frames")]
 
 
-def summarize(lab: Lab, request: TrialRequest, fps: float, eng: dict, dut: dict,
-              lab_reasons: list[str] = ()) -> dict:
+def summarize(lab: Lab, request: TrialRequest, fps: float, eng: dict[str, Any], dut: dict[str, Any],
+              lab_reasons: Sequence[str] = ()) -> dict[str, Any]:
     """The trial's result; ``lab_reasons``: the lab's own reasons the trial
     is ``tester_limited`` (its observer's :meth:`reasons`)."""
     reasons = list(eng["tester_limited_reasons"]) + list(lab_reasons)
@@ -149,8 +149,8 @@ def _bound_s(spec: TrialSpec) -> float:
 
 def run(lab: Lab, request: TrialRequest, engine_pid_file: Path | None = None,
         adjust: Callable[[TrialSpec], TrialSpec] | None = None,
-        during: tuple[float, Callable[[], dict]] | None = None, selftest: dict | None = None,
-        with_preliminary: bool = True) -> dict:
+        during: tuple[float, Callable[[], dict[str, Any]]] | None = None, selftest: dict[str, Any] | None = None,
+        with_preliminary: bool = True) -> dict[str, Any]:
     """Runs ``request`` on ``lab`` (which the caller holds locked); the
     engine's PID goes to ``engine_pid_file`` while it runs. ``selftest``:
     the tester's self-test the trial is checked against (:mod:`.tester_limits`).
@@ -174,7 +174,7 @@ def run(lab: Lab, request: TrialRequest, engine_pid_file: Path | None = None,
     spec = engine_spec(lab, request, fps)
     if adjust:
         spec = adjust(spec)
-    spec = backend.settle(spec)
+    spec = packet_io.settle(spec)
     opened = None
     if with_preliminary and preliminary.needed(lab, request):
         line = LabPath.of(lab).line_fps(request.frame_size, request.mix.ipv4_pct, request.bidirectional)
@@ -182,39 +182,57 @@ def run(lab: Lab, request: TrialRequest, engine_pid_file: Path | None = None,
                                  engine_pid_file)
     watch = interface.observer(lab)
     before = watch.before()
-    done: dict = {}
-    thread = None
-    if during:
-        at_s, action = during
-
-        def act() -> None:
-            # The action is the DUT's work (a reset): on the DUT's CPUs, off the sender's.
-            if lab.cpu_plan.arrangement == "split" and not lab.cpu_plan.shared:
-                os.sched_setaffinity(0, set(lab.cpu_plan.dut_cpus))  # this thread only
-            time.sleep(ENGINE_LEAD_S + at_s)
-            try:
-                done["result"] = action()
-            except Exception as e:  # reported with the trial, never lost
-                done["error"] = f"{type(e).__name__}: {e}"
-
-        thread = threading.Thread(target=act, name="dut-action", daemon=True)
-        thread.start()
-    with watch.during(_bound_s(spec)) as during, wakeful.awake() as cpu_idle:
+    action = _DutAction(lab, during) if during else None
+    with watch.during(_bound_s(spec)) as polled, wakeful.awake() as cpu_idle:
         eng = engine.run_trial(spec, pid_file=engine_pid_file)
-    if thread:
-        thread.join()
-    observed = watch.after(before, during, eng)  # stored as the result's "dut" record
+    done = action.join() if action else {}
+    observed = watch.after(before, polled, eng)  # stored as the result's "dut" record
     out = summarize(lab, request, fps, eng, observed, watch.reasons(eng, observed, (done.get("result") or {}).get("router")))
     out["lab"]["cpu_idle"] = cpu_idle
     if opened is not None:
         out["preliminary"] = opened
     tester_limits.apply(out, selftest, request.frame_size)
-    if during:
-        out["action"] = done.get("result")
-        if "error" in done:
-            out["action_error"] = done["error"]
-            out["tester_limited_reasons"].append(f"the DUT action failed: {done['error']}")
-            out["tester_limited"] = True
-        elif done.get("result", {}).get("reset_started_unix_ns"):
-            out["action_at_s"] = (done["result"]["reset_started_unix_ns"] - eng["started_at_unix_ns"]) / 1e9
+    if action:
+        _record_action(out, done, eng)
     return out
+
+
+class _DutAction:
+    """A trial's ``during`` = (at_s, action): ``action`` called about
+    ``at_s`` into the traffic from a thread of its own, on the DUT's CPUs
+    when the lab keeps them apart from the tester's (the action is the
+    DUT's work, a reset, off the sender's CPUs); its outcome or error is
+    kept for the trial, never lost."""
+
+    def __init__(self, lab: Lab, during: tuple[float, Callable[[], dict[str, Any]]]) -> None:
+        self.lab, (self.at_s, self.action) = lab, during
+        self.done: dict[str, Any] = {}
+        self.thread = threading.Thread(target=self._act, name="dut-action", daemon=True)
+        self.thread.start()
+
+    def _act(self) -> None:
+        plan = self.lab.cpu_plan
+        if plan.arrangement == "split" and not plan.shared:
+            os.sched_setaffinity(0, set(plan.dut_cpus))  # this thread only
+        time.sleep(ENGINE_LEAD_S + self.at_s)
+        try:
+            self.done["result"] = self.action()
+        except Exception as e:  # reported with the trial, never lost
+            self.done["error"] = f"{type(e).__name__}: {e}"
+
+    def join(self) -> dict[str, Any]:
+        """The action's ``result`` or ``error``, once it ended."""
+        self.thread.join()
+        return self.done
+
+
+def _record_action(out: dict[str, Any], done: dict[str, Any], eng: dict[str, Any]) -> None:
+    """The DUT action's outcome in the trial's result: under ``action``, with ``action_at_s`` (when it started
+    after the first frame was due); a failed action makes the trial the tester's (``tester_limited``)."""
+    out["action"] = done.get("result")
+    if "error" in done:
+        out["action_error"] = done["error"]
+        out["tester_limited_reasons"].append(f"the DUT action failed: {done['error']}")
+        out["tester_limited"] = True
+    elif done.get("result", {}).get("reset_started_unix_ns"):
+        out["action_at_s"] = (done["result"]["reset_started_unix_ns"] - eng["started_at_unix_ns"]) / 1e9

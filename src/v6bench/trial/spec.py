@@ -10,6 +10,8 @@ sender's link, IPv6 to the path MTU).
 
 from __future__ import annotations
 
+from typing import Any
+
 import functools
 import json
 import random
@@ -19,9 +21,10 @@ from pathlib import Path
 from ..core.errors import UsageError
 from ..engine.spec import Port, Stream, TrialSpec, Walk
 from ..lab import interface
-from ..lab.interface import Lab
+from ..lab.protocol import Lab
 from ..lab.model import translation
-from . import backend, mesh
+from ..lab.model.tunnel import Tunnel
+from . import mesh, packet_io
 from ..core import ext_headers, frames
 from .path import LabPath
 from .request import TrialRequest
@@ -53,51 +56,14 @@ def engine_spec(lab: Lab, request: TrialRequest, fps: float) -> TrialSpec:
     plan = lab.cpu_plan
     ports = tuple(_port(lab, t, fps, plan.sender_cpus(senders.index(t), len(senders)) if t in senders else None)
                   for t in testers)
-    if request.runs_s is not None:  # a share unit's run lasts runs_s (lab/cost.runs reads them back)
+    if request.runs_s is not None:  # a share unit's run lasts runs_s (lab/machine/cost.runs reads them back)
         ports = tuple(replace(p, tx_run_frames=max(1, round(request.runs_s * fps))) if p.sends else p for p in ports)
     tunnel = interface.tunnel(lab)
     walks = table_walks(lab)
     if walks and request.ext_headers and ext_headers.has_routing_header(request.ext_headers):
         raise UsageError(f"the {request.ext_headers} preset's routing header names the final destination: not "
                          "with a table's destinations", "ext_headers")
-    port_mode = frames.ports_used(request.ports)
-    streams = []
-    for src, dst in pairs:
-        path = LabPath.build(lab.topology, lab.link_speed_bps, lab.mtu, tunnel, src, dst)
-        first = []
-        for version, share in request.mix.versions:
-            stream = Stream(f"ipv{version}-{src}-{dst}", src, dst, version, request.frame_size, share,
-                            fragment_mtu=path.source_mtu(version, request.frame_size))
-            if request.icmp_echo:
-                stream = _icmp_echo(lab, request.icmp_echo, stream)
-            elif (src, dst) == ("t1", "t2") and version in walks:
-                stream = replace(stream, walk=walks[version])
-            first.append(stream)
-        # Further flows: the same frames from their own UDP source port (core/frames.FLOW_SRC_PORT: what a
-        # DUT scenario scoped to flow 2 matches; unscoped, an A/A control), listed flow by flow so that the
-        # engine's round robin (engine/src/mix.rs) alternates the families as it does with one flow each:
-        # IPv4 1, IPv6 1, IPv4 2, IPv6 2. A frame's delay depends on the frame before it where they overlap
-        # in flight; grouped (IPv4 1, IPv4 2, IPv6 1, IPv6 2) the flows of a family would follow different
-        # frames, and an A/A control would differ (measured: 60 kframes/s, 128 B). Which family and which
-        # flow come first is drawn per trial (``order_seed``): at low rates a frame's delay depends on its
-        # place in the round robin (at 500 frames/s the first of two streams 8.5 µs, the second 34 µs, on
-        # this machine; docs/performance.md), so a fixed order would be a family's or a flow's "effect".
-        # A flow's share is its family's times the flow's weight: flow 2 n of every m frames with
-        # ``foreground = "n/m"`` (core/frames.flow_weights; RFC 8219's foreground, flow 1 the background).
-        families, flow_order = _order(first, request.flows, request.order_seed)
-        chain = tuple(_ext_headers(lab, request.ext_headers, src, dst)) \
-            if request.ext_headers and not request.icmp_echo and request.mix.ipv6_pct else None
-        weights = frames.flow_weights(request.foreground) if request.flows == 2 else (1,)
-        for k in flow_order:
-            for s in families:
-                s = replace(s, name=frames.flow_name(s.name, k), src_port=frames.FLOW_SRC_PORT[k] if k > 1 else None,
-                            share=s.share * weights[k - 1])
-                s = _translated(lab, s, k, request)
-                if port_mode == "rfc4814" and s.protocol is None:
-                    s = _rfc4814(s, _port_ranges(lab, request, k), request.order_seed)
-                headers = request.ext_headers and s.ip_version == 6 and not request.icmp_echo and \
-                    (request.ext_headers_scope == "all" or k == 2)
-                streams.append(replace(s, ipv6_ext_headers=chain) if headers else s)
+    streams = [s for src, dst in pairs for s in _pair_streams(lab, request, src, dst, tunnel, walks)]
     return TrialSpec(ports, tuple(streams), duration_s=request.duration_s, drain_s=request.drain_s,
                      learning_settle_s=request.settle_s, rx_cpu=plan.tester_rx,
                      rx_priority=plan.tester_rx_priority, tester_limited_backlog_frames=input_queue_frames(lab),
@@ -106,6 +72,51 @@ def engine_spec(lab: Lab, request: TrialRequest, fps: float) -> TrialSpec:
                      allow_non_benchmarking_addresses=lab.allow_other_addresses,
                      # per-frame delay distributions for the report (seed 003 Fig. 3-4); mesh reports loss per flow
                      export_histograms=not request.mesh)
+
+
+def _pair_streams(lab: Lab, request: TrialRequest, src: str, dst: str, tunnel: Tunnel | None,
+                  walks: dict[int, Walk]) -> list[Stream]:
+    """The streams from tester ``src`` to ``dst``: a stream per flow and
+    family, each fragmented at the source where its path does not carry
+    the frames whole; ``walks``: a table's destinations, walked from t1 to t2."""
+    port_mode = frames.ports_used(request.ports)
+    streams = []
+    path = LabPath.build(lab.topology, lab.link_speed_bps, lab.mtu, tunnel, src, dst)
+    first = []
+    for version, share in request.mix.versions:
+        stream = Stream(f"ipv{version}-{src}-{dst}", src, dst, version, request.frame_size, share,
+                        fragment_mtu=path.source_mtu(version, request.frame_size))
+        if request.icmp_echo:
+            stream = _icmp_echo(lab, request.icmp_echo, stream)
+        elif (src, dst) == ("t1", "t2") and version in walks:
+            stream = replace(stream, walk=walks[version])
+        first.append(stream)
+    # Further flows: the same frames from their own UDP source port (core/frames.FLOW_SRC_PORT: what a
+    # DUT scenario scoped to flow 2 matches; unscoped, an A/A control), listed flow by flow so that the
+    # engine's round robin (engine/src/mix.rs) alternates the families as it does with one flow each:
+    # IPv4 1, IPv6 1, IPv4 2, IPv6 2. A frame's delay depends on the frame before it where they overlap
+    # in flight; grouped (IPv4 1, IPv4 2, IPv6 1, IPv6 2) the flows of a family would follow different
+    # frames, and an A/A control would differ (measured: 60 kframes/s, 128 B). Which family and which
+    # flow come first is drawn per trial (``order_seed``): at low rates a frame's delay depends on its
+    # place in the round robin (at 500 frames/s the first of two streams 8.5 µs, the second 34 µs, on
+    # this machine; bench/log/performance-2026-11.md), so a fixed order would be a family's or a flow's "effect".
+    # A flow's share is its family's times the flow's weight: flow 2 n of every m frames with
+    # ``foreground = "n/m"`` (core/frames.flow_weights; RFC 8219's foreground, flow 1 the background).
+    families, flow_order = _order(first, request.flows, request.order_seed)
+    chain = tuple(_ext_headers(lab, request.ext_headers, src, dst)) \
+        if request.ext_headers and not request.icmp_echo and request.mix.ipv6_pct else None
+    weights = frames.flow_weights(request.foreground) if request.flows == 2 else (1,)
+    for k in flow_order:
+        for s in families:
+            s = replace(s, name=frames.flow_name(s.name, k), src_port=frames.FLOW_SRC_PORT[k] if k > 1 else None,
+                        share=s.share * weights[k - 1])
+            s = _translated(lab, s, k, request)
+            if port_mode == "rfc4814" and s.protocol is None:
+                s = _rfc4814(s, _port_ranges(lab, request, k), request.order_seed)
+            headers = request.ext_headers and s.ip_version == 6 and not request.icmp_echo and \
+                (request.ext_headers_scope == "all" or k == 2)
+            streams.append(replace(s, ipv6_ext_headers=chain) if headers else s)
+    return streams
 
 
 def _port_ranges(lab: Lab, request: TrialRequest, flow: int) -> tuple[tuple[int, int], tuple[int, int]]:
@@ -123,7 +134,7 @@ def _port_ranges(lab: Lab, request: TrialRequest, flow: int) -> tuple[tuple[int,
     return (lo, lo + n_src - 1), (dst[0], dst[0] + n_dst - 1)
 
 
-def ports_record(lab: Lab, request: TrialRequest) -> dict:
+def ports_record(lab: Lab, request: TrialRequest) -> dict[str, Any]:
     """What a trial's UDP ports were, stored with it (``ports``): the mode
     asked and the one sent (core/frames.ports_used), and with RFC 4814 ports
     each flow's source range, the destination range and the permutation's
@@ -132,7 +143,7 @@ def ports_record(lab: Lab, request: TrialRequest) -> dict:
     through a DUT that keeps state, the connections each stream walks
     (``connections_per_stream``, all opened by the preliminary phase)."""
     used = frames.ports_used(request.ports)
-    out: dict = {"asked": request.ports, "used": "none (ICMP echo)" if request.icmp_echo else used}
+    out: dict[str, Any] = {"asked": request.ports, "used": "none (ICMP echo)" if request.icmp_echo else used}
     if used == "rfc4814" and not request.icmp_echo:
         ranges = {k: _port_ranges(lab, request, k) for k in range(1, request.flows + 1)}
         out.update(src={str(k): list(src) for k, (src, _) in ranges.items()}, dst=list(ranges[1][1]),
@@ -150,10 +161,11 @@ def _rfc4814(stream: Stream, ranges: tuple[tuple[int, int], tuple[int, int]], se
     engine in a seeded permutation, every value once a cycle; beside a
     table's walk of destinations, in that walk's permutation."""
     (s_lo, s_hi), (d_lo, d_hi) = ranges
-    walked = {"src_port": (f"{s_lo}-{s_hi}",), "dst_port": (f"{d_lo}-{d_hi}",)}
+    src_port, dst_port = (f"{s_lo}-{s_hi}",), (f"{d_lo}-{d_hi}",)
     if stream.walk is not None:
-        return replace(stream, src_port=None, walk=replace(stream.walk, **walked))
-    return replace(stream, src_port=None, walk=Walk(**walked, order="permuted", seed=seed if seed is not None else 1))
+        return replace(stream, src_port=None, walk=replace(stream.walk, src_port=src_port, dst_port=dst_port))
+    return replace(stream, src_port=None, walk=Walk(src_port=src_port, dst_port=dst_port, order="permuted",
+                                                    seed=seed if seed is not None else 1))
 
 
 def _translated(lab: Lab, stream: Stream, flow: int, request: TrialRequest) -> Stream:
@@ -228,7 +240,7 @@ def _port(lab: Lab, tester: str, fps: float, cpus: tuple[int, ...] | None) -> Po
     node = lab.node(tester)
     (iface,) = node["interfaces"]
     port = Port(tester, iface["name"], node["netns"], iface["ipv4"], iface["ipv6"], iface["gateway_ipv4"],
-                iface["gateway_ipv6"], backend.chosen())
+                iface["gateway_ipv6"], packet_io.chosen())
     if cpus is None:
         return port
     if len(cpus) == 1:
@@ -276,7 +288,7 @@ def _icmp_echo(lab: Lab, target: str, stream: Stream) -> Stream:
     return replace(stream, protocol="icmp_echo", rx_port="t1", dst_ip=dst, name=f"icmp{v}-t1-{target}")
 
 
-def _ext_headers(lab: Lab, preset: str, src: str, dst: str) -> list[dict]:
+def _ext_headers(lab: Lab, preset: str, src: str, dst: str) -> list[dict[str, Any]]:
     """The preset for frames from tester ``src`` to ``dst``: the first router
     is the sender's gateway; on ``p2p`` there is none."""
     (tx,) = lab.node(src)["interfaces"]

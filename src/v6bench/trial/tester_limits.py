@@ -11,17 +11,19 @@ nearest smaller if none), for the floor the nearest.
 
 from __future__ import annotations
 
+from typing import Any
+
 #: Share of the tester's self-tested capacity above which a trial is the tester's.
 SELFTEST_MARGIN = 0.9
 
 
-def _sizes(selftest: dict | None, field: str) -> dict[int, dict]:
+def _sizes(selftest: dict[str, Any] | None, field: str) -> dict[int, dict[str, Any]]:
     if not selftest:
         return {}
     return {int(k): v for k, v in selftest.get("capacity", {}).items() if v.get(field)}
 
 
-def capacity(selftest: dict | None, frame_size: int) -> tuple[float, int] | None:
+def capacity(selftest: dict[str, Any] | None, frame_size: int) -> tuple[float, int] | None:
     """The tester's capacity [frames/s] for ``frame_size`` and the size it was measured at."""
     caps = _sizes(selftest, "capacity_fps")
     if not caps:
@@ -31,7 +33,7 @@ def capacity(selftest: dict | None, frame_size: int) -> tuple[float, int] | None
     return caps[size]["capacity_fps"], size
 
 
-def limit_reason(selftest: dict | None, frame_size: int, offered_fps: float) -> str | None:
+def limit_reason(selftest: dict[str, Any] | None, frame_size: int, offered_fps: float) -> str | None:
     """Why a trial offering ``offered_fps`` (all directions) is the tester's, or None."""
     cap = capacity(selftest, frame_size)
     if cap and offered_fps > SELFTEST_MARGIN * cap[0]:
@@ -40,13 +42,13 @@ def limit_reason(selftest: dict | None, frame_size: int, offered_fps: float) -> 
     return None
 
 
-def latency_floor(selftest: dict | None, frame_size: int) -> dict | None:
+def latency_floor(selftest: dict[str, Any] | None, frame_size: int) -> dict[str, Any] | None:
     """The tester's own latency floor and error bar [ns] nearest ``frame_size``:
     ``{"floor_ns", "stddev_ns", "tx_stamp_lead_ns", "frame_size",
     "selftest_at_unix_s"}``; ``tx_stamp_lead_ns`` is the median time from a
     frame's transmit stamp to the driver's hand-over (part of the floor)."""
     floors = _sizes(selftest, "latency_floor_ns")
-    if not floors:
+    if not floors or selftest is None:
         return None
     size = min(floors, key=lambda s: (abs(s - frame_size), s))
     f = floors[size]
@@ -55,7 +57,7 @@ def latency_floor(selftest: dict | None, frame_size: int) -> dict | None:
             "selftest_at_unix_s": selftest.get("created_at_unix_s")}
 
 
-def apply(result: dict, selftest: dict | None, frame_size: int) -> None:
+def apply(result: dict[str, Any], selftest: dict[str, Any] | None, frame_size: int) -> None:
     """Adds the self-test's verdict and floor to a v6bench trial result;
     ``tester_over_capacity`` tells a load the tester cannot offer at all
     (a repeat cannot help, methods/retry.py) from a passing stall."""

@@ -18,8 +18,10 @@ forwarding.
 
 from __future__ import annotations
 
+from typing import Any
+
 from ..core.rates import line_rate_fps
-from ..lab.interface import Lab
+from ..lab.protocol import Lab
 from . import fib_learning
 from .request import make_request
 from .runner import run
@@ -45,7 +47,7 @@ def warm_up(lab: Lab) -> tuple[Lab, str | None]:
     learned = ""
     if fib_learning.pending(lab):
         lab = fib_learning.learn(lab)
-        fib = lab.fib
+        fib = lab.fib or fib
         learned = "; ".join(f"{name} forwards the table's sampled destinations {r['fib_learning_s']:.1f} s after its "
                             f"announcement began (the speaker's sessions up and the whole table exported after {r['load_s']:.1f} s; "
                             f"{r['learning_probes']} probe(s), "
@@ -59,7 +61,7 @@ def warm_up(lab: Lab) -> tuple[Lab, str | None]:
                            "frames forwarded (not stored)")
 
 
-def warmup_s(fib: dict) -> float:
+def warmup_s(fib: dict[str, Any]) -> float:
     """The warm-up's length [s] for a lab's table record (lab/emulated/fib_load.py): in proportion to its routes."""
-    routes = max(r["ipv4_routes"] + r["ipv6_routes"] for r in fib["routers"].values())
+    routes: int = max(r["ipv4_routes"] + r["ipv6_routes"] for r in fib["routers"].values())
     return round(min(WARMUP_S, max(MIN_WARMUP_S, WARMUP_S * routes / WARMUP_ROUTES)), 1)

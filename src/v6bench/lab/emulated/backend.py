@@ -5,32 +5,35 @@ does when v6bench builds the lab on this machine."""
 from __future__ import annotations
 
 from contextlib import contextmanager
-from typing import Iterator
+from typing import Any, Iterator
 
+from ...core.rates import format_link_speed
 from ..model import spec as lab_spec
 from ..model import tunnel
 from ..model.dut import DutConfig
 from ..model.site import Site
 from ..model.spec import LabSpec
 from ..model.tunnel import Tunnel
-from . import build, configured, connections, control, nsctl, observe
+from . import build, configured, connections, control, observe
+from ..machine import nsctl
 from . import reset as lab_reset
 from .state import LabState
+from ..protocol import Observer
 
 
-class Emulated:
+class NamespaceBackend:
     """The emulated lab with namespace routers (:mod:`.build`): built by
     v6bench on this machine, or the one ``lab up`` built."""
 
-    #: How its routers are made (lab/build.Routers).
+    #: How its routers are made (lab/emulated/build.Routers).
     routers: build.Routers = build.NAMESPACE_ROUTERS
     #: The tunnels its routers have (stand-ins of the kernel's own datapaths, lab/model/tunnel.py).
     tunnels = tunnel.TUNNELS
     tunnels_where = 'on namespace routers (gre: use router = "vm")'
     tunnel_stand_in = True
 
-    def dut_config(self, d: dict, spec: LabSpec) -> DutConfig:
-        """The ``[dut]`` table (lab/spec.dut_config), its tunnel one these routers have."""
+    def dut_config(self, d: dict[str, Any], spec: LabSpec) -> DutConfig:
+        """The ``[dut]`` table (lab/model/spec.dut_config), its tunnel one these routers have."""
         dut = lab_spec.dut_config(d, spec)
         self.tunnel(dut.tunnel)
         return dut
@@ -39,7 +42,7 @@ class Emulated:
         """The tunnel ``name`` (``[dut] tunnel``) on these routers; None for none."""
         return tunnel.find(name, self.tunnels, self.tunnels_where) if name else None
 
-    def tunnel_record(self, lab: LabState) -> dict | None:
+    def tunnel_record(self, lab: LabState) -> dict[str, Any] | None:
         return tunnel.record(self.tunnel(lab.dut_config.tunnel), self.tunnel_stand_in)
 
     def up(self, site: Site, spec: LabSpec, dut: DutConfig | None) -> LabState:
@@ -65,10 +68,10 @@ class Emulated:
         before any lab is used; errors name the test's fields. The
         emulated lab has all (its path's rules are trial/fit.py's)."""
 
-    def observer(self, lab: LabState) -> observe.LabObserver:
+    def observer(self, lab: LabState) -> Observer:
         return observe.LabObserver(lab)
 
-    def reset(self, site: Site, lab: LabState, kind: str) -> tuple[LabState, dict]:
+    def reset(self, site: Site, lab: LabState, kind: str) -> tuple[LabState, dict[str, Any]]:
         return lab_reset.reset(site, lab, kind)
 
     def describe(self, lab: LabState) -> str:
@@ -78,18 +81,47 @@ class Emulated:
         """Empties R1's connection table (:mod:`.connections`); the time it took [s]."""
         return connections.clear(lab.node("r1")["netns"], bool(lab.dut_config.max_connections))
 
-    def router_command(self, node: dict, argv: list[str]) -> str:
+    def router_command(self, node: dict[str, Any], argv: list[str]) -> str:
         """``argv``'s output on router ``node`` (its record in the lab's node list): in its namespace."""
         return nsctl.command(node["netns"], argv)
 
-    def dut_record(self, lab: LabState) -> dict:
+    def dut_record(self, lab: LabState) -> dict[str, Any]:
         """Its rule sets, qdiscs, routes and links (:func:`configured.datapaths`)."""
         nodes = list(lab.nodes)
         return {"config": lab.dut_config.to_json(), "rulesets": configured.rulesets(nodes, self.router_command),
                 "datapaths": configured.datapaths(nodes, self.router_command, table=lab.fib is not None),
                 "description": control.describe(lab)}
 
-    def record(self, lab: LabState) -> dict:
+    def status(self, site: Site) -> tuple[LabState | None, bool]:
+        """The lab that is up and whether a command uses it now (:func:`control.status`)."""
+        return control.status(site)
+
+    def down(self, site: Site) -> list[str]:
+        """Removes the lab and anything stale (:func:`control.down`); the namespaces removed."""
+        return control.down(site)
+
+    def status_record(self, lab: LabState) -> dict[str, Any]:
+        """``lab status --json`` of the lab that is up (docs/trial-result.md)."""
+        return {"up": True, "topology": lab.topology, "link_speed_bps": lab.link_speed_bps, "mtu": lab.mtu.to_json(),
+                "temporary": lab.temporary, "created_at_unix_s": lab.created_at_unix_s,
+                "cpu_plan": lab.cpu_plan.to_json(), "nodes": list(lab.nodes), "napi_threads": list(lab.napi),
+                "router": lab.router_kind, "tunnel": self.tunnel_record(lab), "fib": lab.fib,
+                "description": self.describe(lab)}
+
+    def lab_table(self, lab: LabState) -> dict[str, Any]:
+        """Its topology, link speed, MTUs and routers (the CPU arrangement is a trial's to give)."""
+        return {"topology": lab.topology, "link_speed": format_link_speed(lab.link_speed_bps),
+                "mtu": lab.mtu.to_json(), "router": lab.router_kind}
+
+    def table_offer(self, spec: LabSpec) -> None:
+        """None: its routers are given the table when they are built (lab/emulated/fib_load.py)."""
+        return None
+
+    def prepare(self) -> str | None:
+        """None: namespace routers need nothing made beforehand."""
+        return None
+
+    def record(self, lab: LabState) -> dict[str, Any]:
         return {"kind": "emulated", "topology": lab.topology, "link_speed_bps": lab.link_speed_bps,
                 "mtu": lab.mtu.to_json(), "temporary": lab.temporary, "shared_machine": lab.shared_machine,
                 "cpu_plan": lab.cpu_plan.to_json(),

@@ -6,7 +6,7 @@ addresses (the packet engine owns the tester addresses). Routers: IPv4 and
 IPv6 forwarding, the topology's addresses (IPv6 without DAD) and static
 routes. Every veth end: its link's MTU (:mod:`v6bench.lab.model.mtu`; a link
 below 1280 bytes carries IPv4 only), up, and threaded NAPI pinned per the CPU
-plan (:mod:`v6bench.lab.emulated.napi`). Every created namespace is removed again if
+plan (:mod:`v6bench.lab.machine.napi`). Every created namespace is removed again if
 the build fails or is interrupted.
 """
 
@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 import shutil
 import time
-from typing import Protocol
+from typing import Any, Iterable, Protocol
 
 from pyroute2 import IPRoute
 from pyroute2 import netns as pr_netns
@@ -23,7 +23,8 @@ from pyroute2 import netns as pr_netns
 from ... import engine
 from ...core.errors import LabError
 from ..model import dut as dut_rules
-from . import configured, fib_load, napi, nsctl, shape, translator, tunnel_setup
+from . import configured, fib_load, shape, translator, tunnel_setup
+from ..machine import napi, nsctl
 from ..model import tunnel
 from ..model.dut import DutConfig
 from ..model.mtu import IPV6_MIN, Mtus
@@ -31,7 +32,7 @@ from ..model.mtu import routes as mtu_routes
 from ..model.cpus import FIFO_PRIORITY, CpuPlan
 from ..model.site import Site
 from .state import LabState, forget, our_namespaces, save
-from ..model.topology import ROUTER, TESTER, Topology
+from ..model.topology import ROUTER, TESTER, Node, Topology
 
 #: Sysctls set in each namespace, by role (recorded with every result).
 SYSCTLS = {
@@ -58,7 +59,7 @@ SYSCTLS = {
 CARRIER_TIMEOUT_S = 5.0
 
 
-def _set_sysctls(ns: str, values: dict) -> None:
+def _set_sysctls(ns: str, values: dict[str, Any]) -> None:
     def apply() -> None:
         for key, value in values.items():
             nsctl.sysctl(key, value)
@@ -88,10 +89,10 @@ class Routers(Protocol):
 
     kind: str
 
-    def holds_vm(self, node) -> bool: ...
+    def holds_vm(self, node: Node) -> bool: ...
 
     def make(self, site: Site, topo: Topology, link_speed_bps: float, mtu: Mtus, cpu_plan: CpuPlan,
-             dut: DutConfig) -> tuple[list[dict], list[dict], dict | None]: ...
+             dut: DutConfig) -> tuple[list[dict[str, Any]], list[dict[str, Any]], dict[str, Any] | None]: ...
 
 
 class NamespaceRouters:
@@ -101,11 +102,11 @@ class NamespaceRouters:
 
     kind = "ns"
 
-    def holds_vm(self, node) -> bool:
+    def holds_vm(self, node: Node) -> bool:
         return False
 
     def make(self, site: Site, topo: Topology, link_speed_bps: float, mtu: Mtus, cpu_plan: CpuPlan,
-             dut: DutConfig) -> tuple[list[dict], list[dict], dict | None]:
+             dut: DutConfig) -> tuple[list[dict[str, Any]], list[dict[str, Any]], dict[str, Any] | None]:
         for left, right in topo.links():
             with IPRoute(netns=site.netns(left.node)) as ipr:
                 m = mtu.of(left.node, right.node)
@@ -158,7 +159,8 @@ def build(site: Site, topo: Topology, link_speed_bps: float, mtu: Mtus, cpu_plan
     sysctls = {n.name: SYSCTLS[n.role] for n in topo.nodes}
     owner = os.getpid()
 
-    def state(status: str, nodes=(), threads=(), fib=None) -> LabState:
+    def state(status: str, nodes: Iterable[dict[str, Any]] = (), threads: Iterable[dict[str, Any]] = (),
+              fib: dict[str, Any] | None = None) -> LabState:
         return LabState(topo.name, link_speed_bps, mtu, status, temporary, owner, started, cpu_plan,
                         tuple(nodes), tuple(threads), sysctls, kernel, dut, routers.kind, fib)
 
@@ -178,7 +180,7 @@ def build(site: Site, topo: Topology, link_speed_bps: float, mtu: Mtus, cpu_plan
         raise
 
 
-def create_node_namespace(site: Site, node, vm_holder: bool = False) -> None:
+def create_node_namespace(site: Site, node: Node, vm_holder: bool = False) -> None:
     """The node's namespace with loopback up and its role's sysctls; a VM
     router's namespace (``vm_holder``: it holds QEMU and the management
     link) forwards nothing and has a tester's sysctls."""
@@ -189,7 +191,7 @@ def create_node_namespace(site: Site, node, vm_holder: bool = False) -> None:
     _set_sysctls(ns, SYSCTLS[TESTER if vm_holder else node.role])
 
 
-def bring_up(site: Site, node) -> dict[tuple[str, str], str]:
+def bring_up(site: Site, node: Node) -> dict[tuple[str, str], str]:
     """Sets the node's interfaces up; returns their MACs."""
     macs = {}
     with IPRoute(netns=site.netns(node.name)) as ipr:
@@ -200,7 +202,7 @@ def bring_up(site: Site, node) -> dict[tuple[str, str], str]:
     return macs
 
 
-def address(site: Site, node, mtu: Mtus) -> None:
+def address(site: Site, node: Node, mtu: Mtus) -> None:
     """Gives a router's interfaces their addresses (testers' addresses
     belong to the engine) and adds the node's static routes; idempotent.
     A router forwards from here on. On an interface whose link's MTU is
@@ -219,7 +221,7 @@ def address(site: Site, node, mtu: Mtus) -> None:
             ipr.route("replace", dst=r.dst, gateway=r.gateway)
 
 
-def configure_node(site: Site, node, mtu: Mtus) -> dict[tuple[str, str], str]:
+def configure_node(site: Site, node: Node, mtu: Mtus) -> dict[tuple[str, str], str]:
     """:func:`bring_up` then :func:`address` (building a lab, when no
     traffic flows yet); returns the interfaces' MACs."""
     macs = bring_up(site, node)
@@ -227,7 +229,7 @@ def configure_node(site: Site, node, mtu: Mtus) -> dict[tuple[str, str], str]:
     return macs
 
 
-def wait_carrier(site: Site, node) -> None:
+def wait_carrier(site: Site, node: Node) -> None:
     for i in node.interfaces:
         _wait_carrier(site.netns(node.name), i.name)
 
@@ -247,7 +249,7 @@ def configure_dut(site: Site, topo: Topology, dut: DutConfig, link_speed_bps: fl
                     shape.apply(site.netns(node.name), i.name, link_speed_bps, mtu.of(i.node, i.peer_node))
 
 
-def describe_nodes(site: Site, topo: Topology, macs: dict[tuple[str, str], str]) -> list[dict]:
+def describe_nodes(site: Site, topo: Topology, macs: dict[tuple[str, str], str]) -> list[dict[str, Any]]:
     """The recorded node list (``lab status --json``) of ``topo`` built at
     ``site``; ``macs`` maps (node, interface) to the interface's MAC. Tester
     interfaces also carry their next hop (``gateway_ipv4``/``gateway_ipv6``)
@@ -267,7 +269,7 @@ def describe_nodes(site: Site, topo: Topology, macs: dict[tuple[str, str], str])
 
 
 def arrange_cpus(site: Site, topo: Topology, cpu_plan: CpuPlan, only: str | None = None,
-                 known: dict[int, str] | None = None) -> list[dict]:
+                 known: dict[int, str] | None = None) -> list[dict[str, Any]]:
     """The ``split`` arrangement (:mod:`v6bench.lab.model.cpus`): threaded NAPI on
     every veth end, router threads on DUT CPUs, tester threads on the
     tester's receive CPU, all at SCHED_FIFO priority

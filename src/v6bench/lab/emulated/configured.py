@@ -11,9 +11,9 @@ import json
 
 from ...core.address_blocks import BENCHMARKING
 from ...core.errors import LabError
-from typing import Callable
+from typing import Any, Callable
 
-from . import nsctl
+from ..machine import nsctl
 from ..model.topology import ROUTER
 from ..model.dut import NAT_TABLE, TABLE
 from ..model.translation import NAT64_TABLE
@@ -48,15 +48,15 @@ def acl_counters(netns: str) -> dict[str, dict[str, int]]:
 
 
 #: Runs a command on a router node (its record in the lab's node list) and returns its output.
-Command = Callable[[dict, list[str]], str]
+Command = Callable[[dict[str, Any], list[str]], str]
 
 
-def _per_router(nodes: list[dict], command: Command, argv: list[str]) -> dict[str, str]:
+def _per_router(nodes: list[dict[str, Any]], command: Command, argv: list[str]) -> dict[str, str]:
     """The output of ``argv`` on every router, by router."""
     return {n["name"]: command(n, argv) for n in nodes if n["role"] == ROUTER}
 
 
-def rulesets(nodes: list[dict], command: Command) -> dict[str, str]:
+def rulesets(nodes: list[dict[str, Any]], command: Command) -> dict[str, str]:
     """``nft list ruleset`` of every router, as it is now."""
     return _per_router(nodes, command, ["nft", "list", "ruleset"])
 
@@ -81,7 +81,7 @@ TABLE_ROUTE_COMMANDS = {
 }
 
 
-def datapaths(nodes: list[dict], command: Command, table: bool = False) -> dict[str, dict[str, str]]:
+def datapaths(nodes: list[dict[str, Any]], command: Command, table: bool = False) -> dict[str, dict[str, str]]:
     """Per router, the output of each of :data:`DATAPATH_COMMANDS`, as it
     is now; with ``table``, the routes of :data:`TABLE_ROUTE_COMMANDS`."""
     out: dict[str, dict[str, str]] = {}

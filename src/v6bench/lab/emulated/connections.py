@@ -11,7 +11,7 @@ import time
 
 from ...core.errors import LabError
 from ..model.dut import CONNECTIONS_SET, TABLE
-from . import nsctl
+from ..machine import nsctl
 
 
 def clear(netns: str, counted: bool) -> float:

@@ -12,6 +12,7 @@ from typing import Iterator
 from ...core.errors import LabError, UsageError
 from ...core.rates import format_link_speed
 from . import build, state
+from ..machine import lock
 from ..model.cpus import plan
 from ..model.dut import DutConfig
 from ..model.mtu import Mtus
@@ -32,7 +33,7 @@ def _recover(site: Site) -> LabState | None:
     reason = state.stale_reason(site, current)
     if reason:
         removed = build.destroy(site)
-        state.warn(f"removed a stale lab ({reason}){': ' + ', '.join(removed) if removed else ''}")
+        lock.warn(f"removed a stale lab ({reason}){': ' + ', '.join(removed) if removed else ''}")
         return None
     return current
 
@@ -48,7 +49,7 @@ def up(site: Site, topology: str, link_speed_bps: float, mtu: Mtus, arrangement:
     topo = parse_topology(topology)
     cpu_plan = plan(arrangement)
     _require_root()
-    with state.locked(site, "lab up"):
+    with lock.locked(site, "lab up"):
         current = _recover(site)
         if current is not None:
             raise LabError(f"a lab is already up ({describe(current)}): run `v6bench lab down` first")
@@ -58,7 +59,7 @@ def up(site: Site, topology: str, link_speed_bps: float, mtu: Mtus, arrangement:
 def down(site: Site) -> list[str]:
     """Removes the lab (and anything stale); returns the namespaces removed."""
     _require_root()
-    with state.locked(site, "lab down"):
+    with lock.locked(site, "lab down"):
         return build.destroy(site)
 
 
@@ -68,7 +69,7 @@ def status(site: Site) -> tuple[LabState | None, bool]:
     Does not take the lock and changes nothing: a stale lab is reported as
     none and removed by the next command that takes the lock.
     """
-    busy = state.is_locked(site)
+    busy = lock.is_locked(site)
     current = state.load(site)
     if busy:
         return (current if current and current.status == "up" else None), True
@@ -88,7 +89,7 @@ def for_trial(site: Site, topology: str | None, link_speed_bps: float | None, mt
     removed afterwards, also on error or Ctrl-C.
     """
     _require_root()
-    with state.locked(site, "trial"):
+    with lock.locked(site, "trial"):
         current = _recover(site)
         if current is not None:
             wanted = {  # field: (the value given, or None; the lab's)

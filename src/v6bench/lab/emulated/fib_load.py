@@ -29,34 +29,29 @@ lookup (``ip route get``), which is the lookup a frame takes; no test
 frame is sent during the load. The kernel's slab memory before and after
 the load is recorded (whole machine: namespaces share the kernel).
 
-The generated table is kept as a prefix list in the run directory
-(``tables/``), so building a lab again with the same table does not
-generate it again. The destinations the trials walk
-(:func:`destinations`) are one address inside each of ``destinations``
-prefixes a family, where that prefix is the longest match.
+The table's prefix list and the destinations the trials walk are files
+of the run directory (lab/machine/table_files.py), kept so that building
+a lab again with the same table does not generate it again.
 """
 
 from __future__ import annotations
 
 import ipaddress
-import json
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Mapping
+from typing import Any, Callable, Mapping
 
 from ...core.errors import LabError
-from ...fib import destinations as fib_destinations
-from ...fib import generate, prefix_list, shapes
+from ...fib import prefix_list
 from ...fib.generate import Table
-from . import nsctl
+from ..machine import nsctl
+from ..machine.table_files import SAMPLE, destinations, destinations_file, table_file
 from ..model.site import Site
 from ..model.topology import ROUTER, Topology
 
 #: The nexthop object of each family in every router (ids the lab uses for nothing else).
 NEXTHOP_ID = {4: 4_000_000, 6: 6_000_000}
-#: Destinations a family whose route lookup is checked for the learning time.
-SAMPLE = 64
 #: Longest a load may take, s (1.23 M routes take about 20 s on this machine).
 LOAD_TIMEOUT_S = 600
 #: net.ipv6.route.max_size while a table is loaded (the kernel's default is 4096 on 6.x in a namespace).
@@ -82,8 +77,10 @@ class Shell:
 
 def namespace_shell(netns: str, routes: Path) -> Shell:
     """A namespace router's shell: commands in ``netns``, the route file where it is."""
-    return Shell(lambda argv, input_text=None, timeout_s=30: nsctl.command(netns, argv, input_text, timeout_s),
-                 str(routes))
+    def command(argv: list[str], input_text: str | None = None, timeout_s: float = 30) -> str:
+        return nsctl.command(netns, argv, input_text, timeout_s)
+
+    return Shell(command, str(routes))
 
 
 @dataclass(frozen=True)
@@ -107,38 +104,6 @@ def hops(topo: Topology) -> list[Hop]:
         (i,) = [i for i in node.interfaces if i.peer_node == there]
         peer = topo.node(there).interface(i.peer_name)
         out.append(Hop(here, i.name, peer.ipv4.split("/")[0], peer.ipv6.split("/")[0]))
-    return out
-
-
-def table_file(site: Site, name: str, seed: int) -> Path:
-    """The table as a prefix list, generated once per run directory."""
-    path = site.run_dir / "tables" / f"{name}-seed{seed}.txt"
-    if not path.exists():
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(".tmp")
-        prefix_list.write(generate.table(shapes.table_kind(name), seed), tmp)
-        tmp.replace(path)
-    return path
-
-
-def destinations_file(site: Site, name: str, seed: int, n: int) -> Path:
-    return site.run_dir / "tables" / f"{name}-seed{seed}-dest{n}.json"
-
-
-def destinations(site: Site, name: str, seed: int, n: int, table: Table | None = None) -> dict[int, tuple[str, ...]]:
-    """``n`` destinations a family of table ``name`` (seed ``seed``), as
-    text, kept beside the table (:func:`destinations_file`: the same every
-    time); ``table``: the table already read, so it is not read again."""
-    path = destinations_file(site, name, seed, n)
-    if path.exists():
-        return {int(k): tuple(v) for k, v in json.loads(path.read_text()).items()}
-    table = table or prefix_list.read(table_file(site, name, seed))
-    out = {}
-    for version, routes in ((4, table.ipv4), (6, table.ipv6)):
-        out[version] = tuple(str(ipaddress.ip_address(a)) for a in fib_destinations.destinations(routes, n, seed))
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(out))
-    tmp.replace(path)  # whole or not at all: a cut-short write is never read back
     return out
 
 
@@ -217,7 +182,7 @@ def namespace_shells(site: Site, topo: Topology, name: str, seed: int) -> dict[s
 
 
 def load(site: Site, topo: Topology, name: str, seed: int, n_destinations: int, shells: Mapping[str, Shell],
-         only: str | None = None) -> dict:
+         only: str | None = None) -> dict[str, Any]:
     """Loads table ``name`` into every router on the path (``only``: that
     router alone, after a reset), each through its shell in ``shells``
     (by router);

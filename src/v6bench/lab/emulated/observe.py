@@ -2,7 +2,7 @@
 kernel counters of every router interface.
 
 A router's forwarding work runs in the NAPI threads of its interfaces
-(:mod:`v6bench.lab.emulated.napi`), so its CPU time over a trial is the sum of those
+(:mod:`v6bench.lab.machine.napi`), so its CPU time over a trial is the sum of those
 threads' run time (``/proc/PID/schedstat``, ns), taken over the traffic
 window alone (:mod:`.cpu_window`) and read a second, independent way from
 the DUT CPUs' own busy time (``/proc/stat``). Counters come from netlink
@@ -11,12 +11,14 @@ the DUT CPUs' own busy time (``/proc/stat``). Counters come from netlink
 
 from __future__ import annotations
 
+from typing import Any
+
 from dataclasses import dataclass
 
 from pyroute2 import IPRoute
 
-from . import cost, napi
-from .cpu_window import Sampler
+from ..machine import cost, napi
+from ..machine.cpu_window import Sampler
 from . import translator
 from .configured import acl_counters
 from ..model import translation
@@ -24,7 +26,7 @@ from ..model.topology import ROUTER, TESTER
 from .state import LabState
 
 COUNTERS = ("rx_packets", "tx_packets", "rx_dropped", "tx_dropped")
-#: What a namespace router's forwarding work is read from (lab/emulated/cost.py).
+#: What a namespace router's forwarding work is read from (lab/machine/cost.py).
 NAPI_BASIS = "the routers' NAPI threads' run time (schedstat) over the traffic window"
 
 
@@ -35,7 +37,7 @@ class Snapshot:
     cpu_ns: dict[int, int | None]
     counters: dict[str, dict[str, int]]  # "r1/r1-t2" → counters
     acl: dict[str, dict[str, dict[str, int]]]  # "r1" → configured.acl_counters()
-    translator: dict | None = None  # R1's NAT64 (translator.state), with nat64
+    translator: dict[str, Any] | None = None  # R1's NAT64 (translator.state), with nat64
 
 
 def snapshot(lab: LabState) -> Snapshot:
@@ -67,14 +69,14 @@ def sampler(lab: LabState) -> Sampler:
     return Sampler(pids, list(plan.dut_cpus) if plan.arrangement == "split" else [], plan.tester_rx)
 
 
-def difference(lab: LabState, before: Snapshot, after: Snapshot, traffic_s: float, window: dict | None = None) -> dict:
+def difference(lab: LabState, before: Snapshot, after: Snapshot, traffic_s: float, window: dict[str, Any] | None = None) -> dict[str, Any]:
     """The DUT's share of a trial.
 
     Returns ``{"routers": [{name, cpu, busy_ns, busy_ratio, window_s,
     run_busy_ns}], "dut_cpus": {cpu: busy_ratio}, "tester_rx": {busy_ns,
     busy_ratio}, "interfaces": {"r1/r1-t2": {counter: delta}}, "acl":
     {"r1": {"v4": {"permit": delta, "deny": delta}, "v6": …}},
-    "forwarding": lab/cost.forwarding}`` (``acl`` only with ACLs;
+    "forwarding": lab/machine/cost.forwarding}`` (``acl`` only with ACLs;
     ``forwarding``: the routers' NAPI threads' run time over the window,
     unrounded).
 
@@ -89,40 +91,25 @@ def difference(lab: LabState, before: Snapshot, after: Snapshot, traffic_s: floa
     ``inline`` arrangement, where the DUT's work is not separable.
     """
 
-    def busy(threads: list[dict]) -> dict:
-        if not threads:  # inline arrangement: the work ran in the tester's sender
-            return {"busy_ns": None, "busy_ratio": None}
-        total = 0
-        for t in threads:
-            b, a = before.cpu_ns.get(t["pid"]), after.cpu_ns.get(t["pid"])
-            if a is None or b is None:
-                return {"busy_ns": None, "busy_ratio": None}
-            total += a - b
-        out = {"busy_ns": total, "busy_ratio": round(total / (traffic_s * 1e9), 4) if traffic_s > 0 else None,
-               "run_busy_ns": total, "window_s": None}
-        ns = [window["threads"].get(t["pid"]) for t in threads] if window else [None]
-        if all(x is not None for x in ns):
-            out.update(busy_ns=round(sum(ns)), busy_ratio=round(sum(ns) / window["window_ns"], 4),
-                       window_s=window["window_ns"] / 1e9)
-        return out
-
     routers = []
     for node in lab.nodes:
         if node["role"] == ROUTER:
             threads = [t for t in lab.napi if t["node"] == node["name"]]
-            routers.append({"name": node["name"], "cpu": sorted({t["cpu"] for t in threads}), **busy(threads)})
+            routers.append({"name": node["name"], "cpu": sorted({t["cpu"] for t in threads}),
+                            **_busy(threads, before, after, traffic_s, window)})
     tester_threads = [t for t in lab.napi if lab.node(t["node"])["role"] == TESTER]
+    cpus_ns: dict[int, float | None] = window["cpus"] if window else {}
+    window_ns = window["window_ns"] if window else 0
     interfaces = {
         key: {k: after.counters[key][k] - before.counters[key].get(k, 0) for k in COUNTERS}
         for key in after.counters
         if key in before.counters
     }
-    out = {"routers": routers, "tester_rx": busy(tester_threads), "interfaces": interfaces,
-           "dut_cpus": {str(c): None if ns is None else round(ns / window["window_ns"], 4)
-                        for c, ns in (window["cpus"].items() if window else [])},
+    out = {"routers": routers, "tester_rx": _busy(tester_threads, before, after, traffic_s, window), "interfaces": interfaces,
+           "dut_cpus": {str(c): None if ns is None else round(ns / window_ns, 4) for c, ns in cpus_ns.items()},
            "forwarding": cost.forwarding([_share(r, traffic_s) for r in routers], NAPI_BASIS, None,
-                                         [ns / window["window_ns"] if ns is not None else None
-                                          for ns in window["cpus"].values()] if window else None)}
+                                         [ns / window_ns if ns is not None else None
+                                          for ns in cpus_ns.values()] if window else None)}
     if after.translator is not None:
         out["translator"] = translated(lab.dut_config.nat64, before, after)
     if after.acl:
@@ -131,7 +118,28 @@ def difference(lab: LabState, before: Snapshot, after: Snapshot, traffic_s: floa
     return out
 
 
-def translated(mode: str, before: Snapshot, after: Snapshot) -> dict:
+
+def _busy(threads: list[dict[str, Any]], before: Snapshot, after: Snapshot, traffic_s: float,
+          window: dict[str, Any] | None) -> dict[str, Any]:
+    """Threads' run time over a trial (:func:`difference`'s ``busy_ns``, ``busy_ratio``, ``window_s``)."""
+    if not threads:  # inline arrangement: the work ran in the tester's sender
+        return {"busy_ns": None, "busy_ratio": None}
+    total = 0
+    for t in threads:
+        b, a = before.cpu_ns.get(t["pid"]), after.cpu_ns.get(t["pid"])
+        if a is None or b is None:
+            return {"busy_ns": None, "busy_ratio": None}
+        total += a - b
+    out = {"busy_ns": total, "busy_ratio": round(total / (traffic_s * 1e9), 4) if traffic_s > 0 else None,
+           "run_busy_ns": total, "window_s": None}
+    ns = [window["threads"].get(t["pid"]) for t in threads] if window else [None]
+    known = [x for x in ns if x is not None]
+    if window and len(known) == len(ns):
+        out.update(busy_ns=round(sum(known)), busy_ratio=round(sum(known) / window["window_ns"], 4),
+                   window_s=window["window_ns"] / 1e9)
+    return out
+
+def translated(mode: str, before: Snapshot, after: Snapshot) -> dict[str, Any]:
     """R1's NAT64 over one trial (the trial's ``dut.translator``): the
     frames the kernel handed TAYGA (``into_frames``) and TAYGA handed back
     translated (``out_frames``), read from its tun device; whether TAYGA
@@ -139,30 +147,33 @@ def translated(mode: str, before: Snapshot, after: Snapshot) -> dict:
     and after and the connections the source NAT opened (``new_sessions``)."""
     dev = f"r1/{translation.TUN_DEV}"
     b, a = before.counters.get(dev, {}), after.counters.get(dev, {})
-    out = {"mode": mode, "running": after.translator["running"],
+    now = after.translator or {}
+    out = {"mode": mode, "running": now.get("running"),
            "into_frames": a.get("tx_packets", 0) - b.get("tx_packets", 0),
            "out_frames": a.get("rx_packets", 0) - b.get("rx_packets", 0)}
     if mode == "stateful":
         bt = before.translator or {}
-        out.update(sessions_before=bt.get("sessions"), sessions=after.translator["sessions"],
-                   new_sessions=None if after.translator["nat_matches"] is None or bt.get("nat_matches") is None
-                   else after.translator["nat_matches"] - bt["nat_matches"])
+        out.update(sessions_before=bt.get("sessions"), sessions=now.get("sessions"),
+                   new_sessions=None if now.get("nat_matches") is None or bt.get("nat_matches") is None
+                   else now["nat_matches"] - bt["nat_matches"])
     return out
 
 
-def _share(router: dict, traffic_s: float) -> float | None:
-    """A router's forwarding work in CPUs (lab/emulated/cost.py), unrounded: its
+def _share(router: dict[str, Any], traffic_s: float) -> float | None:
+    """A router's forwarding work in CPUs (lab/machine/cost.py), unrounded: its
     threads' run time over the window, else over the engine's traffic."""
     if router["busy_ns"] is None:
         return None
-    if router.get("window_s"):
-        return router["busy_ns"] / (router["window_s"] * 1e9)
-    return router["busy_ns"] / (traffic_s * 1e9) if traffic_s > 0 else None
+    busy_ns: float = router["busy_ns"]
+    window_s: float | None = router.get("window_s")
+    if window_s:
+        return busy_ns / (window_s * 1e9)
+    return busy_ns / (traffic_s * 1e9) if traffic_s > 0 else None
 
 
 class LabObserver:
     """The emulated lab's observations around one trial
-    (:class:`~v6bench.lab.interface.Observer`): a snapshot before, the
+    (:class:`~v6bench.lab.protocol.Observer`): a snapshot before, the
     sampler while the engine runs, a snapshot after and their difference."""
 
     def __init__(self, lab: LabState) -> None:
@@ -174,14 +185,14 @@ class LabObserver:
     def during(self, limit_s: float) -> Sampler:
         return sampler(self.lab)
 
-    def after(self, before: Snapshot, during: Sampler, eng: dict) -> dict:
+    def after(self, before: Snapshot, during: Sampler, eng: dict[str, Any]) -> dict[str, Any]:
         start_ns = eng["started_at_unix_ns"]
         end_ns = start_ns + round(eng["traffic_s"] * 1e9)
         out = difference(self.lab, before, snapshot(self.lab), eng["traffic_s"], during.window(start_ns, end_ns))
         out["forwarding"] = cost.with_runs(out["forwarding"], eng, during)
         return out
 
-    def reasons(self, eng: dict, observed: dict, reset_router: str | None) -> list[str]:
+    def reasons(self, eng: dict[str, Any], observed: dict[str, Any], reset_router: str | None) -> list[str]:
         """Frames the tester lost in this lab, not the DUT: a router's veth
         dropping toward a tester port (the tester's receive queue overflowed;
         not on a router being reset, whose links went down), and drops on the

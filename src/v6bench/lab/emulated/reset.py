@@ -23,6 +23,8 @@ the timing.
 
 from __future__ import annotations
 
+from typing import Any
+
 import dataclasses
 import os
 import time
@@ -33,14 +35,15 @@ from pyroute2.netlink.rtnl.ndmsg import NUD_FAILED, NUD_INCOMPLETE
 
 from ...core.errors import LabError
 from ...core.tester import RESET_KINDS as KINDS
-from . import build, fib_load, napi, translator, tunnel_setup
+from . import build, fib_load, translator, tunnel_setup
+from ..machine import napi
 from ..model.site import Site
 from .state import LabState, save
-from ..model.topology import parse_topology
+from ..model.topology import Node, Topology, parse_topology
 
 
 
-def _links_down(site: Site, node) -> None:
+def _links_down(site: Site, node: Node) -> None:
     with IPRoute(netns=site.netns(node.name)) as ipr:
         for i in node.interfaces:
             ipr.link("set", index=ipr.link_lookup(ifname=i.name)[0], state="down")
@@ -68,7 +71,7 @@ def _move(from_ns: str, to_ns: str, names: list[str]) -> None:
             ipr.link("set", index=ipr.link_lookup(ifname=name)[0], net_ns_fd=to_ns)
 
 
-def reset(site: Site, lab: LabState, kind: str, router: str = "r1") -> tuple[LabState, dict]:
+def reset(site: Site, lab: LabState, kind: str, router: str = "r1") -> tuple[LabState, dict[str, Any]]:
     """Resets ``router`` of ``lab`` (held locked by the caller)."""
     if kind not in KINDS:
         raise LabError(f"reset: {kind!r} is not one of {', '.join(KINDS)}")
@@ -76,20 +79,8 @@ def reset(site: Site, lab: LabState, kind: str, router: str = "r1") -> tuple[Lab
     node = next((n for n in topo.routers if n.name == router), None)
     if node is None:
         raise LabError(f"reset: topology {lab.topology} has no router {router}")
-    names = [i.name for i in node.interfaces]
     start_ns = time.time_ns()
-    if kind == "soft":
-        _links_down(site, node)
-    else:
-        hold = site.netns("hold")
-        pr_netns.create(hold)
-        try:
-            _move(site.netns(router), hold, names)
-            pr_netns.remove(site.netns(router))
-            build.create_node_namespace(site, node)
-            _move(hold, site.netns(router), names)
-        finally:
-            pr_netns.remove(hold)
+    _take_down(site, node, kind)
     down_ns = time.time_ns()
     known = napi.threads()
     # As a router boots: links up and ready, its rules loaded, then its
@@ -115,19 +106,8 @@ def reset(site: Site, lab: LabState, kind: str, router: str = "r1") -> tuple[Lab
         d = lab.dut_config
         fib_load.load(site, topo, d.table, d.table_seed, d.destinations,
                       fib_load.namespace_shells(site, topo, d.table, d.table_seed), only=router)
-    threads = [t for t in lab.napi if not (tayga and t["ifname"] == translator.THREAD)]
-    pinning = "kept"
-    if lab.cpu_plan.arrangement == "split":
-        mine = [t for t in threads if t["node"] == router and t["ifname"] != translator.THREAD]
-        if not all(os.path.exists(f"/proc/{t['pid']}") for t in mine):  # the kernel ended them
-            try:
-                threads = [t for t in threads if t["node"] != router] + build.arrange_cpus(
-                    site, topo, lab.cpu_plan, only=router, known=known)
-                pinning = "re-pinned"
-            except LabError as e:  # the reset stands; the pinning is lost, and said so
-                threads = [t for t in threads if t["node"] != router]
-                pinning = f"lost: {e}"
-
+    threads, pinning = _repin(site, lab, topo, router, known, [t for t in lab.napi
+                                                             if not (tayga and t["ifname"] == translator.THREAD)])
     if tayga and lab.cpu_plan.arrangement == "split":
         threads.append(tayga)
     new = dataclasses.replace(lab, napi=tuple(threads))
@@ -135,3 +115,39 @@ def reset(site: Site, lab: LabState, kind: str, router: str = "r1") -> tuple[Lab
     end_ns = time.time_ns()
     return new, {"reset_kind": kind, "router": router, "reset_started_unix_ns": start_ns,
                  "reset_down_s": (down_ns - start_ns) / 1e9, "reset_took_s": (end_ns - start_ns) / 1e9, "dut_napi_pinning": pinning}
+
+
+def _take_down(site: Site, node: Node, kind: str) -> None:
+    """A soft reset takes the router's links down; a hard one its whole
+    namespace, its interfaces kept aside in a holding namespace and moved
+    into the new one."""
+    if kind == "soft":
+        _links_down(site, node)
+        return
+    names = [i.name for i in node.interfaces]
+    hold = site.netns("hold")
+    pr_netns.create(hold)
+    try:
+        _move(site.netns(node.name), hold, names)
+        pr_netns.remove(site.netns(node.name))
+        build.create_node_namespace(site, node)
+        _move(hold, site.netns(node.name), names)
+    finally:
+        pr_netns.remove(hold)
+
+
+def _repin(site: Site, lab: LabState, topo: Topology, router: str, known: dict[int, str],
+           threads: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], str]:
+    """The lab's NAPI threads after a reset of ``router``, and what became of its pinning: ``kept``, ``re-pinned``
+    (the kernel ended the router's threads: its new ones pinned as at the build), or ``lost: why`` (the reset
+    stands; the pinning is lost, and said so)."""
+    if lab.cpu_plan.arrangement != "split":
+        return threads, "kept"
+    mine = [t for t in threads if t["node"] == router and t["ifname"] != translator.THREAD]
+    if all(os.path.exists(f"/proc/{t['pid']}") for t in mine):
+        return threads, "kept"
+    others = [t for t in threads if t["node"] != router]
+    try:
+        return others + build.arrange_cpus(site, topo, lab.cpu_plan, only=router, known=known), "re-pinned"
+    except LabError as e:
+        return others, f"lost: {e}"

@@ -20,7 +20,7 @@ router: the DUT's loss.
 from __future__ import annotations
 
 from ...core.rates import ETHERNET_HEADER_BYTES, FCS_BYTES, L1_OVERHEAD_BYTES, l1_bytes
-from . import nsctl
+from ..machine import nsctl
 
 #: What the kernel does not count in a packet's length (it counts the Ethernet header): FCS and layer 1.
 STAB_OVERHEAD_BYTES = FCS_BYTES + L1_OVERHEAD_BYTES

@@ -1,9 +1,9 @@
-"""The lab's recorded state, its lock, and recovery from a crashed run.
+"""The emulated lab's recorded state, and recovery from a crashed run.
 
 The state file (``lab.json`` in the run directory) is written when a build
 starts (``status: building``) and again when it is done (``up``). Every
 command that builds, uses or removes the lab holds an exclusive ``flock`` on
-the run directory's lock for as long as it works, so whoever takes the lock
+the run directory's lock (:mod:`..machine.lock`) for as long as it works, so whoever takes the lock
 and finds
 
 - a state that is not ``up`` (a build that died),
@@ -16,24 +16,21 @@ has found a stale lab, and removes it before going on.
 
 from __future__ import annotations
 
-import errno
-import fcntl
+from typing import Any
+
+import dataclasses
 import json
 import os
-import sys
-import time
-from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Iterator
 
 from pyroute2 import netns as pr_netns
 
-from ...core.errors import LabError
 from ..model.cpus import CpuPlan
 from ..model import translation
 from ..model.dut import DutConfig
 from ..model.mtu import Mtus
 from ..model.site import Site
+from ..machine.lock import running
 
 STATE_VERSION = 1
 
@@ -54,19 +51,19 @@ class LabState:
     owner_pid: int
     created_at_unix_s: float
     cpu_plan: CpuPlan
-    nodes: tuple[dict, ...]
-    napi: tuple[dict, ...]
-    sysctls: dict
+    nodes: tuple[dict[str, Any], ...]
+    napi: tuple[dict[str, Any], ...]
+    sysctls: dict[str, Any]
     kernel: str
     #: The DUT configuration its routers were given (stored as ``dut``).
     dut_config: DutConfig = DutConfig()
     #: How its routers are made, lab/model/spec.ROUTERS: namespaces, or VMs (each router node's "vm" record,
     #: lab/vm/vm.py); stored as ``router``, the ``[lab]`` key that chooses it.
     router_kind: str = "ns"
-    #: The forwarding table its routers hold (lab/fib_load.load's record), None without one.
-    fib: dict | None = None
+    #: The forwarding table its routers hold (lab/emulated/fib_load.load's record), None without one.
+    fib: dict[str, Any] | None = None
 
-    #: Its ports live in its own namespaces and its routers share this machine with the tester (lab/interface.py).
+    #: Its ports live in its own namespaces and its routers share this machine with the tester (lab/protocol.Lab).
     allow_root_netns = False
     shared_machine = True
 
@@ -81,6 +78,12 @@ class LabState:
         for one command): learned and crossed once before its trials
         (trial/warmup.py). ``lab up`` did that for the lab it built."""
         return self.temporary and self.fib is not None
+
+    #: Its routers' learning is checked by their own route lookups when they are built (lab/emulated/fib_load.py).
+    fib_learning_timeout_s = None
+
+    def with_fib(self, fib: dict[str, Any] | None) -> "LabState":
+        return dataclasses.replace(self, fib=fib)
 
     @property
     def translator_addresses(self) -> translation.Addresses:
@@ -100,9 +103,10 @@ class LabState:
         ``PREFIX + N``, :meth:`Site.netns`): the engine opens ports only
         in namespaces named so."""
         n = self.nodes[0]
-        return n["netns"].removesuffix(n["name"])
+        netns: str = n["netns"]
+        return netns.removesuffix(n["name"])
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return {
             "state_version": STATE_VERSION,
             "topology": self.topology,
@@ -123,7 +127,7 @@ class LabState:
         }
 
     @classmethod
-    def from_json(cls, d: dict) -> "LabState":
+    def from_json(cls, d: dict[str, Any]) -> "LabState":
         if d.get("state_version") != STATE_VERSION:
             raise ValueError("state version")
         return cls(
@@ -133,7 +137,7 @@ class LabState:
             d.get("router", "ns"), d.get("fib"),
         )
 
-    def node(self, name: str) -> dict:
+    def node(self, name: str) -> dict[str, Any]:
         for n in self.nodes:
             if n["name"] == name:
                 return n
@@ -173,84 +177,6 @@ def our_namespaces(site: Site) -> list[str]:
     return sorted(n for n in pr_netns.listnetns() if n.startswith(site.netns_prefix))
 
 
-#: The lock files this process holds, and how deep.
-_held: dict[str, int] = {}
-
-
-@contextmanager
-def locked(site: Site, what: str, wait_s: float = 0.0) -> Iterator[None]:
-    """Holds the machine's lab lock while the block runs.
-
-    Raises :class:`LabError` naming the holder if another v6bench command has
-    it for longer than ``wait_s``. The kernel releases the lock when the
-    holder dies, however it dies. Nested in a block of this process that
-    holds it already (a campaign run holds it from start to end, and its
-    labs and self-tests take it again), the block just runs.
-    """
-    key = str(site.lock_file)
-    if _held.get(key):
-        _held[key] += 1
-        try:
-            yield
-        finally:
-            _held[key] -= 1
-        return
-    try:
-        site.run_dir.mkdir(parents=True, exist_ok=True)
-        fd = os.open(site.lock_file, os.O_RDWR | os.O_CREAT, 0o644)
-    except OSError as e:
-        raise LabError(f"cannot take the lab lock {site.lock_file}: {e.strerror} (labs are built as root)") from None
-    deadline = time.monotonic() + wait_s
-    held = False
-    try:
-        while True:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
-            except OSError as e:
-                if e.errno not in (errno.EWOULDBLOCK, errno.EAGAIN):
-                    raise
-                if time.monotonic() >= deadline:
-                    holder = os.pread(fd, 200, 0).decode(errors="replace").strip() or "another process"
-                    raise LabError(f"the lab is busy: {holder} holds {site.lock_file}") from None
-                time.sleep(0.1)
-        held = True
-        _held[key] = 1
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, f"pid {os.getpid()} ({what})\n".encode(), 0)
-        yield
-    finally:
-        if held:  # only the holder may clear the holder's name
-            _held.pop(key, None)
-            os.ftruncate(fd, 0)
-        os.close(fd)  # releases the flock
-
-
-def is_locked(site: Site) -> bool:
-    """True if some command holds the lab lock right now."""
-    try:
-        fd = os.open(site.lock_file, os.O_RDONLY)
-    except FileNotFoundError:
-        return False
-    try:
-        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
-        return False
-    except OSError:
-        return True
-    finally:
-        os.close(fd)
-
-
-def running(pid: int) -> bool:
-    """Whether ``pid`` runs (a zombie, which an init that does not reap
-    leaves behind, does not)."""
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except (OSError, IndexError):
-        return False
-
-
 def stale_reason(site: Site, state: LabState | None) -> str | None:
     """Why the recorded lab (or what is left of one) is stale; None if it is
     usable or there is nothing. Call with the lock held."""
@@ -268,7 +194,3 @@ def stale_reason(site: Site, state: LabState | None) -> str | None:
         if n.get("vm") and not running(n["vm"]["pid"]):
             return f"VM router {n['name']} of lab {state.topology} is gone (QEMU pid {n['vm']['pid']})"
     return None
-
-
-def warn(message: str) -> None:
-    print(f"v6bench: {message}", file=sys.stderr)

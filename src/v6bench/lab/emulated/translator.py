@@ -11,6 +11,8 @@ the next command. The tun device goes with the namespace.
 
 from __future__ import annotations
 
+from typing import Any
+
 import json
 import os
 import shutil
@@ -23,7 +25,7 @@ from ...core.errors import LabError
 from ..model import translation
 from ..model.site import Site
 from ..model.topology import Topology
-from . import nsctl
+from ..machine import nsctl
 
 #: Longest wait for TAYGA's process after its start [s].
 START_TIMEOUT_S = 5.0
@@ -43,7 +45,7 @@ def directory(site: Site, router: str) -> Path:
     return site.lab_dir / f"tayga-{router}"
 
 
-def start(site: Site, topo: Topology, mode: str, cpu: int | None, router: str = "r1") -> dict:
+def start(site: Site, topo: Topology, mode: str, cpu: int | None, router: str = "r1") -> dict[str, Any]:
     """Starts TAYGA in ``router``'s namespace for ``mode``, on ``cpu`` (the
     router's DUT CPU; None: not pinned), and routes the NAT64 prefix and
     its IPv4 side into it; idempotent (a TAYGA already running there is
@@ -97,12 +99,12 @@ def running(site: Site, router: str = "r1") -> bool:
     return bool(_taygas(site.netns(router)))
 
 
-def state(netns: str, mode: str) -> dict:
+def state(netns: str, mode: str) -> dict[str, Any]:
     """What the translator holds now: whether TAYGA runs, and in the
     stateful mode the router's connection-tracking entries and the source
     NAT rule's matches so far (a NAT rule sees a connection's first packet
     only: one match a connection opened)."""
-    out: dict = {"running": bool(_taygas(netns))}
+    out: dict[str, Any] = {"running": bool(_taygas(netns))}
     if mode == "stateful":
         out["sessions"] = int(nsctl.command(netns, ["cat", "/proc/sys/net/netfilter/nf_conntrack_count"]).strip())
         out["nat_matches"] = _nat_matches(netns)

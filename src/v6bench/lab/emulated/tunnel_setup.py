@@ -7,7 +7,7 @@ lab/vm/vm_config.py)."""
 
 from __future__ import annotations
 
-from . import nsctl
+from ..machine import nsctl
 from ..model.site import Site
 from ..model.topology import Topology
 from ..model.tunnel import INNER_V6, SCOPED_PREF, SID, TUNNELS, VXLAN_DEV, VXLAN_PORT, VXLAN_VNI, check_topology, network, scoped_rule, table

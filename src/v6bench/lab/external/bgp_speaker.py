@@ -26,11 +26,13 @@ Life cycle: :func:`start` when an external lab is taken into use with a
 table (lab/interface.py), :func:`stop` when it is released, also on error
 or Ctrl-C; BIRD withdraws the routes as it stops (a BGP Cease). The
 namespace carries v6bench's prefix, so a crash leaves nothing that the
-next start, or ``v6bench lab down``, does not remove (lab/build.destroy
+next start, or ``v6bench lab down``, does not remove (lab/emulated/build.destroy
 kills what runs in v6bench's namespaces).
 """
 
 from __future__ import annotations
+
+from typing import Any, ContextManager
 
 import ipaddress
 import os
@@ -48,10 +50,12 @@ from pyroute2.netlink.rtnl.ifaddrmsg import IFA_F_NODAD
 from ...core.errors import LabError
 from ...fib import prefix_list
 from ...fib.generate import Table
-from ..emulated import fib_load, nsctl, state
+from ..machine import lock, nsctl, table_files
 from ..model.dut import DutConfig
 from ..model.external_spec import ExternalSpec
 from ..model.site import Site
+from .snmp import Poller
+from .snmp_observe import SnmpObserver
 
 #: The speaker's node name: its namespace is ``site.netns(NODE)``.
 NODE = "bgp"
@@ -92,7 +96,7 @@ def route_file(site: Site, name: str, seed: int, version: int, next_hop: str, ta
     tag = re.sub(r"[^0-9a-f]", "-", next_hop.lower())
     path = site.run_dir / "tables" / f"{name}-seed{seed}-bgp{version}-{tag}.conf"
     if not path.exists():
-        table = table or prefix_list.read(fib_load.table_file(site, name, seed))
+        table = table or prefix_list.read(table_files.table_file(site, name, seed))
         routes = (table.ipv4 if version == 4 else table.ipv6).routes
         tmp = path.with_name(path.name + ".tmp")
         tmp.write_text("".join(f"route {ipaddress.ip_address(n)}/{length} via {next_hop};\n" for n, length in routes))
@@ -142,7 +146,7 @@ def remove(site: Site) -> bool:
     return True
 
 
-def start(site: Site, spec: ExternalSpec, dut: DutConfig) -> tuple[Speaker, dict]:
+def start(site: Site, spec: ExternalSpec, dut: DutConfig) -> tuple[Speaker, dict[str, Any]]:
     """Starts the speaker for table ``dut.table`` (a leftover one removed
     first); returns it and the lab's table record (lab/emulated/fib_load.py's shape:
     the DUT's FIB learning time is measured by frames afterwards,
@@ -151,9 +155,9 @@ def start(site: Site, spec: ExternalSpec, dut: DutConfig) -> tuple[Speaker, dict
     t, t2 = spec.table, spec.port("t2")
     assert t is not None
     if remove(site):
-        state.warn(f"removed a BGP speaker a crashed run left ({site.netns(NODE)})")
-    table = prefix_list.read(fib_load.table_file(site, dut.table, dut.table_seed))
-    fib_load.destinations(site, dut.table, dut.table_seed, dut.destinations, table)
+        lock.warn(f"removed a BGP speaker a crashed run left ({site.netns(NODE)})")
+    table = prefix_list.read(table_files.table_file(site, dut.table, dut.table_seed))
+    table_files.destinations(site, dut.table, dut.table_seed, dut.destinations, table)
     next_hop = {4: t2.ipv4.split("/")[0], 6: t2.ipv6.split("/")[0]}
     routes = {v: route_file(site, dut.table, dut.table_seed, v, next_hop[v], table) for v in (4, 6)}
     d = directory(site)
@@ -173,8 +177,8 @@ def start(site: Site, spec: ExternalSpec, dut: DutConfig) -> tuple[Speaker, dict
     except BaseException:
         remove(site)
         raise
-    record = {"table": dut.table, "seed": dut.table_seed, "source": table.source, "destinations": dut.destinations,
-              "destinations_file": str(fib_load.destinations_file(site, dut.table, dut.table_seed, dut.destinations)),
+    record: dict[str, Any] = {"table": dut.table, "seed": dut.table_seed, "source": table.source, "destinations": dut.destinations,
+              "destinations_file": str(table_files.destinations_file(site, dut.table, dut.table_seed, dut.destinations)),
               "learning_checked_by": "probe trials walking the sampled destinations until none is lost "
                                      "(trial/fib_learning.py)",
               "announced_by": {"speaker": "BIRD 2 (bird2), eBGP", **t.to_json(), "interface": t2.interface,
@@ -194,7 +198,7 @@ def start(site: Site, spec: ExternalSpec, dut: DutConfig) -> tuple[Speaker, dict
     return speaker, record
 
 
-def sessions(speaker: Speaker) -> dict[int, dict]:
+def sessions(speaker: Speaker) -> dict[int, dict[str, Any]]:
     """Each session's state (``Established``, ``Active`` …), BIRD's note on
     it (the last error) and the routes it has exported, by IP version."""
     _, birdc = binaries()
@@ -206,7 +210,7 @@ def sessions(speaker: Speaker) -> dict[int, dict]:
     return out
 
 
-def parse_protocol(text: str, name: str) -> dict:
+def parse_protocol(text: str, name: str) -> dict[str, Any]:
     """BIRD 2's ``show protocols all NAME`` of a BGP session: its ``state``,
     the routes it has ``exported`` and a ``note`` (the last error, or the
     state's info)."""
@@ -229,6 +233,7 @@ def wait_sent(speaker: Speaker, spec: ExternalSpec, want: dict[int, int], starte
             return round((time.time_ns() - started_ns) / 1e9, 3)
         if (time.time_ns() - started_ns) / 1e9 > timeout_s:
             t = spec.table
+            assert t is not None, "a speaker runs only where the file allows a table"
             raise LabError(f"{spec.path}: the BGP sessions to the DUT did not carry the table within {timeout_s:g} s: "
                            + "; ".join(f"IPv{v} {t.speaker_ipv4 if v == 4 else t.speaker_ipv6} → "
                                        f"{t.peer_ipv4 if v == 4 else t.peer_ipv6} (AS {t.peer_as}): {s[v]['state']}, "
@@ -250,24 +255,24 @@ def check_up(speaker: Speaker, spec: ExternalSpec) -> None:
 
 
 class Watched:
-    """An observer (lab/interface.Observer) that also checks, after each
+    """An observer (lab/protocol.Observer) that also checks, after each
     trial, that the speaker's sessions are still up (:func:`check_up`)."""
 
-    def __init__(self, inner, speaker: Speaker, spec: ExternalSpec) -> None:
+    def __init__(self, inner: SnmpObserver, speaker: Speaker, spec: ExternalSpec) -> None:
         self.inner, self.speaker, self.spec = inner, speaker, spec
 
-    def before(self) -> object:
+    def before(self) -> dict[str, Any] | None:
         return self.inner.before()
 
-    def during(self, limit_s: float):
+    def during(self, limit_s: float) -> ContextManager[Poller | None]:
         return self.inner.during(limit_s)
 
-    def after(self, before: object, during: object, eng: dict) -> dict:
+    def after(self, before: dict[str, Any] | None, during: Poller | None, eng: dict[str, Any]) -> dict[str, Any]:
         out = self.inner.after(before, during, eng)
         check_up(self.speaker, self.spec)
         return out
 
-    def reasons(self, eng: dict, observed: dict, reset_router: str | None) -> list[str]:
+    def reasons(self, eng: dict[str, Any], observed: dict[str, Any], reset_router: str | None) -> list[str]:
         return self.inner.reasons(eng, observed, reset_router)
 
 

@@ -24,17 +24,19 @@ Safety, checked whenever the lab is taken into use (:func:`check_ports`):
 
 from __future__ import annotations
 
+from typing import Any
+
 import ipaddress
 import os
 import subprocess
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from ...core.errors import LabError, UsageError
 from ...core.rates import format_link_speed
 from pyroute2 import netns as pr_netns
 
-from ..emulated import nsctl
+from ..machine import nsctl
 from ..model.topology import TESTER
 from ..model.cpus import CpuPlan
 from ..model import translation
@@ -62,19 +64,19 @@ def tester_plan(spec: ExternalSpec) -> CpuPlan:
 @dataclass(frozen=True)
 class ExternalLab:
     """An external lab in use: what a trial reads of a lab
-    (:class:`~v6bench.lab.interface.Lab`), from the file and the checks."""
+    (:class:`~v6bench.lab.protocol.Lab`), from the file and the checks."""
 
     spec: ExternalSpec
     cpu_plan: CpuPlan
-    ports: dict = field(default_factory=dict)  # name → check_ports' facts (MAC, carrier, speed)
-    applied: dict | None = None  # the apply command's outcome
-    telemetry: dict | None = None  # the agent polled once (lab/snmp_observe.connect), None without one
+    ports: dict[str, Any] = field(default_factory=dict)  # name → check_ports' facts (MAC, carrier, speed)
+    applied: dict[str, Any] | None = None  # the apply command's outcome
+    telemetry: dict[str, Any] | None = None  # the agent polled once (lab/external/snmp_observe.connect), None without one
     kernel: str = field(default_factory=lambda: os.uname().release)
     owner_pid: int = field(default_factory=os.getpid)
 
     #: A table announced to the DUT for this use (lab/external/bgp_speaker.py): the record lab/emulated/fib_load.py gives an
     #: emulated lab's, its FIB learning time filled in by trial/fib_learning.py; None without one.
-    fib: dict | None = None
+    fib: dict[str, Any] | None = None
     #: The DUT configuration v6bench gives: a table at most (lab/external/backend.External.DUT_KEYS); with the
     #: file's ``[translation]``, its NAT64 mode, which the file declares.
     dut_config: DutConfig = DutConfig()
@@ -83,8 +85,8 @@ class ExternalLab:
 
     #: The shape the path and fit rules see: one router between t1 and t2.
     topology = "a"
-    napi: tuple = ()
-    sysctls: dict = field(default_factory=dict)
+    napi: tuple[Any, ...] = ()
+    sysctls: dict[str, Any] = field(default_factory=dict)
 
     #: The kind of lab (lab/backends.REGISTRY).
     kind = "external"
@@ -94,6 +96,14 @@ class ExternalLab:
         """A table announced for this use (withdrawn when it ends): learned and crossed once before its
         trials (trial/warmup.py)."""
         return self.fib is not None
+
+    @property
+    def fib_learning_timeout_s(self) -> float | None:
+        """How long probe frames wait for the DUT to learn the table it is told (the file's ``[table]``)."""
+        return self.spec.table.learning_timeout_s if self.spec.table else None
+
+    def with_fib(self, fib: dict[str, Any] | None) -> "ExternalLab":
+        return replace(self, fib=fib)
 
     @property
     def snmp_dut(self) -> SnmpDut:
@@ -136,7 +146,7 @@ class ExternalLab:
         return self.spec.netns
 
     @property
-    def nodes(self) -> tuple[dict, ...]:
+    def nodes(self) -> tuple[dict[str, Any], ...]:
         """The two tester nodes as the emulated lab records them (their one interface each)."""
         return tuple({"name": p.name, "role": TESTER, "netns": p.netns,
                       "interfaces": [{"name": p.interface, "ipv4": p.ipv4, "ipv6": p.ipv6,
@@ -144,7 +154,7 @@ class ExternalLab:
                                       "peer": f"{self.spec.dut.name}/{p.dut_interface or '?'}"}]}
                      for p in self.spec.ports)
 
-    def node(self, name: str) -> dict:
+    def node(self, name: str) -> dict[str, Any]:
         for n in self.nodes:
             if n["name"] == name:
                 return n
@@ -159,19 +169,19 @@ class ExternalLab:
                 + f", MTU {self.spec.mtu}" + (", DUT on this machine" if self.shared_machine else "")
                 + (f", {self.dut_config.describe()}" if self.fib else ""))
 
-    def record(self) -> dict:
+    def record(self) -> dict[str, Any]:
         """The lab part of a result and of a run's environment."""
         return {"kind": "external", "external": self.spec.to_json(), "ports": self.ports,
                 "shared_machine": self.shared_machine, "telemetry": self.telemetry, "fib": self.fib}
 
 
-def _facts(names: list[str], addresses: list[str]) -> dict:
+def _facts(names: list[str], addresses: list[str]) -> dict[str, Any]:
     """Inside the ports' namespace: each interface's MAC, carrier, speed,
     addresses, default routes and forwarding; and which of ``addresses``
     are this namespace's own."""
     from pyroute2 import IPRoute
 
-    out: dict = {"interfaces": {}, "local": []}
+    out: dict[str, Any] = {"interfaces": {}, "local": []}
     with IPRoute() as ipr:
         local = {a.get_attr("IFA_ADDRESS") for a in ipr.get_addr()}
         out["local"] = [a for a in addresses if a in local]
@@ -213,7 +223,7 @@ def _facts(names: list[str], addresses: list[str]) -> dict:
     return out
 
 
-def _driver(base: str, link) -> str | None:
+def _driver(base: str, link: Any) -> str | None:
     """The port's driver (a NIC's, from sysfs), or a virtual link's kind (veth, macvlan, …): part of
     what a run on this port ran on (docs/compare.md)."""
     try:
@@ -223,7 +233,7 @@ def _driver(base: str, link) -> str | None:
         return info.get_attr("IFLA_INFO_KIND") if info is not None else None
 
 
-def check_ports(spec: ExternalSpec) -> dict:
+def check_ports(spec: ExternalSpec) -> dict[str, Any]:
     """The ports' facts, after the safety rules (module docstring);
     raises :class:`LabError` naming the port and the rule broken."""
     if spec.netns and spec.netns not in pr_netns.listnetns():
@@ -248,7 +258,7 @@ def check_ports(spec: ExternalSpec) -> dict:
     return out
 
 
-def _refuse(p: PortSpec, f: dict, key: str) -> None:
+def _refuse(p: PortSpec, f: dict[str, Any], key: str) -> None:
     """The safety rules of one port (module docstring)."""
     if f["default_route"] and not p.allow_default_route:
         raise LabError(f"{key} carries this machine's default route ({', '.join(f['default_route'])}): a management "
@@ -266,7 +276,7 @@ def _refuse(p: PortSpec, f: dict, key: str) -> None:
         raise LabError(f"{key} is {f['operstate'].lower()}: is it up and cabled to the DUT?")
 
 
-def run_command(lab_spec: ExternalSpec, what: str, command: str, extra_env: dict | None = None) -> dict:
+def run_command(lab_spec: ExternalSpec, what: str, command: str, extra_env: dict[str, Any] | None = None) -> dict[str, Any]:
     """Runs one of the file's DUT commands (``sh -c``), bounded by its
     ``command_timeout_s``; returns its outcome; raises :class:`LabError`
     if it fails or overruns."""
@@ -295,7 +305,7 @@ def take(spec: ExternalSpec, apply: bool = True) -> ExternalLab:
     return ExternalLab(spec, plan, ports, applied, dut_config=dut)
 
 
-def reset(lab: ExternalLab, kind: str) -> dict:
+def reset(lab: ExternalLab, kind: str) -> dict[str, Any]:
     """Resets the DUT by the file's command for ``kind`` (RFC 2544 §26.6):
     the timing as the emulated lab's reset gives it."""
     command = {"soft": lab.spec.dut.reset_soft, "hard": lab.spec.dut.reset_hard}.get(kind)

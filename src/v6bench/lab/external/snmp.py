@@ -35,6 +35,8 @@ readings polled during the trial (:func:`cpu_over_window`).
 
 from __future__ import annotations
 
+from typing import Any
+
 import os
 import subprocess
 import tempfile
@@ -118,10 +120,10 @@ class Agent:
     def __enter__(self) -> "Agent":
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def _run(self, tool: str, args: list[str]) -> list[tuple[str, str]]:
+    def _run(self, tool: str, args: list[str]) -> list[tuple[str, str | None]]:
         s = self.spec
         host = f"udp6:[{s.host}]:{s.port}" if ":" in s.host else f"udp:{s.host}:{s.port}"
         cmd = [tool, "-m", "", "-On", "-Oq", "-Oe", "-Ot", "-t", f"{s.timeout_s:g}", "-r", "1", host, *args]
@@ -179,7 +181,7 @@ def _parse(text: str) -> list[tuple[str, str | None]]:
         if open_quote:
             oid, value = out[-1]
             open_quote = not line.endswith('"')
-            out[-1] = (oid, value + "\n" + (line if open_quote else line[:-1]))
+            out[-1] = (oid, (value or "") + "\n" + (line if open_quote else line[:-1]))
             continue
         if not line.startswith("."):
             continue
@@ -202,7 +204,7 @@ def interface_indexes(agent: Agent, wanted: list[str | int]) -> dict[str | int, 
     # ifDescr is walked only if a port is not found by ifName (or an ifIndex is not in ifName's rows).
     found = set(names.values()) | {int(i) for i in names}
     descrs = agent.walk(IF_DESCR) if any(w not in found for w in wanted) else {}
-    out = {}
+    out: dict[str | int, int] = {}
     for w in wanted:
         if isinstance(w, int):
             if str(w) not in names and str(w) not in descrs:
@@ -259,7 +261,7 @@ def find_cpu_source(agent: Agent, wanted: str) -> CpuSource | None:
     raise LabError(f"the DUT's agent does not answer the CPU source {wanted!r} ({CPU_SOURCES[wanted].description})")
 
 
-def read_cpu(agent: Agent, src: CpuSource) -> dict | None:
+def read_cpu(agent: Agent, src: CpuSource) -> dict[str, Any] | None:
     """One reading: ``{"ticks": {…}}`` for ``ucd``, ``{"pct": …, "rows": n}``
     for a gauge; None if the agent has none of it."""
     if src.table is None:
@@ -295,7 +297,7 @@ class Poller:
 
     def __init__(self, agent: Agent, src: CpuSource, interval_s: float, limit_s: float) -> None:
         self.agent, self.src, self.interval_s, self.limit_s = agent, src, interval_s, limit_s
-        self.samples: list[tuple[float, dict]] = []
+        self.samples: list[tuple[float, dict[str, Any]]] = []
         self.errors: list[str] = []
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._loop, name="snmp-poller", daemon=True)
@@ -316,12 +318,12 @@ class Poller:
         self._thread.start()
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         self._stop.set()
         self._thread.join()
 
 
-def cpu_over_window(src: CpuSource, samples: list[tuple[float, dict]], start_s: float, end_s: float) -> dict:
+def cpu_over_window(src: CpuSource, samples: list[tuple[float, dict[str, Any]]], start_s: float, end_s: float) -> dict[str, Any]:
     """The DUT's CPU load [% of its CPUs] while the traffic flowed
     (``start_s`` to ``end_s``, unix time), from the polled ``samples``.
 
@@ -343,7 +345,7 @@ def cpu_over_window(src: CpuSource, samples: list[tuple[float, dict]], start_s: 
     ``c`` and ``d``; for gauges ``[[a, a], [d, d]]``, the first and last
     poll averaged (a poll is stamped at the middle of its request).
     """
-    out = {"source": src.name, "pct": None, "resolution_pct": None, "over_s": None, "between_unix_s": None,
+    out: dict[str, Any] = {"source": src.name, "pct": None, "resolution_pct": None, "over_s": None, "between_unix_s": None,
            "samples": len(samples), "why": None}
     if src.table is None:
         updates = []  # (unix time of the poll before it, of the poll that saw it, ticks)

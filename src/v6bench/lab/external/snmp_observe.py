@@ -9,12 +9,14 @@ The result's ``dut`` has the emulated lab's shape (``docs/trial-result.md``):
 CPUs, ``busy_basis: "box"``, with the source and the time it covers),
 ``interfaces`` (``DUT/PORT`` → the packet, discard and error counters as
 ``rx_packets`` … and every IF-MIB counter read, by name), and ``snmp``
-(polls, errors), ``forwarding`` (lab/emulated/cost.py: the load, with its
+(polls, errors), ``forwarding`` (lab/machine/cost.py: the load, with its
 resolution). Without an agent in the file the DUT's figures are None
 and ``telemetry`` says why.
 """
 
 from __future__ import annotations
+
+from typing import Any, ContextManager
 
 import contextlib
 import time
@@ -23,10 +25,10 @@ from dataclasses import dataclass
 
 from ...core.errors import LabError
 from . import snmp
-from ..emulated.cost import forwarding
+from ..machine.cost import forwarding
 from ..model.external_spec import SnmpSpec
 
-#: What a router read over SNMP has its forwarding work read from (lab/emulated/cost.py): its cost per frame is in ns of the
+#: What a router read over SNMP has its forwarding work read from (lab/machine/cost.py): its cost per frame is in ns of the
 #: whole router, all its CPUs together (a share of them; how many it has, SNMP's CPU sources do not all say).
 BOX_BASIS = "the router's CPU load over SNMP, as a share of all its CPUs"
 
@@ -42,7 +44,7 @@ class SnmpDut:
     ports: tuple[str | int, ...]
 
 
-def connect(dut: SnmpDut) -> dict | None:
+def connect(dut: SnmpDut) -> dict[str, Any] | None:
     """Polls the agent once (system, the DUT ports' ifIndex, the CPU
     source): the lab's telemetry record, or None without an agent.
     Raises :class:`LabError` if the agent does not answer or lacks a port."""
@@ -64,11 +66,12 @@ def connect(dut: SnmpDut) -> dict | None:
             "cpu_source_description": src.description if src else "none: the agent answers no CPU source v6bench knows"}
 
 
-def _as_lab_counters(c: dict) -> dict:
+def _as_lab_counters(c: dict[str, Any]) -> dict[str, Any]:
     """IF-MIB deltas under the emulated lab's counter names, beside their own."""
     def total(*keys: str) -> int | None:
         vals = [c.get(k) for k in keys]
-        return None if any(v is None for v in vals) else sum(vals)
+        known = [v for v in vals if v is not None]
+        return sum(known) if len(known) == len(vals) else None
     return {"rx_packets": total("in_ucast_pkts", "in_multicast_pkts", "in_broadcast_pkts"),
             "tx_packets": total("out_ucast_pkts", "out_multicast_pkts", "out_broadcast_pkts"),
             "rx_dropped": c.get("in_discards"), "tx_dropped": c.get("out_discards"),
@@ -76,33 +79,35 @@ def _as_lab_counters(c: dict) -> dict:
 
 
 class SnmpObserver:
-    """:class:`~v6bench.lab.interface.Observer` of one router over SNMP
+    """:class:`~v6bench.lab.protocol.Observer` of one router over SNMP
     (``telemetry``: what :func:`connect` found)."""
 
-    def __init__(self, dut: SnmpDut, telemetry: dict | None) -> None:
+    def __init__(self, dut: SnmpDut, telemetry: dict[str, Any] | None) -> None:
         self.dut, self.telemetry = dut, telemetry
         s = dut.snmp
         self.agent = snmp.Agent(s) if s is not None and telemetry is not None else None
         src = telemetry.get("cpu_source") if telemetry else None
         self.src = snmp.CPU_SOURCES[src] if src else None
 
-    def _counters(self) -> dict:
+    def _counters(self) -> dict[str, Any]:
+        assert self.agent is not None and self.telemetry is not None, "read only with an agent"
         return snmp.read_counters(self.agent, {k: int(v) for k, v in self.telemetry["if_index"].items()})
 
-    def before(self) -> dict | None:
+    def before(self) -> dict[str, Any] | None:
         return self._counters() if self.agent else None
 
-    def during(self, limit_s: float):
-        if self.agent is None or self.src is None:
+    def during(self, limit_s: float) -> ContextManager[snmp.Poller | None]:
+        if self.agent is None or self.src is None or self.dut.snmp is None:
             return contextlib.nullcontext(None)
         return snmp.Poller(self.agent, self.src, self.dut.snmp.poll_interval_s, limit_s)
 
-    def after(self, before: dict | None, during: snmp.Poller | None, eng: dict) -> dict:
+    def after(self, before: dict[str, Any] | None, during: snmp.Poller | None, eng: dict[str, Any]) -> dict[str, Any]:
         name = self.dut.name
-        router = {"name": name, "cpu": [], "busy_ns": None, "busy_ratio": None, "busy_basis": "box"}
-        out = {"routers": [router], "tester_rx": {"busy_ns": None, "busy_ratio": None}, "interfaces": {},
-               "dut_cpus": {}, "forwarding": forwarding([None], BOX_BASIS)}
-        if self.agent is None:
+        router: dict[str, Any] = {"name": name, "cpu": [], "busy_ns": None, "busy_ratio": None, "busy_basis": "box"}
+        interfaces: dict[str, Any] = {}
+        out: dict[str, Any] = {"routers": [router], "tester_rx": {"busy_ns": None, "busy_ratio": None},
+                               "interfaces": interfaces, "dut_cpus": {}, "forwarding": forwarding([None], BOX_BASIS)}
+        if self.agent is None or self.dut.snmp is None or before is None:
             out["telemetry"] = "none: the lab file declares no SNMP agent ([dut.snmp])"
             return out
         try:
@@ -114,14 +119,15 @@ class SnmpObserver:
             after = self._counters()
             read_at_s = time.time() - end_s
             for port, c in after.items():
-                out["interfaces"][f"{name}/{port}"] = _as_lab_counters(snmp.counter_delta(before[port], c))
-            out["snmp"] = {"counters_read_after_traffic_s": round(read_at_s, 2)}
-            if during is not None:
+                interfaces[f"{name}/{port}"] = _as_lab_counters(snmp.counter_delta(before[port], c))
+            polled: dict[str, Any] = {"counters_read_after_traffic_s": round(read_at_s, 2)}
+            out["snmp"] = polled
+            if during is not None and self.src is not None:
                 cpu = snmp.cpu_over_window(self.src, during.samples, start_s, end_s)
                 router.update(busy_ratio=None if cpu["pct"] is None else round(cpu["pct"] / 100, 4),
                               cpu_source=cpu["source"], window_s=cpu["over_s"],
                               cpu_window_unix_s=cpu["between_unix_s"], cpu_why=cpu["why"])
-                out["snmp"].update(cpu_polls=cpu["samples"], poll_errors=during.errors[:5])
+                polled.update(cpu_polls=cpu["samples"], poll_errors=during.errors[:5])
                 if cpu["pct"] is not None:
                     out["forwarding"] = forwarding([cpu["pct"] / 100], f"{BOX_BASIS} ({cpu['source']})",
                                                    cpu["resolution_pct"] / 100)
@@ -131,7 +137,7 @@ class SnmpObserver:
             self.agent.close()
         return out
 
-    def reasons(self, eng: dict, observed: dict, reset_router: str | None) -> list[str]:
+    def reasons(self, eng: dict[str, Any], observed: dict[str, Any], reset_router: str | None) -> list[str]:
         """None: the router's discards, whatever port they face, are its own
         (the tester's own drops are the engine's reasons)."""
         return []

@@ -42,6 +42,8 @@ many queues as there are sender CPUs (:attr:`CpuPlan.tester_link_queues`).
 
 from __future__ import annotations
 
+from typing import Any
+
 import os
 from dataclasses import asdict, dataclass
 
@@ -80,7 +82,7 @@ class CpuPlan:
         threads on the same CPU, so that neither preempts the other in the
         middle of a batch (at ordinary priority the receive thread was
         preempted at every NAPI wake-up and its AF_XDP rings overflowed,
-        docs/performance.md); ``inline`` has no NAPI threads: none."""
+        bench/log/performance-2026-11.md); ``inline`` has no NAPI threads: none."""
         return FIFO_PRIORITY if self.arrangement == "split" else None
 
     @property
@@ -101,14 +103,14 @@ class CpuPlan:
         """The CPU of the ``router_index``-th router (0 for r1)."""
         return self.dut_cpus[router_index % len(self.dut_cpus)]
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         d = asdict(self)
         d["dut"] = d.pop("dut_cpus")
         d["shared"] = self.shared
         return d
 
     @classmethod
-    def from_json(cls, d: dict) -> "CpuPlan":
+    def from_json(cls, d: dict[str, Any]) -> "CpuPlan":
         return cls(d["arrangement"], tuple(d["available"]), tuple(d["tester_tx"]), d["tester_rx"], tuple(d["dut"]))
 
 

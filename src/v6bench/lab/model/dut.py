@@ -97,6 +97,8 @@ recorded with every result (:func:`rulesets`).
 
 from __future__ import annotations
 
+from typing import Any
+
 import ipaddress
 from dataclasses import asdict, dataclass
 
@@ -201,13 +203,13 @@ class DutConfig:
         """Whether the routers hold a generated table (and t1's frames walk it)."""
         return self.table != "none"
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         """The fields, but a default scope and, without a table, the table's (records made before tables stay equal)."""
         quiet = {"scope": "all", **({"table": "none", "table_seed": 1, "destinations": 4096} if not self.has_table else {})}
         return {k: v for k, v in asdict(self).items() if k not in quiet or v != quiet[k]}
 
     @classmethod
-    def from_json(cls, d: dict | None) -> "DutConfig":
+    def from_json(cls, d: dict[str, Any] | None) -> "DutConfig":
         return cls(**(d or {}))
 
     def on_flow2(self) -> dict[int, str]:

@@ -46,6 +46,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ...core import address_blocks
 from ...core.address_blocks import BENCHMARKING
 from ...core.errors import UsageError
 from ...core.params import only_keys, subtable
@@ -109,7 +110,7 @@ class SnmpSpec:
             return "authPriv"
         return "authNoPriv" if self.auth_password else "noAuthNoPriv"
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         """Recorded with every run: the secrets left out."""
         return {k: v for k, v in self.__dict__.items() if k not in ("community", "auth_password", "priv_password")} | {
             "security_level": self.security_level if self.version == "3" else None}
@@ -136,7 +137,7 @@ class TableSpec:
     hold_time_s: int = 240
     learning_timeout_s: float = 600.0
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return dict(self.__dict__)
 
 
@@ -150,7 +151,7 @@ class TranslationSpec:
     mode: str
     addresses: translation.Addresses
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return {"mode": self.mode, **self.addresses.to_json()}
 
 
@@ -196,7 +197,7 @@ class ExternalSpec:
         """The tester ports' namespace (one for both), or None: this machine's own."""
         return self.ports[0].netns
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         """What every result records of the lab: the file's path and hash, the ports, the DUT (no secrets)."""
         d = self.dut
         return {"file": self.path, "sha256": self.sha256, "name": self.name, "link_speed_bps": self.link_speed_bps,
@@ -229,7 +230,7 @@ def load(path: str | Path) -> ExternalSpec:
         raise UsageError(f"{path}: {e}") from None
 
 
-def parse(d: dict, path: str, text: str, base: Path) -> ExternalSpec:
+def parse(d: dict[str, Any], path: str, text: str, base: Path) -> ExternalSpec:
     only_keys(d, ("lab", "port", "dut", "table", "translation"), ())
     lab = subtable(d, "lab", ())
     only_keys(lab, ("name", "link_speed", "mtu", "tester_cpus", "shared_machine", "dut_cpus", "allow_other_addresses"),
@@ -255,7 +256,7 @@ def parse(d: dict, path: str, text: str, base: Path) -> ExternalSpec:
     if shared and tester_cpus is None:
         raise UsageError("a DUT on this machine needs tester_cpus, apart from its dut_cpus", ("lab", "tester_cpus"))
     if shared and set(dut_cpus) & set(tester_cpus or ()):
-        raise UsageError(f"CPUs {sorted(set(dut_cpus) & set(tester_cpus))} are the tester's and the DUT's: "
+        raise UsageError(f"CPUs {sorted(set(dut_cpus) & set(tester_cpus or ()))} are the tester's and the DUT's: "
                          "keep them apart", ("lab", "dut_cpus"))
     ports_d = subtable(d, "port", ())
     only_keys(ports_d, PORTS, ("port",))
@@ -278,7 +279,7 @@ def parse(d: dict, path: str, text: str, base: Path) -> ExternalSpec:
                         _dut(subtable(d, "dut", ()), base), tester_cpus, shared, dut_cpus, other, text, table, xlat)
 
 
-def _translation(d: dict, other: bool) -> TranslationSpec:
+def _translation(d: dict[str, Any], other: bool) -> TranslationSpec:
     """``[translation]``: the mode, the RFC 6052 prefix (default the routers
     v6bench builds use), and for a stateless translator the IPv4 address
     t1's IPv6 address is mapped to (without it, IPv4 is not sent toward t1
@@ -303,15 +304,14 @@ def _translation(d: dict, other: bool) -> TranslationSpec:
             raise UsageError(str(e), (*w, "mapped_ipv4")) from None
     if not other:
         for key, net in (("prefix", prefix), ("mapped_ipv4", mapped)):
-            if net is not None and not any(ipaddress.ip_network(net).subnet_of(b) for b in BENCHMARKING
-                                           if b.version == ipaddress.ip_network(net).version):
+            if net is not None and not address_blocks.within(ipaddress.ip_network(net)):
                 raise UsageError(f"{net} is outside the benchmarking blocks (198.18.0.0/15, 2001:2::/48): the "
                                  "well-known prefix 64:ff9b::/96 does not carry them either (RFC 6052 §3.1); set "
                                  "allow_other_addresses = true in [lab] to use it", (*w, key))
     return TranslationSpec(mode, translation.Addresses(prefix, mapped))
 
 
-def _table_spec(d: dict, t2: PortSpec, other: bool) -> TableSpec:
+def _table_spec(d: dict[str, Any], t2: PortSpec, other: bool) -> TableSpec:
     """``[table]``: the explicit allowance, the BGP sessions on t2's link."""
     w = ("table",)
     only_keys(d, ("allow_full_table", "local_as", "peer_as", "speaker_ipv4", "speaker_ipv6", "peer_ipv4", "peer_ipv6",
@@ -358,7 +358,7 @@ def _table_spec(d: dict, t2: PortSpec, other: bool) -> TableSpec:
                      _number(d.get("learning_timeout_s", 600.0), (*w, "learning_timeout_s"), 1, 3600))
 
 
-def _port(name: str, d: dict, other: bool) -> PortSpec:
+def _port(name: str, d: dict[str, Any], other: bool) -> PortSpec:
     where = ("port", name)
     only_keys(d, ("interface", "netns", "ipv4", "ipv6", "gateway_ipv4", "gateway_ipv6", "dut_interface",
               "allow_default_route", "allow_management_address"), where)
@@ -397,7 +397,7 @@ def _port(name: str, d: dict, other: bool) -> PortSpec:
                     _bool(d.get("allow_management_address", False), (*where, "allow_management_address")))
 
 
-def _dut(d: dict, base: Path) -> DutSpec:
+def _dut(d: dict[str, Any], base: Path) -> DutSpec:
     only_keys(d, ("name", "description", "config_file", "apply", "reset_soft", "reset_hard", "command_timeout_s", "snmp"),
           ("dut",))
     config_file = _str(d["config_file"], ("dut", "config_file")) if "config_file" in d else None
@@ -416,7 +416,7 @@ def _dut(d: dict, base: Path) -> DutSpec:
                    commands.get("reset_soft"), commands.get("reset_hard"), timeout, snmp)
 
 
-def _snmp(d: dict) -> SnmpSpec:
+def _snmp(d: dict[str, Any]) -> SnmpSpec:
     w = ("dut", "snmp")
     only_keys(d, ("host", "port", "version", "community", "user", "auth_protocol", "auth_password", "priv_protocol",
               "priv_password", "netns", "cpu", "poll_interval_s", "counter_refresh_s", "timeout_s"), w)
@@ -426,7 +426,7 @@ def _snmp(d: dict) -> SnmpSpec:
     version = d.get("version", "2c")
     if version not in SNMP_VERSIONS:
         raise UsageError(f"{version!r} is not one of {', '.join(SNMP_VERSIONS)}", ("dut", "snmp", "version"))
-    s = {k: _str(d[k], (*w, k)) for k in ("community", "user", "auth_password", "priv_password", "netns") if k in d}
+    s: dict[str, str] = {k: _str(d[k], (*w, k)) for k in ("community", "user", "auth_password", "priv_password", "netns") if k in d}
     for k, known in (("auth_protocol", AUTH_PROTOCOLS), ("priv_protocol", PRIV_PROTOCOLS)):
         if k in d:
             v = _str(d[k], (*w, k)).upper()
@@ -461,31 +461,31 @@ def _snmp(d: dict) -> SnmpSpec:
                     _number(d.get("timeout_s", 2.0), (*w, "timeout_s"), 0.1, 30))
 
 
-def _str(v: Any, w: tuple, empty: bool = False) -> str:
+def _str(v: Any, w: tuple[Any, ...], empty: bool = False) -> str:
     if not isinstance(v, str) or (not v and not empty) or "\x00" in v:
         raise UsageError(f"expected a {'' if empty else 'non-empty '}string, got {v!r}", w)
     return v
 
 
-def _bool(v: Any, w: tuple) -> bool:
+def _bool(v: Any, w: tuple[Any, ...]) -> bool:
     if not isinstance(v, bool):
         raise UsageError(f"expected true or false, got {v!r}", w)
     return v
 
 
-def _int(v: Any, w: tuple, low: int, high: int) -> int:
+def _int(v: Any, w: tuple[Any, ...], low: int, high: int) -> int:
     if isinstance(v, bool) or not isinstance(v, int) or not low <= v <= high:
         raise UsageError(f"expected a whole number {low}..{high}, got {v!r}", w)
     return v
 
 
-def _number(v: Any, w: tuple, low: float, high: float) -> float:
+def _number(v: Any, w: tuple[Any, ...], low: float, high: float) -> float:
     if isinstance(v, bool) or not isinstance(v, (int, float)) or not low <= v <= high:
         raise UsageError(f"expected a number {low:g}..{high:g}, got {v!r}", w)
     return float(v)
 
 
-def _cpus(v: Any, w: tuple) -> tuple[int, ...]:
+def _cpus(v: Any, w: tuple[Any, ...]) -> tuple[int, ...]:
     if not isinstance(v, list) or not v or any(isinstance(c, bool) or not isinstance(c, int) or c < 0 for c in v):
         raise UsageError(f"expected a list of CPU numbers, got {v!r}", w)
     return tuple(sorted(set(v)))

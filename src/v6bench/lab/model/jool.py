@@ -20,6 +20,8 @@ saw (native ones too), ``JSTAT_SESSIONS`` the sessions it holds.
 
 from __future__ import annotations
 
+from typing import Any
+
 from . import translation
 
 #: The Jool instance's name in the guest.
@@ -62,12 +64,12 @@ def parse_stats(text: str) -> dict[str, int]:
     return {k: seen.get(k, 0) for k in STATS}
 
 
-def translated(mode: str, before: dict | None, after: dict | None) -> dict:
+def translated(mode: str, before: dict[str, Any] | None, after: dict[str, Any] | None) -> dict[str, Any]:
     """Jool over one trial (the trial's ``dut.translator``, beside TAYGA's
     record of the namespace router): ``out_frames`` the packets it
     translated, ``seen_frames`` every packet its hook saw, and (stateful)
     its sessions before and after the trial."""
-    out: dict = {"mode": mode, "implementation": "jool", "running": after is not None}
+    out: dict[str, Any] = {"mode": mode, "implementation": "jool", "running": after is not None}
     if before is None or after is None:
         return out
     out.update(out_frames=after["JSTAT_SUCCESS"] - before["JSTAT_SUCCESS"],

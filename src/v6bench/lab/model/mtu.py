@@ -18,11 +18,16 @@ and no IPv6 route through it (a trial that sends IPv6 across it is refused,
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 import ipaddress
 import re
 from dataclasses import dataclass
 
 from ...core.errors import UsageError
+
+if TYPE_CHECKING:
+    from .topology import Node
 
 IPV4_MIN = 68
 IPV6_MIN = 1280
@@ -106,7 +111,7 @@ def parse(text: str | int) -> Mtus:
     return Mtus(all_bytes, tuple(sorted(links.items())))
 
 
-def routes(node, mtu: "Mtus") -> list:
+def routes(node: Node, mtu: "Mtus") -> list[Any]:
     """The static routes of topology node ``node`` a router installs: none
     via a neighbour on a link below 1280 bytes, which carries no IPv6
     (RFC 8200 §5). One rule for namespace and VM routers."""

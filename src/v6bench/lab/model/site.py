@@ -52,7 +52,7 @@ class Site:
     @property
     def lab_dir(self) -> Path:
         """The files the lab that is up made (a VM router's sockets, disks
-        and console), removed with it (lab/build.destroy)."""
+        and console), removed with it (lab/emulated/build.destroy)."""
         return self.run_dir / "lab"
 
     def netns(self, node: str) -> str:

@@ -58,7 +58,7 @@ class LabSpec:
 DEFAULT = LabSpec()
 
 
-def lab_spec(d: dict, base: Path | None = None) -> LabSpec:
+def lab_spec(d: dict[str, Any], base: Path | None = None) -> LabSpec:
     """The ``[lab]`` table: ``topology`` [a], ``link_speed`` [1G], ``mtu``
     [1500; or "LINK=BYTES,…", lab/model/mtu.py], ``cpu_arrangement``, ``router``
     [ns; vm on a topology with routers]; or
@@ -93,7 +93,7 @@ def lab_spec(d: dict, base: Path | None = None) -> LabSpec:
     return LabSpec(topo, parse_link_speed(speed), mtu, arr, router_kind=router)
 
 
-def external_lab(d: dict, base: Path | None) -> LabSpec:
+def external_lab(d: dict[str, Any], base: Path | None) -> LabSpec:
     """``[lab] file = "…"``: the lab the file declares; no other key of
     ``[lab]`` with it (the file has the ports, link speed and MTU)."""
     for k in d:
@@ -113,7 +113,7 @@ def external_lab(d: dict, base: Path | None) -> LabSpec:
     return LabSpec("a", ext.link_speed_bps, Mtus(ext.mtu), None, ext)
 
 
-def dut_config(d: dict, lab: LabSpec) -> DutConfig:
+def dut_config(d: dict[str, Any], lab: LabSpec) -> DutConfig:
     """The ``[dut]`` table (lab/model/dut.py), on ``lab``, as every kind of lab
     reads it: an ACL's place and protocol need an ACL; a tunnel needs
     topology b. What a kind of lab adds (which keys it takes, which tunnels

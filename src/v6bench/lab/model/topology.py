@@ -58,19 +58,19 @@ class Subnet:
 
 
 #: The subnet at t1's side, at t2's side, and of the link rJ–rJ+1.
-LEFT = Subnet(ipaddress.ip_network("198.18.0.0/24"), ipaddress.ip_network("2001:2::/64"))
-RIGHT = Subnet(ipaddress.ip_network("198.19.0.0/24"), ipaddress.ip_network("2001:2:0:1::/64"))
+LEFT = Subnet(ipaddress.IPv4Network("198.18.0.0/24"), ipaddress.IPv6Network("2001:2::/64"))
+RIGHT = Subnet(ipaddress.IPv4Network("198.19.0.0/24"), ipaddress.IPv6Network("2001:2:0:1::/64"))
 
 
 def mesh_tester(k: int) -> Subnet:
     """The subnet of mesh tester ``tK``, K ≥ 3 (t1 and t2 keep LEFT and RIGHT)."""
-    return Subnet(ipaddress.ip_network(f"198.18.{30 + k}.0/24"), ipaddress.ip_network(f"2001:2:0:{30 + k}::/64"))
+    return Subnet(ipaddress.IPv4Network(f"198.18.{30 + k}.0/24"), ipaddress.IPv6Network(f"2001:2:0:{30 + k}::/64"))
 
 
 def inter_router(j: int) -> Subnet:
     return Subnet(
-        ipaddress.ip_network(f"198.18.{10 + j}.0/24"),
-        ipaddress.ip_network(f"2001:2:0:{10 + j}::/64"),
+        ipaddress.IPv4Network(f"198.18.{10 + j}.0/24"),
+        ipaddress.IPv6Network(f"2001:2:0:{10 + j}::/64"),
     )
 
 

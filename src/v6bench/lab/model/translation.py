@@ -28,17 +28,19 @@ in 198.18.64.0/22, which no topology uses.
 
 from __future__ import annotations
 
+from typing import Any
+
 import ipaddress
 from dataclasses import dataclass
 
 MODES = ("stateless", "stateful")
 #: The network-specific NAT64 prefix (RFC 6052 §2.2, /96) in 2001:2::/48.
-PREFIX = ipaddress.ip_network("2001:2:0:6464::/96")
+PREFIX = ipaddress.IPv6Network("2001:2:0:6464::/96")
 #: TAYGA's own IPv4 address (the source of its ICMPv4 errors) and IPv6 address.
 TAYGA_V4 = ipaddress.ip_address("198.18.64.1")
 TAYGA_V6 = ipaddress.ip_address("2001:2:0:6465::1")
 #: Stateless: the IPv4 address t1's IPv6 address is mapped to, one to one.
-STATIC_V4 = ipaddress.ip_address("198.18.65.2")
+STATIC_V4 = ipaddress.IPv4Address("198.18.65.2")
 STATIC_NET = ipaddress.ip_network("198.18.65.0/24")
 #: Stateful: TAYGA's dynamic pool, private to R1 (source NAT puts R1's address in front).
 DYNAMIC_POOL = ipaddress.ip_network("198.18.66.0/24")
@@ -74,7 +76,7 @@ def extract(prefix: ipaddress.IPv6Network, v6: ipaddress.IPv6Address | str) -> i
     """The IPv4 address embedded in ``v6`` under ``prefix`` (RFC 6052 §2.3)."""
     b = ipaddress.IPv6Address(v6).packed
     at = prefix.prefixlen // 8
-    out = []
+    out: list[int] = []
     while len(out) < 4:
         if at != 8:
             out.append(b[at])
@@ -129,7 +131,7 @@ class Addresses:
     prefix: ipaddress.IPv6Network = PREFIX
     mapped_ipv4: ipaddress.IPv4Address | None = STATIC_V4
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return {"prefix": str(self.prefix), "mapped_ipv4": str(self.mapped_ipv4) if self.mapped_ipv4 else None}
 
 

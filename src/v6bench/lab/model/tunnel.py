@@ -36,6 +36,8 @@ version must fit the link's MTU with the overhead (:func:`check_frame`).
 
 from __future__ import annotations
 
+from typing import Any
+
 import ipaddress
 from dataclasses import dataclass
 
@@ -126,7 +128,7 @@ def network(address_with_prefix: str) -> str:
     return str(ipaddress.ip_interface(address_with_prefix).network)
 
 
-def record(t: Tunnel | None, stand_in: bool) -> dict | None:
+def record(t: Tunnel | None, stand_in: bool) -> dict[str, Any] | None:
     """What the lab's ``--tunnel`` is (``lab status --json``, every result):
     its kind, the mechanism carrying it and its overhead; ``stand_in`` true
     on namespace routers, whose kernel (this machine's) has no ``sit``,

@@ -4,15 +4,17 @@ tunnels, observer, reset and record."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from ...core.errors import LabError
-from ..emulated.backend import Emulated
+from ..emulated.backend import NamespaceBackend
 from ..emulated.state import LabState
 from ..model import tunnel
 from ..model.site import Site
-from . import vm_lab
+from . import vm_image, vm_lab
 
 
-class VmRouters(Emulated):
+class VmBackend(NamespaceBackend):
     """The emulated lab with VM routers (:mod:`.vm_lab`): observed from
     QEMU's threads and the guests' agents, reset inside the guest; its
     tunnels are the real devices of Debian's kernel."""
@@ -27,15 +29,21 @@ class VmRouters(Emulated):
         raise LabError("RFC 9693's connection measurements run on namespace routers for now (the VM router's "
                        "guest has no conntrack tool)")
 
-    def router_command(self, node: dict, argv: list[str]) -> str:
+    def router_command(self, node: dict[str, Any], argv: list[str]) -> str:
         """``argv``'s output on router ``node``: in its guest, over the control port."""
         return vm_lab.guest_of(node).command(argv)
 
     def observer(self, lab: LabState) -> vm_lab.VmObserver:
         return vm_lab.VmObserver(lab)
 
-    def reset(self, site: Site, lab: LabState, kind: str) -> tuple[LabState, dict]:
+    def reset(self, site: Site, lab: LabState, kind: str) -> tuple[LabState, dict[str, Any]]:
         return vm_lab.reset(site, lab, kind)
 
-    def record(self, lab: LabState) -> dict:
+    def prepare(self) -> str:
+        """Builds the guest image from this machine's Debian packages if it is missing or stale (:mod:`.vm_image`)."""
+        m = vm_image.build()
+        return (f"VM router image in {vm_image.image_dir()}: kernel {m['kernel_release']}, initramfs "
+                f"{m['initrd_bytes'] / 1e6:.1f} MB")
+
+    def record(self, lab: LabState) -> dict[str, Any]:
         return {**super().record(lab), **vm_lab.record(lab)}

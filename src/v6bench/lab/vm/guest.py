@@ -4,7 +4,7 @@ The guest's init (:file:`guest/init`) reads lines ``ID BASE64`` on its
 second serial port (QEMU: a unix socket in the lab's run directory), runs
 the decoded script with ``sh`` and answers ``ID RC BASE64(output)``; a line
 ``ID`` alone is a ping, answered ``ID 0``. :meth:`Guest.command` has the
-contract of :func:`v6bench.lab.emulated.nsctl.command` (argv, optional standard
+contract of :func:`v6bench.lab.machine.nsctl.command` (argv, optional standard
 input, the output; a failure is a :class:`LabError` naming the router and
 the command), so the DUT's configuration code runs unchanged in a guest.
 Every request is bounded by its timeout.
@@ -18,6 +18,7 @@ import shlex
 import socket
 import time
 from pathlib import Path
+from typing import Callable
 
 from ...core.errors import LabError
 
@@ -105,7 +106,7 @@ class Guest:
             raise LabError(f"{self.name}: {' '.join(argv)}: {out.strip()}")
         return out
 
-    def wait_ready(self, timeout_s: float, alive=lambda: True) -> float:
+    def wait_ready(self, timeout_s: float, alive: Callable[[], bool] = lambda: True) -> float:
         """Waits until the guest answers a ping; returns the seconds waited.
         ``alive()`` False (QEMU exited) ends the wait with an error."""
         start = time.monotonic()

@@ -25,6 +25,8 @@ them: a crashed or killed QEMU leaves none.
 
 from __future__ import annotations
 
+from typing import Any
+
 import fcntl
 import json
 import os
@@ -35,7 +37,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ...core.errors import LabError
-from ..emulated import nsctl
+from ..machine import nsctl
 from . import vm_image
 from .guest import Guest, control_socket
 
@@ -76,7 +78,7 @@ def guest_mac(router_index: int, port_index: int) -> str:
 def open_tap(netns: str, name: str) -> int:
     """Creates tap ``name`` in namespace ``netns`` and returns its file
     descriptor (the tap lives as long as a holder of the descriptor)."""
-    out: dict = {}
+    out: dict[str, Any] = {}
 
     def work() -> None:  # setns changes only this thread's namespace
         try:
@@ -96,7 +98,8 @@ def open_tap(netns: str, name: str) -> int:
     t.join()
     if "error" in out:
         raise LabError(out["error"])
-    return out["fd"]
+    fd: int = out["fd"]
+    return fd
 
 
 def kvm_usable() -> bool:
@@ -165,13 +168,13 @@ class Vm:
     def disk(self) -> Path:
         return self.run_dir / f"{self.node}-startup.img"
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return {"node": self.node, "netns": self.netns, "pid": self.pid, "accel": self.accel,
                 "boot_s": round(self.boot_s, 2), "run_dir": str(self.run_dir), "qemu_version": self.qemu_version,
                 "cpu": self.cpu, "memory_mb": self.memory_mb}
 
     @classmethod
-    def from_json(cls, d: dict) -> "Vm":
+    def from_json(cls, d: dict[str, Any]) -> "Vm":
         return cls(d["node"], d["netns"], d["pid"], d["accel"], d["boot_s"], Path(d["run_dir"]), d["qemu_version"],
                    d.get("cpu"), d.get("memory_mb", MEMORY_MB))
 
@@ -242,8 +245,8 @@ def _boot(node: str, netns: str, run_dir: Path, ports: list[VmPort], cpu: int | 
                 "-monitor", "none"]
         if table_disk is not None:
             argv += ["-drive", f"file={table_disk},format=raw,if=virtio,readonly=on"]
-        for k, (p, netdev) in enumerate(zip([*ports, None], netdevs)):
-            mac = p.mac if p else mgmt_mac
+        for k, (port, netdev) in enumerate(zip([*ports, None], netdevs)):
+            mac = port.mac if port else mgmt_mac
             argv += ["-netdev", netdev, "-device", f"virtio-net-pci,netdev=n{k},mac={mac},romfile="]
         prefix = ["ip", "netns", "exec", netns]
         if cpu is not None:

@@ -13,6 +13,8 @@ reads a physical router's).
 
 from __future__ import annotations
 
+from typing import Any
+
 from ..model import dut as dut_rules
 from ..model import jool
 from ..emulated import shape
@@ -42,7 +44,7 @@ def snmpd_lines() -> list[str]:
             "-p /run/snmpd.pid"]
 
 
-def startup_script(topo: Topology, router: str, mtu: Mtus, sysctls: dict, dut: DutConfig,
+def startup_script(topo: Topology, router: str, mtu: Mtus, sysctls: dict[str, Any], dut: DutConfig,
                    link_speed_bps: float) -> str:
     """The guest's startup configuration for ``router`` of ``topo``."""
     node = topo.node(router)
@@ -63,7 +65,7 @@ def startup_script(topo: Topology, router: str, mtu: Mtus, sysctls: dict, dut: D
     if dut.shape:
         for i in node.interfaces:
             lines.append(_q(["tc", *shape.tbf_args(i.name, link_speed_bps, mtu.of(i.node, i.peer_node))]))
-    if dut.tunnel:  # topology b only (lab/tunnel.check_topology): routers r1 and r2
+    if dut.tunnel:  # topology b only (lab/model/tunnel.check_topology): routers r1 and r2
         lines += tunnel_lines(topo, router, dut.tunnel, mtu, dut.scope == "flow2")
     if dut.nat64 and router == "r1":  # topology a only (lab/model/dut.py)
         t1_ipv6 = topo.node("t1").interfaces[0].ipv6.split("/")[0]
@@ -90,7 +92,7 @@ def links_down_script(topo: Topology, router: str) -> str:
 
 
 def tunnel_lines(topo: Topology, router: str, name: str, mtu: Mtus, scoped: bool = False) -> list[str]:
-    """The real tunnel (lab/tunnel.VM_TUNNELS) on VM router ``router`` of
+    """The real tunnel (lab/model/tunnel.VM_TUNNELS) on VM router ``router`` of
     topology b, after its addresses and static routes: the device between
     the R1–R2 link's addresses (IPv4 ends for 6in4 and gre6in4, IPv6 ends
     for 4in6 and gre4in6), its MTU the link's less the overhead, and then

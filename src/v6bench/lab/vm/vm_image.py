@@ -20,6 +20,8 @@ times zeroed).
 
 from __future__ import annotations
 
+from typing import Any
+
 import gzip
 import hashlib
 import io
@@ -68,7 +70,7 @@ def kernel_release() -> str:
     if not found:
         raise LabError("no Debian kernel with its modules in /boot and /lib/modules: apt-get install linux-image-amd64")
 
-    def key(rel: str) -> list:
+    def key(rel: str) -> list[Any]:
         return [int(x) if x.isdigit() else x for x in re.split(r"[.-]", rel)]
 
     return max(found, key=key)
@@ -242,7 +244,7 @@ def initramfs(release: str) -> bytes:
     return out.getvalue()
 
 
-def build(out_dir: Path | None = None) -> dict:
+def build(out_dir: Path | None = None) -> dict[str, Any]:
     """Builds the image into ``out_dir`` (default :func:`image_dir`) and
     returns its manifest; skips the work when the manifest says the same
     inputs built it."""
@@ -256,7 +258,7 @@ def build(out_dir: Path | None = None) -> dict:
         old = json.loads(manifest_path.read_text())
         if all(old.get(k) == v for k, v in inputs.items()) and (out_dir / "vmlinuz").exists() \
                 and (out_dir / "initrd.gz").exists():
-            return old
+            return dict(old)
     out_dir.mkdir(parents=True, exist_ok=True)
     initrd = initramfs(release)
     kernel = Path(f"/boot/vmlinuz-{release}").read_bytes()
@@ -270,12 +272,13 @@ def build(out_dir: Path | None = None) -> dict:
     return manifest
 
 
-def load_manifest() -> dict:
+def load_manifest() -> dict[str, Any]:
     """The manifest of the built image, or a :class:`LabError` saying how to build it."""
     p = image_dir() / "manifest.json"
     if not p.exists():
         raise LabError(f"no VM router image in {image_dir()}: run `make setup` (or `v6bench lab vm-image`)")
-    return json.loads(p.read_text())
+    manifest: dict[str, Any] = json.loads(p.read_text())
+    return manifest
 
 
 def remove(out_dir: Path | None = None) -> None:

@@ -19,6 +19,9 @@ kernel (lab/model/jool.py), its counters read with every trial.
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import Any, Iterator
+
 import os
 import subprocess
 import time
@@ -27,22 +30,24 @@ from contextlib import ExitStack, contextmanager
 from pyroute2 import IPRoute
 
 from ...core.errors import LabError
-from ..emulated import build, cost, fib_load
+from ..emulated import build, fib_load
+from ..machine import cost
 from . import guest, vm, vm_config, vm_image
 from ..model.cpus import CpuPlan
 from ..model import jool
 from ..model.dut import DutConfig
-from ..emulated.cpu_window import Sampler
+from ..machine.cpu_window import Sampler
 from ..model.external_spec import SnmpSpec
 from ..model.mtu import Mtus
 from ..model.site import Site
 from ..external.snmp_observe import SnmpDut, SnmpObserver, connect
-from ..emulated.state import running
-from ..model.topology import ROUTER, TESTER, Topology, parse_topology
+from ..machine.lock import running
+from ..emulated.state import LabState
+from ..model.topology import ROUTER, TESTER, Node, Topology, parse_topology
 
 #: NS-CACHE: nsCacheTimeout of IF-MIB's ifTable (NET-SNMP-AGENT-MIB), set to 0 after boot so the guest's
 #: counters are read fresh, not from snmpd's 3-s cache.
-#: What a VM router's forwarding work is read from (lab/emulated/cost.py).
+#: What a VM router's forwarding work is read from (lab/machine/cost.py).
 QEMU_BASIS = ("each VM's QEMU threads' run time on this machine over the traffic window "
               "(the guest's own accounting is not used)")
 NS_CACHE_TIMEOUT_IFTABLE = "1.3.6.1.4.1.8072.1.5.3.1.2.1.3.6.1.2.1.2.2"
@@ -53,7 +58,7 @@ TABLE_DISK = "/dev/vdb"
 ROUTE_MEMORY_BYTES = 512
 
 
-def memory_mb(routes_file) -> int:
+def memory_mb(routes_file: Path | None) -> int:
     """A VM router's memory: the guest's own (:data:`vm.MEMORY_MB`) and,
     with a table, :data:`ROUTE_MEMORY_BYTES` a route plus the route file
     (the guest reads it through its page cache), in whole 64 MiB."""
@@ -84,7 +89,7 @@ def ports_of(site: Site, topo: Topology, router: str) -> list[vm.VmPort]:
 
 
 def start(site: Site, topo: Topology, link_speed_bps: float, mtu: Mtus, cpu_plan: CpuPlan, dut: DutConfig,
-          sysctls: dict) -> tuple[dict[str, vm.Vm], dict[tuple[str, str], str]]:
+          sysctls: dict[str, Any]) -> tuple[dict[str, vm.Vm], dict[tuple[str, str], str]]:
     """Boots a VM for every router of ``topo`` (their namespaces exist);
     returns the VMs by node and the guest NICs' MACs by (node, interface).
     The testers' taps get their links' MTUs. With a table, the routers on
@@ -114,16 +119,16 @@ def start(site: Site, topo: Topology, link_speed_bps: float, mtu: Mtus, cpu_plan
 
 class VmRouters:
     """How the emulated lab's routers are made when each is a VM
-    (lab/build.Routers): the VMs booted in their nodes' namespaces, the
+    (lab/emulated/build.Routers): the VMs booted in their nodes' namespaces, the
     testers' links configured, the table loaded in the guests."""
 
     kind = "vm"
 
-    def holds_vm(self, node) -> bool:
+    def holds_vm(self, node: Node) -> bool:
         return node.role == ROUTER
 
     def make(self, site: Site, topo: Topology, link_speed_bps: float, mtu: Mtus, cpu_plan: CpuPlan,
-             dut: DutConfig) -> tuple[list[dict], list[dict], dict | None]:
+             dut: DutConfig) -> tuple[list[dict[str, Any]], list[dict[str, Any]], dict[str, Any] | None]:
         vms, macs = start(site, topo, link_speed_bps, mtu, cpu_plan, dut, build.SYSCTLS[ROUTER])
         for node in topo.testers:
             macs.update(build.configure_node(site, node, mtu))
@@ -164,40 +169,40 @@ def table_shells(vms: dict[str, vm.Vm]) -> dict[str, fib_load.Shell]:
     return {node: fib_load.Shell(v.guest.command, TABLE_DISK, guest.BINARIES["ip"]) for node, v in vms.items()}
 
 
-def describe(nodes: list[dict], vms: dict[str, vm.Vm]) -> list[dict]:
+def describe(nodes: list[dict[str, Any]], vms: dict[str, vm.Vm]) -> list[dict[str, Any]]:
     """The recorded node list with each VM router's ``vm`` record."""
     return [{**n, "vm": vms[n["name"]].to_json()} if n["name"] in vms else n for n in nodes]
 
 
-def vm_of(node: dict) -> vm.Vm:
+def vm_of(node: dict[str, Any]) -> vm.Vm:
     return vm.Vm.from_json(node["vm"])
 
 
-def guest_of(node: dict):
+def guest_of(node: dict[str, Any]) -> guest.Guest:
     return vm_of(node).guest
 
 
-def image_record() -> dict:
+def image_record() -> dict[str, Any]:
     m = vm_image.load_manifest()
     return {k: m.get(k) for k in ("kernel_release", "packages", "initrd_sha256", "vmlinuz_sha256")}
 
 
-def snmp_dut(node: dict) -> SnmpDut:
+def snmp_dut(node: dict[str, Any]) -> SnmpDut:
     """VM router ``node`` as its guest's agent is read: over the management
     link from the router's namespace, counters fresh (the agent's cache is
-    off, lab/vm_lab._management), CPU ticks from the agent's 5-s updates."""
+    off, lab/vm/vm_lab._management), CPU ticks from the agent's 5-s updates."""
     spec = SnmpSpec(host=vm.MGMT_GUEST, community=vm.SNMP_COMMUNITY, netns=node["netns"], cpu="ucd",
                     poll_interval_s=0.5, counter_refresh_s=0.3, timeout_s=1.0)
     return SnmpDut(node["name"], spec, tuple(i["name"] for i in node["interfaces"]))
 
 
 class VmObserver:
-    """:class:`~v6bench.lab.interface.Observer` of the emulated lab with VM
+    """:class:`~v6bench.lab.protocol.Observer` of the emulated lab with VM
     routers: each router's guest agent over SNMP (lab/external/snmp_observe.py), the
     results side by side in the emulated lab's shape (``routers`` in the
     topology's order, ``interfaces`` keyed ``NODE/IFNAME``)."""
 
-    def __init__(self, lab) -> None:
+    def __init__(self, lab: LabState) -> None:
         self.lab = lab
         self.observers = []
         self.vms = []
@@ -207,10 +212,10 @@ class VmObserver:
                 self.observers.append(SnmpObserver(dut, connect(dut)))
                 self.vms.append(vm_of(node))
 
-    def before(self) -> tuple[list, dict | None]:
+    def before(self) -> tuple[list[Any], dict[str, Any] | None]:
         return [o.before() for o in self.observers], self._jool()
 
-    def _jool(self) -> dict | None:
+    def _jool(self) -> dict[str, Any] | None:
         """R1's Jool counters (lab/model/jool.py) with NAT64, else None; None too where its instance is gone."""
         mode = self.lab.dut_config.nat64
         if not mode:
@@ -221,9 +226,9 @@ class VmObserver:
             return None
 
     @contextmanager
-    def during(self, limit_s: float):
+    def during(self, limit_s: float) -> Iterator[tuple[list[Any], Sampler, list[int]]]:
         """Each guest's agent polled, and on the host QEMU's threads and the
-        VMs' CPUs sampled (lab/emulated/cpu_window.py) on the tester's receive CPU."""
+        VMs' CPUs sampled (lab/machine/cpu_window.py) on the tester's receive CPU."""
         tids = [t for v in self.vms for t in _threads(v.pid)]
         cpus = sorted({v.cpu for v in self.vms if v.cpu is not None})
         with ExitStack() as stack:
@@ -231,41 +236,45 @@ class VmObserver:
             host = stack.enter_context(Sampler(tids, cpus, self.lab.cpu_plan.tester_rx))
             yield polls, host, tids
 
-    def after(self, before: list, during, eng: dict) -> dict:
+    def after(self, before: tuple[list[Any], Any], during: tuple[list[Any], Sampler, list[int]],
+              eng: dict[str, Any]) -> dict[str, Any]:
         """The guests' figures (``busy_ratio``: what each guest's kernel
         accounts, over its agent's window) and beside them each VM's cost to
         this machine over the traffic: ``host.qemu_busy_ratio`` (QEMU's
         threads' run time, share of one CPU) and ``host.cpu_busy_ratio``
         (its pinned CPU's busy time)."""
         polls, host, tids = during
-        before, jool_before = before
+        befores, jool_before = before
         start_ns = eng["started_at_unix_ns"]
         window = host.window(start_ns, start_ns + round(eng["traffic_s"] * 1e9))
-        out = {"routers": [], "tester_rx": {"busy_ns": None, "busy_ratio": None}, "interfaces": {}, "dut_cpus": {},
-               "snmp": {}}
-        for o, b, d, v in zip(self.observers, before, polls, self.vms):
+        routers: list[dict[str, Any]] = []
+        interfaces: dict[str, Any] = {}
+        snmp: dict[str, Any] = {}
+        out: dict[str, Any] = {"routers": routers, "tester_rx": {"busy_ns": None, "busy_ratio": None},
+                               "interfaces": interfaces, "dut_cpus": {}, "snmp": snmp}
+        for o, b, d, v in zip(self.observers, befores, polls, self.vms):
             one = o.after(b, d, eng)
             router = one["routers"][0]
             router["host"] = _host_cost(v, window, set(_threads(v.pid)) & set(tids))
-            out["routers"].append(router)
-            out["interfaces"].update(one["interfaces"])
-            out["snmp"][o.dut.name] = one.get("snmp")
+            routers.append(router)
+            interfaces.update(one["interfaces"])
+            snmp[o.dut.name] = one.get("snmp")
         if window:
             out["dut_cpus"] = {str(c): None if ns is None else round(ns / window["window_ns"], 4)
                                for c, ns in window["cpus"].items()}
-        out["forwarding"] = cost.with_runs(cost.forwarding([_qemu_share(r["host"]) for r in out["routers"]], QEMU_BASIS),
+        out["forwarding"] = cost.with_runs(cost.forwarding([_qemu_share(r["host"]) for r in routers], QEMU_BASIS),
                                            eng, host)
         if self.lab.dut_config.nat64:
             out["translator"] = jool.translated(self.lab.dut_config.nat64, jool_before, self._jool())
         return out
 
-    def reasons(self, eng: dict, observed: dict, reset_router: str | None) -> list[str]:
+    def reasons(self, eng: dict[str, Any], observed: dict[str, Any], reset_router: str | None) -> list[str]:
         """None: a guest's discards are the VM router's own; frames the
         testers' taps drop are the engine's reasons (its ports' counters)."""
         return []
 
 
-def reset(site: Site, lab, kind: str, router: str = "r1") -> tuple[object, dict]:
+def reset(site: Site, lab: LabState, kind: str, router: str = "r1") -> tuple[LabState, dict[str, Any]]:
     """Resets VM router ``router`` (RFC 2544 §26.6): ``soft``, its guest's
     links down and up (routes restored, as on ``shutdown``/``no shutdown``);
     ``hard``, the guest reboots (QEMU resets the machine; the kernel boots,
@@ -303,7 +312,7 @@ def reset(site: Site, lab, kind: str, router: str = "r1") -> tuple[object, dict]
                  "guest_answered_after_s": back_s, "dut_napi_pinning": "not applicable (VM router)"}
 
 
-def record(lab) -> dict:
+def record(lab: LabState) -> dict[str, Any]:
     """What every result of a VM-router lab records beside the emulated
     lab's: each VM (accelerator, QEMU, CPU, boot time) and the guest image
     (kernel release, package versions, hashes)."""
@@ -319,7 +328,7 @@ def _threads(pid: int) -> list[int]:
         return []
 
 
-def _host_cost(v: vm.Vm, window: dict | None, tids: set[int]) -> dict:
+def _host_cost(v: vm.Vm, window: dict[str, Any] | None, tids: set[int]) -> dict[str, Any]:
     """VM ``v``'s cost to this machine over the traffic window."""
     if window is None:
         return {"qemu_busy_ratio": None, "qemu_busy_ns": None, "cpu_busy_ratio": None, "cpu": v.cpu, "accel": v.accel}
@@ -332,6 +341,6 @@ def _host_cost(v: vm.Vm, window: dict | None, tids: set[int]) -> dict:
             "cpu": v.cpu, "accel": v.accel, "window_s": window["window_ns"] / 1e9}
 
 
-def _qemu_share(host: dict) -> float | None:
-    """A VM's forwarding work in CPUs (lab/emulated/cost.py): its QEMU threads' run time over the window, unrounded."""
+def _qemu_share(host: dict[str, Any]) -> float | None:
+    """A VM's forwarding work in CPUs (lab/machine/cost.py): its QEMU threads' run time over the window, unrounded."""
     return None if host.get("qemu_busy_ns") is None else host["qemu_busy_ns"] / (host["window_s"] * 1e9)

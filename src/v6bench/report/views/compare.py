@@ -4,7 +4,7 @@ statistics of every series compared (:mod:`..samples` says what a value is)."""
 
 from __future__ import annotations
 
-from .. import samples, verdicts
+from .. import family_pairs, scenario_pairs, verdicts
 from ..data import RunData
 from ..model import Forest, Interval, Section, Table
 from ..stats import ALPHA, COMPARISON_COLUMNS, CORRECTION, DESCRIPTION_COLUMNS, MIN_PAIRS, MIN_REPETITIONS, POWER, describe
@@ -32,7 +32,7 @@ HOW_TO_READ = (
 
 def comparisons(data: RunData) -> Section | None:
     decided = verdicts.of(data)
-    pairs = samples.families(data)
+    pairs = family_pairs.families(data)
     rows, desc = [], []
     for p in pairs:
         for name in sorted(p.values):
@@ -48,7 +48,7 @@ def comparisons(data: RunData) -> Section | None:
     if rows:
         blocks.append(Table("ipv4-vs-ipv6", "IPv4 against IPv6", ("metric", "point") + COMPARISON_COLUMNS, tuple(rows),
                             "A is IPv4, B IPv6. " + HOW_TO_READ))
-    flow_pairs = [p for p in samples.flow_pairs(data) if p.key in decided]
+    flow_pairs = [p for p in family_pairs.flow_pairs(data) if p.key in decided]
     scoped = [(p.metric, p.point, p.name_b.removeprefix("flow 2: ")) + decided[p.key][1].row()
               for p in flow_pairs if not p.control]
     if scoped:
@@ -63,7 +63,7 @@ def comparisons(data: RunData) -> Section | None:
                             ("metric", "point") + COMPARISON_COLUMNS, tuple(flows),
                             "A is a family's first flow, B its second, the same frames in the same trials "
                             "(flows = 2): no difference exists, and none should be found. " + HOW_TO_READ))
-    scen = [(p.metric, p.point, p.name_b, p.name_a) + decided[p.key][1].row() for p in samples.scenario_searches(data)
+    scen = [(p.metric, p.point, p.name_b, p.name_a) + decided[p.key][1].row() for p in scenario_pairs.scenario_searches(data)
             if p.key in decided]
     if scen:
         blocks.append(Table("scenarios", "Scenarios against their reference",

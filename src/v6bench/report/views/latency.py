@@ -20,8 +20,9 @@ import numpy as np
 from .. import hdr
 from ..data import RunData
 from ..model import Figure, Section, Series, Table
-from .. import samples, verdicts
-from ..samples import delay_where, load_trials, network_type
+from .. import scenario_pairs, verdicts
+from ..samples import delay_where, load_trials
+from ..scenario_pairs import network_type
 from ..stats import COMPARISON_COLUMNS, DESCRIPTION_COLUMNS, describe_histogram
 from .compare import HOW_TO_READ
 from ..group import by, families, series_key
@@ -142,7 +143,7 @@ def delay_histograms(data: RunData) -> Section | None:
                                                           for c in DESCRIPTION_COLUMNS), tuple(stat_rows),
                         "Over every frame (n = frames). Mode: centre of the fullest histogram bin. Seed 003 Table 1."))
     decided = verdicts.of(data)
-    cmp_rows = [(p.metric, p.point, p.name_b, p.name_a) + c.row() for p in samples.network_types(data)
+    cmp_rows = [(p.metric, p.point, p.name_b, p.name_a) + c.row() for p in scenario_pairs.network_types(data)
                 for _, c in [decided[p.key]]]
     if cmp_rows:
         blocks.append(Table("delay-increase", "Delay and cost per frame against the first network type",

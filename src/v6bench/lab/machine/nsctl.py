@@ -19,11 +19,14 @@ import signal
 import subprocess
 import time
 import traceback
-from typing import Callable
+from typing import Any, Callable, TypeVar
 
 from pyroute2 import netns as pr_netns
 
 from ...core.errors import LabError
+
+#: What a function run in a namespace returns (JSON-able: it crosses from the child as JSON).
+T = TypeVar("T")
 
 _libc = ctypes.CDLL(None, use_errno=True)
 CLONE_NEWNS = 0x00020000
@@ -55,7 +58,7 @@ def _enter(netns: str) -> None:
     _check(_libc.mount(b"sysfs", b"/sys", b"sysfs", 0, None), "mount sysfs")
 
 
-def run_in(netns: str, fn: Callable[[], object]) -> object:
+def run_in(netns: str, fn: Callable[[], T]) -> T:
     """Runs ``fn`` in a child inside ``netns``; returns its JSON-able result.
 
     Raises :class:`LabError` with the child's error if it failed.
@@ -67,7 +70,7 @@ def run_in(netns: str, fn: Callable[[], object]) -> object:
         code = 0
         try:
             _enter(netns)
-            payload = {"ok": fn()}
+            payload: dict[str, Any] = {"ok": fn()}
         except BaseException as e:  # noqa: BLE001 - reported to the parent
             payload = {"error": f"{e}", "trace": traceback.format_exc(limit=3)}
             code = 1
@@ -85,7 +88,8 @@ def run_in(netns: str, fn: Callable[[], object]) -> object:
         payload = {}
     if "ok" not in payload:
         raise LabError(f"in namespace {netns}: {payload.get('error', 'the helper process died')}")
-    return payload["ok"]
+    result: T = payload["ok"]  # JSON-able: a tuple comes back as a list
+    return result
 
 
 def write_file(path: str, value: str) -> None:
@@ -118,7 +122,8 @@ def _ethtool(ifname: str, command: int, data: int) -> int:
     ifreq = struct.pack("16sP", ifname.encode(), ctypes.addressof(value))
     with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
         fcntl.ioctl(s.fileno(), SIOCETHTOOL, ifreq)
-    return struct.unpack("II", value.raw[:8])[1]
+    data_out: int = struct.unpack("II", value.raw[:8])[1]
+    return data_out
 
 
 def command(netns: str, argv: list[str], input_text: str | None = None, timeout_s: float = 30) -> str:

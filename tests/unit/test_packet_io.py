@@ -1,4 +1,4 @@
-"""The tester ports' backend setting (trial/backend.py): auto unless
+"""The tester ports' backend setting (trial/packet_io.py): auto unless
 V6BENCH_TESTER_BACKEND names one; anything else is a usage error; the
 engine spec's ports carry it, and a self-test made with another is stale."""
 
@@ -9,28 +9,28 @@ import pytest
 from v6bench import selftest
 from v6bench.core.errors import UsageError
 from v6bench.engine.spec import Port, RateStep, Stream, TrialSpec
-from v6bench.trial import backend
+from v6bench.trial import packet_io
 
 
 def test_auto_unless_the_environment_names_one(monkeypatch):
-    monkeypatch.delenv(backend.ENV, raising=False)
-    assert backend.chosen() == "auto"
-    monkeypatch.setenv(backend.ENV, "af_packet")
-    assert backend.chosen() == "af_packet"
-    monkeypatch.setenv(backend.ENV, " af_xdp ")
-    assert backend.chosen() == "af_xdp"
-    monkeypatch.setenv(backend.ENV, "dpdk")
+    monkeypatch.delenv(packet_io.ENV, raising=False)
+    assert packet_io.chosen() == "auto"
+    monkeypatch.setenv(packet_io.ENV, "af_packet")
+    assert packet_io.chosen() == "af_packet"
+    monkeypatch.setenv(packet_io.ENV, " af_xdp ")
+    assert packet_io.chosen() == "af_xdp"
+    monkeypatch.setenv(packet_io.ENV, "dpdk")
     with pytest.raises(UsageError, match="V6BENCH_TESTER_BACKEND: 'dpdk' is not one of auto, af_packet, af_xdp, xdp_live"):
-        backend.chosen()
+        packet_io.chosen()
 
 
 def test_a_selftest_of_another_backend_is_stale(monkeypatch):
-    monkeypatch.setenv(backend.ENV, "af_packet")
+    monkeypatch.setenv(packet_io.ENV, "af_packet")
     now = selftest.machine()
     plan = {"arrangement": "split", "tester_tx": [0], "tester_rx": 0, "dut": [1]}
     stored = {"environment": dict(now), "cpu_plan": plan, "mtu": 1500}
     assert selftest.stale(stored, plan, (128,), 1500, now) is None
-    monkeypatch.setenv(backend.ENV, "af_xdp")
+    monkeypatch.setenv(packet_io.ENV, "af_xdp")
     why = selftest.stale(stored, plan, (128,), 1500, selftest.machine())
     assert why == "its tester packet I/O (V6BENCH_TESTER_BACKEND) was af_packet, now af_xdp"
 
@@ -53,9 +53,9 @@ def test_xdp_live_stays_only_where_the_in_kernel_sender_can_send():
         (_spec({"ip_version": 4}, rate_step=RateStep(1, 10)), "af_xdp"),
     ]
     for spec, want in cases:
-        settled = backend.settle(spec)
+        settled = packet_io.settle(spec)
         assert [p.backend for p in settled.ports] == [want, "af_xdp"], spec
-    other = backend.settle(_spec({"ip_version": 4}, backend_="af_packet"))
+    other = packet_io.settle(_spec({"ip_version": 4}, backend_="af_packet"))
     assert [p.backend for p in other.ports] == ["af_packet", "af_packet"], "other settings are left as they are"
 
 
@@ -63,6 +63,6 @@ def test_xdp_live_stays_only_where_the_in_kernel_sender_can_send():
 def test_several_senders_stay_where_the_backend_has_them(setting, senders):
     """af_packet and xdp_live send from one thread a port: a port given two
     senders gets one, on its first CPU; auto and af_xdp keep both."""
-    spec = backend.settle(_spec({"ip_version": 4}, backend_=setting, tx_cpu=(3, 4), tx_queues=2))
+    spec = packet_io.settle(_spec({"ip_version": 4}, backend_=setting, tx_cpu=(3, 4), tx_queues=2))
     port = spec.ports[0]
     assert (port.tx_queues or 1, port.tx_cpu) == ((2, (3, 4)) if senders == 2 else (1, 3))

@@ -28,7 +28,10 @@ which a comparison across trials cannot give (docs/report.md).
 
 from __future__ import annotations
 
+from typing import Any
+
 from ...core import frames
+from .cpu_window import Sampler
 
 
 #: Work on the DUT's CPUs beyond its forwarding [CPUs] above which the trial's cost is not the DUT's alone: the
@@ -39,21 +42,21 @@ OTHER_MAX = 0.2
 
 
 def forwarding(shares: list[float | None], basis: str, resolution: float | None = None,
-               cpus_busy: list[float | None] | None = None) -> dict:
+               cpus_busy: list[float | None] | None = None) -> dict[str, Any]:
     """The lab's forwarding work: ``{"share", "basis", "resolution",
     "other"}``; ``share`` is None when any router's could not be read (a
     part of the DUT unmeasured would understate its cost). ``cpus_busy``:
     where the lab reads its DUT CPUs' own busy time over the same window,
     each CPU's; ``other`` is then their sum less ``share``, the work on
     them that was not the forwarding's (else None)."""
-    total = None if not shares or any(s is None for s in shares) else round(sum(shares), 6)
-    other = None
-    if total is not None and cpus_busy and all(c is not None for c in cpus_busy):
-        other = round(sum(cpus_busy) - total, 4)
+    known = [s for s in shares if s is not None]
+    total = round(sum(known), 6) if shares and len(known) == len(shares) else None
+    busy = [c for c in cpus_busy or () if c is not None]
+    other = round(sum(busy) - total, 4) if total is not None and cpus_busy and len(busy) == len(cpus_busy) else None
     return {"share": total, "basis": basis, "resolution": resolution, "other": other}
 
 
-def ns_per_frame(work: dict | None, rx_frames: int, traffic_s: float) -> dict:
+def ns_per_frame(work: dict[str, Any] | None, rx_frames: int, traffic_s: float) -> dict[str, Any]:
     """The DUT's CPU time per frame it forwarded [ns]: its forwarding
     share over the traffic window × 10⁹ / the frames received per second
     of traffic (the window and the traffic are the same seconds, the rate
@@ -80,13 +83,13 @@ def ns_per_frame(work: dict | None, rx_frames: int, traffic_s: float) -> dict:
 RUN_GUARD_NS = 5_000_000
 
 
-def _runs_port(eng: dict) -> dict | None:
+def _runs_port(eng: dict[str, Any]) -> dict[str, Any] | None:
     """The one sending port of a trial sent in runs (its ``tx.run_frames`` set), else None."""
     senders = [p for p in eng.get("ports", []) if (p.get("tx") or {}).get("run_frames")]
     return senders[0] if len(senders) == 1 else None
 
 
-def runs(eng: dict) -> list[tuple[int, int, str]]:
+def runs(eng: dict[str, Any]) -> list[tuple[int, int, str]]:
     """The runs of a trial sent in runs, from the engine's result, as the
     stretches in which the DUT's CPU counts for a stream:
     ``(from_ns, to_ns, stream_name)`` each (CLOCK_REALTIME), in order.
@@ -123,13 +126,13 @@ def runs(eng: dict) -> list[tuple[int, int, str]]:
     return out
 
 
-def runs_work(steps: list[tuple[int, int, int | None]], runs_: list[tuple[int, int, str]]) -> dict:
+def runs_work(steps: list[tuple[int, int, int | None]], runs_: list[tuple[int, int, str]]) -> dict[str, Any]:
     """The forwarding threads' run time per stream over the sampler's
     ``steps`` (``(from_ns, to_ns, busy_ns)``, :meth:`.cpu_window.Sampler.steps`)
     that lie inside one of ``runs_`` (:func:`runs`):
     ``{stream_name: {"busy_ns", "window_ns", "steps"}}``; steps across a
     run's ends, or unread, are left out."""
-    out: dict[str, dict] = {}
+    out: dict[str, dict[str, Any]] = {}
     i = 0
     for ta, tb, busy in steps:
         while i < len(runs_) and runs_[i][1] < tb:
@@ -146,7 +149,7 @@ def runs_work(steps: list[tuple[int, int, int | None]], runs_: list[tuple[int, i
     return out
 
 
-def with_runs(work: dict, eng: dict, sampler) -> dict:
+def with_runs(work: dict[str, Any], eng: dict[str, Any], sampler: Sampler) -> dict[str, Any]:
     """``work`` (:func:`forwarding`) with, for a trial sent in runs whose
     forwarding was read, ``runs``: the work of each stream's runs from the
     lab's CPU ``sampler`` (:meth:`.cpu_window.Sampler.steps` over the
@@ -161,7 +164,7 @@ def with_runs(work: dict, eng: dict, sampler) -> dict:
     return {**work, "runs": runs_work(sampler.steps(start_ns, start_ns + round(eng["traffic_s"] * 1e9)), runs_)}
 
 
-def per_family(work: dict | None, eng: dict) -> dict | None:
+def per_family(work: dict[str, Any] | None, eng: dict[str, Any]) -> dict[str, Any] | None:
     """The DUT's CPU time per frame in a trial sent in runs [ns], of each
     family and of each stream: ``{"4": ns, "6": ns, "streams": {name:
     ns}}``; each its runs' forwarding share × 10⁹ / the frames of them the
@@ -173,14 +176,14 @@ def per_family(work: dict | None, eng: dict) -> dict | None:
         return None
     fps = port["tx"]["intended_fps"]
 
-    def ns(streams: list[dict]) -> float | None:
+    def ns(streams: list[dict[str, Any]]) -> float | None:
         busy = sum(work[s["name"]]["busy_ns"] for s in streams if s["name"] in work)
         window = sum(work[s["name"]]["window_ns"] for s in streams if s["name"] in work)
         sent, got = sum(s["tx_frames"] for s in streams), sum(s["rx_frames"] for s in streams)
         return round(busy / window * 1e9 / (fps * got / sent), 2) if window and sent and got else None
 
     mine = [s for s in eng["streams"] if s["tx_port"] == port["name"]]
-    out: dict = {v: ns([s for s in mine if str(s["ip_version"]) == v]) for v in ("4", "6")}
+    out: dict[str, Any] = {v: ns([s for s in mine if str(s["ip_version"]) == v]) for v in ("4", "6")}
     if None in out.values():
         return None
     out["streams"] = {s["name"]: x for s in mine if (x := ns([s])) is not None}

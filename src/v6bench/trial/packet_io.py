@@ -55,6 +55,7 @@ def settle(spec: TrialSpec) -> TrialSpec:
         if port.backend == "xdp_live" and not live_fits(port, spec.streams):
             port = replace(port, backend="af_xdp")
         if (port.tx_queues or 1) > 1 and port.backend in ("af_packet", "xdp_live"):
-            port = replace(port, tx_queues=None, tx_cpu=port.tx_cpu[0])
+            first = port.tx_cpu[0] if isinstance(port.tx_cpu, tuple) else port.tx_cpu
+            port = replace(port, tx_queues=None, tx_cpu=first)
         return port
     return spec.with_ports(one)

@@ -21,6 +21,9 @@ checks that (tests/netns/test_cpu_window.py).
 
 from __future__ import annotations
 
+from functools import partial
+from typing import Any, Callable
+
 import bisect
 import os
 import threading
@@ -32,6 +35,9 @@ INTERVAL_S = 0.02
 #: A bound on the samples one trial keeps (a day at 20 ms); the sampler stops taking more.
 MAX_SAMPLES = 5_000_000
 _TICK_NS = 1e9 / os.sysconf("SC_CLK_TCK")
+
+#: One sample: its time [ns, CLOCK_REALTIME], each thread's run time [ns] (None: unread), each CPU's busy time [ns].
+Sample = tuple[int, dict[int, int | None], dict[int, float]]
 
 
 def cpu_idle_ns(cpus: list[int]) -> dict[int, float]:
@@ -52,7 +58,7 @@ class Sampler:
 
     def __init__(self, pids: list[int], cpus: list[int], pin: int | None, interval_s: float = INTERVAL_S) -> None:
         self.pids, self.cpus, self.pin, self.interval_s = pids, cpus, pin, interval_s
-        self.samples: list[tuple[int, dict[int, int | None], dict[int, float]]] = []
+        self.samples: list[Sample] = []
         self.times: list[int] = []  # the samples' times, for bisection
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._loop, name="cpu-sampler", daemon=True)
@@ -76,11 +82,11 @@ class Sampler:
         self._thread.start()
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         self._stop.set()
         self._thread.join()
 
-    def _at(self, t_ns: int, value) -> float | None:
+    def _at(self, t_ns: int, value: Callable[[Sample], float | None]) -> float | None:
         """A cumulative series (``value(sample)``) interpolated at ``t_ns``; None outside the samples."""
         s = self.samples
         i = bisect.bisect_left(self.times, t_ns)
@@ -96,26 +102,37 @@ class Sampler:
     def steps(self, start_ns: int, end_ns: int) -> list[tuple[int, int, int | None]]:
         """The threads' summed run time between consecutive samples inside
         ``start_ns`` … ``end_ns``: ``(from_ns, to_ns, busy_ns)`` each, busy
-        None where a thread was unread (lab/cost.runs_work)."""
+        None where a thread was unread (lab/machine/cost.runs_work)."""
         inside = [s for s in self.samples if start_ns <= s[0] <= end_ns]
         out = []
         for (ta, a, _), (tb, b, _) in zip(inside, inside[1:]):
-            ok = all(a.get(p) is not None and b.get(p) is not None for p in self.pids)
-            out.append((ta, tb, sum(b[p] - a[p] for p in self.pids) if ok else None))
+            busy = [(a.get(p), b.get(p)) for p in self.pids]
+            out.append((ta, tb, sum(y - x for x, y in busy if x is not None and y is not None)
+                        if all(x is not None and y is not None for x, y in busy) else None))
         return out
 
-    def window(self, start_ns: int, end_ns: int) -> dict | None:
+    def window(self, start_ns: int, end_ns: int) -> dict[str, Any] | None:
         """Busy time [ns] of each thread and each CPU between ``start_ns`` and
         ``end_ns`` (CLOCK_REALTIME): ``{"window_ns", "threads": {pid: ns|None},
         "cpus": {cpu: ns|None}}``; None if the samples do not cover the window."""
         if end_ns <= start_ns or not self.samples:
             return None
 
-        def delta(value):
+        def delta(value: Callable[[Sample], float | None]) -> float | None:
             a, b = self._at(start_ns, value), self._at(end_ns, value)
             return None if a is None or b is None else b - a
 
         return {"window_ns": end_ns - start_ns,
-                "threads": {p: delta(lambda x, p=p: x[1].get(p)) for p in self.pids},
-                "cpus": {c: delta(lambda x, c=c: x[2].get(c)) for c in self.cpus},
+                "threads": {p: delta(partial(_thread_ns, p)) for p in self.pids},
+                "cpus": {c: delta(partial(_cpu_ns, c)) for c in self.cpus},
                 "samples": len(self.samples), "interval_s": self.interval_s}
+
+
+def _thread_ns(pid: int, sample: Sample) -> float | None:
+    """Thread ``pid``'s run time in ``sample``."""
+    return sample[1].get(pid)
+
+
+def _cpu_ns(cpu: int, sample: Sample) -> float | None:
+    """CPU ``cpu``'s busy time in ``sample``."""
+    return sample[2].get(cpu)

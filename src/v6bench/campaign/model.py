@@ -1,0 +1,75 @@
+"""A campaign as checked, frozen types: its run order (:class:`Design`),
+each test's matrix (:class:`Matrix`) and test (:class:`TestSpec`), each
+scenario's lab and DUT (:class:`Scenario`), and the :class:`Campaign`
+(campaign/spec.py parses a file into them; campaign/fitting.py checks
+each test on the labs it runs on)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..core.frames import Mix, Traffic
+from ..lab.model.dut import DutConfig
+from ..lab.model.spec import LabSpec
+from ..methods import throughput
+
+
+@dataclass(frozen=True)
+class Design:
+    """The run order: ``randomized`` repetition blocks (seeded), or the
+    file's order (each point's repetitions one after the other)."""
+
+    order: str = "randomized"
+    #: The shuffle's seed; None: drawn when a run starts (and recorded with it).
+    seed: int | None = None
+
+
+@dataclass(frozen=True)
+class Matrix:
+    mixes: tuple[Mix, ...]
+    frame_sizes: tuple[int, ...]
+    directions: tuple[str, ...]
+    repeat: int
+    drain_s: float
+    #: The pause between the engine's learning and its traffic [s] (RFC 2544 §23); None: the engine's default.
+    settle_s: float | None = None
+
+
+@dataclass(frozen=True)
+class TestSpec:
+    index: int
+    kind: str
+    params: Any
+    matrix: Matrix
+    throughput_search: throughput.Params
+    #: Extension headers or ICMP echo instead of plain UDP frames (core/frames.py).
+    traffic: Traffic = Traffic()
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """One lab and DUT configuration of a campaign and the tests (by index)
+    that run on it. A campaign without ``[[scenario]]`` has one, named ""."""
+
+    name: str
+    lab: LabSpec
+    dut: DutConfig
+    tests: tuple[int, ...]
+    #: An A/A control: the same lab and DUT as the scenario named here, compared with it like any two series.
+    control_of: str = ""
+
+
+@dataclass(frozen=True)
+class Campaign:
+    name: str
+    path: str
+    text: str
+    sha256: str
+    lab: LabSpec
+    dut: DutConfig
+    selftest_when: str
+    selftest_frame_sizes: tuple[int, ...]
+    tests: tuple[TestSpec, ...] = field(default=())
+    scenarios: tuple[Scenario, ...] = field(default=())
+    design: Design = Design()
