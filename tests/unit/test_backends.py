@@ -30,7 +30,7 @@ def test_a_spec_asks_for_its_kind():
     assert backends.for_spec(LabSpec()) is backends.REGISTRY["ns"]
     assert backends.for_spec(LabSpec(router_kind="vm")) is backends.REGISTRY["vm"]
     ext = LabSpec(external=external_spec.load(EXAMPLE))
-    assert ext.kind == "external" and backends.for_spec(ext) is backends.REGISTRY["external"]
+    assert ext.lab_kind == "external" and backends.for_spec(ext) is backends.REGISTRY["external"]
 
 
 def test_nothing_above_the_lab_tells_the_kinds_apart():
@@ -54,7 +54,7 @@ def test_the_lab_names_its_kinds_only_in_the_registry():
 
 def test_each_kind_of_router_has_its_tunnels():
     ns, vm = backends.REGISTRY["ns"], backends.REGISTRY["vm"]
-    assert ns.routers.kind == "ns" and vm.routers.kind == "vm"
+    assert ns.routers.router_kind == "ns" and vm.routers.router_kind == "vm"
     assert ns.tunnel("6in4").mechanism != vm.tunnel("6in4").mechanism
     assert ns.tunnel_stand_in and not vm.tunnel_stand_in
 
@@ -118,16 +118,16 @@ def test_a_fourth_kind_is_reached_through_the_interface_by_its_registry_line(mon
     from v6bench.lab import interface
 
     class Loopback:
-        kind = "loopback"
+        lab_kind = "loopback"
 
     class LoopbackBackend:
         empties_connections = False
 
         def describe(self, lab):
-            return f"a {lab.kind} lab"
+            return f"a {lab.lab_kind} lab"
 
         def check_test(self, spec, test_kind, runs_host_stacks, reset_kinds):
-            self.checked = (spec.kind, test_kind, runs_host_stacks, reset_kinds)
+            self.checked = (spec.lab_kind, test_kind, runs_host_stacks, reset_kinds)
 
         @contextmanager
         def take(self, site, spec, dut, apply=True):

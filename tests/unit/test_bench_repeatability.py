@@ -17,7 +17,7 @@ def test_campaign_per_dut_and_search(dut: str, search: str) -> None:
     assert c.name == f"repeatability-split-{dut}-{search}"
     assert c.dut.limit_fps == repeatability.DUTS[dut].get("limit_fps", 0)
     assert c.lab.cpu_arrangement == "split"
-    assert [t.matrix.repeat for t in c.tests] == [5, 5]
+    assert [t.matrix.blocks for t in c.tests] == [5, 5]
 
 
 def test_policed_router_has_a_known_capacity() -> None:

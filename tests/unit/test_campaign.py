@@ -345,7 +345,7 @@ def test_tests_that_give_no_count_repeat_enough_for_a_verdict():
     from v6bench.core.repetitions import MIN_REPETITIONS
 
     def blocks(body: str) -> list[int]:
-        return [t.matrix.repeat for t in spec.parse_campaign('name = "t"\n' + body, "t.toml").tests]
+        return [t.matrix.blocks for t in spec.parse_campaign('name = "t"\n' + body, "t.toml").tests]
 
     assert MIN_REPETITIONS == 5
     assert blocks('[[test]]\nkind = "throughput"\n') == [5]
@@ -354,7 +354,7 @@ def test_tests_that_give_no_count_repeat_enough_for_a_verdict():
     # Latency's own 20 trials are spread over the blocks, 4 a block, so the families interleave.
     assert blocks('[[test]]\nkind = "latency"\n') == [5]
     lat = spec.parse_campaign('name = "t"\n[[test]]\nkind = "latency"\n', "t.toml").tests[0]
-    assert lat.params.repeat == 4 and lat.params.repeat * lat.matrix.repeat == 20
+    assert lat.params.repeat == 4 and lat.params.repeat * lat.matrix.blocks == 20
     assert blocks('[[test]]\nkind = "loss"\n[[test]]\nkind = "back-to-back"\n') == [1, 1]  # not compared
     # Given counts are kept: in [matrix], as blocks, or as the test's repeat (the kind's own for latency and reset).
     assert blocks('[matrix]\nrepeat = 2\n[[test]]\nkind = "throughput"\n') == [2]
@@ -363,9 +363,9 @@ def test_tests_that_give_no_count_repeat_enough_for_a_verdict():
     assert blocks('[[test]]\nkind = "reset"\nrepeat = 2\n') == [1]
     assert blocks('[[test]]\nkind = "latency"\nrepeat = 1\n') == [1]
     given = spec.parse_campaign('name = "t"\n[[test]]\nkind = "latency"\nrepeat = 20\n', "t.toml").tests[0]
-    assert (given.matrix.repeat, given.params.repeat) == (1, 20)
+    assert (given.matrix.blocks, given.params.repeat) == (1, 20)
     given = spec.parse_campaign('name = "t"\n[[test]]\nkind = "latency"\nblocks = 2\n', "t.toml").tests[0]
-    assert (given.matrix.repeat, given.params.repeat) == (2, 20)
+    assert (given.matrix.blocks, given.params.repeat) == (2, 20)
 
 
 def test_a_mix_regression_runs_the_blocks_it_needs_and_a_short_count_is_named_before_the_run():
@@ -379,10 +379,10 @@ def test_a_mix_regression_runs_the_blocks_it_needs_and_a_short_count_is_named_be
 
     sep = '[[test]]\nkind = "latency"\nfamilies = "separate"\nloads = ["60kfps"]\n'
     t = parsed(sep).tests[0]
-    assert MIN_PAIRS == 6 and (t.matrix.repeat, t.params.repeat) == (6, 4)  # 20 trials over 6 blocks: 4 a block
+    assert MIN_PAIRS == 6 and (t.matrix.blocks, t.params.repeat) == (6, 4)  # 20 trials over 6 blocks: 4 a block
     assert spec.shortfalls(parsed(sep)) == ()
-    assert parsed('[[test]]\nkind = "latency"\nfamilies = "separate"\n').tests[0].matrix.repeat == 5  # at throughput
-    assert parsed('[[test]]\nkind = "latency"\nloads = ["60kfps"]\n').tests[0].matrix.repeat == 5  # paired: one mix
+    assert parsed('[[test]]\nkind = "latency"\nfamilies = "separate"\n').tests[0].matrix.blocks == 5  # at throughput
+    assert parsed('[[test]]\nkind = "latency"\nloads = ["60kfps"]\n').tests[0].matrix.blocks == 5  # paired: one mix
 
     short = spec.shortfalls(parsed(sep + "repeat = 1\nblocks = 5\n"))
     assert len(short) == 1 and short[0].startswith("test[0] (latency) runs 5 blocks: the mix regression")
@@ -414,9 +414,9 @@ def test_v6bench_test_repeats_a_search_enough_for_a_verdict_unless_told(monkeypa
     parser = cli.parser()
     site = Site.from_env()
     c = test_cmd.campaign(site, parser.parse_args(["test", "throughput", "--mix", "100/0,0/100", "--frame-size", "128"]))
-    assert c.tests[0].matrix.repeat == 5
+    assert c.tests[0].matrix.blocks == 5
     c = test_cmd.campaign(site, parser.parse_args(["test", "throughput", "--frame-size", "128", "--repeat", "1"]))
-    assert c.tests[0].matrix.repeat == 1
+    assert c.tests[0].matrix.blocks == 1
 
 
 def test_resume_continues_the_unfinished_run_starts_one_if_none_was_recorded_and_refuses_a_finished_one(tmp_path):

@@ -35,7 +35,7 @@ def test_the_lab_state_keeps_its_stored_names():
     assert stored["dut"] == DutConfig(acl=25).to_json() and stored["dut"]["acl"] == 25
     assert stored["router"] == "vm" and "router_kind" not in stored and "dut_config" not in stored
     back = LabState.from_json(stored)
-    assert back.dut_config == DutConfig(acl=25) and back.router_kind == "vm" and back.kind == "vm"
+    assert back.dut_config == DutConfig(acl=25) and back.router_kind == "vm" and back.lab_kind == "vm"
 
 
 def test_the_lab_table_key_router_is_the_router_kind():

@@ -75,7 +75,7 @@ def _check_connections(t: TestSpec, dut: DutConfig, lab: LabSpec) -> None:
         return
     if not interface.empties_connections(lab):
         raise UsageError(f"{k.name} empties R1's connection table before each measurement, which only namespace "
-                         f"routers let v6bench do (this lab's routers: {lab.kind})", "kind")
+                         f"routers let v6bench do (this lab's routers: {lab.lab_kind})", "kind")
     for j, mix in enumerate(t.matrix.mixes):
         for bi in sorted({d == "bi" for d in t.matrix.directions}):
             try:

@@ -27,10 +27,16 @@ class Design:
 
 @dataclass(frozen=True)
 class Matrix:
+    """A test's points: mixes × frame sizes × directions, each run in
+    ``blocks`` repetition blocks (the ``[matrix] repeat`` key, ``[[test]]
+    blocks``: one repetition of every point a block, interleaved with the
+    other points; a test kind's own ``repeat`` is trials inside one test);
+    ``drain_s``: how long a trial waits for its last frames [s]."""
+
     mixes: tuple[Mix, ...]
     frame_sizes: tuple[int, ...]
     directions: tuple[str, ...]
-    repeat: int
+    blocks: int
     drain_s: float
     #: The pause between the engine's learning and its traffic [s] (RFC 2544 §23); None: the engine's default.
     settle_s: float | None = None

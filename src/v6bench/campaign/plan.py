@@ -41,7 +41,7 @@ class ScheduledTest:
         return f"{where}{self.test.index}:{self.test.kind}:{self.mix}:{self.frame_size}:{d}:{self.repetition}{var}"
 
     def describe(self) -> str:
-        rep = f" #{self.repetition}" if self.test.matrix.repeat > 1 else ""
+        rep = f" #{self.repetition}" if self.test.matrix.blocks > 1 else ""
         where = f"[{self.scenario}] " if self.scenario else ""
         if self.variant:
             version = 4 if self.mix.ipv4_pct else 6
@@ -58,7 +58,7 @@ def expand(c: Campaign) -> list[ScheduledTest]:
             if t.index not in sc.tests:
                 continue
             k = registry.kind(t.kind)
-            reps = range(1, t.matrix.repeat + 1)
+            reps = range(1, t.matrix.blocks + 1)
             if not k.sends_frames:  # a host-stack test: its variants instead of frame sizes and directions
                 out += [ScheduledTest(t, mix, 0, False, rep, tuple(v.items()), sc.name)
                         for mix in t.matrix.mixes for v in k.variants(t.params) for rep in reps]

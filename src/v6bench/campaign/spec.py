@@ -159,7 +159,7 @@ def _matrix(d: dict, base: Matrix, where: Field) -> Matrix:
         return conv(d[key], (*where, key)) if key in d else default
 
     return Matrix(get("mixes", _mixes, base.mixes), get("frame_sizes", frame_sizes, base.frame_sizes),
-                  get("directions", _directions, base.directions), get("repeat", _count, base.repeat),
+                  get("directions", _directions, base.directions), get("repeat", _count, base.blocks),
                   get("drain_s", _drain, base.drain_s), get("settle_s", _settle, base.settle_s))
 
 
@@ -316,7 +316,7 @@ def _test(i: int, t: dict, base: Matrix, counted: bool) -> TestSpec:
     except UsageError as e:
         raise e.at(*where) from None
     if not k.sends_frames:  # its matrix: the families, no frames, t1 to t2
-        mx = Matrix(mx.mixes, (), ("uni",), mx.repeat, mx.drain_s)
+        mx = Matrix(mx.mixes, (), ("uni",), mx.blocks, mx.drain_s)
     spec = TestSpec(i, k.name, params, mx, _throughput_search(k, t, params, where), _traffic(k, t, mx, where))
     duration_s = getattr(spec.params, "trial_duration_s", None)
     if spec.traffic.runs_s is not None and duration_s:  # a trial in runs holds two rounds of them, checked now
@@ -327,7 +327,7 @@ def _test(i: int, t: dict, base: Matrix, counted: bool) -> TestSpec:
                 raise UsageError(e.message, (*where, "runs_s")) from None
     if not counted and not {"repeat", "blocks"} & set(t):  # no count given: enough for a verdict
         n, params = registry.default_design(k, spec.params, spec.matrix.mixes)
-        spec = replace(spec, params=params, matrix=replace(spec.matrix, repeat=n))
+        spec = replace(spec, params=params, matrix=replace(spec.matrix, blocks=n))
     return spec
 
 
@@ -341,8 +341,8 @@ def shortfalls(c: Campaign) -> tuple[str, ...]:
     for t in c.tests:
         scenarios = sum(t.index in sc.tests for sc in c.scenarios)
         least, why = registry.least_blocks(registry.kind(t.kind), t.params, t.matrix.mixes, t.traffic.flows, scenarios)
-        if t.matrix.repeat < least:
-            out.append(f"test[{t.index}] ({t.kind}) runs {t.matrix.repeat} block{'s' if t.matrix.repeat != 1 else ''}: "
+        if t.matrix.blocks < least:
+            out.append(f"test[{t.index}] ({t.kind}) runs {t.matrix.blocks} block{'s' if t.matrix.blocks != 1 else ''}: "
                        f"{why}, so its report will say \"not enough repetitions\" (blocks = {least} would do)")
     return tuple(out)
 

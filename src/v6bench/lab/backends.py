@@ -1,7 +1,7 @@
 """The kinds of lab, one backend each, chosen once from :data:`REGISTRY`.
 
 A lab in use (a :class:`~.protocol.Lab`) and the spec it is made from
-(:class:`~.model.spec.LabSpec`) each say their ``kind``; :func:`of` and
+(:class:`~.model.spec.LabSpec`) each say their ``lab_kind``; :func:`of` and
 :func:`for_spec` look the backend up (a :class:`~.protocol.Backend`), and
 every action that depends on the kind is a method of it.
 
@@ -21,7 +21,7 @@ from .model.spec import LabSpec
 from .protocol import Backend, Lab
 from .vm.backend import VmBackend
 
-#: Every kind of lab: a lab's and a lab spec's ``kind`` is a key.
+#: Every kind of lab: a lab's and a lab spec's ``lab_kind`` is a key.
 REGISTRY: dict[str, Backend] = {"ns": NamespaceBackend(), "vm": VmBackend(), "external": ExternalBackend()}
 
 #: The kind whose backend answers for the lab ``lab up`` keeps on this machine (one at a time; the
@@ -31,9 +31,9 @@ KEPT = "ns"
 
 def of(lab: Lab) -> Backend:
     """The backend of a lab in use."""
-    return REGISTRY[lab.kind]
+    return REGISTRY[lab.lab_kind]
 
 
 def for_spec(spec: LabSpec) -> Backend:
     """The backend a lab spec asks for."""
-    return REGISTRY[spec.kind]
+    return REGISTRY[spec.lab_kind]

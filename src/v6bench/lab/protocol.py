@@ -45,14 +45,14 @@ class Lab(Protocol):
     - **the DUT**: its configuration (``dut_config``), where its NAT64 puts
       the other family (``translator_addresses``), the table it holds
       (``fib``, ``table_new``, ``fib_learning_timeout_s``);
-    - **the environment**: ``kind`` (a key of lab/backends.REGISTRY),
+    - **the environment**: ``lab_kind`` (a key of lab/backends.REGISTRY),
       ``kernel``, ``shared_machine`` (the DUT runs on the tester's machine),
       ``napi`` and ``sysctls`` (the emulated lab's kernel threads and
       settings; empty elsewhere), ``owner_pid`` (the process that took it).
     """
 
     @property
-    def kind(self) -> str: ...
+    def lab_kind(self) -> str: ...
     @property
     def topology(self) -> str: ...
     @property

@@ -66,9 +66,9 @@ def _sqlite_row(cursor, values) -> Row:
 
 
 class Connection:
-    """One open database of either kind."""
+    """One open database of either system (``database``: sqlite or postgresql)."""
 
-    kind: str
+    database: str
     where: str
 
     def sql(self, text: str) -> str:
@@ -102,7 +102,7 @@ class Connection:
 
 
 class SqliteConnection(Connection):
-    kind = "sqlite"
+    database = "sqlite"
 
     def __init__(self, path: Path, read_only: bool = False) -> None:
         self.path = path
@@ -167,7 +167,7 @@ class SqliteConnection(Connection):
 
 
 class PostgresConnection(Connection):
-    kind = "postgresql"
+    database = "postgresql"
 
     def __init__(self, url: str) -> None:
         try:

@@ -170,7 +170,7 @@ class Store:
         """Checks what the database holds before anything is written to it."""
         tables = self.conn.tables()
         if tables and "meta" not in tables:
-            noun = "an SQLite" if self.conn.kind == "sqlite" else "a PostgreSQL"
+            noun = "an SQLite" if self.conn.database == "sqlite" else "a PostgreSQL"
             raise UsageError(f"{self.where} is {noun} database but not a v6bench results database", "db")
         if tables:
             row = self.conn.execute("SELECT value FROM meta WHERE key='schema_version'")

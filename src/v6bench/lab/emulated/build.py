@@ -81,13 +81,13 @@ def _wait_carrier(ns: str, ifname: str) -> None:
 
 class Routers(Protocol):
     """How a kind of emulated lab makes its routers (lab/backends.py gives
-    each kind's): ``kind`` is recorded in the lab state (``LabState.router_kind``);
+    each kind's): ``router_kind`` is recorded in the lab state (``LabState.router_kind``);
     ``holds_vm(node)``: the node's namespace only holds a VM (tester
     sysctls); ``make`` builds the routers and every link once the nodes'
     namespaces exist, and returns the recorded node list, the NAPI threads
     arranged and the table's record (or None)."""
 
-    kind: str
+    router_kind: str
 
     def holds_vm(self, node: Node) -> bool: ...
 
@@ -100,7 +100,7 @@ class NamespaceRouters:
     neighbours by veth pairs; its DUT configuration, table and tunnel set
     up in it; threaded NAPI arranged on the CPU plan's CPUs."""
 
-    kind = "ns"
+    router_kind = "ns"
 
     def holds_vm(self, node: Node) -> bool:
         return False
@@ -162,7 +162,7 @@ def build(site: Site, topo: Topology, link_speed_bps: float, mtu: Mtus, cpu_plan
     def state(status: str, nodes: Iterable[dict[str, Any]] = (), threads: Iterable[dict[str, Any]] = (),
               fib: dict[str, Any] | None = None) -> LabState:
         return LabState(topo.name, link_speed_bps, mtu, status, temporary, owner, started, cpu_plan,
-                        tuple(nodes), tuple(threads), sysctls, kernel, dut, routers.kind, fib)
+                        tuple(nodes), tuple(threads), sysctls, kernel, dut, routers.router_kind, fib)
 
     save(site, state("building"))
     try:

@@ -98,7 +98,7 @@ def for_trial(site: Site, topology: str | None, link_speed_bps: float | None, mt
                 "mtu": (mtu, current.mtu),
                 "cpu_arrangement": (arrangement, current.cpu_plan.arrangement),
                 "dut": (dut, current.dut_config),
-                "router": (routers.kind if routers else None, current.router_kind),
+                "router": (routers.router_kind if routers else None, current.router_kind),
             }
             for field, (given, have) in wanted.items():
                 if given is not None and given != have:

@@ -68,7 +68,7 @@ class LabState:
     shared_machine = True
 
     @property
-    def kind(self) -> str:
+    def lab_kind(self) -> str:
         """The kind of lab (lab/backends.REGISTRY): how its routers are made."""
         return self.router_kind
 

@@ -89,7 +89,7 @@ class ExternalLab:
     sysctls: dict[str, Any] = field(default_factory=dict)
 
     #: The kind of lab (lab/backends.REGISTRY).
-    kind = "external"
+    lab_kind = "external"
 
     @property
     def table_new(self) -> bool:

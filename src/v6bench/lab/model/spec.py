@@ -49,7 +49,7 @@ class LabSpec:
     router_kind: str = "ns"
 
     @property
-    def kind(self) -> str:
+    def lab_kind(self) -> str:
         """The kind of lab (lab/backends.REGISTRY): ``external`` with a lab file, else how its routers are made."""
         return "external" if self.external is not None else self.router_kind
 

@@ -122,7 +122,7 @@ class VmRouters:
     (lab/emulated/build.Routers): the VMs booted in their nodes' namespaces, the
     testers' links configured, the table loaded in the guests."""
 
-    kind = "vm"
+    router_kind = "vm"
 
     def holds_vm(self, node: Node) -> bool:
         return node.role == ROUTER
