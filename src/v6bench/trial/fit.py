@@ -52,7 +52,12 @@ def check_connections(traffic: Traffic, mix: Mix, bidirectional: bool, dut: DutC
     connection R1 holds."""
     if len(mix.versions) != 1:
         raise UsageError(f"{mix}: connections are opened by one family: mix 100/0 (NAT44) or 0/100 (NAT64)", "mix")
-    if traffic != Traffic(ports=traffic.ports) or bidirectional:
+    plain = Traffic()
+    others = (traffic.ext_headers, traffic.icmp_echo, traffic.flows, traffic.ext_headers_scope, traffic.runs_s,
+              traffic.preliminary_connections, traffic.preliminary_rate_fps, traffic.foreground)
+    defaults = (plain.ext_headers, plain.icmp_echo, plain.flows, plain.ext_headers_scope, plain.runs_s,
+                plain.preliminary_connections, plain.preliminary_rate_fps, plain.foreground)
+    if others != defaults or bidirectional:  # any UDP ports: the phases walk their own
         raise UsageError("connections are opened by plain UDP frames from t1, one flow, one way (no extension "
                          "headers, ICMP echo, runs or second flow; not bidirectional)", "connections")
     (version, _), = mix.versions

@@ -56,8 +56,8 @@ def rate_fps(request: TrialRequest, line_fps: float, dut: DutConfig = DutConfig(
     """The phase's rate per sending port [frames/s]: the request's
     ``preliminary_rate_fps``, but at most :data:`LINE_SHARE` of the path's
     line rate ``line_fps`` for the trial's frames, and of the DUT's known
-    limits (``dut``: ``limit_fps``, ``max_new_fps``)."""
-    caps = [line_fps, *(x for x in (dut.limit_fps, dut.max_new_fps) if x)]
+    limits (``dut``: :attr:`~v6bench.lab.model.dut.DutConfig.known_limits_fps`)."""
+    caps = [line_fps, *dut.known_limits_fps]
     return min(request.preliminary_rate_fps, LINE_SHARE * min(caps))
 
 

@@ -83,9 +83,10 @@ def suspect_reasons(eng: dict[str, Any]) -> list[str]:
 
 
 def summarize(lab: Lab, request: TrialRequest, fps: float, eng: dict[str, Any], dut: dict[str, Any],
-              lab_reasons: Sequence[str] = ()) -> dict[str, Any]:
+              lab_reasons: Sequence[str] = (), ports: dict[str, Any] | None = None) -> dict[str, Any]:
     """The trial's result; ``lab_reasons``: the lab's own reasons the trial
-    is ``tester_limited`` (its observer's :meth:`reasons`)."""
+    is ``tester_limited`` (its observer's :meth:`reasons`); ``ports``: the
+    trial's ports record (:func:`.spec.ports_record`) if the caller has it."""
     reasons = list(eng["tester_limited_reasons"]) + list(lab_reasons)
     spread_s = None
     if request.mesh:
@@ -106,7 +107,7 @@ def summarize(lab: Lab, request: TrialRequest, fps: float, eng: dict[str, Any], 
         "flows": request.flows,
         **({"foreground": request.foreground} if request.flows == 2 else {}),
         "order_seed": request.order_seed,
-        "ports": ports_record(lab, request),
+        "ports": ports if ports is not None else ports_record(lab, request),
         "runs_s": request.runs_s,
         "mesh": request.mesh,
         "mesh_start_spread_s": spread_s,
@@ -176,9 +177,10 @@ def run(lab: Lab, request: TrialRequest, engine_pid_file: Path | None = None,
         spec = adjust(spec)
     spec = packet_io.settle(spec)
     opened = None
+    ports = ports_record(lab, request)
     if with_preliminary and preliminary.needed(lab, request):
         line = LabPath.of(lab).line_fps(request.frame_size, request.mix.ipv4_pct, request.bidirectional)
-        opened = preliminary.run(spec, ports_record(lab, request), preliminary.rate_fps(request, line, lab.dut_config), fps,
+        opened = preliminary.run(spec, ports, preliminary.rate_fps(request, line, lab.dut_config), fps,
                                  engine_pid_file)
     watch = interface.observer(lab)
     before = watch.before()
@@ -187,7 +189,8 @@ def run(lab: Lab, request: TrialRequest, engine_pid_file: Path | None = None,
         eng = engine.run_trial(spec, pid_file=engine_pid_file)
     done = action.join() if action else {}
     observed = watch.after(before, polled, eng)  # stored as the result's "dut" record
-    out = summarize(lab, request, fps, eng, observed, watch.reasons(eng, observed, (done.get("result") or {}).get("router")))
+    out = summarize(lab, request, fps, eng, observed, watch.reasons(eng, observed, (done.get("result") or {}).get("router")),
+                    ports)
     out["lab"]["cpu_idle"] = cpu_idle
     if opened is not None:
         out["preliminary"] = opened

@@ -199,6 +199,13 @@ class DutConfig:
         return self.nat44 or self.nat64 == "stateful" or bool(self.max_connections or self.max_new_fps)
 
     @property
+    def known_limits_fps(self) -> tuple[int, ...]:
+        """The rates [frames/s] the DUT is known to hold at most: its policer (``limit_fps``) and its limit on
+        new connections (``max_new_fps``), where set. A phase that must lose nothing stays below them
+        (trial/preliminary.rate_fps)."""
+        return tuple(x for x in (self.limit_fps, self.max_new_fps) if x)
+
+    @property
     def has_table(self) -> bool:
         """Whether the routers hold a generated table (and t1's frames walk it)."""
         return self.table != "none"
