@@ -62,6 +62,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 from v6bench import engine, stopping  # noqa: E402
 from v6bench.lab.model.cpus import FIFO_PRIORITY  # noqa: E402
 
+import bench_log  # noqa: E402
+
 NS_A, NS_B, IF_A, IF_B = "v6bb-a", "v6bb-b", "v6bba", "v6bbb"
 TX_CPU, RX_CPU = 1, 0
 
@@ -455,6 +457,7 @@ def main() -> int:
     todo = [False, True] if args.arrangement == "both" else [args.arrangement == "napi"]
     results = [measure(napi, args.rounds, args.duration, args.backends.split(",")) for napi in todo]
     print(json.dumps(results))
+    bench_log.append("engine_vs_trafgen", vars(args), results)
     return 0
 
 

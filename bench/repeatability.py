@@ -47,6 +47,7 @@ import sys
 import tempfile
 from pathlib import Path
 
+import bench_log
 from v6bench import stopping
 from v6bench.campaign import runner, spec
 from v6bench.lab.model.site import Site
@@ -165,6 +166,8 @@ def main() -> int:
             continue
         print(f"{a:<22} {fam:<6} {metric:<15} {n:>3} {capped:>6} {mean:>9,.1f} {unit:<2} {lo:>9,.1f} {unit:<2} "
               f"{hi:>9,.1f} {unit:<2} {c_txt:>8} {target:>8}  {met}", flush=True)
+    keys = ("arrangement", "family", "metric", "n", "capped", "mean", "min", "max", "cv", "target", "verdict")
+    bench_log.append("repeatability", vars(args), [dict(zip(keys, r)) for r in rows])
     print(f"(results in {db})")
     return 0
 

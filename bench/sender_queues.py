@@ -28,6 +28,7 @@ import os
 import statistics
 import sys
 
+import bench_log
 from engine_vs_trafgen import build, destroy, spec  # the veth pair A–B and the engine's spec for it
 from v6bench import engine, stopping
 
@@ -70,6 +71,9 @@ def main() -> int:
         print(f"  {n} sender(s) on CPU {', '.join(map(str, cpus[:n]))}: {med[n]:>12,.0f} frames/s"
               f"  lost {[r['lost'] for r in rs]}  reordered {[r['reordered'] for r in rs]}  receive drops {[r['ring_drops'] for r in rs]}")
     print(f"  ratio {args.queues} senders / 1: {med[args.queues] / med[1]:.2f}")
+    bench_log.append("sender_queues", vars(args), {"runs": {str(n): rs for n, rs in rows.items()},
+                                                   "median_offered_fps": {str(n): m for n, m in med.items()},
+                                                   "ratio": med[args.queues] / med[1]})
     return 0
 
 

@@ -58,6 +58,7 @@ import sys
 import tempfile
 from pathlib import Path
 
+import bench_log
 from v6bench import stopping
 from v6bench.campaign import runner, spec
 from v6bench.lab.model.site import Site
@@ -249,6 +250,8 @@ def main() -> int:
           f"{args.duration:g}-s trials, topology a, 1G")
     report(controls, effects)
     print(json.dumps({"controls": controls, "effects": effects}))
+    if not args.reread:
+        bench_log.append("sensitivity", vars(args), {"controls": controls, "effects": effects})
     print(f"(results in {db})")
     return 0
 

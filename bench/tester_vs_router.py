@@ -28,6 +28,7 @@ import sys
 import tempfile
 from pathlib import Path
 
+import bench_log
 from v6bench import stopping
 from v6bench.campaign import runner, spec
 from v6bench.lab.model.site import Site
@@ -103,6 +104,7 @@ def main() -> int:
         print(f"{r['backend']:<10} {r['used'] or '-':<16} {r['frame_size']:>4}B {(cap or 0):>12,.0f} fps {pdr_txt:>22} "
               f"{len(capped):>7} {ratio_txt:>14}  {verdict}", flush=True)
     print(json.dumps(rows))
+    bench_log.append("tester_vs_router", vars(args), rows)
     print(f"(results in {db})")
     return 0
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 from typing import Callable
 
 from v6bench.methods.retry import RETRIES
-from v6bench.trial.runner import suspect_reasons
+from v6bench.trial.execute import suspect_reasons
 
 #: At most this many runs of one trial: the first and the product's own repeats.
 TRIAL_RUNS = 1 + RETRIES

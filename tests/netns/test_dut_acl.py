@@ -21,7 +21,7 @@ from v6bench.lab.emulated import observe, state
 from v6bench.lab.emulated.configured import acl_counters
 from v6bench.lab.model.site import Site
 from v6bench.trial.request import make_request
-from v6bench.trial.runner import dut_cpu_pct
+from v6bench.trial.execute import dut_cpu_pct
 from v6bench.trial.spec import engine_spec
 
 pytestmark = [pytest.mark.netns, pytest.mark.usefixtures("clean_site", "remove_run_dir")]
@@ -102,12 +102,12 @@ def test_a_list_only_one_flow_walks_is_found_in_the_trial_and_in_the_cost_per_fr
 
     from v6bench.core.frames import flow_of
     from v6bench.report import stats
-    from v6bench.trial import runner
+    from v6bench.trial import execute
     from spoiled import unspoiled
 
     def trial(mix: str, rate: str, duration_s: float, runs_s: float | None = None) -> dict:
         req = replace(make_request(mix, 128, rate, duration_s, False, flows=2, runs_s=runs_s), drain_s=0.5)
-        return unspoiled(lambda: runner.run(state.load(SITE), req))
+        return unspoiled(lambda: execute.trial(state.load(SITE), req))
 
     _ok("lab", "up", "--topology", "a", "--link-speed", "1G", "--acl", "100", "--acl-family", "ipv6", "--scope", "flow2")
     try:

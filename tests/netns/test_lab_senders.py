@@ -17,7 +17,7 @@ from v6bench.lab.model.cpus import CpuPlan
 from v6bench.lab.model.mtu import Mtus
 from v6bench.lab.model.site import Site
 from v6bench.lab.model.topology import parse_topology
-from v6bench.trial import runner
+from v6bench.trial import execute
 from v6bench.trial.request import make_request
 
 pytestmark = pytest.mark.netns
@@ -45,7 +45,7 @@ def test_a_port_sending_alone_uses_both_sender_cpus(site):
         assert set(per_end.values()) == {2}, per_end
         # Fixed ports: each stream one 5-tuple, so each crosses one receive queue and stays in order (with RFC
         # 4814's, a stream's frames spread over both queues and their NAPI threads: docs/methods.md, "UDP ports").
-        out = unspoiled(lambda: runner.run(lab, make_request("90/10", 128, "20kfps", 2, False, ports="fixed")))
+        out = unspoiled(lambda: execute.trial(lab, make_request("90/10", 128, "20kfps", 2, False, ports="fixed")))
     port = {p["name"]: p for p in out["engine"]["ports"]}["t1"]
     assert (port["backend"], port["tx"]["queues"], port["tx"]["cpus"]) == ("af_xdp", 2, [0, 1])
     assert out["tx_frames"] == 40_000

@@ -142,7 +142,7 @@ def test_extension_headers_scoped_to_the_second_flow_ride_on_its_ipv6_frames_onl
 def test_trials_whose_schedule_is_the_measurement_catch_up(monkeypatch, engine_bin):
     """A burst, a rate step and a reset keep their schedule (catch up after
     a stall); a plain trial slips (trial/lab_tester.py)."""
-    from v6bench.trial import runner
+    from v6bench.trial import execute
     from v6bench.trial import lab_tester as tester
     from v6bench.trial.request import parse_mix
 
@@ -156,7 +156,7 @@ def test_trials_whose_schedule_is_the_measurement_catch_up(monkeypatch, engine_b
         seen["spec"] = spec.to_json()
         return {"offered_fps": 0.0, "tx_frames": 0, "rx_frames": 0, "tester_limited": False, "streams": []}
 
-    monkeypatch.setattr(runner, "run", fake_run)
+    monkeypatch.setattr(execute, "trial", fake_run)
     m = tester.LabTester(Site(Path("/run/v6bench"), "v6b-"), lab, parse_mix("100/0"), 128)
     calls = {"measure": lambda: m.measure(1.0, 10_000), "burst": lambda: m.burst(100),
              "step": lambda: m.step(2.0, 10_000, 1.0, 5_000), "reset": lambda: m.reset(2.0, 10_000, 1.0, "soft")}

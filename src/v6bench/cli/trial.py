@@ -13,7 +13,7 @@ from ..lab.model.site import Site
 from ..report import trial as trial_text
 from ..store.connection import is_url
 from ..store.db import Store
-from ..trial import runner
+from ..trial import execute
 from ..trial.warmup import warm_up
 from ..core.frames import MESH_PATTERNS
 from ..trial.request import make_request
@@ -94,6 +94,6 @@ def run(site: Site, args: argparse.Namespace, say) -> int:
             built, line = warm_up(built)
             if line:
                 say(line)
-        result = runner.run(built, req, site.engine_pid_file, selftest=st[1] if st else None)
+        result = execute.trial(built, req, site.engine_pid_file, selftest=st[1] if st else None)
     print(json.dumps(result, indent=1) if args.json else trial_text.render(result))
     return 0

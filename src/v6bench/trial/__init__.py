@@ -1,3 +1,3 @@
 """One trial on the lab: a validated request (``request``), the engine spec
 it becomes (``spec``), running it with the lab's own observations
-(``runner``) and printing it (``table``)."""
+(``execute``) and printing it (``table``)."""

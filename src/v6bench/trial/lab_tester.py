@@ -18,7 +18,7 @@ from ..lab.protocol import Lab
 from ..lab.model.site import Site
 from ..core.tester import ConnectionTester, Measurement
 from ..core.rates import Rate
-from . import runner
+from . import execute
 from .connections import LabConnections
 from .path import LabPath
 from ..core.frames import Mix, Traffic
@@ -47,7 +47,7 @@ class LabTester:
         before it runs (a burst, a rate step, RFC 9693's phases), ``during``
         is (at_s, action) for a reset, ``mesh`` a mesh pattern;
         ``with_preliminary``: RFC 9693's preliminary phase first where the
-        trial needs it (trial/runner.run)."""
+        trial needs it (trial/execute.trial)."""
         req = TrialRequest(self.mix, self.frame_size, Rate.of_fps(load_fps), duration_s,
                            self.bidirectional, self.drain_s, self.traffic.ext_headers, self.traffic.icmp_echo, mesh,
                            self.settle_s, self.traffic.flows, self.traffic.ext_headers_scope,
@@ -55,7 +55,7 @@ class LabTester:
                            preliminary_connections=self.traffic.preliminary_connections,
                            preliminary_rate_fps=self.traffic.preliminary_rate_fps,
                            foreground=self.traffic.foreground)
-        r = runner.run(self.lab, req, self.site.engine_pid_file, adjust, during, self.selftest, with_preliminary)
+        r = execute.trial(self.lab, req, self.site.engine_pid_file, adjust, during, self.selftest, with_preliminary)
         extra = {}
         if r.get("action"):
             extra = {**r["action"], "reset_at_s": r.get("action_at_s")}

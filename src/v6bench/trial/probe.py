@@ -20,7 +20,7 @@ from ..core.rates import parse_rate
 from ..lab import interface
 from ..lab.model.site import Site
 from ..lab.model.spec import LabSpec
-from . import runner
+from . import execute
 from .request import TrialRequest
 
 PROBE_FPS = 40
@@ -35,7 +35,7 @@ def check(site: Site, spec: LabSpec) -> dict[str, Any]:
     ifIndex, the CPU source) and the DUT's counters over the probe."""
     req = TrialRequest(parse_mix("50/50"), 128, parse_rate(f"{PROBE_FPS}fps"), PROBE_DURATION_S, True, drain_s=0.5)
     with interface.for_trial(site, spec, None, apply=False) as lab:
-        r = runner.run(lab, req, site.engine_pid_file)
+        r = execute.trial(lab, req, site.engine_pid_file)
     eng = r["engine"]
     record = interface.record(lab)
     return {

@@ -50,7 +50,7 @@ class TrialRequest:
     ext_headers_scope: str = "all"
     #: The streams' places in the engine's round robin: None, as listed (IPv4 before IPv6, flow 1 before
     #: flow 2); a number: the order of the families and of the flows drawn from it (trial/spec.py).
-    #: :func:`v6bench.trial.runner.run` draws one for every trial and records it.
+    #: :func:`v6bench.trial.execute.trial` draws one for every trial and records it.
     order_seed: int | None = None
     #: The streams in runs of this many seconds a share unit instead of frame by frame (core/frames.Traffic.runs_s).
     runs_s: float | None = None
@@ -86,7 +86,7 @@ class TrialRequest:
         MTUs, tunnel and DUT configuration (what the traffic needs of the topology, mesh
         paths, :meth:`check_against` the path from t1 to t2); returns the
         rate per direction [fps]. The command line calls it before it
-        builds a lab, the trial runner on the lab it runs on."""
+        builds a lab, the trial's execution on the lab it runs on."""
         mesh = self.mesh is not None
         fit.check_on_topology(self.traffic, topology, mesh=mesh)
         fit.check_on_dut(self.traffic, dut)

@@ -24,7 +24,7 @@ from ..core.rates import line_rate_fps
 from ..lab.protocol import Lab
 from . import fib_learning
 from .request import make_request
-from .runner import run
+from . import execute
 
 #: How long the warm-up sends at most, s (for :data:`WARMUP_ROUTES` routes or more), and at what share of the
 #: line rate (5 % of 1G at 128 B: 42 kframes/s).
@@ -54,7 +54,7 @@ def warm_up(lab: Lab) -> tuple[Lab, str | None]:
                             f"resolution {r['learning_resolution_s']:.1f} s)" for name, r in fib["routers"].items()) + "\n"
     fps = max(1000, round(WARMUP_LINE_SHARE * line_rate_fps(lab.link_speed_bps, WARMUP_FRAME_BYTES)))
     duration_s = warmup_s(fib)
-    r = run(lab, make_request("50/50", WARMUP_FRAME_BYTES, f"{fps}fps", duration_s, False))
+    r = execute.trial(lab, make_request("50/50", WARMUP_FRAME_BYTES, f"{fps}fps", duration_s, False))
     e = r["engine"]["totals"]
     return lab, learned + (f"warm-up of table {fib['table']}: {duration_s:.1f} s at {fps:,} frames/s to its "
                            f"{fib['destinations']:,} destinations a family, {e['rx_frames']:,} of {e['tx_frames']:,} "

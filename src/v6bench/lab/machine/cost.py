@@ -1,5 +1,5 @@
 """The DUT's forwarding work over a trial's traffic, in one shape for every
-kind of lab: from it the trial's cost per frame (``trial/runner.py``).
+kind of lab: from it the trial's cost per frame (``trial/execute.py``).
 
 Each lab's observer reads the CPU time its routers spent forwarding by its
 own means and states it here as ``share``, CPUs' worth of work while the

@@ -5,13 +5,13 @@ from test_trial_spec import lab_of
 from v6bench.lab.emulated.observe import LabObserver
 from v6bench.lab.external.snmp_observe import SnmpDut, SnmpObserver
 from v6bench.trial.request import make_request
-from v6bench.trial import runner
+from v6bench.trial import execute
 
 
 def summarize(lab, request, fps, eng, dut_rec, reset_router=None, observer=None):
-    """The result as the runner makes it: the lab's observer gives its reasons."""
+    """The result as a trial's execution makes it: the lab's observer gives its reasons."""
     watch = observer or LabObserver(lab)
-    return runner.summarize(lab, request, fps, eng, dut_rec, watch.reasons(eng, dut_rec, reset_router))
+    return execute.summarize(lab, request, fps, eng, dut_rec, watch.reasons(eng, dut_rec, reset_router))
 
 
 def engine_result(tx_dropped_t1: int = 0) -> dict:

@@ -148,7 +148,7 @@ def _bound_s(spec: TrialSpec) -> float:
     return (spec.duration_s or 60.0) + (spec.drain_s or 2.0) + ENGINE_LEAD_S + 30.0
 
 
-def run(lab: Lab, request: TrialRequest, engine_pid_file: Path | None = None,
+def trial(lab: Lab, request: TrialRequest, engine_pid_file: Path | None = None,
         adjust: Callable[[TrialSpec], TrialSpec] | None = None,
         during: tuple[float, Callable[[], dict[str, Any]]] | None = None, selftest: dict[str, Any] | None = None,
         with_preliminary: bool = True) -> dict[str, Any]:
