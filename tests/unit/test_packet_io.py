@@ -8,7 +8,7 @@ import pytest
 
 from v6bench import selftest
 from v6bench.core.errors import UsageError
-from v6bench.engine.spec import Port, RateStep, Stream, TrialSpec
+from v6bench.engine.spec import Port, RateStep, Stream, TrialSpec, Walk
 from v6bench.trial import packet_io
 
 
@@ -43,14 +43,18 @@ def _spec(*streams: dict, backend_: str = "xdp_live", **port_a) -> TrialSpec:
 
 
 def test_xdp_live_stays_only_where_the_in_kernel_sender_can_send():
-    """One whole UDP stream at one rate: xdp_live; anything else, and a port
-    that only receives, runs af_xdp (the engine would refuse it)."""
+    """One whole UDP stream at one rate from one template: xdp_live; anything
+    else (a walk included), and a port that only receives, runs af_xdp (the
+    engine would refuse it)."""
     cases = [
         (_spec({"ip_version": 4}), "xdp_live"),
         (_spec({"ip_version": 4}, {"ip_version": 6}), "af_xdp"),
         (_spec({"ip_version": 4, "protocol": "icmp_echo"}), "af_xdp"),
         (_spec({"ip_version": 4, "fragment_mtu": 576}), "af_xdp"),
         (_spec({"ip_version": 4}, rate_step=RateStep(1, 10)), "af_xdp"),
+        # RFC 4814's ports (the default) are a walk: the engine's in-kernel sender has one template
+        (_spec({"ip_version": 4, "walk": Walk(src_port=("1024-65535",), dst_port=("1-49151",), order="permuted",
+                                              seed=7)}), "af_xdp"),
     ]
     for spec, want in cases:
         settled = packet_io.settle(spec)

@@ -12,9 +12,10 @@ setting is stale (:mod:`v6bench.selftest`).
 ``xdp_live`` sends from an XDP program the kernel runs in a loop (the
 engine's in-kernel sender) and receives as ``af_xdp``. The engine takes
 it only for a port that sends one UDP stream, whole, at one constant
-rate, on veth; with the setting ``xdp_live`` the other ports of a trial
-(several streams, ICMP Echo, fragments, a rate step, receive only) run
-``af_xdp`` (:func:`settle`).
+rate, from one template, on veth; with the setting ``xdp_live`` the other
+ports of a trial (several streams, ICMP Echo, fragments, a rate step, a
+walk such as RFC 4814's ports, receive only) run ``af_xdp``
+(:func:`settle`).
 """
 
 from __future__ import annotations
@@ -39,10 +40,12 @@ def chosen() -> str:
 
 def live_fits(port: Port, streams: tuple[Stream, ...]) -> bool:
     """Whether the engine's in-kernel sender can send ``port``'s traffic:
-    it sends, one UDP stream sent whole, at one constant rate."""
+    it sends, one UDP stream sent whole, at one constant rate, from one
+    template (no walk: RFC 4814's ports and a table's destinations change
+    from frame to frame, ``docs/engine-spec.md``, "Walks")."""
     mine = [s for s in streams if s.tx_port == port.name]
     return (port.sends and port.rate_step is None and len(mine) == 1
-            and mine[0].protocol in (None, "udp") and mine[0].fragment_mtu is None)
+            and mine[0].protocol in (None, "udp") and mine[0].fragment_mtu is None and mine[0].walk is None)
 
 
 def settle(spec: TrialSpec) -> TrialSpec:
