@@ -149,9 +149,9 @@ def _bound_s(spec: TrialSpec) -> float:
 
 
 def trial(lab: Lab, request: TrialRequest, engine_pid_file: Path | None = None,
-        adjust: Callable[[TrialSpec], TrialSpec] | None = None,
-        during: tuple[float, Callable[[], dict[str, Any]]] | None = None, selftest: dict[str, Any] | None = None,
-        with_preliminary: bool = True) -> dict[str, Any]:
+          adjust: Callable[[TrialSpec], TrialSpec] | None = None,
+          during: tuple[float, Callable[[], dict[str, Any]]] | None = None, selftest: dict[str, Any] | None = None,
+          with_preliminary: bool = True) -> dict[str, Any]:
     """Runs ``request`` on ``lab`` (which the caller holds locked); the
     engine's PID goes to ``engine_pid_file`` while it runs. ``selftest``:
     the tester's self-test the trial is checked against (:mod:`.tester_limits`).
