@@ -184,7 +184,9 @@ def test_network_types_compare_the_duts_cost_per_frame_across_trials_too():
     in cost per frame as in delay: a NAT costing 10 % more CPU a frame at
     the same delay is found in cost, not in delay; a mixed trial gives a
     family's cost only from its runs (``by_family``), never the trial's
-    both-family figure; a lab that reads no CPU gives no cost pair."""
+    both-family figure; a lab that reads no CPU gives no cost pair. Each
+    scenario is built six times, two trials a build (the unit is the
+    build, report/builds.py)."""
     rng = __import__("numpy").random.default_rng(11)
     row = {"load": "1%", "load_fps": 845.0, "tester_limited_trials": 0, "families": {}}
 
@@ -196,17 +198,22 @@ def test_network_types_compare_the_duts_cost_per_frame_across_trials_too():
         return {"call": "measure", "call_args": {"load_fps": 845.0}, "tester_limited": False, "streams": streams,
                 "result": {"suspect_reasons": [], "dut_cost": cost}}
 
-    def test(k, scenario, cost_ns, v=4):
+    def test(k, scenario, cost_ns, v=4, build=0):
         mix = "100/0" if v == 4 else "0/100"
-        return data.TestData(k, "latency", mix, 128, False, 0, {"params": {}, "scenario": scenario}, {"loads": [row]},
-                             tuple(trial(v, cost_ns) for _ in range(6)), scenario_index=k)
+        return data.TestData(10 * k + build, "latency", mix, 128, False, build + 1,
+                             {"params": {}, "scenario": scenario, "lab_build": f"{scenario}-{build}"},
+                             {"loads": [row]}, tuple(trial(v, cost_ns) for _ in range(2)), scenario_index=k)
 
-    run = data.RunData({"environment": {}}, None, (test(0, "ipv4", 9000.0), test(1, "ipv4-nat", 9900.0)), 0)
+    def built(scenario_a, scenario_b, cost_a, cost_b):
+        return tuple(test(k, sc, cost, build=b) for k, (sc, cost) in enumerate(((scenario_a, cost_a), (scenario_b, cost_b)))
+                     for b in range(6))
+
+    run = data.RunData({"environment": {}}, None, built("ipv4", "ipv4-nat", 9000.0, 9900.0), 0)
     decided = {p.metric: c for p, c in verdicts.of(run).values() if p.name_b.startswith("ipv4-nat")}
     assert decided["cost per frame [ns]"].outcome == "differs"
     assert decided["cost per frame [ns]"].diff_pct == pytest.approx(10.0, abs=1.0)
     assert decided["median delay [µs]"].outcome == "none"
-    blind = data.RunData({"environment": {}}, None, (test(0, "ipv4", None), test(1, "ipv4-nat", None)), 0)
+    blind = data.RunData({"environment": {}}, None, built("ipv4", "ipv4-nat", None, None), 0)
     assert [p.metric for p in scenario_pairs.network_types(blind)] == ["median delay [µs]"]
     assert scenario_pairs.network_type_cost_ns(trial(4, 9000.0), 4, one_family=False) is None
     assert scenario_pairs.network_type_cost_ns(trial(4, 9000.0, {"4": 8800.0, "6": 9100.0}), 6, one_family=False) == 9100.0

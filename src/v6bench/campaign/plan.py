@@ -117,13 +117,18 @@ def planned(c: Campaign, store: Store, run_id: int) -> list[ScheduledTest]:
 
 
 def visits(plan: list[ScheduledTest], done: set[str]) -> list[tuple[str, list[ScheduledTest]]]:
-    """The points still to run, in order, cut where the scenario changes:
-    each visit is one lab."""
+    """The points still to run, in order, cut where the scenario changes
+    and, in a campaign of several scenarios, where the repetition block
+    changes: each visit is one lab build. Scenarios are compared build by
+    build (report/builds.py), so each block builds each scenario's lab
+    anew, even where one block ends with the scenario the next begins with."""
+    several = len({p.scenario for p in plan}) > 1
     out: list[tuple[str, list[ScheduledTest]]] = []
     for p in plan:
         if p.key in done:
             continue
-        if out and out[-1][0] == p.scenario:
+        last = out[-1][1][-1] if out else None
+        if last is not None and last.scenario == p.scenario and not (several and last.repetition != p.repetition):
             out[-1][1].append(p)
         else:
             out.append((p.scenario, [p]))

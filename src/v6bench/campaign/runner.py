@@ -112,7 +112,7 @@ def _run(site: Site, c: Campaign, store: Store, resume: bool, command: str, prog
                 where = f" scenario {sc.name}:" if sc.name else ""
                 progress(f"run {run_id}:{where} {c.name} on {interface.describe(lab)} → {store.where}")
                 run_points(c, store, run_id, _testers(site, lab, sts[sc.lab.cpu_arrangement]), progress,
-                           points=points, eta=eta, plan=plan)
+                           points=points, eta=eta, plan=plan, lab_build=secrets.token_hex(4))
     except KeyboardInterrupt:
         if record.run_id is not None:
             store.finish_run(record.run_id, "interrupted")
@@ -208,13 +208,16 @@ def ensure_selftests(site: Site, store: Store, c: Campaign,
 
 def run_points(c: Campaign, store: Store, run_id: int, make_tester: Callable[[ScheduledTest], Tester | HostTester],
                progress: Progress, scenario: str | None = None, points: list[ScheduledTest] | None = None,
-               eta: Eta | None = None, plan: list[ScheduledTest] | None = None) -> dict[str, int]:
+               eta: Eta | None = None, plan: list[ScheduledTest] | None = None,
+               lab_build: str | None = None) -> dict[str, int]:
     """Runs the points of the run's order (:func:`.plan.planned`) not done yet in
     ``run_id``: all of them, those of ``scenario``, or ``points`` (one
     visit); returns counts. ``make_tester``: each point's tester (a lab's,
     or a simulation's in the tests); ``eta``: what this run measured so far
     (:mod:`.eta`: test times, lab bring-ups), added to; ``plan``: the run's
-    order if the caller has it (else read from the run). The caller brings
+    order if the caller has it (else read from the run); ``lab_build``: the
+    id of the lab these points run on, stored with each test (scenarios are
+    compared build by build, report/builds.py). The caller brings
     up the lab and marks the run finished, interrupted or failed."""
     plan = planned(c, store, run_id) if plan is None else plan
     done = store.done_points(run_id)
@@ -233,7 +236,7 @@ def run_points(c: Campaign, store: Store, run_id: int, make_tester: Callable[[Sc
         left_s = eta.left_s([q for q in plan[position - 1:] if q.key not in done])
         progress(f"[{bar:<20}] {position}/{len(plan)} {p.describe()}" + (f" · ETA {eta_text(left_s)}" if left_s else ""))
         started = time.monotonic()
-        result, rec = _run_point(store, run_id, p, sc_of[p.scenario], make_tester)
+        result, rec = _run_point(store, run_id, p, sc_of[p.scenario], make_tester, lab_build)
         took = time.monotonic() - started
         eta.test_took(p.test.index, took)
         done.add(p.key)
@@ -243,7 +246,8 @@ def run_points(c: Campaign, store: Store, run_id: int, make_tester: Callable[[Sc
     return {"tests": len(plan), "ran": len(todo)}
 
 
-def _start_test(store: Store, run_id: int, p: ScheduledTest, sc: Scenario) -> tuple[int, list[dict[str, Any]]]:
+def _start_test(store: Store, run_id: int, p: ScheduledTest, sc: Scenario,
+                lab_build: str | None) -> tuple[int, list[dict[str, Any]]]:
     """The point's test row and the trials an interrupted attempt recorded: an interrupted attempt (a kill,
     Ctrl-C, a failure) is continued in its own row, one row per test."""
     test_id = store.unfinished_attempt(run_id, p.key)
@@ -255,6 +259,7 @@ def _start_test(store: Store, run_id: int, p: ScheduledTest, sc: Scenario) -> tu
               "drain_s": p.test.matrix.drain_s, **p.test.traffic.to_json(), "variant": dict(p.variant),
               **({"settle_s": p.test.matrix.settle_s} if p.test.matrix.settle_s is not None else {}),
               **({"scenario": p.scenario} if p.scenario else {}),
+              **({"lab_build": lab_build} if lab_build else {}),
               **({"control_of": sc.control_of} if sc.control_of else {}),
               **({"flow2": f2} if (f2 := flow2_scenarios(sc.dut, p.test.traffic)) else {}),
               **({"flow2_dut": sorted(str(v) for v in d2)} if (d2 := sc.dut.on_flow2()) else {})}
@@ -263,10 +268,11 @@ def _start_test(store: Store, run_id: int, p: ScheduledTest, sc: Scenario) -> tu
 
 
 def _run_point(store: Store, run_id: int, p: ScheduledTest, sc: Scenario,
-               make_tester: Callable[[ScheduledTest], Tester | HostTester]) -> tuple[dict[str, Any], Recorder | None]:
+               make_tester: Callable[[ScheduledTest], Tester | HostTester],
+               lab_build: str | None) -> tuple[dict[str, Any], Recorder | None]:
     """Measures one point and stores its test's outcome; its result, and the recorder of its trials (None for a
     host-stack test, which stores no trials)."""
-    test_id, replay = _start_test(store, run_id, p, sc)
+    test_id, replay = _start_test(store, run_id, p, sc, lab_build)
     k = registry.kind(p.test.kind)
     rec = None
     try:

@@ -188,20 +188,26 @@ def least_blocks(k: Kind | HostKind, params: Any, mixes: tuple[Mix, ...], flows:
     carrying both families, or two flows) :data:`MIN_PAIRS` trials; one
     between the families' trials or ``scenarios`` (how many the test runs
     in) :data:`MIN_REPETITIONS` a side; a block holds the kind's own
-    repetitions. ``(0, "")`` where the test compares nothing on its own:
+    repetitions. Between scenarios the unit is the lab build, one a
+    block (report/builds.py): :data:`MIN_REPETITIONS` blocks whatever a
+    block holds. ``(0, "")`` where the test compares nothing on its own:
     a kind the report does not compare, one family in one scenario, or a
     throughput search of a mixed mix (whatever another test holds is not
     counted)."""
     if not k.compared:
         return 0, ""
     own = _own_repeat(params)
+    need = (0, "")
     if _mix_regression(params, mixes):
-        return MIN_PAIRS, f"the mix regression of cost per frame needs {MIN_PAIRS} blocks"
-    if isinstance(params, latency.Params) and (flows > 1 or any(0 < m.ipv6_pct < 100 for m in mixes)):
-        return -(-MIN_PAIRS // own), f"a paired comparison needs {MIN_PAIRS} trials ({own} a block)"
-    if len({v for m in mixes if k.families_in_a_mix or len(m.versions) == 1 for v, _ in m.versions}) > 1 or scenarios > 1:
-        return -(-MIN_REPETITIONS // own), f"a comparison needs {MIN_REPETITIONS} repetitions a side ({own} a block)"
-    return 0, ""
+        need = (MIN_PAIRS, f"the mix regression of cost per frame needs {MIN_PAIRS} blocks")
+    elif isinstance(params, latency.Params) and (flows > 1 or any(0 < m.ipv6_pct < 100 for m in mixes)):
+        need = (-(-MIN_PAIRS // own), f"a paired comparison needs {MIN_PAIRS} trials ({own} a block)")
+    elif len({v for m in mixes if k.families_in_a_mix or len(m.versions) == 1 for v, _ in m.versions}) > 1:
+        need = (-(-MIN_REPETITIONS // own), f"a comparison needs {MIN_REPETITIONS} repetitions a side ({own} a block)")
+    if scenarios > 1 and need[0] < MIN_REPETITIONS:
+        need = (MIN_REPETITIONS, f"a comparison between scenarios needs {MIN_REPETITIONS} lab builds a side "
+                                 "(one a block)")
+    return need
 
 
 def default_design(k: Kind | HostKind, params: Any, mixes: tuple[Mix, ...]) -> tuple[int, Any]:

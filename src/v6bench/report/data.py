@@ -53,6 +53,15 @@ class TestData:
         return self.params.get("scenario") or ""
 
     @property
+    def lab_build(self) -> str:
+        """The lab build (a campaign's visit of its scenario: one lab brought
+        up, used, taken down) the test ran on, as the run stored it
+        (``lab_build``); runs stored before it: the repetition block, one
+        visit of each scenario per block in a randomized run (a visit could
+        then run on into the next block's first tests of the same scenario)."""
+        return str(self.params.get("lab_build") or f"block {self.repetition}")
+
+    @property
     def traffic(self) -> str:
         """" + hbh", " echo to dut", … or "" for plain UDP test frames."""
         return Traffic.from_json(self.params).describe()

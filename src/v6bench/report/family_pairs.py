@@ -23,7 +23,7 @@ from ..core.frames import flow_of, parse_mix
 from .data import RunData, TestData
 from .group import by, measured
 from .group import families as trial_families
-from .samples import PAIRED_LATENCY, SEARCHED, Pair, load_trials, pair_in, search_value, suspect_trials, \
+from .samples import PAIRED_LATENCY, SEARCHED, Pair, at_line_rate, load_trials, pair_in, search_value, suspect_trials, \
     trial_cost_ns, trial_median_ns, trial_runs_cost_ns, us
 
 
@@ -35,8 +35,9 @@ def _mixes(t: TestData) -> str:
 def _searched(data: RunData, pairs: dict) -> None:
     """Each searching kind's values (:data:`SEARCHED`), IPv4 against IPv6 at
     one point (for connections: NAT44 against stateful NAT64): one value
-    per repetition; a lower bound (the tester limited the search, or it
-    passed at its top) is left out."""
+    per repetition; a lower bound (the tester limited the search) is left
+    out, and a throughput at the line rate is the link's
+    (:func:`.samples.at_line_rate`: the comparison says "line-limited")."""
     for kind, goals in SEARCHED.items():
         for t in data.of(kind):
             if not t.family:
@@ -45,13 +46,11 @@ def _searched(data: RunData, pairs: dict) -> None:
             for key, metric, higher in goals:
                 if key not in t.result:
                     continue
-                p = pair_in(pairs, metric, where, higher, "mean",
-                          resolution_pct=100 * t.params["params"].get("resolution", 0))
+                resolution = t.params["params"].get("resolution", 0)
+                p = pair_in(pairs, metric, where, higher, "mean", resolution_pct=100 * resolution)
                 value, lower_bound = search_value(t.result, key)
-                if lower_bound:
-                    p.exclude(1, f"IPv{t.family}")
-                else:
-                    p.add(f"IPv{t.family}", value)
+                p.add_searched(f"IPv{t.family}", value, lower_bound, kind == "throughput" and
+                               at_line_rate(value, t.line_fps, resolution))
 
 
 def dut_on_flow2(t: TestData) -> set[str]:

@@ -26,7 +26,7 @@ matplotlib.rcParams["svg.hashsalt"] = "v6bench"
 PNG_DPI = 150
 #: How a forest plot marks each design (matplotlib marker, filled) and each outcome (colour).
 DESIGN_MARKERS = {"paired": ("o", True), "unpaired": ("s", False), "mix regression": ("D", True)}
-OUTCOME_COLORS = {"differs": "#c0392b", "none": "#2c6fbb", "few": "#9aa5b1", "other": "#9aa5b1"}
+OUTCOME_COLORS = {"differs": "#c0392b", "none": "#2c6fbb", "few": "#9aa5b1", "line": "#9aa5b1", "other": "#9aa5b1"}
 #: A forest's axis reaches at most this far [%]; an interval beyond it ends at the edge with an arrowhead.
 FOREST_LIMIT_PCT = 100.0
 #: Its axis is linear within ± this [%] and logarithmic beyond, so that 0.2 % and 40 % both show.

@@ -46,17 +46,38 @@ class Pair:
     design: str = "unpaired"
     #: A mix regression's trials: (block, IPv6 share, value).
     observations: list[tuple[int, float, float]] = field(default_factory=list)
+    #: Searched values at the path's line rate, per series (:func:`at_line_rate`): the link's, not the DUT's.
+    line_limited: dict[str, int] = field(default_factory=dict)
+    #: The lab build (campaign visit) of each value, per series, where the series come from labs built apart
+    #: (scenarios): the comparison's unit is then the build (report/builds.py), not the trial.
+    builds: dict[str, list[str]] = field(default_factory=dict)
 
     @property
     def paired(self) -> bool:
         return self.design == "paired"
 
-    def add(self, name: str, value: float | None) -> None:
+    def add(self, name: str, value: float | None, build: str | None = None) -> None:
+        """One value of series ``name``; ``build``: the lab build it was
+        measured on, where the series are compared across builds."""
         if self.design != "unpaired":
             raise ValueError(f"{self.key}: a {self.design} comparison does not take values one at a time "
                              f"(add_pair, add_share)")
         if value is not None:
             self.values.setdefault(name, []).append(value)
+            if build is not None:
+                self.builds.setdefault(name, []).append(build)
+
+    def add_searched(self, name: str, value: float | None, lower_bound: bool, at_line: bool,
+                     build: str | None = None) -> None:
+        """A search's value: a lower bound is left out (counted in
+        ``excluded``); a value at the line rate is kept for the description
+        and counted in ``line_limited`` (no verdict on the DUT from it)."""
+        if lower_bound:
+            self.exclude(1, name)
+            return
+        if at_line:
+            self.line_limited[name] = self.line_limited.get(name, 0) + 1
+        self.add(name, value, build)
 
     def add_share(self, block: int, ipv6_share: float, value: float | None) -> None:
         """One trial of a mix regression: its repetition block, its mix's
@@ -165,6 +186,18 @@ def search_value(result: dict, name: str) -> tuple[float | None, bool]:
     goal or a connection metric): (value, whether it is only a lower bound)."""
     r = result.get(name) or {}
     return r.get("fps", r.get("value")), bool(r.get("is_lower_bound"))
+
+
+def at_line_rate(value_fps: float | None, line_fps: float | None, resolution: float) -> bool:
+    """Whether a throughput [frames/s per direction] is the path's line
+    rate ``line_fps`` to the search's ``resolution`` (a ratio): a search
+    that passed at (or within its resolution of) the line rate found no
+    load the DUT could not forward, so it measured the link, not the DUT
+    (RFC 2544 §26.1's maximum; docs/report.md, "Line-limited results").
+    False where the line rate is unknown."""
+    if value_fps is None or not line_fps:
+        return False
+    return value_fps >= line_fps * (1 - max(resolution, 1e-9))
 
 
 #: What each searching kind compares: (result key, metric, what a larger value means).

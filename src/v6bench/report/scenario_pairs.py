@@ -13,7 +13,7 @@ from __future__ import annotations
 from .data import RunData, TestData
 from .group import by, series_key
 from .group import families as trial_families
-from .samples import SEARCHED, Pair, delay_where, load_trials, search_value, trial_cost_ns, trial_median_ns, \
+from .samples import SEARCHED, Pair, at_line_rate, delay_where, load_trials, search_value, trial_cost_ns, trial_median_ns, \
     trial_runs_cost_ns, us
 
 
@@ -60,11 +60,10 @@ def scenario_searches(data: RunData) -> list[Pair]:
                              100 * ts[0].params["params"].get("resolution", 0), control=_control_of(name, ts) is not None)
                     for t in (t for t in ts if t.scenario in (name, ref[name]) and key in t.result):
                         value, lower_bound = search_value(t.result, key)
-                        name_t = ref[name] if t.scenario == ref[name] else p.name_b
-                        if lower_bound:
-                            p.exclude(1, name_t)
-                        else:
-                            p.add(name_t, value)
+                        at_line = kind == "throughput" and at_line_rate(value, t.line_fps,
+                                                                        t.params["params"].get("resolution", 0))
+                        p.add_searched(ref[name] if t.scenario == ref[name] else p.name_b, value, lower_bound,
+                                       at_line, t.lab_build)
                     out.append(p)
     return out
 
@@ -97,13 +96,14 @@ def network_types(data: RunData) -> list[Pair]:
     (lab/machine/cost.py): of a trial carrying one family, or of a family's runs
     in a trial sent in runs; a lab that cannot read it has no cost pairs.
     A test whose scenario is on its second flow (``flow2``) is compared
-    inside its trials (:func:`flow_pairs`), not across them."""
+    inside its trials (:func:`flow_pairs`), not across them. Between
+    scenarios the unit is the lab build (:mod:`.builds`)."""
     out = []
     tests = sorted((t for t in data.of("latency") if not t.params.get("flow2")), key=series_key)
     ref = _reference(tests) if tests else {}
     for (traffic, d, fs), ts in by(tests, lambda t: (t.traffic, t.direction, t.frame_size)).items():
         for load in dict.fromkeys(row["load"] for t in ts for row in t.result["loads"]):
-            values: dict[str, dict[str, list[float]]] = {m: {} for m, _, _ in NETWORK_TYPE_METRICS}
+            values: dict[str, dict[str, list[tuple[float, str]]]] = {m: {} for m, _, _ in NETWORK_TYPE_METRICS}
             where_of: dict[str, tuple[str, int]] = {}
             for t in ts:
                 for row in (r for r in t.result["loads"] if r["load"] == load):
@@ -113,7 +113,7 @@ def network_types(data: RunData) -> list[Pair]:
                             for metric, _, value in NETWORK_TYPE_METRICS:
                                 x = value(trial, v, streams, len(fams) == 1)
                                 if x is not None:
-                                    values[metric].setdefault(network_type(t, v), []).append(x)
+                                    values[metric].setdefault(network_type(t, v), []).append((x, t.lab_build))
                             where_of[network_type(t, v)] = (t.scenario, v)
             names = list(dict.fromkeys(n for m in values.values() for n in m))
             by_place = {place: n for n, place in where_of.items()}
@@ -129,6 +129,9 @@ def network_types(data: RunData) -> list[Pair]:
                         continue
                     p = Pair(metric, delay_where(traffic, d, fs, load), higher, "location", against, label,
                              control=bool(scenario) and _control_of(scenario, ts) == where_of[against][0])
-                    p.values = {against: values[metric][against], label: values[metric][name]}
+                    for series, of in ((against, against), (label, name)):
+                        for x, build in values[metric][of]:
+                            # Two scenarios are two labs: the build is the unit; two families of one are one lab.
+                            p.add(series, x, build if scenario else None)
                     out.append(p)
     return out

@@ -169,8 +169,10 @@ DESIGNS = ("unpaired", "paired", "mix regression")
 
 #: A comparison's outcome: differs (significant after the multiple-comparison
 #: correction), none (no difference detected, with the smallest detectable
-#: one), few (fewer than MIN_REPETITIONS a side), other (not comparable).
-OUTCOMES = ("differs", "none", "few", "other")
+#: one), few (fewer than MIN_REPETITIONS a side, or lab builds where scenarios
+#: are compared), line (a throughput at the path's line rate: the link's, no
+#: verdict on the DUT), other (not comparable).
+OUTCOMES = ("differs", "none", "few", "line", "other")
 
 #: The report's columns for :meth:`Comparison.row`.
 COMPARISON_COLUMNS = ("design", "n A", "centre A", "n B", "centre B", "left out (tester-limited or suspect)", "effect", "B − A %",
@@ -468,6 +470,21 @@ def compare_paired(a: list[float], b: list[float], estimator: str = "location", 
     mde = _detectable_d_paired(n) * sd / math.sqrt(3 / math.pi)
     return replace(base, method=method, diff_pct=to_pct(effect), ci_low_pct=to_pct(lo), ci_high_pct=to_pct(hi), p=p,
                    mde_pct=to_pct(mde))
+
+
+def line_limited(a: list[float], b: list[float], at_line: dict[str, int], name_a: str, higher: str = "higher",
+                 excluded: int = 0, name_b: str = "IPv6", family: str = "report") -> Comparison:
+    """A throughput comparison in which a search passed at the path's line
+    rate (``at_line``: how many values of each series did): that value is
+    the link's, so the comparison says so and draws no verdict on the DUT
+    (no test, left out of the correction), whatever the other series holds
+    (docs/report.md, "Line-limited results"). Centres are the means."""
+    where = ", ".join(f"{name} {at_line[name]} of {n}" for name, n in ((name_a, len(a)), (name_b, len(b)))
+                      if at_line.get(name))
+    return Comparison(len(a), len(b), float(np.mean(a)) if a else None, float(np.mean(b)) if b else None, "mean",
+                      higher=higher, excluded=excluded, name_b=name_b, family=family, outcome="line",
+                      verdict=f"line-limited ({where} at the path's line rate): the link's throughput, "
+                              "no verdict on the router")
 
 
 def decide(comparisons: list[Comparison]) -> list[Comparison]:

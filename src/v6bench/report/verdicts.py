@@ -8,21 +8,33 @@ another (:data:`..stats.FAMILIES`). Views look their comparisons up here by
 
 from __future__ import annotations
 
-from . import family_pairs, samples, scenario_pairs
+from dataclasses import replace
+
+from . import builds, family_pairs, samples, scenario_pairs
 from .data import RunData
 from .regression import mix_slope
-from .stats import Comparison, compare, decide
+from .stats import Comparison, compare, decide, line_limited
 
 _cache: dict[int, tuple[RunData, dict]] = {}
 
 
 def _compared(p: samples.Pair) -> Comparison:
-    """One pair compared by its design (before the correction)."""
+    """One pair compared by its design (before the correction): a
+    throughput at the line rate is the link's (:func:`.stats.line_limited`);
+    series from labs built apart are compared build by build
+    (:mod:`.builds`)."""
     family = "controls" if p.control else "report"
     if p.design == "mix regression":
         return mix_slope(p.observations, p.higher, p.excluded, p.name_b, family)
-    return compare(p.values.get(p.name_a, []), p.values.get(p.name_b, []), p.estimator, p.higher, p.resolution_pct,
-                   p.excluded, p.name_b, family, p.paired)
+    a, b = p.values.get(p.name_a, []), p.values.get(p.name_b, [])
+    if p.line_limited:
+        return line_limited(a, b, p.line_limited, p.name_a, p.higher, p.excluded, p.name_b, family)
+    few = builds.too_few(p) if p.builds else None
+    if p.builds:
+        p = builds.collapsed(p)
+        a, b = p.values.get(p.name_a, []), p.values.get(p.name_b, [])
+    c = compare(a, b, p.estimator, p.higher, p.resolution_pct, p.excluded, p.name_b, family, p.paired)
+    return replace(c, verdict=few, outcome="few", p=None, ci_low_pct=None, ci_high_pct=None, mde_pct=None) if few else c
 
 
 def _decided(pairs: list[samples.Pair]) -> dict[tuple, tuple[samples.Pair, Comparison]]:

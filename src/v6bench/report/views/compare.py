@@ -11,7 +11,8 @@ from ..stats import ALPHA, COMPARISON_COLUMNS, CORRECTION, DESCRIPTION_COLUMNS, 
 
 #: The summary's words for each outcome (:data:`..stats.OUTCOMES`), in its order.
 OUTCOME_NAMES = {"differs": "differs (after the correction)", "none": "no difference detected",
-                 "few": "not enough repetitions", "other": "not comparable"}
+                 "few": "not enough repetitions (or lab builds)",
+                 "line": "line-limited: the link's throughput, no verdict on the router", "other": "not comparable"}
 
 HOW_TO_READ = (
     f"One value per repetition: a search's NDR or PDR (difference of means; Welch's interval and t-test, the search's "
@@ -25,7 +26,9 @@ HOW_TO_READ = (
     f"the reference scenario's) with its 95 % interval. Every comparison of the report is corrected together "
     f"({CORRECTION[1]}, false discovery rate {ALPHA:g}), the A/A controls among themselves; "
     f"'differs' needs {MIN_REPETITIONS} or more repetitions a side ({MIN_PAIRS} pairs when paired) and a corrected p "
-    f"below {ALPHA:g}. 'No difference "
+    f"below {ALPHA:g}. Scenarios built as separate labs are compared lab build by lab build (one value a build: "
+    f"its trials' mean, or median for delays), and need {MIN_REPETITIONS} builds a side. A throughput at the path's "
+    f"line rate is the link's: 'line-limited', never a verdict on the router. 'No difference "
     f"detected' gives the smallest difference the run could have detected ({POWER:.0%} power): a larger one would "
     f"most likely have shown. Values the tester limited are left out and counted.")
 
