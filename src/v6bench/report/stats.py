@@ -200,7 +200,7 @@ CORRECTION = ("fdr_bh", "Benjamini–Hochberg")
 FAMILIES = {"report": "", "controls": " over the A/A controls"}
 
 
-def _welch(ma: float, va: float, na: int, mb: float, vb: float, nb: int) -> tuple[float, float, float]:
+def _welch(ma: float, va: float, na: int, mb: float, vb: float, nb: int, alpha: float = ALPHA) -> tuple[float, float, float]:
     """Welch's test of mean B − mean A from the samples' means, variances
     (n − 1) and sizes: the difference's 95 % interval and the two-sided p
     (scipy's ``ttest_ind_from_stats``; the interval from the same standard
@@ -209,11 +209,11 @@ def _welch(ma: float, va: float, na: int, mb: float, vb: float, nb: int) -> tupl
     se2a, se2b = va / na, vb / nb
     se = math.sqrt(se2a + se2b)
     df = (se2a + se2b) ** 2 / (se2a ** 2 / (na - 1) + se2b ** 2 / (nb - 1))
-    half = float(sps.t.ppf(1 - ALPHA / 2, df)) * se
+    half = float(sps.t.ppf(1 - alpha / 2, df)) * se
     return mb - ma - half, mb - ma + half, float(r.pvalue)
 
 
-def hodges_lehmann(a: list[float], b: list[float]) -> tuple[float, float, float, float]:
+def hodges_lehmann(a: list[float], b: list[float], alpha: float = ALPHA) -> tuple[float, float, float, float]:
     """The Hodges–Lehmann estimate of the shift B − A (the median of all
     pairwise differences), its 1 − α interval by inverting the two-sided
     Mann–Whitney U test (scipy's; exact for small samples without ties),
@@ -223,11 +223,12 @@ def hodges_lehmann(a: list[float], b: list[float]) -> tuple[float, float, float,
     x, y = np.asarray(a, float), np.asarray(b, float)
     diffs = y[:, None] - x[None, :]
     est = float(np.median(diffs))
-    lo, hi = _inverted(diffs.ravel(), est, lambda shift: sps.mannwhitneyu(y - shift, x, alternative="two-sided").pvalue)
+    lo, hi = _inverted(diffs.ravel(), est, lambda shift: sps.mannwhitneyu(y - shift, x, alternative="two-sided").pvalue,
+                       alpha)
     return est, lo, hi, float(sps.mannwhitneyu(y, x, alternative="two-sided").pvalue)
 
 
-def _inverted(points: np.ndarray, est: float, p_at) -> tuple[float, float]:
+def _inverted(points: np.ndarray, est: float, p_at, alpha: float = ALPHA) -> tuple[float, float]:
     """The 1 − α interval of a rank test inverted: the shifts s whose
     ``p_at(s)`` is at least α. The test's statistic changes only at
     ``points`` (pairwise differences, Walsh averages), so it is tried once
@@ -237,7 +238,7 @@ def _inverted(points: np.ndarray, est: float, p_at) -> tuple[float, float]:
     mids = np.concatenate(([w[0] - 1], (w[:-1] + w[1:]) / 2, [w[-1] + 1]))
 
     def accepted(i: int) -> bool:
-        return p_at(mids[i]) >= ALPHA
+        return p_at(mids[i]) >= alpha
 
     centre = int(np.searchsorted(mids, est))
     lo_i, hi_i = _first(accepted, 0, centre), _last(accepted, centre - 1, len(mids) - 1)
@@ -307,7 +308,7 @@ METHODS = {
 
 def compare(a: list[float], b: list[float], estimator: str = "mean", higher: str = "higher",
             resolution_pct: float | None = None, excluded: int = 0, name_b: str = "IPv6",
-            family: str = "report", paired: bool = False) -> Comparison:
+            family: str = "report", paired: bool = False, alpha: float = ALPHA) -> Comparison:
     """B against A, before the correction (:func:`decide` gives the verdict).
 
     ``estimator``: "mean" for roughly symmetric values (repeated searches'
@@ -325,13 +326,14 @@ def compare(a: list[float], b: list[float], estimator: str = "mean", higher: str
     one of two levels gave very small p too often (docs/report.md).
     ``higher`` names what a larger value means; ``family``: a key of
     :data:`FAMILIES`; ``paired``: ``a[i]`` and ``b[i]`` come from one
-    trial (:func:`compare_paired`)."""
+    trial (:func:`compare_paired`); ``alpha``: the interval's level is
+    1 − alpha (a sequential design's look, report/sequential.py)."""
     if estimator not in ("mean", "location"):
         raise ValueError(f"estimator {estimator!r}")
     if family not in FAMILIES:
         raise ValueError(f"family {family!r}")
     if paired:
-        return compare_paired(a, b, estimator, higher, excluded, name_b, family)
+        return compare_paired(a, b, estimator, higher, excluded, name_b, family, alpha)
     na, nb = len(a), len(b)
     base = Comparison(na, nb, None, None, estimator, higher=higher, resolution_pct=resolution_pct, excluded=excluded,
                       name_b=name_b, family=family)
@@ -353,15 +355,16 @@ def compare(a: list[float], b: list[float], estimator: str = "mean", higher: str
                        verdict=f"not enough repetitions ({na} and {nb}; a verdict needs {MIN_REPETITIONS} a side)")
     pct = 100 / abs(ca)
     if method == "welch":
-        return _means(base, a, b, resolution_pct)
+        return _means(base, a, b, resolution_pct, alpha)
     if _flat(x) and _flat(y) and math.isclose(ca, cb, rel_tol=1e-9):
         return replace(base, diff_pct=0.0, ci_low_pct=0.0, ci_high_pct=0.0, p=1.0, mde_pct=0.0)
     if method == "log-hodges-lehmann":
-        return _ranks(base, np.log(x), np.log(y), lambda d: 100 * math.expm1(d), method)
-    return _ranks(base, a, b, lambda d: d * pct)
+        return _ranks(base, np.log(x), np.log(y), lambda d: 100 * math.expm1(d), method, alpha)
+    return _ranks(base, a, b, lambda d: d * pct, alpha=alpha)
 
 
-def _means(base: Comparison, a: list[float], b: list[float], resolution_pct: float | None) -> Comparison:
+def _means(base: Comparison, a: list[float], b: list[float], resolution_pct: float | None,
+           alpha: float = ALPHA) -> Comparison:
     """:func:`compare`'s difference of means: Welch's interval and t-test, each side's variance with a
     search's quantisation, (resolution × value)² / 12, added; equal values every time are equal to the
     resolution; no spread and no resolution leaves the ranks."""
@@ -373,26 +376,26 @@ def _means(base: Comparison, a: list[float], b: list[float], resolution_pct: flo
     if _flat(x) and _flat(y) and math.isclose(ca, cb, rel_tol=1e-9):  # equal every time: to the resolution
         return replace(base, diff_pct=0.0, ci_low_pct=0.0, ci_high_pct=0.0, p=1.0, mde_pct=_mde(va, na, vb, nb) * pct)
     if va + vb == 0:  # no spread and no resolution: the ranks are all there is
-        return _ranks(base, a, b, lambda d: d * pct)
-    lo, hi, p = _welch(ca, va, na, cb, vb, nb)
+        return _ranks(base, a, b, lambda d: d * pct, alpha=alpha)
+    lo, hi, p = _welch(ca, va, na, cb, vb, nb, alpha)
     return replace(base, diff_pct=(cb - ca) * pct, ci_low_pct=lo * pct, ci_high_pct=hi * pct, p=p,
                    mde_pct=_mde(va, na, vb, nb) * pct)
 
 
-def _ranks(base: Comparison, a, b, to_pct, method: str = "hodges-lehmann") -> Comparison:
+def _ranks(base: Comparison, a, b, to_pct, method: str = "hodges-lehmann", alpha: float = ALPHA) -> Comparison:
     """The rank-based comparison: Hodges–Lehmann shift, its Mann–Whitney
     interval and test; the detectable difference from the t-test's power
     divided by the square root of the Mann–Whitney test's efficiency at
     the normal (3/π). ``to_pct``: a shift on the values' scale in % of
     A's centre (on logarithms, e^d − 1: a ratio)."""
-    effect, lo, hi, p = hodges_lehmann(list(a), list(b))
+    effect, lo, hi, p = hodges_lehmann(list(a), list(b), alpha)
     va, vb = float(np.var(a, ddof=1)), float(np.var(b, ddof=1))
     mde = _mde(va, len(a), vb, len(b)) / math.sqrt(3 / math.pi)
     return replace(base, method=method, diff_pct=to_pct(effect), ci_low_pct=to_pct(lo), ci_high_pct=to_pct(hi), p=p,
                    mde_pct=to_pct(mde))
 
 
-def signed_rank_hodges_lehmann(d: list[float]) -> tuple[float, float, float, float]:
+def signed_rank_hodges_lehmann(d: list[float], alpha: float = ALPHA) -> tuple[float, float, float, float]:
     """The Hodges–Lehmann estimate of the centre of the paired differences
     ``d`` (the median of their Walsh averages (dᵢ + dⱼ)/2, i ≤ j), its
     1 − α interval by inverting the two-sided Wilcoxon signed-rank test
@@ -405,7 +408,7 @@ def signed_rank_hodges_lehmann(d: list[float]) -> tuple[float, float, float, flo
     i, j = np.triu_indices(len(x))
     walsh = (x[i] + x[j]) / 2
     est = float(np.median(walsh))
-    lo, hi = _inverted(walsh, est, lambda shift: sps.wilcoxon(x - shift).pvalue)
+    lo, hi = _inverted(walsh, est, lambda shift: sps.wilcoxon(x - shift).pvalue, alpha)
     p = 1.0 if not x.any() else float(sps.wilcoxon(x).pvalue)
     return est, lo, hi, p
 
@@ -417,7 +420,7 @@ def _detectable_d_paired(n: int) -> float:
 
 
 def compare_paired(a: list[float], b: list[float], estimator: str = "location", higher: str = "higher",
-                   excluded: int = 0, name_b: str = "IPv6", family: str = "report") -> Comparison:
+                   excluded: int = 0, name_b: str = "IPv6", family: str = "report", alpha: float = ALPHA) -> Comparison:
     """B against A where ``a[i]`` and ``b[i]`` were measured in the same
     trial (both families interleaved in it, or a scenario's flows beside
     its control's): whatever moved the trial (the lab's delay level, a
@@ -462,11 +465,13 @@ def compare_paired(a: list[float], b: list[float], estimator: str = "location", 
         if sd == 0:  # the same difference in every trial: only the signs are information
             method = "signed-rank"
         else:
-            r = sps.ttest_1samp(d, 0.0)
-            lo, hi = r.confidence_interval(1 - ALPHA)
-            return replace(base, diff_pct=float(np.mean(d)) * pct, ci_low_pct=float(lo) * pct, ci_high_pct=float(hi) * pct,
-                           p=float(r.pvalue), mde_pct=_detectable_d_paired(n) * sd * pct)
-    effect, lo, hi, p = signed_rank_hodges_lehmann(list(d))
+            # The one-sample t-test of the differences and its interval (scipy's ttest_1samp, written out: a
+            # sequential design computes it at every look, report/sequential.py).
+            m, se = float(np.mean(d)), sd / math.sqrt(n)
+            half = float(sps.t.ppf(1 - alpha / 2, n - 1)) * se
+            return replace(base, diff_pct=m * pct, ci_low_pct=(m - half) * pct, ci_high_pct=(m + half) * pct,
+                           p=float(2 * sps.t.sf(abs(m) / se, n - 1)), mde_pct=_detectable_d_paired(n) * sd * pct)
+    effect, lo, hi, p = signed_rank_hodges_lehmann(list(d), alpha)
     mde = _detectable_d_paired(n) * sd / math.sqrt(3 / math.pi)
     return replace(base, method=method, diff_pct=to_pct(effect), ci_low_pct=to_pct(lo), ci_high_pct=to_pct(hi), p=p,
                    mde_pct=to_pct(mde))
