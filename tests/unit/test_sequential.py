@@ -90,3 +90,89 @@ def test_a_clear_difference_stops_early_and_differs():
     b = [x * 1.05 + rng.normal(0, 0.5) for x in a]
     c, s = sequential.compare_sequence(a, b, DESIGN, estimator="mean", paired=True)
     assert s == "differs" and c.n_a < 10 and c.p < ALPHA and c.ci_low_pct > 0
+
+
+SEQUENTIAL = """
+name = "s"
+[lab]
+topology = "a"
+link_speed = "100M"
+[matrix]
+mixes = ["100/0", "0/100"]
+frame_sizes = [128]
+repeat = 6
+[[test]]
+kind = "throughput"
+trial_duration_s = 1.0
+resolution = 0.02
+[[test]]
+kind = "latency"
+loads = ["10kfps"]
+trial_duration_s = 1.0
+repeat = 1
+[design]
+sequential = true
+max_blocks = 20
+precision_pct = 1.0
+"""
+
+
+def _sequential_run(tmp_path, text=SEQUENTIAL):
+    from v6bench.campaign import looks, runner, spec
+    from v6bench.campaign import plan as run_order
+    from v6bench.methods.simulated import SimulatedTester
+    from v6bench.report import data
+    from v6bench.store.db import Store
+
+    c = spec.parse_campaign(text, "s.toml")
+    store = Store(tmp_path / "r.db")
+    plan = run_order.schedule(c, 5)
+    design = {**run_order.design_record(c, 5, plan), "sequential": looks.record(c)}
+    rid = store.start_run(c.name, "test", {"design": design}, None, c.path, c.sha256, c.text)
+    looker = looks.Looker(c, store, rid)
+    seed = iter(range(10_000))
+
+    def make(p):  # capacity below the line rate: IPv4 and IPv6 forward alike, IPv6's delay 5 % higher
+        return SimulatedTester(50_000, line_fps=84_459.0, buffer_frames=0, seed=next(seed))
+
+    runner.run_points(c, store, rid, make, lambda line: None, plan=plan, looker=looker)
+    looker.finish()
+    return c, store, data.load(store, rid)
+
+
+def test_a_sequential_campaign_adds_blocks_only_until_each_test_is_decided(tmp_path):
+    """The throughputs are equal in every search: decided within ±1 % at the
+    first look (6 blocks). The paired delays differ by about 5 %: blocks
+    are added until the signed-rank interval at its look's level excludes
+    0, before the maximum of 20. The report states it at that look with
+    the sequential p-value, a "differs"."""
+    from v6bench.report import verdicts
+
+    c, store, run = _sequential_run(tmp_path)
+    blocks = {k: max(t.repetition for t in run.tests if t.kind == k) for k in ("throughput", "latency")}
+    assert blocks["throughput"] == 6
+    assert 6 < blocks["latency"] < 20
+    design = run.run["environment"]["design"]
+    assert design["stopped"] == [0, 1] and [e["block"] for e in design["looks"]] == list(range(6, blocks["latency"] + 1))
+    decided = {p.metric: c for p, c in verdicts.of(run).values() if p.paired}
+    delay = decided["median latency [µs]"]
+    assert delay.outcome == "differs" and delay.n_a == blocks["latency"] and 3 < delay.diff_pct < 7
+    last = [e["p"] for e in design["looks"] if e["block"] == blocks["latency"]][0]
+    p_last = next(v[1] for k, v in last.items() if k.startswith("median latency"))
+    assert delay.p == pytest.approx(min(1.0, min(
+        v[1] * ALPHA / sequential.Design(6, 20).alpha_at(e["block"]) for e in design["looks"]
+        for k, v in e["p"].items() if k.startswith("median latency")))) and delay.p >= p_last
+
+
+@pytest.mark.parametrize("edit, message", [
+    (("max_blocks = 20\n", ""), r"design\.max_blocks: expected the most blocks"),
+    (("sequential = true", 'sequential = true\norder = "file"'), r"design\.sequential: a sequential design adds"),
+    (("sequential = true", "sequential = false"), r"design\.max_blocks: applies to sequential = true only"),
+    (("precision_pct = 1.0", "precision_pct = -1"), r"design\.precision_pct: expected a percentage"),
+])
+def test_bad_sequential_designs_name_the_field(edit, message):
+    from v6bench.campaign import spec
+    from v6bench.core.errors import UsageError
+
+    with pytest.raises(UsageError, match=message):
+        spec.parse_campaign(SEQUENTIAL.replace(*edit), "s.toml")

@@ -23,6 +23,20 @@ class Design:
     order: str = "randomized"
     #: The shuffle's seed; None: drawn when a run starts (and recorded with it).
     seed: int | None = None
+    #: Sequential: each test of two blocks or more runs its blocks, then one block more at a time up to
+    #: ``max_blocks`` while a comparison drawn from it is undecided (campaign/looks.py, report/sequential.py).
+    sequential: bool = False
+    max_blocks: int | None = None
+    #: A comparison whose interval lies within ± this [% of A] is decided (no difference beyond it).
+    precision_pct: float | None = None
+
+    def blocks(self, given: int) -> int:
+        """The most blocks a test given ``given`` runs: ``max_blocks`` in a
+        sequential design for a test of two or more (a description, one
+        block, runs once), else ``given``."""
+        if self.sequential and self.max_blocks and given >= 2:
+            return max(given, self.max_blocks)
+        return given
 
 
 @dataclass(frozen=True)

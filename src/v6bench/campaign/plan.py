@@ -58,7 +58,7 @@ def expand(c: Campaign) -> list[ScheduledTest]:
             if t.index not in sc.tests:
                 continue
             k = registry.kind(t.kind)
-            reps = range(1, t.matrix.blocks + 1)
+            reps = range(1, c.design.blocks(t.matrix.blocks) + 1)
             if not k.sends_frames:  # a host-stack test: its variants instead of frame sizes and directions
                 out += [ScheduledTest(t, mix, 0, False, rep, tuple(v.items()), sc.name)
                         for mix in t.matrix.mixes for v in k.variants(t.params) for rep in reps]

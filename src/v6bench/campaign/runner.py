@@ -32,6 +32,7 @@ from ..report.results import headline
 from ..store.db import Store
 from ..trial.lab_tester import LabTester
 from ..trial.warmup import warm_up
+from . import looks
 from .eta import Eta
 from .eta import text as eta_text
 from .model import Campaign, Scenario
@@ -87,8 +88,9 @@ def _order(c: Campaign, store: Store, run_id: int | None, progress: Progress) ->
         return plan, None
     seed = c.design.seed if c.design.seed is not None else secrets.randbelow(2 ** 31)
     plan = schedule(c, seed)
-    design = design_record(c, seed, plan)
-    progress(f"design: {design['order']} order, {design['blocks']} repetition block(s), seed {seed}")
+    design = {**design_record(c, seed, plan), **({"sequential": seq} if (seq := looks.record(c)) else {})}
+    progress(f"design: {design['order']} order, {design['blocks']} repetition block(s), seed {seed}"
+             + (f", sequential: blocks added up to {c.design.max_blocks} until decided" if seq else ""))
     return plan, design
 
 
@@ -99,8 +101,12 @@ def _run(site: Site, c: Campaign, store: Store, resume: bool, command: str, prog
     record = _RunRecord(c, store, command, run_id, design, sts)
     eta = Eta()
     sc_of = {x.name: x for x in c.scenarios}
+    looker = looks.Looker(c, store, run_id)
     try:
         for name, points in visits(plan, store.done_points(run_id) if run_id is not None else set()):
+            points = [p for p in points if looker.runs(p, record.run_id)]
+            if not points:  # a sequential design decided every test of this visit: no lab to build
+                continue
             sc = sc_of[name]
             eta.visit_begins()
             with interface.for_trial(site, sc.lab, sc.dut) as lab:
@@ -112,7 +118,8 @@ def _run(site: Site, c: Campaign, store: Store, resume: bool, command: str, prog
                 where = f" scenario {sc.name}:" if sc.name else ""
                 progress(f"run {run_id}:{where} {c.name} on {interface.describe(lab)} → {store.where}")
                 run_points(c, store, run_id, _testers(site, lab, sts[sc.lab.cpu_arrangement]), progress,
-                           points=points, eta=eta, plan=plan, lab_build=secrets.token_hex(4))
+                           points=points, eta=eta, plan=plan, lab_build=secrets.token_hex(4), looker=looker)
+        looker.finish()
     except KeyboardInterrupt:
         if record.run_id is not None:
             store.finish_run(record.run_id, "interrupted")
@@ -209,7 +216,7 @@ def ensure_selftests(site: Site, store: Store, c: Campaign,
 def run_points(c: Campaign, store: Store, run_id: int, make_tester: Callable[[ScheduledTest], Tester | HostTester],
                progress: Progress, scenario: str | None = None, points: list[ScheduledTest] | None = None,
                eta: Eta | None = None, plan: list[ScheduledTest] | None = None,
-               lab_build: str | None = None) -> dict[str, int]:
+               lab_build: str | None = None, looker: looks.Looker | None = None) -> dict[str, int]:
     """Runs the points of the run's order (:func:`.plan.planned`) not done yet in
     ``run_id``: all of them, those of ``scenario``, or ``points`` (one
     visit); returns counts. ``make_tester``: each point's tester (a lab's,
@@ -217,8 +224,10 @@ def run_points(c: Campaign, store: Store, run_id: int, make_tester: Callable[[Sc
     (:mod:`.eta`: test times, lab bring-ups), added to; ``plan``: the run's
     order if the caller has it (else read from the run); ``lab_build``: the
     id of the lab these points run on, stored with each test (scenarios are
-    compared build by build, report/builds.py). The caller brings
-    up the lab and marks the run finished, interrupted or failed."""
+    compared build by build, report/builds.py); ``looker``: a sequential
+    design's looks (:mod:`.looks`), which skip the points of a test already
+    decided. The caller brings up the lab and marks the run finished,
+    interrupted or failed."""
     plan = planned(c, store, run_id) if plan is None else plan
     done = store.done_points(run_id)
     pending = [p for p in plan if p.key not in done]
@@ -231,6 +240,8 @@ def run_points(c: Campaign, store: Store, run_id: int, make_tester: Callable[[Sc
     eta = Eta() if eta is None else eta
     eta.visit_ready()
     for p in todo:
+        if looker is not None and not looker.runs(p, run_id):
+            continue
         position = position_of[p.key]
         bar = "#" * round(20 * (position - 1) / len(plan))
         left_s = eta.left_s([q for q in plan[position - 1:] if q.key not in done])

@@ -37,7 +37,8 @@ name = "quick"
              # each family only, the first its control in the same trials; flows = 2);
              # control_of = "name": an A/A control, run exactly as that scenario
 [design]     # order = "randomized" (default) | "file"; seed = N (default: drawn at
-             # the start of a run and recorded with it)
+             # the start of a run and recorded with it); sequential = true with
+             # max_blocks = N (and precision_pct = 1.0): blocks added until decided
 ```
 
 With ``order = "randomized"`` a run is a sequence of repetition blocks
@@ -384,14 +385,37 @@ def _traffic(k: registry.Kind | registry.HostKind, t: dict, mx: Matrix, where: F
 
 
 def _design(d: dict) -> Design:
-    only_keys(d, ("order", "seed"), ("design",))
+    only_keys(d, ("order", "seed", "sequential", "max_blocks", "precision_pct"), ("design",))
     order = d.get("order", "randomized")
     if order not in DESIGN_ORDERS:
         raise UsageError(f"{order!r} is not one of {', '.join(DESIGN_ORDERS)}", ("design", "order"))
     seed = d.get("seed")
     if seed is not None and (not isinstance(seed, int) or isinstance(seed, bool) or not 0 <= seed < 2 ** 63):
         raise UsageError(f"expected a whole number 0..2^63-1, got {seed!r}", ("design", "seed"))
-    return Design(order, seed)
+    return Design(order, seed, *_sequential(d, order))
+
+
+def _sequential(d: dict, order: str) -> tuple[bool, int | None, float | None]:
+    """``sequential``, ``max_blocks`` and ``precision_pct`` of ``[design]``
+    (docs/methods.md, "Sequential designs")."""
+    sequential = d.get("sequential", False)
+    if not isinstance(sequential, bool):
+        raise UsageError(f"expected true or false, got {sequential!r}", ("design", "sequential"))
+    most, precision = d.get("max_blocks"), d.get("precision_pct")
+    if not sequential:
+        for key in ("max_blocks", "precision_pct"):
+            if key in d:
+                raise UsageError("applies to sequential = true only", ("design", key))
+        return False, None, None
+    if order != "randomized":
+        raise UsageError("a sequential design adds repetition blocks: it needs order = \"randomized\"",
+                         ("design", "sequential"))
+    if not isinstance(most, int) or isinstance(most, bool) or not 2 <= most <= 1000:
+        raise UsageError(f"expected the most blocks a test may run, 2..1000, got {most!r}", ("design", "max_blocks"))
+    if precision is not None and (isinstance(precision, bool) or not isinstance(precision, (int, float))
+                                  or not 0 < precision <= 100):
+        raise UsageError(f"expected a percentage in (0, 100], got {precision!r}", ("design", "precision_pct"))
+    return True, most, None if precision is None else float(precision)
 
 
 def load(path: str) -> Campaign:

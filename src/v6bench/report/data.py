@@ -34,6 +34,14 @@ class TestData:
     link_speed_bps: float | None = None
     #: The scenario's place in the campaign file (views keep its order; the first is the reference).
     scenario_index: int = 0
+    #: The point's key in the run's order (campaign/plan.ScheduledTest.key; "" where not read from a store).
+    point_key: str = ""
+
+    @property
+    def test_index(self) -> int | None:
+        """The campaign's ``[[test]]`` this test is a point of (None where unknown)."""
+        head = self.point_key.split(":", 1)[0].rsplit("/", 1)[-1]  # "[scenario/]index:kind:mix:…"
+        return int(head) if head.isdigit() else None
 
     @property
     def line_fps(self) -> float | None:
@@ -121,7 +129,8 @@ def load(store: Store, run_id: int) -> RunData:
             continue
         tests.append(TestData(t["id"], t["kind"], t["mix"], t["frame_size"], bool(t["bidirectional"]), t["repetition"],
                               t["params"], t["result"], tuple(store.trials(t["id"])),
-                              scenario_environment(env, scenario).get("lab", {}).get("link_speed_bps"), order[scenario]))
+                              scenario_environment(env, scenario).get("lab", {}).get("link_speed_bps"), order[scenario],
+                              t.get("point_key") or ""))
     return RunData(run, selftest, tuple(tests), unfinished)
 
 

@@ -113,3 +113,45 @@ def compare_sequence(a: list[float], b: list[float], design: Design, **kw) -> tu
     else:
         s = "undecided"
     return (replace(c, p=sequential_p(ps, design)) if ps else c), s
+
+
+def key_text(key: tuple) -> str:
+    """A comparison's key (metric, point, B's name) as the run records it."""
+    return " | ".join(key)
+
+
+@dataclass(frozen=True)
+class Record:
+    """What a sequential run recorded of its design (``environment.design``):
+    ``max_blocks``, ``precision_pct``, each extended test's first look
+    (its blocks as given), and the looks: after each block, each
+    comparison's test and p-value at that look (campaign/looks.py)."""
+
+    max_blocks: int
+    precision_pct: float | None
+    first_look: dict[str, int]
+    history: dict[str, list[tuple[int, int, float]]]
+
+    @classmethod
+    def of(cls, run: dict) -> Record | None:
+        """A run's record (None for a run not designed sequentially)."""
+        design = (run.get("environment") or {}).get("design") or {}
+        seq = design.get("sequential")
+        if not seq:
+            return None
+        history: dict[str, list[tuple[int, int, float]]] = {}
+        for entry in design.get("looks", []):
+            for k, (test, p) in entry["p"].items():
+                history.setdefault(k, []).append((entry["block"], test, p))
+        return cls(seq["max_blocks"], seq.get("precision_pct"), seq["first_look"], history)
+
+    def design(self, test_index: int) -> Design:
+        return Design(self.first_look[str(test_index)], self.max_blocks, precision_pct=self.precision_pct)
+
+    def looks(self, key: tuple) -> tuple[Design, list[tuple[int, float]]] | None:
+        """A comparison's design and looks, (block, p) in order; None where
+        the run never looked at it (a test not extended)."""
+        h = self.history.get(key_text(key))
+        if not h:
+            return None
+        return self.design(h[-1][1]), [(block, p) for block, _, p in h]
