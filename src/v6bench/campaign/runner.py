@@ -18,7 +18,7 @@ import time
 from typing import Any, Callable
 
 from .. import __version__, selftest
-from ..core import frames
+from ..core import frames, phases
 from ..core.errors import UsageError
 from ..core.tester import HostTester, Tester
 from ..host import iperf
@@ -96,7 +96,10 @@ def _order(c: Campaign, store: Store, run_id: int | None, progress: Progress) ->
 
 def _run(site: Site, c: Campaign, store: Store, resume: bool, command: str, progress: Progress) -> int:
     run_id = _resumable(c, store, progress) if resume else None
-    sts = ensure_selftests(site, store, c, progress)
+    phases.reset()
+    started = time.monotonic()
+    with phases.phase("self-test"):
+        sts = ensure_selftests(site, store, c, progress)
     plan, design = _order(c, store, run_id, progress)
     record = _RunRecord(c, store, command, run_id, design, sts)
     eta = Eta()
@@ -109,28 +112,42 @@ def _run(site: Site, c: Campaign, store: Store, resume: bool, command: str, prog
                 continue
             sc = sc_of[name]
             eta.visit_begins()
-            with interface.for_trial(site, sc.lab, sc.dut) as lab:
+            with phases.phase("lab up and down"), interface.for_trial(site, sc.lab, sc.dut) as lab:
                 if lab.table_new:  # a table given for this visit: learned (its time recorded with the
-                    lab, line = warm_up(lab)  # run) and crossed once first (trial/warmup.py)
+                    with phases.phase("table warm-up"):  # run) and crossed once first (trial/warmup.py)
+                        lab, line = warm_up(lab)
                     if line:
                         progress(line)
                 run_id = record.visit(sc, lab)
                 where = f" scenario {sc.name}:" if sc.name else ""
                 progress(f"run {run_id}:{where} {c.name} on {interface.describe(lab)} → {store.where}")
-                run_points(c, store, run_id, _testers(site, lab, sts[sc.lab.cpu_arrangement]), progress,
-                           points=points, eta=eta, plan=plan, lab_build=secrets.token_hex(4), looker=looker)
+                with phases.phase("between trials"):
+                    run_points(c, store, run_id, _testers(site, lab, sts[sc.lab.cpu_arrangement]), progress,
+                               points=points, eta=eta, plan=plan, lab_build=secrets.token_hex(4), looker=looker)
         looker.finish()
     except KeyboardInterrupt:
-        if record.run_id is not None:
-            store.finish_run(record.run_id, "interrupted")
+        _finish(record, "interrupted", started)
         raise
     except Exception as e:
-        if record.run_id is not None:
-            store.finish_run(record.run_id, "failed", f"{type(e).__name__}: {e}")
+        _finish(record, "failed", started, f"{type(e).__name__}: {e}")
         raise
     assert record.run_id is not None, "a run without a visit has nothing to run"
-    store.finish_run(record.run_id, "finished")
+    _finish(record, "finished", started)
     return record.run_id
+
+
+def _finish(record: _RunRecord, status: str, started: float, error: str | None = None) -> None:
+    """The run's status, and its time by phase (:mod:`..core.phases`) added to what earlier sessions of it
+    recorded: ``environment.time_s``, ``wall`` and each phase [s]."""
+    if record.run_id is None:
+        return
+    store = record.store
+    env = store.run(record.run_id)["environment"]
+    was = env.get("time_s") or {}
+    now = {"wall": time.monotonic() - started, **phases.totals()}
+    env["time_s"] = {k: round(was.get(k, 0.0) + now.get(k, 0.0), 3) for k in dict.fromkeys([*now, *was])}
+    store.set_environment(record.run_id, env)
+    store.finish_run(record.run_id, status, error)
 
 
 class _RunRecord:

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from .. import engine
+from ..core.phases import phase, split
 from ..engine.spec import TrialSpec
 from ..lab.machine import cost, wakeful
 from ..lab import interface
@@ -180,15 +181,20 @@ def trial(lab: Lab, request: TrialRequest, engine_pid_file: Path | None = None,
     ports = ports_record(lab, request)
     if with_preliminary and preliminary.needed(lab, request):
         line = LabPath.of(lab).line_fps(request.frame_size, request.mix.ipv4_pct, request.bidirectional)
-        opened = preliminary.run(spec, ports, preliminary.rate_fps(request, line, lab.dut_config), fps,
-                                 engine_pid_file)
+        with phase("preliminary phase"):
+            opened = preliminary.run(spec, ports, preliminary.rate_fps(request, line, lab.dut_config), fps,
+                                     engine_pid_file)
     watch = interface.observer(lab)
-    before = watch.before()
+    with phase("observe the DUT"):
+        before = watch.before()
     action = _DutAction(lab, during) if during else None
-    with watch.during(_bound_s(spec)) as polled, wakeful.awake() as cpu_idle:
+    with watch.during(_bound_s(spec)) as polled, wakeful.awake() as cpu_idle, phase("engine start and stop"):
         eng = engine.run_trial(spec, pid_file=engine_pid_file)
+    split("engine start and stop", {"learning and settle": eng.get("learning_s") or 0.0,
+                                    "traffic": eng.get("traffic_s") or 0.0, "drain": eng.get("drain_s") or 0.0})
     done = action.join() if action else {}
-    observed = watch.after(before, polled, eng)  # stored as the result's "dut" record
+    with phase("observe the DUT"):
+        observed = watch.after(before, polled, eng)  # stored as the result's "dut" record
     out = summarize(lab, request, fps, eng, observed, watch.reasons(eng, observed, (done.get("result") or {}).get("router")),
                     ports)
     out["lab"]["cpu_idle"] = cpu_idle

@@ -8,7 +8,7 @@ from typing import Callable
 
 from ..data import RunData
 from ..model import Section
-from . import compare, connections, environment, events, fib, host, latency, load, throughput
+from . import compare, connections, environment, events, fib, host, latency, load, throughput, time
 
 VIEWS: dict[str, Callable[[RunData], Section | None]] = {
     "statistics": compare.comparisons,
@@ -25,6 +25,7 @@ VIEWS: dict[str, Callable[[RunData], Section | None]] = {
     "connections": connections.connections,
     "host": host.host_stack,
     "mesh": host.mesh,
+    "time": time.time_by_phase,
     "environment": environment.environment,
 }
 
