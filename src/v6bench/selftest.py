@@ -202,8 +202,7 @@ def ensure(site: Site, store, when: str, selftest_sizes: tuple[int, ...], frame_
     sizes = frame_sizes or selftest_sizes
     if when == "if-stale":
         plan, now = cpus.plan(arrangement).to_json(), machine()
-        recent = store.recent_selftests(RECENT)
-        fits = next((x for x in recent if stale(x[1], plan, sizes, mtu, now) is None), None)
+        fits, recent = fitting(store, sizes, mtu, arrangement)
         if fits:
             return fits
         need = f"the stored one is stale ({stale(recent[0][1], plan, sizes, mtu, now)})" if recent else f"{store.where} holds none"
@@ -217,6 +216,14 @@ def ensure(site: Site, store, when: str, selftest_sizes: tuple[int, ...], frame_
     progress(f"tester self-test on p2p ({', '.join(map(str, st_sizes))} B): its capacity and latency floor")
     result = run(site, st_sizes, arrangement, progress, mtu)
     return store.add_selftest(result["environment"], result), result
+
+
+def fitting(store, frame_sizes: tuple[int, ...], mtu: int, arrangement: str | None) -> tuple[tuple[int, dict] | None, list]:
+    """The newest stored self-test among the last :data:`RECENT` that is
+    not :func:`stale` for these trials (None if none is), and those read."""
+    plan, now = cpus.plan(arrangement).to_json(), machine()
+    recent = store.recent_selftests(RECENT)
+    return next((x for x in recent if stale(x[1], plan, frame_sizes, mtu, now) is None), None), recent
 
 
 def p2p_mtu(frame_sizes: tuple[int, ...]) -> int:

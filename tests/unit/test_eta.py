@@ -12,8 +12,8 @@ from v6bench.campaign import eta as eta_mod
 from v6bench.campaign.eta import Eta
 
 
-def _point(index: int, scenario: str = "") -> SimpleNamespace:
-    return SimpleNamespace(test=SimpleNamespace(index=index), scenario=scenario)
+def _point(index: int, scenario: str = "", repetition: int = 1) -> SimpleNamespace:
+    return SimpleNamespace(test=SimpleNamespace(index=index), scenario=scenario, repetition=repetition)
 
 
 def test_nothing_measured_gives_no_estimate():
@@ -33,3 +33,16 @@ def test_each_test_at_its_own_pace_and_each_lab_bring_up_ahead(monkeypatch):
     # 12 + 1 + 1 + (the unseen [[test]] 2 at every test's mean: 25/3) + one change of scenario ahead: 30.
     assert e.left_s(pending) == pytest.approx(12 + 1 + 1 + 25 / 3 + 30)
     assert eta_mod.text(5400) == "90 min" and eta_mod.text(79) == "79 s"
+
+
+def test_a_planned_run_has_an_estimate_from_the_start_and_corrects_it_by_what_it_measures():
+    """The demo showed "ETA 3 min" with 7 left: a plan gives the estimate
+    before the first test ends, and the measured tests' ratio to their plan
+    scales the tests not measured yet."""
+    e = Eta({0: 10.0, 1: 100.0}, build_s=5.0)
+    pending = [_point(0, "a", 1), _point(1, "a", 1), _point(0, "b", 1), _point(1, "b", 2), _point(1, "b", 3)]
+    # Nothing measured: the plan; builds ahead: a → b, and b's blocks 1 → 2 → 3 (several scenarios: one build a block).
+    assert e.left_s(pending) == pytest.approx(2 * 10 + 3 * 100 + 3 * 5)
+    e.test_took(0, 20.0)  # twice its plan: the unmeasured [[test]] 1 is counted at twice its plan too
+    assert e.left_s(pending) == pytest.approx(2 * 20 + 3 * 200 + 3 * 5)
+    assert Eta({0: 10.0}).left_s([_point(0), _point(0, repetition=2)]) == pytest.approx(20)  # one lab: no rebuild

@@ -7,8 +7,13 @@ throughput search against a 2-s latency trial), so what is left is each
 pending test at its own ``[[test]]``'s mean time so far (every test's
 mean where none of its kind has run yet) plus each lab bring-up still
 ahead (a change of scenario among the pending tests) at the mean time
-this session's bring-ups took. Before anything was measured there is no
-estimate.
+this session's bring-ups took. A run that starts from its plan
+(campaign/estimate.py: ``prior_s``, each ``[[test]]``'s estimated
+seconds a point, and ``build_s``) has an estimate from the start: a
+``[[test]]`` not measured yet is counted at its planned time scaled by
+how the measured tests compared with their plans, and a bring-up at the
+planned time until one was measured. Without a plan, before anything was
+measured there is no estimate.
 """
 
 from __future__ import annotations
@@ -17,10 +22,12 @@ import time
 
 
 class Eta:
-    def __init__(self) -> None:
+    def __init__(self, prior_s: dict[int, float] | None = None, build_s: float | None = None) -> None:
         self._tests: dict[int, list[float]] = {}
         self._visits: list[float] = []
         self._visit_started: float | None = None
+        self._prior = prior_s or {}
+        self._build_s = build_s
 
     def visit_begins(self) -> None:
         """A lab is being brought up for a visit (before its build)."""
@@ -37,15 +44,28 @@ class Eta:
 
     def left_s(self, pending: list) -> float | None:
         """Seconds left for ``pending`` (the run's :class:`.plan.ScheduledTest` s not done, the current
-        one first: each has ``test.index`` and ``scenario``), or None before any test ended."""
+        one first: each has ``test.index``, ``scenario`` and ``repetition``), or None before any test
+        ended in a run without a plan."""
         every = [s for xs in self._tests.values() for s in xs]
-        if not every:
+        if not every and not self._prior:
             return None
-        overall = sum(every) / len(every)
-        tests = sum((sum(xs) / len(xs)) if (xs := self._tests.get(p.test.index)) else overall for p in pending)
-        changes = sum(1 for a, b in zip(pending, pending[1:]) if a.scenario != b.scenario)
-        visit = sum(self._visits) / len(self._visits) if self._visits else 0.0
+        tests = sum(self._point_s(p.test.index, every) for p in pending)
+        several = len({p.scenario for p in pending}) > 1
+        changes = sum(1 for a, b in zip(pending, pending[1:])
+                      if a.scenario != b.scenario or (several and a.repetition != b.repetition))
+        visit = sum(self._visits) / len(self._visits) if self._visits else (self._build_s or 0.0)
         return tests + changes * visit
+
+    def _point_s(self, index: int, every: list[float]) -> float:
+        """A point of ``[[test]]`` ``index``: its measured mean; else its plan scaled by the measured tests'
+        ratio to their plans; else every measured test's mean."""
+        if xs := self._tests.get(index):
+            return sum(xs) / len(xs)
+        planned = [(sum(xs), len(xs) * self._prior[i]) for i, xs in self._tests.items() if self._prior.get(i)]
+        if index in self._prior:
+            took, plan = sum(a for a, _ in planned), sum(b for _, b in planned)
+            return self._prior[index] * (took / plan if plan else 1.0)
+        return sum(every) / len(every) if every else 0.0
 
 
 def text(seconds: float) -> str:

@@ -32,7 +32,7 @@ from ..report.results import headline
 from ..store.db import Store
 from ..trial.lab_tester import LabTester
 from ..trial.warmup import warm_up
-from . import looks
+from . import estimate, looks
 from .eta import Eta
 from .eta import text as eta_text
 from .model import Campaign, Scenario
@@ -102,7 +102,8 @@ def _run(site: Site, c: Campaign, store: Store, resume: bool, command: str, prog
         sts = ensure_selftests(site, store, c, progress)
     plan, design = _order(c, store, run_id, progress)
     record = _RunRecord(c, store, command, run_id, design, sts)
-    eta = Eta()
+    planned_run = estimate.plan(c, estimate.history(store, selftest.machine()), 0)
+    eta = Eta(estimate.point_seconds(planned_run), planned_run.build_s)
     sc_of = {x.name: x for x in c.scenarios}
     looker = looks.Looker(c, store, run_id)
     try:

@@ -177,3 +177,25 @@ def trend_text(trends: list) -> str:
                          f"{_pct(e.effect_pct)} % {ci}  {e.outcome}; {e.machine}")
         lines.append("")
     return "\n".join(lines).rstrip()
+
+
+def _minutes(seconds: float) -> str:
+    return f"{seconds / 60:.1f} min" if seconds >= 90 else f"{seconds:.0f} s"
+
+
+def plan(c, p, where: str) -> str:
+    """``run FILE --plan``: the campaign's tests, their points and trials,
+    lab builds, self-test and the estimated wall time (campaign/estimate.py)."""
+    d = c.design
+    seq = f", sequential up to {d.max_blocks} blocks" if d.sequential else ""
+    lines = [f"plan: {c.name} ({c.path}), {len(c.scenarios)} scenario(s), {d.order} order{seq}",
+             f"{'test':<5} {'kind':<17} {'points':>11} {'trials a point':>15} {'s a trial':>9}  estimate"]
+    for t in p.tests:
+        points = f"{t.points}" + (f" (≤ {t.points_most})" if t.points_most > t.points else "")
+        trials = f"{t.trials:.1f}" + (f" (≤ {t.trials_most:.0f})" if t.trials_most > t.trials + 0.5 else "")
+        lines.append(f"{t.test.index:<5} {t.test.kind:<17} {points:>11} {trials:>15} {t.seconds_a_trial:>9.1f}  "
+                     f"{_minutes(t.seconds)}" + (" (trials from history)" if t.from_history else ""))
+    lines.append(f"lab builds: {p.builds} × {p.build_s:.0f} s; self-test: {_minutes(p.selftest_s) if p.selftest_s else 'none due'}")
+    source = f"{p.runs_read} earlier run(s) on this machine in {where}" if p.runs_read else f"no earlier run on this machine in {where}: fallbacks"
+    lines.append(f"estimated wall time: {_minutes(p.seconds)} (at most {_minutes(p.seconds_most)}), from {source}")
+    return "\n".join(lines)

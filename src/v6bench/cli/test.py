@@ -13,7 +13,8 @@ import json
 import sys
 import typing
 
-from ..campaign import runner
+from .. import selftest
+from ..campaign import estimate, runner
 from ..campaign import spec as campaign_spec
 from ..core.errors import UsageError
 from ..lab.model.site import Site
@@ -72,6 +73,8 @@ def add(sub: argparse._SubParsersAction, parser_class: type) -> None:
                                 "interrupted run"))
     ru.parser.add_argument("file", help="campaign file, e.g. campaigns/quick.toml")
     ru.parser.add_argument("--resume", action="store_true", help="continue the last unfinished run of this file")
+    ru.parser.add_argument("--plan", action="store_true", help="print the tests, their trials and the estimated wall time "
+                           "on this machine (from the results store's earlier runs), and build no lab")
     add_json(ru, "the run's results at the end")
     add_db(ru)
     ru.parser.set_defaults(command_run=run_file)
@@ -82,7 +85,13 @@ def run_test(site: Site, args: argparse.Namespace, say) -> int:
 
 
 def run_file(site: Site, args: argparse.Namespace, say) -> int:
-    return _run(site, campaign_spec.load(args.file), args, resume=args.resume)
+    c = campaign_spec.load(args.file)
+    if args.plan:
+        with Store(args.db) as store:
+            history = estimate.history(store, selftest.machine())
+            print(render.plan(c, estimate.plan(c, history, estimate.selftests_due(store, c)), store.where))
+        return 0
+    return _run(site, c, args, resume=args.resume)
 
 
 def _run(site: Site, c: campaign_spec.Campaign, args: argparse.Namespace, resume: bool) -> int:

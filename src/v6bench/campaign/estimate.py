@@ -1,0 +1,197 @@
+"""How long a campaign will take on this machine, before it starts
+(``v6bench run FILE --plan``; docs/methods.md, "Planning a run").
+
+A point's time is its trials × (the trial's traffic + its drain + what a
+trial costs beyond them on this machine); a run adds a lab build per
+visit and, when the tester's self-test is stale, the self-test. What a
+kind's test takes in trials and what a trial and a build cost beyond
+their traffic come from this machine's earlier runs in the results
+store (:class:`History`: the same machine by :func:`..core.machine.same`),
+else from the fallbacks below. A sequential design's tests are counted
+at their given blocks (the expected) and at ``max_blocks`` (the most).
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from dataclasses import dataclass, field
+
+from .. import selftest
+from ..core import machine
+from ..store.db import Store
+from .model import Campaign, TestSpec
+from .plan import ScheduledTest, expand, schedule, visits
+
+#: Without history: seconds a trial costs beyond its traffic and drain (engine start, learning and settle,
+#: observing the DUT), a lab build in namespaces and in VMs, and a self-test [s].
+FALLBACK_TRIAL_S = 1.2
+FALLBACK_BUILD_S = {"ns": 6.0, "vm": 60.0, "external": 10.0}
+FALLBACK_SELFTEST_S = 120.0
+#: Earlier runs read at most (the newest first).
+RUNS_READ = 20
+
+
+@dataclass
+class History:
+    """What this machine's earlier runs say: mean trials a test per kind
+    key (:func:`kind_key`), seconds a trial costs beyond its traffic and
+    drain, seconds a lab build takes, and how many runs it came from."""
+
+    trials: dict[str, float] = field(default_factory=dict)
+    overhead_s: float | None = None
+    build_s: float | None = None
+    selftest_s: float | None = None
+    runs: int = 0
+
+
+def kind_key(kind: str, params: dict) -> str:
+    """What makes tests of a kind alike in their trial count: the kind, a
+    search's kind and resolution."""
+    parts = [kind] + [f"{k}={params[k]}" for k in ("search", "resolution") if k in params]
+    return " ".join(parts)
+
+
+def history(store: Store, here: dict) -> History:
+    """This machine's (``here``: an environment with its machine record) finished runs in ``store``."""
+    mine = [r for r in store.runs() if r["status"] == "finished" and machine.same(r["environment"], here)][-RUNS_READ:]
+    trials: dict[str, list[int]] = {}
+    overheads: list[float] = []
+    builds: list[float] = []
+    selftests: list[float] = []
+    for r in mine:
+        tests = [t for t in store.tests(r["id"]) if t["status"] == "done" and t["finished_at_unix_s"]]
+        durations: dict[int, list[float]] = {}
+        for x in store.run_trials(r["id"]):
+            durations.setdefault(x["test_id"], []).append(x["duration_s"] or 0.0)
+        for t in tests:
+            xs = durations.get(t["id"], [])
+            trials.setdefault(kind_key(t["kind"], t["params"].get("params") or {}), []).append(len(xs))
+            if not xs:  # not applicable (no throughput to start from, line rate): no trial to time
+                continue
+            busy = sum(xs) + len(xs) * float(t["params"].get("drain_s") or 0.0)
+            overheads.append(max(0.0, (t["finished_at_unix_s"] - t["started_at_unix_s"] - busy) / len(xs)))
+        spent = r["environment"].get("time_s") or {}
+        n_builds = len({t["params"].get("lab_build") for t in tests if t["params"].get("lab_build")})
+        if spent.get("lab up and down") and n_builds:
+            builds.append(spent["lab up and down"] / n_builds)
+        if (spent.get("self-test") or 0) > 5:
+            selftests.append(spent["self-test"])
+    return History({k: statistics.fmean(v) for k, v in trials.items()},
+                   statistics.median(overheads) if overheads else None,
+                   statistics.median(builds) if builds else None,
+                   statistics.median(selftests) if selftests else None, len(mine))
+
+
+def trial_s(t: TestSpec) -> float:
+    """One trial's traffic [s] as the test's parameters give it."""
+    p = t.params
+    for name in ("trial_duration_s", "duration_s"):
+        if isinstance(getattr(p, name, None), (int, float)):
+            return float(getattr(p, name))
+    over = getattr(p, "overload_s", None)
+    return float(over + getattr(p, "hold_s", 0.0)) if isinstance(over, (int, float)) else 1.0
+
+
+#: Kinds whose trial count follows from their parameters alone (each load ``repeat`` times); every other
+#: kind's depends on what the DUT does (a search, a sweep until two loads pass, a test not applicable at the
+#: line rate), and history says how many a test took.
+FIXED_TRIALS = ("latency", "mesh")
+
+
+def expected_trials(t: TestSpec) -> tuple[float, float]:
+    """From the parameters alone: a point's trials, (expected, most). A
+    search bisects to its resolution for each of its goals (RFC 2544's
+    binary search, MLRsearch alike); a loss sweep steps down from the line
+    rate until two loads pass; a test with loads runs each load
+    ``repeat`` times; others ``repeat`` trials."""
+    p = t.params
+    repeat = float(getattr(p, "repeat", 1) or 1)
+    if getattr(p, "resolution", None) and t.kind in ("throughput", "back-to-back"):
+        steps = math.ceil(math.log2(1 / p.resolution)) + 2
+        goals = 2 if t.kind == "throughput" else repeat
+        return goals * steps * 0.75, goals * float(getattr(p, "max_trials", steps) or steps)
+    if t.kind == "loss":
+        return 6.0, 10.0
+    loads = len(getattr(p, "loads", ()) or ()) or 1
+    return repeat * loads, repeat * loads
+
+
+@dataclass(frozen=True)
+class TestPlan:
+    """One ``[[test]]`` in the plan: its points, trials a point and seconds."""
+
+    test: TestSpec
+    points: int
+    points_most: int
+    trials: float
+    trials_most: float
+    seconds_a_trial: float
+    from_history: bool
+
+    @property
+    def seconds(self) -> float:
+        return self.points * self.trials * self.seconds_a_trial
+
+    @property
+    def seconds_most(self) -> float:
+        return self.points_most * self.trials_most * self.seconds_a_trial
+
+
+@dataclass(frozen=True)
+class Plan:
+    tests: tuple[TestPlan, ...]
+    builds: int
+    build_s: float
+    selftest_s: float
+    runs_read: int
+
+    @property
+    def seconds(self) -> float:
+        return sum(t.seconds for t in self.tests) + self.builds * self.build_s + self.selftest_s
+
+    @property
+    def seconds_most(self) -> float:
+        return sum(t.seconds_most for t in self.tests) + self.builds * self.build_s + self.selftest_s
+
+
+def plan(c: Campaign, h: History, selftests: int = 1) -> Plan:
+    """The campaign's plan on a machine with history ``h``; ``selftests``:
+    how many tester self-tests run first (:func:`selftests_due`)."""
+    given = [p for p in expand(c) if p.repetition <= p.test.matrix.blocks]
+    most = expand(c)
+    overhead = h.overhead_s if h.overhead_s is not None else FALLBACK_TRIAL_S
+    out = []
+    for t in c.tests:
+        known = h.trials.get(kind_key(t.kind, t.params.__dict__)) if t.kind not in FIXED_TRIALS else None
+        low, high = expected_trials(t)
+        trials = known if known is not None else low
+        out.append(TestPlan(t, sum(p.test.index == t.index for p in given), sum(p.test.index == t.index for p in most),
+                            trials, max(high, trials), trial_s(t) + t.matrix.drain_s + overhead, known is not None))
+    build = h.build_s if h.build_s is not None else FALLBACK_BUILD_S.get(c.lab.lab_kind, FALLBACK_BUILD_S["ns"])
+    return Plan(tuple(out), _builds(c), build, selftests * (h.selftest_s or FALLBACK_SELFTEST_S), h.runs)
+
+
+def selftests_due(store: Store, c: Campaign) -> int:
+    """How many tester self-tests a run of ``c`` will measure first (one per
+    CPU arrangement with no fitting stored one, as runner.ensure_selftests asks)."""
+    if c.selftest_when == "never":
+        return 0
+    arrangements = list(dict.fromkeys(sc.lab.cpu_arrangement for sc in c.scenarios))
+    if c.selftest_when == "always":
+        return len(arrangements)
+    sizes = tuple(fs for t in c.tests for fs in t.matrix.frame_sizes) or c.selftest_frame_sizes
+    mtu = max(sc.lab.mtu.largest for sc in c.scenarios)
+    return sum(selftest.fitting(store, sizes, mtu, arr)[0] is None for arr in arrangements)
+
+
+def _builds(c: Campaign) -> int:
+    """Lab builds a run of ``c`` makes: one a visit (plan.visits) of the run's order with the blocks as given."""
+    order: list[ScheduledTest] = [p for p in schedule(c, 0) if p.repetition <= p.test.matrix.blocks]
+    return len(visits(order, set()))
+
+
+def point_seconds(p: Plan) -> dict[int, float]:
+    """Each ``[[test]]``'s estimated seconds a point (its trials × a trial's
+    time): where the progress line's ETA starts (campaign/eta.py)."""
+    return {t.test.index: t.trials * t.seconds_a_trial for t in p.tests}

@@ -1,0 +1,93 @@
+"""A campaign's plan before the start (campaign/estimate.py, ``v6bench run
+FILE --plan``): points and trials from the file, what a trial and a lab
+build cost from this machine's earlier runs, fallbacks without them."""
+
+import pytest
+
+from v6bench import selftest
+from v6bench.campaign import estimate, spec
+from v6bench.campaign import plan as run_order
+from v6bench.cli import render
+from v6bench.store.db import Store
+
+CAMPAIGN = """
+name = "p"
+[lab]
+topology = "a"
+link_speed = "1G"
+[matrix]
+mixes = ["100/0", "0/100"]
+frame_sizes = [128, 1518]
+repeat = 5
+drain_s = 0.5
+[[test]]
+kind = "throughput"
+trial_duration_s = 2.0
+resolution = 0.01
+[[test]]
+kind = "latency"
+loads = ["10kfps", "10%"]
+trial_duration_s = 3.0
+families = "separate"
+repeat = 2
+[[scenario]]
+name = "plain"
+[[scenario]]
+name = "acl"
+dut = { acl = 25 }
+"""
+
+
+def test_without_history_the_plan_counts_points_and_trials_from_the_file():
+    c = spec.parse_campaign(CAMPAIGN, "p.toml")
+    p = estimate.plan(c, estimate.History(), selftests=1)
+    thr, lat = p.tests
+    assert thr.points == lat.points == 2 * 2 * 2 * 5  # scenarios × mixes × sizes × blocks
+    assert thr.trials == pytest.approx(2 * (7 + 2) * 0.75) and thr.trials_most == 2 * 30  # two goals bisected to 1 %
+    assert lat.trials == lat.trials_most == 2 * 2  # repeat × loads
+    assert thr.seconds_a_trial == pytest.approx(2.0 + 0.5 + estimate.FALLBACK_TRIAL_S)
+    assert p.builds == len(run_order.visits([q for q in run_order.schedule(c, 0)], set())) == 10
+    assert p.seconds == pytest.approx(thr.seconds + lat.seconds + 10 * estimate.FALLBACK_BUILD_S["ns"]
+                                      + estimate.FALLBACK_SELFTEST_S)
+    text = render.plan(c, p, "r.db")
+    assert "estimated wall time:" in text and "no earlier run on this machine" in text
+
+
+def _stored_run(store, here, test_s: float, trials: int, duration_s: float, drain_s: float, kind: str = "throughput"):
+    rid = store.start_run("old", "test", {**here, "time_s": {"wall": 100.0, "lab up and down": 12.0}}, None, "o.toml",
+                          "x", "")
+    for i in range(4):
+        tid = store.insert_test({"run_id": rid, "point_key": f"0:{kind}:100/0:128:uni:{i}", "kind": kind, "mix": "100/0",
+                                 "frame_size": 128, "bidirectional": 0, "repetition": i + 1,
+                                 "params": {"params": {"search": "binary", "resolution": 0.01}, "drain_s": drain_s,
+                                            "lab_build": f"b{i % 2}"},
+                                 "status": "done", "started_at_unix_s": 1000.0, "finished_at_unix_s": 1000.0 + test_s})
+        for seq in range(trials):
+            store.insert_trial({"test_id": tid, "seq": seq, "call": "measure", "call_args": {}, "duration_s": duration_s,
+                                "tester_limited": 0, "recorded_at_unix_s": 1000.0, "intended_fps": 1.0,
+                                "offered_fps": 1.0, "tx_frames": 1, "rx_frames": 1, "lost_frames": 0, "loss_ratio": 0.0,
+                                "streams": [], "extra": {}})
+    store.finish_run(rid, "finished")
+
+
+def test_history_gives_the_trials_a_search_took_and_what_a_trial_costs_beyond_its_traffic(tmp_path):
+    here = selftest.machine()
+    with Store(tmp_path / "r.db") as store:
+        # Four searches of 6 trials of 2 s with a 0.5-s drain, each test 21 s: 6 × 2.5 = 15 s busy, 1 s a trial more.
+        _stored_run(store, here, 21.0, 6, 2.0, 0.5)
+        other = {**here, "host": {**(here.get("host") or {}), "model_name": "another CPU"}}
+        _stored_run(store, other, 99.0, 20, 2.0, 0.5)  # another machine: not read
+        h = estimate.history(store, here)
+    assert h.runs == 1 and h.trials == {"throughput search=binary resolution=0.01": 6.0}
+    assert h.overhead_s == pytest.approx(1.0) and h.build_s == pytest.approx(6.0)  # 12 s over two builds
+    c = spec.parse_campaign(CAMPAIGN, "p.toml")
+    thr, lat = estimate.plan(c, h, selftests=0).tests
+    assert thr.trials == 6.0 and thr.from_history and thr.seconds_a_trial == pytest.approx(2.0 + 0.5 + 1.0)
+    assert lat.trials == 4 and not lat.from_history  # a latency test's trials follow from its parameters
+    assert estimate.point_seconds(estimate.plan(c, h, 0))[0] == pytest.approx(6 * 3.5)
+
+
+def test_a_sequential_design_plans_its_given_blocks_and_at_most_its_maximum():
+    c = spec.parse_campaign(CAMPAIGN + "[design]\nsequential = true\nmax_blocks = 12\n", "p.toml")
+    thr, _ = estimate.plan(c, estimate.History(), 0).tests
+    assert thr.points == 40 and thr.points_most == 2 * 2 * 2 * 12
