@@ -33,6 +33,7 @@ pub struct Timing {
     pub learning_s: f64,
     pub intended_duration_s: f64,
     pub traffic_s: f64,
+    pub drained_s: f64,
     pub interrupted: bool,
 }
 
@@ -97,6 +98,7 @@ pub fn result(plan: &Plan, open: &[Opened], hops: &NextHops, reports: &[(usize, 
         intended_duration_s: a.intended_duration_s,
         traffic_s: a.traffic_s,
         drain_s: plan.drain_s,
+        drained_s: a.drained_s,
         after_stall: if plan.slip_after_frames.is_some() { "slip" } else { "catch_up" },
         rx_priority: rx.fifo_priority,
         tester_limited: !reasons.is_empty(),

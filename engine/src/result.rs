@@ -24,8 +24,11 @@ pub struct TrialResult {
     pub intended_duration_s: f64,
     /// Actual traffic phase length: until the last frame was handed over [s].
     pub traffic_s: f64,
-    /// Wait after the traffic before counting [s].
+    /// Wait after the traffic before counting [s]: the spec's.
     pub drain_s: f64,
+    /// How long the drain lasted [s]: `drain_s`, or less where
+    /// `drain_until_received` ended it when every frame had arrived.
+    pub drained_s: f64,
     /// What the senders did after a stall: "catch_up" or "slip" (the spec's `after_stall`).
     pub after_stall: &'static str,
     /// SCHED_FIFO priority the receive thread ran at (the spec's

@@ -36,6 +36,11 @@ pub enum FirstPart {
 /// State shared between the receiver and the controlling thread.
 pub struct Shared {
     pub stop: AtomicBool,
+    /// Set once the traffic ended, with the frames each stream must receive
+    /// for nothing to be missing (`drain_until_received`).
+    pub awaited: std::sync::OnceLock<Vec<u64>>,
+    /// Every awaited frame has arrived.
+    pub all_received: AtomicBool,
     /// Frames sent before this CLOCK_REALTIME instant [ns] are not of this
     /// trial; `u64::MAX` until the traffic phase begins.
     pub counting_from_ns: AtomicU64,
@@ -159,6 +164,11 @@ impl Receiver {
             self.state.expire_fragments(crate::clock::realtime_ns());
             if stopping {
                 break;
+            }
+            if let Some(awaited) = shared.awaited.get() {
+                if !shared.all_received.load(Ordering::Relaxed) && self.state.streams.iter().zip(awaited).all(|(c, &a)| c.rx_frames >= a) {
+                    shared.all_received.store(true, Ordering::Release);
+                }
             }
             if xdp_frames > 0 {
                 // An AF_XDP socket wakes its reader at every receive poll of

@@ -160,6 +160,8 @@ pub fn run(plan: &Plan, stop: &AtomicBool) -> Result<TrialResult, String> {
     let shared = Arc::new(Shared {
         stop: AtomicBool::new(false),
         counting_from_ns: AtomicU64::new(u64::MAX),
+        awaited: std::sync::OnceLock::new(),
+        all_received: AtomicBool::new(false),
         learned: Mutex::new(vec![(None, None); plan.ports.len()]),
     });
     let rx_thread = start_receiver(plan, &mut open, Arc::clone(&shared))?;
@@ -185,11 +187,17 @@ pub fn run(plan: &Plan, stop: &AtomicBool) -> Result<TrialResult, String> {
     let (started_at_unix_ns, reports) = send(plan, jobs, intended_duration_s, &shared, stop);
     let traffic_s = reports.iter().map(|(_, r)| r.send_span_ns).max().unwrap_or(0) as f64 / 1e9;
 
-    // Drain (RFC 2544 §23), then count.
-    let drain_end = Instant::now() + Duration::from_secs_f64(plan.drain_s);
-    while Instant::now() < drain_end && !stop.load(Ordering::Relaxed) {
-        std::thread::sleep(Duration::from_millis(20).min(drain_end.saturating_duration_since(Instant::now())));
+    // Drain (RFC 2544 §23), then count: at most `drain_s`, ended as soon as
+    // every frame offered has arrived where the spec asks (nothing is late).
+    let drain_start = Instant::now();
+    let drain_end = drain_start + Duration::from_secs_f64(plan.drain_s);
+    if plan.drain_until_received {
+        let _ = shared.awaited.set(awaited_per_stream(plan, &reports));
     }
+    while Instant::now() < drain_end && !stop.load(Ordering::Relaxed) && !shared.all_received.load(Ordering::Acquire) {
+        std::thread::sleep(Duration::from_millis(2).min(drain_end.saturating_duration_since(Instant::now())));
+    }
+    let drained_s = drain_start.elapsed().as_secs_f64();
     stop_rx(&shared);
     let receiver = rx_thread.join().map_err(|_| "receive thread panicked".to_string())??;
     let mut counters_after = Vec::with_capacity(open.len());
@@ -213,7 +221,21 @@ pub fn run(plan: &Plan, stop: &AtomicBool) -> Result<TrialResult, String> {
         })
         .collect();
     let interrupted = stop.load(Ordering::Relaxed);
-    Ok(assemble::result(plan, &ports, &hops, &reports, receiver, Timing { started_at_unix_ns, learning_s, intended_duration_s, traffic_s, interrupted }))
+    Ok(assemble::result(plan, &ports, &hops, &reports, receiver, Timing { started_at_unix_ns, learning_s, intended_duration_s, traffic_s, drained_s, interrupted }))
+}
+
+/// The frames each stream must receive for none to be missing: those its
+/// sender offered less those the far end refused (never sent).
+fn awaited_per_stream(plan: &Plan, reports: &[(usize, TxReport)]) -> Vec<u64> {
+    let mut awaited = vec![0u64; plan.streams.len()];
+    for (pi, r) in reports {
+        let t = plan.ports[*pi].tx.as_ref().expect("only sending ports have reports");
+        for (k, &si) in t.streams.iter().enumerate() {
+            let offered = r.stream_offered_frames.get(k).copied().unwrap_or(0);
+            awaited[si] = offered.saturating_sub(r.stream_refused_frames.get(k).copied().unwrap_or(0));
+        }
+    }
+    awaited
 }
 
 /// Starts the receive thread on every port's receive queue.

@@ -195,6 +195,7 @@ pub struct Plan {
     pub ports: Vec<PortPlan>,
     pub streams: Vec<StreamPlan>,
     pub drain_s: f64,
+    pub drain_until_received: bool,
     pub learning: LearningSpec,
     pub rx_cpu: Option<usize>,
     pub rx_priority: Option<u8>,

@@ -35,6 +35,11 @@ pub struct TrialSpec {
     /// Wait after the last frame before counting [s] (RFC 2544 §23: ≥ 2 s).
     #[serde(default = "default_drain_s")]
     pub drain_s: f64,
+    /// End the drain as soon as every frame each stream offered (and the
+    /// far end did not refuse) has been received; `drain_s` stays the most
+    /// it waits. A frame still missing keeps the whole wait.
+    #[serde(default)]
+    pub drain_until_received: bool,
     #[serde(default)]
     pub learning: LearningSpec,
     /// CPU for the receive thread; none = not pinned.

@@ -41,6 +41,7 @@ impl TrialSpec {
             ports,
             streams,
             drain_s: self.drain_s,
+            drain_until_received: self.drain_until_received,
             learning: self.learning.clone(),
             rx_cpu: self.rx_cpu,
             rx_priority: self.rx_priority,

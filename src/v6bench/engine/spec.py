@@ -134,6 +134,8 @@ class TrialSpec:
     duration_s: float | None = None
     frame_count: int | None = None
     drain_s: float | None = None
+    #: End the drain once every frame offered has arrived (``drain_s`` the most it waits; docs/engine-spec.md).
+    drain_until_received: bool = False
     #: The pause after learning before the traffic (the engine's ``learning.settle_s``; None: its 0.5-s default).
     learning_settle_s: float | None = None
     rx_cpu: int | None = None

@@ -191,7 +191,8 @@ def trial(lab: Lab, request: TrialRequest, engine_pid_file: Path | None = None,
     with watch.during(_bound_s(spec)) as polled, wakeful.awake() as cpu_idle, phase("engine start and stop"):
         eng = engine.run_trial(spec, pid_file=engine_pid_file)
     split("engine start and stop", {"learning and settle": eng.get("learning_s") or 0.0,
-                                    "traffic": eng.get("traffic_s") or 0.0, "drain": eng.get("drain_s") or 0.0})
+                                    "traffic": eng.get("traffic_s") or 0.0,
+                                    "drain": eng.get("drained_s", eng.get("drain_s")) or 0.0})
     done = action.join() if action else {}
     with phase("observe the DUT"):
         observed = watch.after(before, polled, eng)  # stored as the result's "dut" record

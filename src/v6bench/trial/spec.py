@@ -65,6 +65,7 @@ def engine_spec(lab: Lab, request: TrialRequest, fps: float) -> TrialSpec:
                          "with a table's destinations", "ext_headers")
     streams = [s for src, dst in pairs for s in _pair_streams(lab, request, src, dst, tunnel, walks)]
     return TrialSpec(ports, tuple(streams), duration_s=request.duration_s, drain_s=request.drain_s,
+                     drain_until_received=True,  # nothing is late once every frame arrived (engine-spec.md)
                      learning_settle_s=request.settle_s, rx_cpu=plan.tester_rx,
                      rx_priority=plan.tester_rx_priority, tester_limited_backlog_frames=input_queue_frames(lab),
                      after_stall=AFTER_STALL, netns_prefix=lab.netns_prefix,
