@@ -176,3 +176,54 @@ def test_bad_sequential_designs_name_the_field(edit, message):
 
     with pytest.raises(UsageError, match=message):
         spec.parse_campaign(SEQUENTIAL.replace(*edit), "s.toml")
+
+
+def test_a_time_budget_gives_each_test_its_blocks_then_stops_the_undecided_when_time_runs_out(tmp_path, monkeypatch):
+    """Each point takes 100 s of a fake clock: blocks 1-6 hold three points
+    (300 s), then only the undecided latency test's one (100 s). With a
+    2,150-s budget the blocks after the sixth fit while the time left holds
+    another as long as the last: the latency test stops after block 9
+    (2,100 s spent, 50 s left), recorded as out of budget, and the report
+    says so beside each of its comparisons."""
+    from v6bench.campaign import looks, runner, spec
+    from v6bench.campaign import plan as run_order
+    from v6bench.methods.simulated import SimulatedTester
+    from v6bench.report import data, verdicts
+    from v6bench.store.db import Store
+
+    now = [0.0]
+    monkeypatch.setattr(looks.time, "monotonic", lambda: now[0])
+    c = spec.parse_campaign(SEQUENTIAL, "s.toml")
+    store = Store(tmp_path / "r.db")
+    plan = run_order.schedule(c, 5)
+    design = {**run_order.design_record(c, 5, plan), "sequential": looks.record(c, 2150.0)}
+    rid = store.start_run(c.name, "test", {"design": design}, None, c.path, c.sha256, c.text)
+    looker = looks.Looker(c, store, rid)
+    seed = iter(range(10_000))
+
+    def make(p):
+        now[0] += 100.0
+        return SimulatedTester(50_000, line_fps=84_459.0, buffer_frames=0, seed=next(seed))
+
+    runner.run_points(c, store, rid, make, lambda line: None, plan=plan, looker=looker)
+    looker.finish()
+    run = data.load(store, rid)
+    assert max(t.repetition for t in run.tests if t.kind == "latency") == 9
+    assert run.run["environment"]["design"]["out_of_budget"] == [1]
+    said = {p.metric: c.verdict for p, c in verdicts.of(run).values()}
+    assert said["median latency [µs]"].endswith("the time budget ran out before it was decided")
+    assert "budget" not in said["throughput NDR [fps]"]
+
+
+def test_a_budget_needs_a_sequential_design_and_a_duration():
+    from v6bench.campaign import runner, spec
+    from v6bench.cli.test import budget_s
+    from v6bench.core.errors import UsageError
+
+    assert budget_s("2h") == 7200 and budget_s("90m") == 5400 and budget_s("600") == 600 and budget_s("5400s") == 5400
+    for bad in ("soon", "10s", "40d"):
+        with pytest.raises(UsageError, match="budget"):
+            budget_s(bad)
+    plain = spec.parse_campaign(SEQUENTIAL.split("[design]")[0], "p.toml")
+    with pytest.raises(UsageError, match="needs \\[design\\] sequential = true"):
+        runner.check_budget(plain, 3600.0)

@@ -46,7 +46,8 @@ def _stderr(line: str) -> None:
     print(line, file=sys.stderr, flush=True)
 
 
-def run(site: Site, c: Campaign, store: Store, resume: bool, command: str, progress: Progress = _stderr) -> int:
+def run(site: Site, c: Campaign, store: Store, resume: bool, command: str, progress: Progress = _stderr,
+        budget_s: float | None = None) -> int:
     """Runs (or resumes) ``c``; returns the run id. The points run in the
     order of :func:`.plan.schedule` (a resumed run: the order it
     recorded), one lab per visit of a scenario.
@@ -56,10 +57,20 @@ def run(site: Site, c: Campaign, store: Store, resume: bool, command: str, progr
     writes anything (:class:`LabError`). ``resume``: continue the newest
     unfinished run of this exact campaign; if it has none, only finished
     ones, that is an error; if it has no run at all (one killed before its
-    first lab was up records none) a new run starts.
+    first lab was up records none) a new run starts. ``budget_s``: a
+    sequential run's time budget (campaign/looks.py; a resumed run keeps
+    the one it recorded).
     """
+    check_budget(c, budget_s)
     with exclusive(site, c):
-        return _run(site, c, store, resume, command, progress)
+        return _run(site, c, store, resume, command, progress, budget_s)
+
+
+def check_budget(c: Campaign, budget_s: float | None) -> None:
+    """A time budget needs a sequential design: it spends blocks beyond each test's own."""
+    if budget_s is not None and not c.design.sequential:
+        raise UsageError("a time budget spends blocks where comparisons are undecided: it needs [design] "
+                         "sequential = true and max_blocks in the campaign file", "budget")
 
 
 def exclusive(site: Site, c: Campaign):
@@ -80,7 +91,8 @@ def _resumable(c: Campaign, store: Store, progress: Progress) -> int | None:
     return run_id
 
 
-def _order(c: Campaign, store: Store, run_id: int | None, progress: Progress) -> tuple[list[ScheduledTest], dict[str, Any] | None]:
+def _order(c: Campaign, store: Store, run_id: int | None, progress: Progress,
+           budget_s: float | None = None) -> tuple[list[ScheduledTest], dict[str, Any] | None]:
     """The run's order, and the design a new run records (None for a resumed run, which follows its own)."""
     if run_id is not None:
         plan = planned(c, store, run_id)
@@ -88,24 +100,25 @@ def _order(c: Campaign, store: Store, run_id: int | None, progress: Progress) ->
         return plan, None
     seed = c.design.seed if c.design.seed is not None else secrets.randbelow(2 ** 31)
     plan = schedule(c, seed)
-    design = {**design_record(c, seed, plan), **({"sequential": seq} if (seq := looks.record(c)) else {})}
+    design = {**design_record(c, seed, plan), **({"sequential": seq} if (seq := looks.record(c, budget_s)) else {})}
     progress(f"design: {design['order']} order, {design['blocks']} repetition block(s), seed {seed}"
              + (f", sequential: blocks added up to {c.design.max_blocks} until decided" if seq else ""))
     return plan, design
 
 
-def _run(site: Site, c: Campaign, store: Store, resume: bool, command: str, progress: Progress) -> int:
+def _run(site: Site, c: Campaign, store: Store, resume: bool, command: str, progress: Progress,
+         budget_s: float | None = None) -> int:
     run_id = _resumable(c, store, progress) if resume else None
     phases.reset()
     started = time.monotonic()
     with phases.phase("self-test"):
         sts = ensure_selftests(site, store, c, progress)
-    plan, design = _order(c, store, run_id, progress)
+    plan, design = _order(c, store, run_id, progress, budget_s)
     record = _RunRecord(c, store, command, run_id, design, sts)
     planned_run = estimate.plan(c, estimate.history(store, selftest.machine()), 0)
     eta = Eta(estimate.point_seconds(planned_run), planned_run.build_s)
     sc_of = {x.name: x for x in c.scenarios}
-    looker = looks.Looker(c, store, run_id)
+    looker = looks.Looker(c, store, run_id, budget_s)
     try:
         for name, points in visits(plan, store.done_points(run_id) if run_id is not None else set()):
             points = [p for p in points if looker.runs(p, record.run_id)]

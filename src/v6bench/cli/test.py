@@ -73,6 +73,8 @@ def add(sub: argparse._SubParsersAction, parser_class: type) -> None:
                                 "interrupted run"))
     ru.parser.add_argument("file", help="campaign file, e.g. campaigns/quick.toml")
     ru.parser.add_argument("--resume", action="store_true", help="continue the last unfinished run of this file")
+    ru.parser.add_argument("--budget", metavar="DURATION", help="a sequential campaign's time budget (2h, 90m, 5400s): "
+                           "each test's own blocks first, then blocks for the undecided comparisons while time is left")
     ru.parser.add_argument("--plan", action="store_true", help="print the tests, their trials and the estimated wall time "
                            "on this machine (from the results store's earlier runs), and build no lab")
     add_json(ru, "the run's results at the end")
@@ -91,14 +93,34 @@ def run_file(site: Site, args: argparse.Namespace, say) -> int:
             history = estimate.history(store, selftest.machine())
             print(render.plan(c, estimate.plan(c, history, estimate.selftests_due(store, c)), store.where))
         return 0
-    return _run(site, c, args, resume=args.resume)
+    budget = budget_s(args.budget) if args.budget else None
+    runner.check_budget(c, budget)
+    return _run(site, c, args, resume=args.resume, budget_s=budget)
 
 
-def _run(site: Site, c: campaign_spec.Campaign, args: argparse.Namespace, resume: bool) -> int:
+#: A budget's units [s].
+BUDGET_UNITS = {"s": 1.0, "m": 60.0, "min": 60.0, "h": 3600.0}
+
+
+def budget_s(text: str) -> float:
+    """``--budget``: a duration, "2h", "90m", "5400s" or plain seconds [s]."""
+    t = text.strip().lower()
+    unit = next((u for u in sorted(BUDGET_UNITS, key=len, reverse=True) if t.endswith(u)), "")
+    try:
+        value = float(t[:len(t) - len(unit)] if unit else t) * BUDGET_UNITS.get(unit, 1.0)
+    except ValueError:
+        raise UsageError(f"{text!r} is not a duration (2h, 90m, 5400s)", "budget") from None
+    if not 60 <= value <= 30 * 86400:
+        raise UsageError(f"{text!r} is outside 1 minute .. 30 days", "budget")
+    return value
+
+
+def _run(site: Site, c: campaign_spec.Campaign, args: argparse.Namespace, resume: bool,
+         budget_s: float | None = None) -> int:
     with runner.exclusive(site, c), Store(args.db) as store:
         for line in campaign_spec.shortfalls(c):  # only for a run that goes ahead: a refused one says why, alone
             print(f"note: {line}", file=sys.stderr, flush=True)
-        run_id = runner.run(site, c, store, resume, " ".join(["v6bench", *sys.argv[1:]]))
+        run_id = runner.run(site, c, store, resume, " ".join(["v6bench", *sys.argv[1:]]), budget_s=budget_s)
         print(render.run(store, run_id, args.json))
     return 0
 

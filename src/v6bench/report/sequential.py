@@ -131,6 +131,8 @@ class Record:
     precision_pct: float | None
     first_look: dict[str, int]
     history: dict[str, list[tuple[int, int, float]]]
+    #: The tests a time budget stopped undecided.
+    out_of_budget: frozenset[int] = frozenset()
 
     @classmethod
     def of(cls, run: dict) -> Record | None:
@@ -143,7 +145,13 @@ class Record:
         for entry in design.get("looks", []):
             for k, (test, p) in entry["p"].items():
                 history.setdefault(k, []).append((entry["block"], test, p))
-        return cls(seq["max_blocks"], seq.get("precision_pct"), seq["first_look"], history)
+        return cls(seq["max_blocks"], seq.get("precision_pct"), seq["first_look"], history,
+                   frozenset(design.get("out_of_budget", [])))
+
+    def ran_out(self, key: tuple) -> bool:
+        """Whether the comparison's test was stopped by the time budget, undecided."""
+        h = self.history.get(key_text(key))
+        return bool(h) and h[-1][1] in self.out_of_budget
 
     def design(self, test_index: int) -> Design:
         return Design(self.first_look[str(test_index)], self.max_blocks, precision_pct=self.precision_pct)

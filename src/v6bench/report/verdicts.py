@@ -51,7 +51,11 @@ def _sequential(p: samples.Pair, record: sequential.Record | None) -> Comparison
 
 
 def _decided(pairs: list[samples.Pair], record: sequential.Record | None) -> dict[tuple, tuple[samples.Pair, Comparison]]:
-    return {p.key: (p, c) for p, c in zip(pairs, decide([_sequential(p, record) for p in pairs]))}
+    out = {p.key: (p, c) for p, c in zip(pairs, decide([_sequential(p, record) for p in pairs]))}
+    if record is not None and record.out_of_budget:
+        out = {k: (p, replace(c, verdict=f"{c.verdict}; the time budget ran out before it was decided")
+                   if record.ran_out(k) else c) for k, (p, c) in out.items()}
+    return out
 
 
 def _pairs(data: RunData) -> list[samples.Pair]:
