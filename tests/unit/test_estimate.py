@@ -73,16 +73,16 @@ def _stored_run(store, here, test_s: float, trials: int, duration_s: float, drai
 def test_history_gives_the_trials_a_search_took_and_what_a_trial_costs_beyond_its_traffic(tmp_path):
     here = selftest.machine()
     with Store(tmp_path / "r.db") as store:
-        # Four searches of 6 trials of 2 s with a 0.5-s drain, each test 21 s: 6 × 2.5 = 15 s busy, 1 s a trial more.
+        # Four searches of 6 trials of 2 s, each test 21 s: 12 s of traffic, 1.5 s a trial more (drain included).
         _stored_run(store, here, 21.0, 6, 2.0, 0.5)
         other = {**here, "host": {**(here.get("host") or {}), "model_name": "another CPU"}}
         _stored_run(store, other, 99.0, 20, 2.0, 0.5)  # another machine: not read
         h = estimate.history(store, here)
     assert h.runs == 1 and h.trials == {"throughput search=binary resolution=0.01": 6.0}
-    assert h.overhead_s == pytest.approx(1.0) and h.build_s == pytest.approx(6.0)  # 12 s over two builds
+    assert h.overhead_s == pytest.approx(1.5) and h.build_s == pytest.approx(6.0)  # 12 s over two builds
     c = spec.parse_campaign(CAMPAIGN, "p.toml")
     thr, lat = estimate.plan(c, h, selftests=0).tests
-    assert thr.trials == 6.0 and thr.from_history and thr.seconds_a_trial == pytest.approx(2.0 + 0.5 + 1.0)
+    assert thr.trials == 6.0 and thr.from_history and thr.seconds_a_trial == pytest.approx(2.0 + 1.5)
     assert lat.trials == 4 and not lat.from_history  # a latency test's trials follow from its parameters
     assert estimate.point_seconds(estimate.plan(c, h, 0))[0] == pytest.approx(6 * 3.5)
 

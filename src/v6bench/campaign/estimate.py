@@ -1,8 +1,9 @@
 """How long a campaign will take on this machine, before it starts
 (``v6bench run FILE --plan``; docs/methods.md, "Planning a run").
 
-A point's time is its trials × (the trial's traffic + its drain + what a
-trial costs beyond them on this machine); a run adds a lab build per
+A point's time is its trials × (the trial's traffic + what a trial costs
+beyond it on this machine: its drain, which ends early when nothing is
+missing, engine start, learning, observing the DUT); a run adds a lab build per
 visit and, when the tester's self-test is stale, the self-test. What a
 kind's test takes in trials and what a trial and a build cost beyond
 their traffic come from this machine's earlier runs in the results
@@ -35,8 +36,9 @@ RUNS_READ = 20
 @dataclass
 class History:
     """What this machine's earlier runs say: mean trials a test per kind
-    key (:func:`kind_key`), seconds a trial costs beyond its traffic and
-    drain, seconds a lab build takes, and how many runs it came from."""
+    key (:func:`kind_key`), seconds a trial costs beyond its traffic (the
+    drain as it happened included), seconds a lab build takes, and how
+    many runs it came from."""
 
     trials: dict[str, float] = field(default_factory=dict)
     overhead_s: float | None = None
@@ -69,7 +71,7 @@ def history(store: Store, here: dict) -> History:
             trials.setdefault(kind_key(t["kind"], t["params"].get("params") or {}), []).append(len(xs))
             if not xs:  # not applicable (no throughput to start from, line rate): no trial to time
                 continue
-            busy = sum(xs) + len(xs) * float(t["params"].get("drain_s") or 0.0)
+            busy = sum(xs)
             overheads.append(max(0.0, (t["finished_at_unix_s"] - t["started_at_unix_s"] - busy) / len(xs)))
         spent = r["environment"].get("time_s") or {}
         n_builds = len({t["params"].get("lab_build") for t in tests if t["params"].get("lab_build")})
@@ -160,14 +162,15 @@ def plan(c: Campaign, h: History, selftests: int = 1) -> Plan:
     how many tester self-tests run first (:func:`selftests_due`)."""
     given = [p for p in expand(c) if p.repetition <= p.test.matrix.blocks]
     most = expand(c)
-    overhead = h.overhead_s if h.overhead_s is not None else FALLBACK_TRIAL_S
+
     out = []
     for t in c.tests:
         known = h.trials.get(kind_key(t.kind, t.params.__dict__)) if t.kind not in FIXED_TRIALS else None
         low, high = expected_trials(t)
         trials = known if known is not None else low
+        beyond_s = h.overhead_s if h.overhead_s is not None else t.matrix.drain_s + FALLBACK_TRIAL_S
         out.append(TestPlan(t, sum(p.test.index == t.index for p in given), sum(p.test.index == t.index for p in most),
-                            trials, max(high, trials), trial_s(t) + t.matrix.drain_s + overhead, known is not None))
+                            trials, max(high, trials), trial_s(t) + beyond_s, known is not None))
     build = h.build_s if h.build_s is not None else FALLBACK_BUILD_S.get(c.lab.lab_kind, FALLBACK_BUILD_S["ns"])
     return Plan(tuple(out), _builds(c), build, selftests * (h.selftest_s or FALLBACK_SELFTEST_S), h.runs)
 
