@@ -55,26 +55,20 @@ def kind_key(kind: str, params: dict) -> str:
 
 
 def history(store: Store, here: dict) -> History:
-    """This machine's (``here``: an environment with its machine record) finished runs in ``store``."""
+    """This machine's (``here``: an environment with its machine record)
+    finished runs in ``store``: trial counts over all of them; a trial's
+    cost beyond its traffic from the newest run that has one (the code as
+    it is now: a drain that ends early, …); builds and self-tests over all."""
     mine = [r for r in store.runs() if r["status"] == "finished" and machine.same(r["environment"], here)][-RUNS_READ:]
     trials: dict[str, list[int]] = {}
     overheads: list[float] = []
     builds: list[float] = []
     selftests: list[float] = []
     for r in mine:
-        tests = [t for t in store.tests(r["id"]) if t["status"] == "done" and t["finished_at_unix_s"]]
-        durations: dict[int, list[float]] = {}
-        for x in store.run_trials(r["id"]):
-            durations.setdefault(x["test_id"], []).append(x["duration_s"] or 0.0)
-        for t in tests:
-            xs = durations.get(t["id"], [])
-            trials.setdefault(kind_key(t["kind"], t["params"].get("params") or {}), []).append(len(xs))
-            if not xs:  # not applicable (no throughput to start from, line rate): no trial to time
-                continue
-            busy = sum(xs)
-            overheads.append(max(0.0, (t["finished_at_unix_s"] - t["started_at_unix_s"] - busy) / len(xs)))
+        run_overheads = _run_history(store, r, trials)
+        overheads = run_overheads or overheads
         spent = r["environment"].get("time_s") or {}
-        n_builds = len({t["params"].get("lab_build") for t in tests if t["params"].get("lab_build")})
+        n_builds = len({t["params"].get("lab_build") for t in store.tests(r["id"]) if t["params"].get("lab_build")})
         if spent.get("lab up and down") and n_builds:
             builds.append(spent["lab up and down"] / n_builds)
         if (spent.get("self-test") or 0) > 5:
@@ -83,6 +77,23 @@ def history(store: Store, here: dict) -> History:
                    statistics.median(overheads) if overheads else None,
                    statistics.median(builds) if builds else None,
                    statistics.median(selftests) if selftests else None, len(mine))
+
+
+def _run_history(store: Store, r: dict, trials: dict[str, list[int]]) -> list[float]:
+    """One run's tests: their trial counts added to ``trials`` by kind key;
+    returns each test's seconds a trial beyond its traffic."""
+    durations: dict[int, list[float]] = {}
+    for x in store.run_trials(r["id"]):
+        durations.setdefault(x["test_id"], []).append(x["duration_s"] or 0.0)
+    overheads = []
+    for t in store.tests(r["id"]):
+        if t["status"] != "done" or not t["finished_at_unix_s"]:
+            continue
+        xs = durations.get(t["id"], [])
+        trials.setdefault(kind_key(t["kind"], t["params"].get("params") or {}), []).append(len(xs))
+        if xs:  # none: not applicable (no throughput to start from, the line rate): no trial to time
+            overheads.append(max(0.0, (t["finished_at_unix_s"] - t["started_at_unix_s"] - sum(xs)) / len(xs)))
+    return overheads
 
 
 def trial_s(t: TestSpec) -> float:
