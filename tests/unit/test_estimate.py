@@ -91,3 +91,25 @@ def test_a_sequential_design_plans_its_given_blocks_and_at_most_its_maximum():
     c = spec.parse_campaign(CAMPAIGN + "[design]\nsequential = true\nmax_blocks = 12\n", "p.toml")
     thr, _ = estimate.plan(c, estimate.History(), 0).tests
     assert thr.points == 40 and thr.points_most == 2 * 2 * 2 * 12
+
+
+def test_a_dut_that_keeps_state_adds_the_preliminary_phase_before_each_trial():
+    """RFC 9693's preliminary phase opens every stream's connections at its
+    rate before each trial (trial/preliminary.py): 10,000 connections of
+    each of a 50/50 mix's two flows a family at 10,000 frames/s is 4 s,
+    plus the engine's lead; nothing through a DUT that keeps no state, or
+    with fixed ports."""
+    from v6bench.core.frames import Mix
+    from v6bench.lab.model.dut import DutConfig
+    from v6bench.trial.execute import ENGINE_LEAD_S
+
+    text = CAMPAIGN.replace('families = "separate"', "flows = 2").replace('mixes = ["100/0", "0/100"]', 'mixes = ["50/50"]')
+    c = spec.parse_campaign(text, "p.toml")
+    lat = c.tests[1]
+    assert estimate.preliminary_s(lat, Mix(50, 50), DutConfig(nat44=True)) == pytest.approx(4.0 + ENGINE_LEAD_S)
+    assert estimate.preliminary_s(lat, Mix(50, 50), DutConfig()) == 0.0
+    fixed = spec.parse_campaign(text.replace("flows = 2", 'flows = 2\nports = "fixed"'), "p.toml")
+    assert estimate.preliminary_s(fixed.tests[1], Mix(50, 50), DutConfig(nat44=True)) == 0.0
+    with_nat = spec.parse_campaign(text.replace('dut = { acl = 25 }', 'dut = { nat44 = true }'), "p.toml")
+    plain, nat = estimate.plan(c, estimate.History(), 0).tests[1], estimate.plan(with_nat, estimate.History(), 0).tests[1]
+    assert nat.seconds_a_trial - plain.seconds_a_trial == pytest.approx((4.0 + ENGINE_LEAD_S) / 2)  # half its points

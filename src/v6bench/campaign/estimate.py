@@ -3,7 +3,9 @@
 
 A point's time is its trials × (the trial's traffic + what a trial costs
 beyond it on this machine: its drain, which ends early when nothing is
-missing, engine start, learning, observing the DUT); a run adds a lab build per
+missing, engine start, learning, observing the DUT), and through a DUT
+that keeps state the preliminary phase before each trial
+(:func:`preliminary_s`); a run adds a lab build per
 visit and, when the tester's self-test is stale, the self-test. What a
 kind's test takes in trials and what a trial and a build cost beyond
 their traffic come from this machine's earlier runs in the results
@@ -19,8 +21,12 @@ import statistics
 from dataclasses import dataclass, field
 
 from .. import selftest
-from ..core import machine
+from ..core import frames, machine
+from ..core.frames import Mix
+from ..lab.model.dut import DutConfig
+from ..methods import registry
 from ..store.db import Store
+from ..trial.execute import ENGINE_LEAD_S
 from .model import Campaign, TestSpec
 from .plan import ScheduledTest, expand, schedule, visits
 
@@ -42,6 +48,10 @@ class History:
 
     trials: dict[str, float] = field(default_factory=dict)
     overhead_s: float | None = None
+    #: Per kind key: a trial's mean traffic [s] (what a kind that gives no trial length takes, RFC 9693's
+    #: phases) and its mean cost beyond it [s].
+    traffic_s: dict[str, float] = field(default_factory=dict)
+    beyond_s: dict[str, float] = field(default_factory=dict)
     build_s: float | None = None
     selftest_s: float | None = None
     runs: int = 0
@@ -61,11 +71,12 @@ def history(store: Store, here: dict) -> History:
     it is now: a drain that ends early, …); builds and self-tests over all."""
     mine = [r for r in store.runs() if r["status"] == "finished" and machine.same(r["environment"], here)][-RUNS_READ:]
     trials: dict[str, list[int]] = {}
+    per_trial: dict[str, list[tuple[float, float]]] = {}
     overheads: list[float] = []
     builds: list[float] = []
     selftests: list[float] = []
     for r in mine:
-        run_overheads = _run_history(store, r, trials)
+        run_overheads = _run_history(store, r, trials, per_trial)
         overheads = run_overheads or overheads
         spent = r["environment"].get("time_s") or {}
         n_builds = len({t["params"].get("lab_build") for t in store.tests(r["id"]) if t["params"].get("lab_build")})
@@ -73,14 +84,18 @@ def history(store: Store, here: dict) -> History:
             builds.append(spent["lab up and down"] / n_builds)
         if (spent.get("self-test") or 0) > 5:
             selftests.append(spent["self-test"])
-    return History({k: statistics.fmean(v) for k, v in trials.items()},
-                   statistics.median(overheads) if overheads else None,
-                   statistics.median(builds) if builds else None,
-                   statistics.median(selftests) if selftests else None, len(mine))
+    return History(trials={k: statistics.fmean(v) for k, v in trials.items()},
+                   overhead_s=statistics.median(overheads) if overheads else None,
+                   traffic_s={k: statistics.median(x for x, _ in v) for k, v in per_trial.items()},
+                   beyond_s={k: statistics.median(y for _, y in v) for k, v in per_trial.items()},
+                   build_s=statistics.median(builds) if builds else None,
+                   selftest_s=statistics.median(selftests) if selftests else None, runs=len(mine))
 
 
-def _run_history(store: Store, r: dict, trials: dict[str, list[int]]) -> list[float]:
-    """One run's tests: their trial counts added to ``trials`` by kind key;
+def _run_history(store: Store, r: dict, trials: dict[str, list[int]],
+                 per_trial: dict[str, list[tuple[float, float]]]) -> list[float]:
+    """One run's tests: their trial counts added to ``trials`` and their
+    (traffic, beyond it) a trial [s] to ``per_trial``, by kind key;
     returns each test's seconds a trial beyond its traffic."""
     durations: dict[int, list[float]] = {}
     for x in store.run_trials(r["id"]):
@@ -90,20 +105,23 @@ def _run_history(store: Store, r: dict, trials: dict[str, list[int]]) -> list[fl
         if t["status"] != "done" or not t["finished_at_unix_s"]:
             continue
         xs = durations.get(t["id"], [])
-        trials.setdefault(kind_key(t["kind"], t["params"].get("params") or {}), []).append(len(xs))
+        key = kind_key(t["kind"], t["params"].get("params") or {})
+        trials.setdefault(key, []).append(len(xs))
         if xs:  # none: not applicable (no throughput to start from, the line rate): no trial to time
-            overheads.append(max(0.0, (t["finished_at_unix_s"] - t["started_at_unix_s"] - sum(xs)) / len(xs)))
+            beyond = max(0.0, (t["finished_at_unix_s"] - t["started_at_unix_s"] - sum(xs)) / len(xs))
+            overheads.append(beyond)
+            per_trial.setdefault(key, []).append((sum(xs) / len(xs), beyond))
     return overheads
 
 
-def trial_s(t: TestSpec) -> float:
-    """One trial's traffic [s] as the test's parameters give it."""
+def trial_s(t: TestSpec) -> float | None:
+    """One trial's traffic [s] as the test's parameters give it (None: they give none)."""
     p = t.params
     for name in ("trial_duration_s", "duration_s"):
         if isinstance(getattr(p, name, None), (int, float)):
             return float(getattr(p, name))
     over = getattr(p, "overload_s", None)
-    return float(over + getattr(p, "hold_s", 0.0)) if isinstance(over, (int, float)) else 1.0
+    return float(over + getattr(p, "hold_s", 0.0)) if isinstance(over, (int, float)) else None
 
 
 #: Kinds whose trial count follows from their parameters alone (each load ``repeat`` times); every other
@@ -143,6 +161,11 @@ class TestPlan:
     from_history: bool
 
     @property
+    def guessed(self) -> bool:
+        """Its trial count depends on the DUT and this machine has no history of the kind: a guess."""
+        return not self.from_history and self.test.kind not in FIXED_TRIALS
+
+    @property
     def seconds(self) -> float:
         return self.points * self.trials * self.seconds_a_trial
 
@@ -176,14 +199,34 @@ def plan(c: Campaign, h: History, selftests: int = 1) -> Plan:
 
     out = []
     for t in c.tests:
-        known = h.trials.get(kind_key(t.kind, t.params.__dict__)) if t.kind not in FIXED_TRIALS else None
+        key = kind_key(t.kind, t.params.__dict__)
+        known = h.trials.get(key) if t.kind not in FIXED_TRIALS else None
         low, high = expected_trials(t)
         trials = known if known is not None else low
-        beyond_s = h.overhead_s if h.overhead_s is not None else t.matrix.drain_s + FALLBACK_TRIAL_S
-        out.append(TestPlan(t, sum(p.test.index == t.index for p in given), sum(p.test.index == t.index for p in most),
-                            trials, max(high, trials), trial_s(t) + beyond_s, known is not None))
+        beyond_s = h.beyond_s.get(key, h.overhead_s if h.overhead_s is not None else t.matrix.drain_s + FALLBACK_TRIAL_S)
+        traffic_s = trial_s(t)
+        traffic_s = traffic_s if traffic_s is not None else h.traffic_s.get(key, 1.0)
+        points = [p for p in given if p.test.index == t.index]
+        # The preliminary phase where some of the test's scenarios keep state: its mean over the test's points.
+        dut_of = {sc.name: sc.dut for sc in c.scenarios}
+        pre_s = sum(preliminary_s(t, p.mix, dut_of[p.scenario]) for p in points) / len(points) if points else 0.0
+        out.append(TestPlan(t, len(points), sum(p.test.index == t.index for p in most),
+                            trials, max(high, trials), traffic_s + beyond_s + pre_s, known is not None))
     build = h.build_s if h.build_s is not None else FALLBACK_BUILD_S.get(c.lab.lab_kind, FALLBACK_BUILD_S["ns"])
     return Plan(tuple(out), _builds(c), build, selftests * (h.selftest_s or FALLBACK_SELFTEST_S), h.runs)
+
+
+def preliminary_s(t: TestSpec, mix: Mix, dut: DutConfig) -> float:
+    """RFC 9693's preliminary phase before each trial of ``t`` at ``mix``
+    through ``dut`` [s] (trial/preliminary.py; 0 where it has none): every
+    stream's connections at the phase's rate, each sending port's streams
+    one after the other, plus the engine's lead (learning and settle)."""
+    if not (dut.keeps_state and frames.ports_used(t.traffic.ports) == "rfc4814" and not t.traffic.icmp_echo
+            and registry.kind(t.kind).sends_frames and not registry.kind(t.kind).mesh
+            and not registry.kind(t.kind).opens_connections):  # RFC 9693's own tests open theirs
+        return 0.0
+    streams = len(mix.versions) * t.traffic.flows
+    return t.traffic.preliminary_connections * streams / t.traffic.preliminary_rate_fps + ENGINE_LEAD_S
 
 
 def selftests_due(store: Store, c: Campaign) -> int:
