@@ -51,12 +51,23 @@ def test_a_translator_holding_1000_connections_has_a_capacity_of_1000():
 
 
 def test_a_translator_opening_2000_connections_a_second_has_that_establishment_rate():
+    """The known answer, 2,000/s within 5 %. On this 2-vCPU machine a busy
+    host can make a validation lose a few frames that no counter marks as
+    the tester's (991 of 1,000 with a busy loop on the tester's CPU, with
+    this session's code and with 281dc77's alike), and the search then
+    ends far below. So a first search off the answer is repeated, and the
+    median of three decides: one spoiled search passes, a wrong rate in
+    two of three fails."""
+    params = stateful.Params(connections=1000, min_rate_fps=200, max_rate_fps=8000, validate_rate_fps=1000,
+                             resolution=0.01)
     try:
         lab_up("--max-new-connections", "2000")
+        found = []
         with lock.locked(SITE, "test"):
-            found = stateful.establishment_rate(connections(), stateful.Params(
-                connections=1000, min_rate_fps=200, max_rate_fps=8000, validate_rate_fps=1000, resolution=0.01))
-        assert not found.tester_limited and abs(found.value / 2000 - 1) < 0.05, found.value
+            while len(found) < 3 and not (found and abs(found[0].value / 2000 - 1) < 0.05):
+                found.append(stateful.establishment_rate(connections(), params))
+        middle = sorted(found, key=lambda f: f.value)[len(found) // 2]
+        assert not middle.tester_limited and abs(middle.value / 2000 - 1) < 0.05, [f.value for f in found]
     finally:
         v6bench("lab", "down")
 
