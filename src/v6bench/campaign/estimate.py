@@ -76,10 +76,10 @@ def history(store: Store, here: dict) -> History:
     builds: list[float] = []
     selftests: list[float] = []
     for r in mine:
-        run_overheads = _run_history(store, r, trials, per_trial)
-        overheads = run_overheads or overheads
+        tests = store.tests(r["id"])
+        overheads = _run_history(store, r["id"], tests, trials, per_trial) or overheads
         spent = r["environment"].get("time_s") or {}
-        n_builds = len({t["params"].get("lab_build") for t in store.tests(r["id"]) if t["params"].get("lab_build")})
+        n_builds = len({t["params"].get("lab_build") for t in tests if t["params"].get("lab_build")})
         if spent.get("lab up and down") and n_builds:
             builds.append(spent["lab up and down"] / n_builds)
         if (spent.get("self-test") or 0) > 5:
@@ -92,16 +92,14 @@ def history(store: Store, here: dict) -> History:
                    selftest_s=statistics.median(selftests) if selftests else None, runs=len(mine))
 
 
-def _run_history(store: Store, r: dict, trials: dict[str, list[int]],
+def _run_history(store: Store, run_id: int, tests: list[dict], trials: dict[str, list[int]],
                  per_trial: dict[str, list[tuple[float, float]]]) -> list[float]:
     """One run's tests: their trial counts added to ``trials`` and their
     (traffic, beyond it) a trial [s] to ``per_trial``, by kind key;
     returns each test's seconds a trial beyond its traffic."""
-    durations: dict[int, list[float]] = {}
-    for x in store.run_trials(r["id"]):
-        durations.setdefault(x["test_id"], []).append(x["duration_s"] or 0.0)
+    durations = store.trial_durations(run_id)
     overheads = []
-    for t in store.tests(r["id"]):
+    for t in tests:
         if t["status"] != "done" or not t["finished_at_unix_s"]:
             continue
         xs = durations.get(t["id"], [])
@@ -234,11 +232,10 @@ def selftests_due(store: Store, c: Campaign) -> int:
     CPU arrangement with no fitting stored one, as runner.ensure_selftests asks)."""
     if c.selftest_when == "never":
         return 0
-    arrangements = list(dict.fromkeys(sc.lab.cpu_arrangement for sc in c.scenarios))
+    sizes, mtu, arrangements = c.trial_frames
     if c.selftest_when == "always":
         return len(arrangements)
-    sizes = tuple(fs for t in c.tests for fs in t.matrix.frame_sizes) or c.selftest_frame_sizes
-    mtu = max(sc.lab.mtu.largest for sc in c.scenarios)
+    sizes = sizes or c.selftest_frame_sizes
     return sum(selftest.fitting(store, sizes, mtu, arr)[0] is None for arr in arrangements)
 
 

@@ -93,3 +93,11 @@ class Campaign:
     tests: tuple[TestSpec, ...] = field(default=())
     scenarios: tuple[Scenario, ...] = field(default=())
     design: Design = Design()
+
+    @property
+    def trial_frames(self) -> tuple[tuple[int, ...], int, tuple[str | None, ...]]:
+        """What the tester's self-tests must cover for this campaign (selftest.ensure): its tests' frame sizes,
+        the largest link MTU of its scenarios, and their CPU arrangements (one self-test each)."""
+        return (tuple(fs for t in self.tests for fs in t.matrix.frame_sizes),
+                max(sc.lab.mtu.largest for sc in self.scenarios),
+                tuple(dict.fromkeys(sc.lab.cpu_arrangement for sc in self.scenarios)))

@@ -238,10 +238,9 @@ def ensure_selftests(site: Site, store: Store, c: Campaign,
     """The self-tests the campaign's trials are checked against
     (:func:`selftest.ensure`), one per CPU arrangement its scenarios use:
     a scenario's trials are checked against the tester as it runs there."""
-    sizes = tuple(fs for t in c.tests for fs in t.matrix.frame_sizes)
-    mtu = max(sc.lab.mtu.largest for sc in c.scenarios)
+    sizes, mtu, arrangements = c.trial_frames
     return {arr: selftest.ensure(site, store, c.selftest_when, c.selftest_frame_sizes, sizes, mtu, arr, progress)
-            for arr in dict.fromkeys(sc.lab.cpu_arrangement for sc in c.scenarios)}
+            for arr in arrangements}
 
 
 def run_points(c: Campaign, store: Store, run_id: int, make_tester: Callable[[ScheduledTest], Tester | HostTester],

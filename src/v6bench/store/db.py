@@ -384,6 +384,14 @@ class Store:
             out.append(d)
         return out
 
+    def trial_durations(self, run_id: int) -> dict[int, list[float]]:
+        """Each test's trials' durations [s] in the run, by test id (no JSON read)."""
+        out: dict[int, list[float]] = {}
+        for r in self.conn.execute("SELECT x.test_id, x.duration_s FROM trials x JOIN tests t ON x.test_id=t.id "
+                                   "WHERE t.run_id=? ORDER BY x.test_id, x.seq", (run_id,)):
+            out.setdefault(int(r[0]), []).append(float(r[1] or 0.0))
+        return out
+
     def run_trials(self, run_id: int) -> list[Row]:
         return self.conn.execute(
             "SELECT t.run_id, t.id AS test_id, t.kind, t.mix, t.frame_size, t.bidirectional, t.repetition, t.status AS test_status,"
