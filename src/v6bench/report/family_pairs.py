@@ -23,7 +23,7 @@ from ..core.frames import flow_of, parse_mix
 from .data import RunData, TestData
 from .group import by, measured
 from .group import families as trial_families
-from .samples import PAIRED_LATENCY, SEARCHED, Pair, at_line_rate, load_trials, pair_in, search_value, suspect_trials, \
+from .samples import PAIRED_LATENCY, SEARCHED, Pair, load_trials, pair_in, search_value, suspect_trials, \
     trial_cost_ns, trial_median_ns, trial_runs_cost_ns, us
 
 
@@ -46,11 +46,9 @@ def _searched(data: RunData, pairs: dict) -> None:
             for key, metric, higher in goals:
                 if key not in t.result:
                     continue
-                resolution = t.params["params"].get("resolution", 0)
-                p = pair_in(pairs, metric, where, higher, "mean", resolution_pct=100 * resolution)
-                value, lower_bound = search_value(t.result, key)
-                p.add_searched(f"IPv{t.family}", value, lower_bound, kind == "throughput" and
-                               at_line_rate(value, t.line_fps, resolution))
+                p = pair_in(pairs, metric, where, higher, "mean",
+                            resolution_pct=100 * t.params["params"].get("resolution", 0))
+                p.add_searched(f"IPv{t.family}", *search_value(t, key))
 
 
 def dut_on_flow2(t: TestData) -> set[str]:

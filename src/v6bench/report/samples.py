@@ -181,11 +181,14 @@ def delay_where(traffic: str, direction: str, frame_size: int, load: str) -> str
     return " ".join(x for x in (f"{frame_size} B", traffic.strip(), "bi" if direction == "bi" else "", f"load {load}") if x)
 
 
-def search_value(result: dict, name: str) -> tuple[float | None, bool]:
+def search_value(t: TestData, name: str) -> tuple[float | None, bool, bool]:
     """A searched value of a test's result (``result[name]``, a throughput
-    goal or a connection metric): (value, whether it is only a lower bound)."""
-    r = result.get(name) or {}
-    return r.get("fps", r.get("value")), bool(r.get("is_lower_bound"))
+    goal or a connection metric): (value, whether it is only a lower bound,
+    whether it is a throughput at the path's line rate, :func:`at_line_rate`)."""
+    r = t.result.get(name) or {}
+    value = r.get("fps", r.get("value"))
+    at_line = t.kind == "throughput" and at_line_rate(value, t.line_fps, t.params["params"].get("resolution", 0))
+    return value, bool(r.get("is_lower_bound")), at_line
 
 
 def at_line_rate(value_fps: float | None, line_fps: float | None, resolution: float) -> bool:

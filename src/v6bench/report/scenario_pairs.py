@@ -13,7 +13,7 @@ from __future__ import annotations
 from .data import RunData, TestData
 from .group import by, series_key
 from .group import families as trial_families
-from .samples import SEARCHED, Pair, at_line_rate, delay_where, load_trials, search_value, trial_cost_ns, trial_median_ns, \
+from .samples import SEARCHED, Pair, delay_where, load_trials, search_value, trial_cost_ns, trial_median_ns, \
     trial_runs_cost_ns, us
 
 
@@ -59,11 +59,8 @@ def scenario_searches(data: RunData) -> list[Pair]:
                     p = Pair(metric, where, higher, "mean", ref[name], _label(name, ts),
                              100 * ts[0].params["params"].get("resolution", 0), control=_control_of(name, ts) is not None)
                     for t in (t for t in ts if t.scenario in (name, ref[name]) and key in t.result):
-                        value, lower_bound = search_value(t.result, key)
-                        at_line = kind == "throughput" and at_line_rate(value, t.line_fps,
-                                                                        t.params["params"].get("resolution", 0))
-                        p.add_searched(ref[name] if t.scenario == ref[name] else p.name_b, value, lower_bound,
-                                       at_line, t.lab_build)
+                        p.add_searched(ref[name] if t.scenario == ref[name] else p.name_b, *search_value(t, key),
+                                       t.lab_build)
                     out.append(p)
     return out
 
