@@ -67,6 +67,9 @@ def test_a_campaign_runs_each_scenario_on_its_own_lab_and_reports_them_side_by_s
     assert env["scenarios"]["ipv4-nat"]["dut"]["config"]["nat44"] is True
     assert "snat" in env["scenarios"]["ipv4-nat"]["dut"]["rulesets"]["r1"]
     assert env["scenarios"]["6in4"]["dut"]["config"]["tunnel"] == "6in4"
+    # Each visit's lab, up and down, timed for the next plan (campaign/estimate.py): three visits of plain labs.
+    assert list(env["lab_builds_s"]) == ["ns"] and len(env["lab_builds_s"]["ns"]) == 3
+    assert all(0 < s < 60 for s in env["lab_builds_s"]["ns"])
     tests = {(t["params"]["scenario"], t["mix"]): t for t in out["tests"]}
     assert set(tests) == {("ipv4", "100/0"), ("ipv4-nat", "100/0"), ("6in4", "0/100")}
     assert all(t["point_key"].startswith(t["params"]["scenario"] + "/") for t in out["tests"])

@@ -63,3 +63,37 @@ def test_a_dut_that_loses_everything_stops_at_the_lowest_load():
     short = SimulatedDut(0)
     search(short, 0.01, 100_000, max_trials=40)
     assert min(short.loads) * 0.01 >= 10
+
+
+@pytest.mark.parametrize("capacity", [1_000, 48_000, 123_456, 700_000, 999_999])
+@pytest.mark.parametrize("start", [500, 50_000, 125_000, 690_000, 2_000_000])
+def test_a_search_from_a_neighbour_finds_what_the_search_from_the_line_rate_finds(capacity, start):
+    """Wherever it starts (below, at or above the answer, beyond the line
+    rate), the bracketed search ends within the resolution of the known
+    capacity, as the search from the line rate does."""
+    from_line = search(SimulatedDut(capacity), 1.0, 1_000_000, resolution=0.01, max_trials=40)
+    res = search(SimulatedDut(capacity), 1.0, 1_000_000, resolution=0.01, max_trials=40, start_fps=start)
+    assert capacity * 0.99 <= res.throughput_fps <= capacity
+    assert abs(res.throughput_fps - from_line.throughput_fps) <= 0.01 * capacity
+    assert res.failed_fps is not None and res.failed_fps > capacity
+
+
+def test_a_close_neighbour_saves_trials_and_a_far_one_costs_few():
+    capacity = 160_000
+    from_line = search(SimulatedDut(capacity), 60.0, 844_594, resolution=0.01, max_trials=40)
+    close = search(SimulatedDut(capacity), 60.0, 844_594, resolution=0.01, max_trials=40, start_fps=161_500)
+    far = search(SimulatedDut(capacity), 60.0, 844_594, resolution=0.01, max_trials=40, start_fps=40_000)
+    # A neighbour 1 % off: 4 trials of 60 s instead of 11; one four times too low: 3 more than from the line rate.
+    assert len(from_line.trials) == 11 and len(close.trials) == 4 and len(far.trials) == 14
+    assert [round(m.intended_load_fps) for m in close.trials[:2]] == [161_500, 155_040]
+
+
+def test_a_neighbour_start_stops_at_the_line_rate_and_at_the_lowest_load():
+    up = SimulatedDut(2_000_000)
+    res = search(up, 1.0, 1_000_000, start_fps=900_000)
+    assert res.throughput_fps == 1_000_000 and up.loads[-1] == 1_000_000 and len(up.loads) == 3
+    down = SimulatedDut(0)
+    res = search(down, 1.0, 40_000, max_trials=40, start_fps=30_000)
+    assert res.throughput_fps == 0 and min(down.loads) == 10 and down.loads.count(10) == 1
+    with pytest.raises(ValueError, match="start_fps"):
+        search(up, 1.0, 1e6, start_fps=0)

@@ -475,3 +475,45 @@ def test_a_tests_ports_are_rfc4814_unless_told_and_checked_against_a_dut_that_ke
     with pytest.raises(UsageError) as e:
         spec.parse_campaign(GOOD.replace("resolution = 0.01\n", 'resolution = 0.01\nports = "random"\n'), "t.toml")
     assert "test[0].ports: 'random' is not one of auto, rfc4814, fixed" in str(e.value)
+
+
+NEIGHBOURS = """
+name = "n"
+[lab]
+topology = "a"
+link_speed = "1G"
+[matrix]
+mixes = ["100/0", "0/100"]
+frame_sizes = [128, 1024, 256]
+repeat = 2
+[[test]]
+kind = "throughput"
+trial_duration_s = 1.0
+resolution = 0.01
+start = "neighbour"
+[design]
+order = "file"
+"""
+
+
+def test_a_search_started_from_its_neighbour_takes_the_same_mix_at_the_nearest_other_frame_size(tmp_path):
+    """In file order (a point's repetitions one after the other): each
+    mix's first frame size starts at the line rate, its second repetition
+    too (never from its own frame size's earlier repetition, so that the
+    repetitions stay independent), the next sizes from the nearest one
+    measured (256 B from 128 B, not 1024 B), never from the other
+    family's mix; every NDR is the known capacity's, and the started
+    searches take fewer trials."""
+    c = spec.parse_campaign(NEIGHBOURS, "n.toml")
+    store, made, make = _run(tmp_path, c)
+    run_id = store.start_run(c.name, "test", {"kernel": "x"}, None, c.path, c.sha256, c.text)
+    runner.run_points(c, store, run_id, make, lambda line: None)
+    tests = store.tests(run_id)
+    started = [(t["mix"], t["frame_size"], t["result"]["started_from"]) for t in tests]
+    line, at_128 = "the line rate: no neighbouring point measured yet", "the neighbour's result (100/0 at 128 B, earlier in this run)"
+    assert started[:6] == [("100/0", 128, line), ("100/0", 128, line), ("100/0", 1024, at_128), ("100/0", 1024, at_128),
+                           ("100/0", 256, at_128), ("100/0", 256, at_128)]
+    assert started[6] == ("0/100", 128, line) and started[8][2].startswith("the neighbour's result (0/100 at 128 B")
+    assert all(49_000 <= t["result"]["ndr_fps"] <= 50_000 for t in tests)
+    trials = [len(store.trials(t["id"])) for t in tests]
+    assert max(trials[2:6]) < min(trials[:2])

@@ -46,11 +46,13 @@ def test_without_history_the_plan_counts_points_and_trials_from_the_file():
     assert thr.trials == pytest.approx(2 * (7 + 2) * 0.75) and thr.trials_most == 2 * 30  # two goals bisected to 1 %
     assert lat.trials == lat.trials_most == 2 * 2  # repeat × loads
     assert thr.seconds_a_trial == pytest.approx(2.0 + 0.5 + estimate.FALLBACK_TRIAL_S)
-    assert p.builds == len(run_order.visits([q for q in run_order.schedule(c, 0)], set())) == 10
+    assert sum(b.count for b in p.builds) == len(run_order.visits([q for q in run_order.schedule(c, 0)], set())) == 10
+    assert p.builds == (estimate.BuildPlan("ns", 10, estimate.FALLBACK_BUILD_S["ns"], False),)
     assert p.seconds == pytest.approx(thr.seconds + lat.seconds + 10 * estimate.FALLBACK_BUILD_S["ns"]
                                       + estimate.FALLBACK_SELFTEST_S)
     text = render.plan(c, p, "r.db")
     assert "estimated wall time:" in text and "no earlier run on this machine" in text
+    assert "lab builds: 10, 60 s (10 × ns 6 s (guessed))" in text
 
 
 def _stored_run(store, here, test_s: float, trials: int, duration_s: float, drain_s: float, kind: str = "throughput"):
@@ -113,3 +115,27 @@ def test_a_dut_that_keeps_state_adds_the_preliminary_phase_before_each_trial():
     with_nat = spec.parse_campaign(text.replace('dut = { acl = 25 }', 'dut = { nat44 = true }'), "p.toml")
     plain, nat = estimate.plan(c, estimate.History(), 0).tests[1], estimate.plan(with_nat, estimate.History(), 0).tests[1]
     assert nat.seconds_a_trial - plain.seconds_a_trial == pytest.approx((4.0 + ENGINE_LEAD_S) / 2)  # half its points
+
+
+def test_a_build_is_planned_at_what_builds_of_its_table_took_here_else_guessed_from_the_table_s_size(tmp_path):
+    """fib-scale's builds load tables of 10 k to 2 M prefixes: a build's time
+    is that of its kind (lab and table) as this machine's runs recorded it
+    build by build (``lab_builds_s``), else an older run's mean build plus
+    the table's prefixes at the fallback rate."""
+    here = selftest.machine()
+    text = CAMPAIGN.replace('dut = { acl = 25 }', 'dut = { table = "1m" }').replace('name = "plain"', 'name = "plain"\ndut = { table = "10k" }')
+    c = spec.parse_campaign(text.replace("[[scenario]]\nname = \"acl\"", "[[scenario]]\nname = \"big\""), "p.toml")
+    guess = estimate.plan(c, estimate.History(build_s=2.0), 0)
+    ns, one_m = 2.0, 2.0 + estimate.FALLBACK_TABLE_S_PER_PREFIX * 2_000_000
+    assert {b.key: (b.count, b.seconds_each, b.from_history) for b in guess.builds} == {
+        "ns table 10k": (5, pytest.approx(ns + estimate.FALLBACK_TABLE_S_PER_PREFIX * 20_000), False),
+        "ns table 1m": (5, pytest.approx(one_m), False)}
+    with Store(tmp_path / "r.db") as store:
+        rid = store.start_run("old", "test", {**here, "lab_builds_s": {"ns table 1m": [40.0, 44.0, 90.0]}}, None,
+                              "o.toml", "x", "")
+        store.finish_run(rid, "finished")
+        h = estimate.history(store, here)
+    assert h.builds_s == {"ns table 1m": 44.0} and h.build_s is None
+    p = estimate.plan(c, h, 0)
+    assert {b.key: (b.seconds_each, b.from_history) for b in p.builds}["ns table 1m"] == (44.0, True)
+    assert p.build_s_by_scenario["big"] == 44.0 and p.builds_s == pytest.approx(5 * 44.0 + 5 * p.build_s_by_scenario["plain"])

@@ -39,10 +39,25 @@ def test_a_planned_run_has_an_estimate_from_the_start_and_corrects_it_by_what_it
     """The demo showed "ETA 3 min" with 7 left: a plan gives the estimate
     before the first test ends, and the measured tests' ratio to their plan
     scales the tests not measured yet."""
-    e = Eta({0: 10.0, 1: 100.0}, build_s=5.0)
+    e = Eta({0: 10.0, 1: 100.0}, build_s={"a": 5.0, "b": 5.0})
     pending = [_point(0, "a", 1), _point(1, "a", 1), _point(0, "b", 1), _point(1, "b", 2), _point(1, "b", 3)]
     # Nothing measured: the plan; builds ahead: a → b, and b's blocks 1 → 2 → 3 (several scenarios: one build a block).
     assert e.left_s(pending) == pytest.approx(2 * 10 + 3 * 100 + 3 * 5)
     e.test_took(0, 20.0)  # twice its plan: the unmeasured [[test]] 1 is counted at twice its plan too
     assert e.left_s(pending) == pytest.approx(2 * 20 + 3 * 200 + 3 * 5)
     assert Eta({0: 10.0}).left_s([_point(0), _point(0, repetition=2)]) == pytest.approx(20)  # one lab: no rebuild
+
+
+def test_each_scenario_s_bring_up_at_its_own_pace(monkeypatch):
+    """A scenario whose routers load a 1 M table takes far longer to bring
+    up than a plain one: each change ahead counts its own scenario's
+    bring-up, measured, else planned, else every measured one's mean."""
+    clock = iter([0.0, 40.0, 100.0, 102.0])
+    monkeypatch.setattr(eta_mod.time, "monotonic", lambda: next(clock))
+    e = Eta({0: 10.0}, build_s={"big": 30.0, "plain": 3.0})
+    e.visit_begins("big")
+    e.visit_ready()  # 40 s, not the planned 30
+    e.visit_begins("plain")
+    e.visit_ready()  # 2 s
+    pending = [_point(0, "plain", 1), _point(0, "big", 2), _point(0, "plain", 2), _point(0, "other", 2)]
+    assert e.left_s(pending) == pytest.approx(4 * 10 + 40 + 2 + (40 + 2) / 2)

@@ -46,6 +46,20 @@ def test_mlr_uses_short_trials_first_then_the_final_duration():
     assert 0.99 * 50_000 <= outcomes[0].lower_fps <= 50_000
 
 
+def test_mlr_starts_near_the_dut_s_rate_when_the_tester_cannot_reach_the_line_rate():
+    """The first trial, at the line rate, is beyond the tester (as on the
+    lab at 1G): what arrived places the next load near the DUT's 50,000
+    frames/s, not at the lowest load; a load the tester could not offer
+    fails every goal, even where nearly all it sent arrived."""
+    t = SimulatedTester(50_000, line_fps=844_594, buffer_frames=0, tester_max_fps=380_000)
+    outcomes, trials = mlr.search(t, 844_594, (0.0, 0.005), final_trial_duration_s=4, initial_trial_duration_s=1)
+    assert trials[0].tester_limited and 49_000 < trials[1].intended_load_fps < 52_000
+    assert all(0.99 * 50_000 <= o.lower_fps <= 50_000 / 0.995 for o in outcomes)
+    capped = SimulatedTester(900_000, line_fps=1_000_000, buffer_frames=0, tester_max_fps=300_000)
+    for o in mlr.search(capped, 1_000_000, (0.0, 0.005), final_trial_duration_s=2)[0]:
+        assert o.is_lower_bound and o.lower_fps <= 300_000
+
+
 def test_mlr_tolerates_noise_with_exceed_ratio():
     t = SimulatedTester(200_000, noise=0.02, buffer_frames=0, seed=7)
     r = throughput.run(t, throughput.Params(search="mlr", trial_duration_s=2, resolution=0.01), 512)
@@ -75,6 +89,70 @@ def test_a_duration_sum_makes_the_ndr_robust_to_rare_stalls():
     assert min(ndrs(search="mlr")) < 90_000  # one trial per load
     summed = ndrs(search="mlr", duration_sum_s=10)
     assert all(95_000 <= x <= 100_000 for x in summed), summed
+
+
+@pytest.mark.parametrize("capacity", [50_000, 160_000])
+@pytest.mark.parametrize("seed", range(5))
+def test_on_a_dut_of_known_capacity_the_faster_searches_find_the_60_s_ndr_within_1_pct_in_far_less_time(capacity, seed):
+    """RFC 2544's search with 60-s trials against the faster ones, on a DUT
+    of known capacity whose 1000-frame queue lets a short trial pass above
+    it (as a policer's burst or a router's ring does): MLRsearch (RFC 9971)
+    with 1-s trials and 60-s final trials, and the 60-s bisection started
+    from a neighbouring point 3 % off. Each finds the 60-s search's NDR
+    within 1 %, in at most 40 % (MLRsearch) and 60 % (the neighbour's
+    start) of its trial time, NDR and PDR searched; bisection with 1-s
+    trials alone is faster still but lands above the capacity at 50,000
+    frames/s (by the queue over the trial: 1000 frames/s)."""
+    def run(neighbour=None, **kw):
+        t = SimulatedTester(capacity, line_fps=844_594, buffer_frames=1000, noise=0.005, seed=seed)
+        r = throughput.run(t, throughput.Params(resolution=0.01, **kw), 128, neighbour)
+        return r, sum(c[1] for c in t.calls)
+
+    rfc, rfc_s = run(trial_duration_s=60)
+    assert capacity * 0.99 <= rfc["ndr_fps"] <= capacity * 1.005 and rfc_s >= 660  # ± 0.5 % noise
+    mlr_r, mlr_s = run(search="mlr", trial_duration_s=60, initial_trial_duration_s=1)
+    near = throughput.Neighbour(capacity * 1.03, capacity * 1.03, "a test's neighbour")
+    nb, nb_s = run(near, trial_duration_s=60, start="neighbour")
+    for faster, took_s, share in ((mlr_r, mlr_s, 0.4), (nb, nb_s, 0.6)):
+        assert abs(faster["ndr_fps"] - rfc["ndr_fps"]) <= 0.01 * rfc["ndr_fps"]
+        assert took_s <= share * rfc_s
+    assert mlr_r["ndr"]["conditional_fps"] == pytest.approx(mlr_r["ndr_fps"], rel=1e-3)
+    assert nb["started_from"] == "the neighbour's result (a test's neighbour)" and nb["ndr"]["start_fps"] == capacity * 1.03
+    short, _ = run(trial_duration_s=1)
+    if capacity == 50_000:
+        assert short["ndr_fps"] > 1.01 * rfc["ndr_fps"]
+
+
+def test_a_neighbour_start_is_the_binary_search_s_and_without_a_neighbour_it_starts_at_the_line_rate():
+    with pytest.raises(UsageError, match="start: a neighbour's start applies to search"):
+        parse(throughput.Params, {"search": "mlr", "start": "neighbour"}, "t")
+    with pytest.raises(UsageError, match="start: 'near' is not line or neighbour"):
+        parse(throughput.Params, {"start": "near"}, "t")
+    t = SimulatedTester(50_000, buffer_frames=0)
+    r = throughput.run(t, throughput.Params(trial_duration_s=1, start="neighbour"), 128)
+    assert r["started_from"] == "the line rate: no neighbouring point measured yet" and t.calls[0][2] == t.line_fps
+    assert "started_from" not in throughput.run(t, throughput.Params(trial_duration_s=1), 128)
+
+
+def test_confirming_a_loss_makes_the_bisection_s_ndr_robust_to_rare_stalls_and_keeps_real_failures():
+    """The same rare stalls: a load whose trial lost frames is tried again
+    (``confirm_losses``) and fails only if that trial loses too; the NDR
+    is then the capacity's for every seed, where one trial a load sent it
+    below 70 % of it, and it is never above the capacity (a load the DUT
+    cannot carry fails every time)."""
+    def ndrs(confirm):
+        return [throughput.run(RareStalls(100_000, buffer_frames=0, seed=s),
+                               throughput.Params(trial_duration_s=1, confirm_losses=confirm), 128)["ndr_fps"]
+                for s in range(8)]
+
+    assert min(ndrs(0)) < 70_000
+    assert all(98_000 <= x <= 100_000 for x in ndrs(2)), ndrs(2)
+    t = SimulatedTester(50_000, buffer_frames=0)
+    r = throughput.run(t, throughput.Params(trial_duration_s=1, confirm_losses=1), 128)
+    assert 49_500 <= r["ndr_fps"] <= 50_000 and len(t.calls) == 2 * len({c[2] for c in t.calls if c[2] > 50_000}) + sum(
+        1 for c in t.calls if c[2] <= 50_000)  # every failing load tried twice, every passing one once
+    with pytest.raises(UsageError, match="confirm_losses: applies to search"):
+        parse(throughput.Params, {"search": "mlr", "confirm_losses": 1}, "t")
 
 
 def test_duration_sum_is_mlr_only_and_at_least_one_trial():

@@ -6,7 +6,9 @@ beyond it on this machine: its drain, which ends early when nothing is
 missing, engine start, learning, observing the DUT), and through a DUT
 that keeps state the preliminary phase before each trial
 (:func:`preliminary_s`); a run adds a lab build per
-visit and, when the tester's self-test is stale, the self-test. What a
+visit, at what builds of its kind took (:func:`build_key`: the lab's
+kind and the table the routers load, whose load dominates a build with a
+large one), and, when the tester's self-test is stale, the self-test. What a
 kind's test takes in trials and what a trial and a build cost beyond
 their traffic come from this machine's earlier runs in the results
 store (:class:`History`: the same machine by :func:`..core.machine.same`),
@@ -24,16 +26,21 @@ from .. import selftest
 from ..core import frames, machine
 from ..core.frames import Mix
 from ..lab.model.dut import DutConfig
-from ..methods import registry
+from ..fib.shapes import TABLES
+from ..methods import binary_search, registry
 from ..store.db import Store
 from ..trial.execute import ENGINE_LEAD_S
-from .model import Campaign, TestSpec
+from .model import Campaign, Scenario, TestSpec
 from .plan import ScheduledTest, expand, schedule, visits
 
 #: Without history: seconds a trial costs beyond its traffic and drain (engine start, learning and settle,
 #: observing the DUT), a lab build in namespaces and in VMs, and a self-test [s].
 FALLBACK_TRIAL_S = 1.2
 FALLBACK_BUILD_S = {"ns": 6.0, "vm": 60.0, "external": 10.0}
+#: Without history of a table's builds: seconds a prefix of it adds to a build, up and down (loading, the
+#: warm-up, the teardown): 50 µs, as fib-scale's first full run measured on an AMD EPYC of 2 vCPUs
+#: (2026-11-29: 98-107 s for 1 M prefixes a family, 48-75 s for the internet table, 13 s for 100 k).
+FALLBACK_TABLE_S_PER_PREFIX = 50e-6
 FALLBACK_SELFTEST_S = 120.0
 #: Earlier runs read at most (the newest first).
 RUNS_READ = 20
@@ -52,16 +59,35 @@ class History:
     #: phases) and its mean cost beyond it [s].
     traffic_s: dict[str, float] = field(default_factory=dict)
     beyond_s: dict[str, float] = field(default_factory=dict)
+    #: Per :func:`build_key`: the median seconds a visit's lab took, up and down (runs since builds were
+    #: recorded one by one); ``build_s``: a build's mean over older runs' builds of every kind.
+    builds_s: dict[str, float] = field(default_factory=dict)
     build_s: float | None = None
     selftest_s: float | None = None
     runs: int = 0
 
 
+def build_key(sc: Scenario) -> str:
+    """What makes lab builds alike in time: the lab's kind and the table its routers load."""
+    return sc.lab.lab_kind + (f" table {sc.dut.table}" if sc.dut.has_table else "")
+
+
+def build_guess_s(key: str, h: History) -> float:
+    """A build of ``key`` with no history of its own: an older run's mean build, else the lab kind's
+    fallback, plus the table's prefixes at :data:`FALLBACK_TABLE_S_PER_PREFIX`."""
+    kind, _, table = key.partition(" table ")
+    base = h.build_s if h.build_s is not None else FALLBACK_BUILD_S.get(kind, FALLBACK_BUILD_S["ns"])
+    shape = TABLES[table] if table else None
+    return base + (FALLBACK_TABLE_S_PER_PREFIX * (shape.ipv4.count + shape.ipv6.count) if shape else 0.0)
+
+
 def kind_key(kind: str, params: dict) -> str:
     """What makes tests of a kind alike in their trial count: the kind, a
-    search's kind and resolution."""
+    search's kind, resolution, start (a neighbour's start takes fewer
+    trials) and confirmations of a loss (more)."""
     parts = [kind] + [f"{k}={params[k]}" for k in ("search", "resolution") if k in params]
-    return " ".join(parts)
+    return " ".join(parts + ([f"start={params['start']}"] if params.get("start", "line") != "line" else [])
+                    + ([f"confirm_losses={params['confirm_losses']}"] if params.get("confirm_losses") else []))
 
 
 def history(store: Store, here: dict) -> History:
@@ -74,13 +100,16 @@ def history(store: Store, here: dict) -> History:
     per_trial: dict[str, list[tuple[float, float]]] = {}
     overheads: list[float] = []
     builds: list[float] = []
+    by_key: dict[str, list[float]] = {}
     selftests: list[float] = []
     for r in mine:
         tests = store.tests(r["id"])
         overheads = _run_history(store, r["id"], tests, trials, per_trial) or overheads
         spent = r["environment"].get("time_s") or {}
         n_builds = len({t["params"].get("lab_build") for t in tests if t["params"].get("lab_build")})
-        if spent.get("lab up and down") and n_builds:
+        for key, xs in (r["environment"].get("lab_builds_s") or {}).items():
+            by_key.setdefault(key, []).extend(xs)
+        if not r["environment"].get("lab_builds_s") and spent.get("lab up and down") and n_builds:
             builds.append(spent["lab up and down"] / n_builds)
         if (spent.get("self-test") or 0) > 5:
             selftests.append(spent["self-test"])
@@ -88,6 +117,7 @@ def history(store: Store, here: dict) -> History:
                    overhead_s=statistics.median(overheads) if overheads else None,
                    traffic_s={k: statistics.median(x for x, _ in v) for k, v in per_trial.items()},
                    beyond_s={k: statistics.median(y for _, y in v) for k, v in per_trial.items()},
+                   builds_s={k: statistics.median(v) for k, v in by_key.items()},
                    build_s=statistics.median(builds) if builds else None,
                    selftest_s=statistics.median(selftests) if selftests else None, runs=len(mine))
 
@@ -132,14 +162,20 @@ def expected_trials(t: TestSpec) -> tuple[float, float]:
     """From the parameters alone: a point's trials, (expected, most). A
     search bisects to its resolution for each of its goals (RFC 2544's
     binary search, MLRsearch alike); a loss sweep steps down from the line
-    rate until two loads pass; a test with loads runs each load
+    rate until two loads pass (a search started from a neighbour: the
+    bracket of a neighbour a few resolutions away, then its bisection;
+    with ``confirm_losses``, a failing load's further trials);
+    a test with loads runs each load
     ``repeat`` times; others ``repeat`` trials."""
     p = t.params
     repeat = float(getattr(p, "repeat", 1) or 1)
     if getattr(p, "resolution", None) and t.kind in ("throughput", "back-to-back"):
         steps = math.ceil(math.log2(1 / p.resolution)) + 2
+        if getattr(p, "start", "line") == "neighbour":  # bracketed from a neighbour within a few resolutions
+            steps = math.ceil(math.log2(binary_search.FIRST_STEP_RESOLUTIONS)) + 2
         goals = 2 if t.kind == "throughput" else repeat
-        return goals * steps * 0.75, goals * float(getattr(p, "max_trials", steps) or steps)
+        confirm = 1 + getattr(p, "confirm_losses", 0) / 2  # about half a bisection's loads fail, each tried again
+        return goals * steps * 0.75 * confirm, goals * float(getattr(p, "max_trials", steps) or steps)
     if t.kind == "loss":
         return 6.0, 10.0
     loads = len(getattr(p, "loads", ()) or ()) or 1
@@ -173,20 +209,36 @@ class TestPlan:
 
 
 @dataclass(frozen=True)
+class BuildPlan:
+    """The lab builds of one :func:`build_key`: how many, and seconds each (``from_history``: this machine's
+    builds of that key, else :func:`build_guess_s`)."""
+
+    key: str
+    count: int
+    seconds_each: float
+    from_history: bool
+
+
+@dataclass(frozen=True)
 class Plan:
     tests: tuple[TestPlan, ...]
-    builds: int
-    build_s: float
+    builds: tuple[BuildPlan, ...]
     selftest_s: float
     runs_read: int
+    #: Each scenario's planned seconds a build (the ETA's start, campaign/eta.py).
+    build_s_by_scenario: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def builds_s(self) -> float:
+        return sum(b.count * b.seconds_each for b in self.builds)
 
     @property
     def seconds(self) -> float:
-        return sum(t.seconds for t in self.tests) + self.builds * self.build_s + self.selftest_s
+        return sum(t.seconds for t in self.tests) + self.builds_s + self.selftest_s
 
     @property
     def seconds_most(self) -> float:
-        return sum(t.seconds_most for t in self.tests) + self.builds * self.build_s + self.selftest_s
+        return sum(t.seconds_most for t in self.tests) + self.builds_s + self.selftest_s
 
 
 def plan(c: Campaign, h: History, selftests: int = 1) -> Plan:
@@ -210,8 +262,14 @@ def plan(c: Campaign, h: History, selftests: int = 1) -> Plan:
         pre_s = sum(preliminary_s(t, p.mix, dut_of[p.scenario]) for p in points) / len(points) if points else 0.0
         out.append(TestPlan(t, len(points), sum(p.test.index == t.index for p in most),
                             trials, max(high, trials), traffic_s + beyond_s + pre_s, known is not None))
-    build = h.build_s if h.build_s is not None else FALLBACK_BUILD_S.get(c.lab.lab_kind, FALLBACK_BUILD_S["ns"])
-    return Plan(tuple(out), _builds(c), build, selftests * (h.selftest_s or FALLBACK_SELFTEST_S), h.runs)
+    each = {sc.name: build_key(sc) for sc in c.scenarios}
+    seconds = {k: h.builds_s.get(k, build_guess_s(k, h)) for k in set(each.values())}
+    counts: dict[str, int] = {}
+    for name in _builds(c):
+        counts[each[name]] = counts.get(each[name], 0) + 1
+    builds = tuple(BuildPlan(k, n, seconds[k], k in h.builds_s) for k, n in sorted(counts.items()))
+    return Plan(tuple(out), builds, selftests * (h.selftest_s or FALLBACK_SELFTEST_S), h.runs,
+                {name: seconds[k] for name, k in each.items()})
 
 
 def preliminary_s(t: TestSpec, mix: Mix, dut: DutConfig) -> float:
@@ -239,10 +297,11 @@ def selftests_due(store: Store, c: Campaign) -> int:
     return sum(selftest.fitting(store, sizes, mtu, arr)[0] is None for arr in arrangements)
 
 
-def _builds(c: Campaign) -> int:
-    """Lab builds a run of ``c`` makes: one a visit (plan.visits) of the run's order with the blocks as given."""
+def _builds(c: Campaign) -> list[str]:
+    """The scenario of each lab build a run of ``c`` makes: one a visit (plan.visits) of the run's order with
+    the blocks as given."""
     order: list[ScheduledTest] = [p for p in schedule(c, 0) if p.repetition <= p.test.matrix.blocks]
-    return len(visits(order, set()))
+    return [name for name, _ in visits(order, set())]
 
 
 def point_seconds(p: Plan) -> dict[int, float]:

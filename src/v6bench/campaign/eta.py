@@ -7,12 +7,15 @@ throughput search against a 2-s latency trial), so what is left is each
 pending test at its own ``[[test]]``'s mean time so far (every test's
 mean where none of its kind has run yet) plus each lab bring-up still
 ahead (a change of scenario among the pending tests) at the mean time
-this session's bring-ups took. A run that starts from its plan
+this session's bring-ups of that scenario took (a table's load makes
+some far longer than others). A run that starts from its plan
 (campaign/estimate.py: ``prior_s``, each ``[[test]]``'s estimated
-seconds a point, and ``build_s``) has an estimate from the start: a
-``[[test]]`` not measured yet is counted at its planned time scaled by
-how the measured tests compared with their plans, and a bring-up at the
-planned time until one was measured. Without a plan, before anything was
+seconds a point, and ``build_s``, each scenario's seconds a build) has an
+estimate from the start: a ``[[test]]`` not measured yet is counted at
+its planned time scaled by how the measured tests compared with their
+plans, and a bring-up at its scenario's planned time until one was
+measured (then at every measured bring-up's mean where the scenario has
+no plan). Without a plan, before anything was
 measured there is no estimate.
 """
 
@@ -22,21 +25,22 @@ import time
 
 
 class Eta:
-    def __init__(self, prior_s: dict[int, float] | None = None, build_s: float | None = None) -> None:
+    def __init__(self, prior_s: dict[int, float] | None = None, build_s: dict[str, float] | None = None) -> None:
         self._tests: dict[int, list[float]] = {}
-        self._visits: list[float] = []
-        self._visit_started: float | None = None
+        self._visits: dict[str, list[float]] = {}
+        self._visit_started: tuple[str, float] | None = None
         self._prior = prior_s or {}
-        self._build_s = build_s
+        self._build_s = build_s or {}
 
-    def visit_begins(self) -> None:
-        """A lab is being brought up for a visit (before its build)."""
-        self._visit_started = time.monotonic()
+    def visit_begins(self, scenario: str = "") -> None:
+        """A lab is being brought up for a visit of ``scenario`` (before its build)."""
+        self._visit_started = (scenario, time.monotonic())
 
     def visit_ready(self) -> None:
         """The visit's lab is up: its first test starts."""
         if self._visit_started is not None:
-            self._visits.append(time.monotonic() - self._visit_started)
+            scenario, started = self._visit_started
+            self._visits.setdefault(scenario, []).append(time.monotonic() - started)
             self._visit_started = None
 
     def test_took(self, test_index: int, seconds: float) -> None:
@@ -51,10 +55,18 @@ class Eta:
             return None
         tests = sum(self._point_s(p.test.index, every) for p in pending)
         several = len({p.scenario for p in pending}) > 1
-        changes = sum(1 for a, b in zip(pending, pending[1:])
-                      if a.scenario != b.scenario or (several and a.repetition != b.repetition))
-        visit = sum(self._visits) / len(self._visits) if self._visits else (self._build_s or 0.0)
-        return tests + changes * visit
+        builds = sum(self._visit_s(b.scenario) for a, b in zip(pending, pending[1:])
+                     if a.scenario != b.scenario or (several and a.repetition != b.repetition))
+        return tests + builds
+
+    def _visit_s(self, scenario: str) -> float:
+        """A bring-up of ``scenario``: its measured mean; else its plan; else every measured bring-up's mean."""
+        if xs := self._visits.get(scenario):
+            return sum(xs) / len(xs)
+        if scenario in self._build_s:
+            return self._build_s[scenario]
+        every = [x for xs in self._visits.values() for x in xs]
+        return sum(every) / len(every) if every else 0.0
 
     def _point_s(self, index: int, every: list[float]) -> float:
         """A point of ``[[test]]`` ``index``: its measured mean; else its plan scaled by the measured tests'

@@ -27,7 +27,7 @@ from ..lab import interface
 from ..lab.model.dut import flow2_scenarios
 from ..lab.model.site import Site
 from ..lab.protocol import Lab
-from ..methods import registry
+from ..methods import registry, throughput
 from ..report.results import headline
 from ..store.db import Store
 from ..trial.lab_tester import LabTester
@@ -40,6 +40,10 @@ from .plan import ScheduledTest, design_record, planned, resuming, schedule, vis
 from .recorder import Recorder
 
 Progress = Callable[[str], None]
+
+
+#: What a visit's lab build is made of: the lab up and down, and its table's warm-up.
+BUILD_PHASES = ("lab up and down", "table warm-up")
 
 
 def _stderr(line: str) -> None:
@@ -116,7 +120,7 @@ def _run(site: Site, c: Campaign, store: Store, resume: bool, command: str, prog
     plan, design = _order(c, store, run_id, progress, budget_s)
     record = _RunRecord(c, store, command, run_id, design, sts)
     planned_run = estimate.plan(c, estimate.history(store, selftest.machine()), 0)
-    eta = Eta(estimate.point_seconds(planned_run), planned_run.build_s)
+    eta = Eta(estimate.point_seconds(planned_run), planned_run.build_s_by_scenario)
     sc_of = {x.name: x for x in c.scenarios}
     looker = looks.Looker(c, store, run_id, budget_s)
     try:
@@ -125,7 +129,8 @@ def _run(site: Site, c: Campaign, store: Store, resume: bool, command: str, prog
             if not points:  # a sequential design decided every test of this visit: no lab to build
                 continue
             sc = sc_of[name]
-            eta.visit_begins()
+            eta.visit_begins(sc.name)
+            before = phases.totals()
             with phases.phase("lab up and down"), interface.for_trial(site, sc.lab, sc.dut) as lab:
                 if lab.table_new:  # a table given for this visit: learned (its time recorded with the
                     with phases.phase("table warm-up"):  # run) and crossed once first (trial/warmup.py)
@@ -138,6 +143,7 @@ def _run(site: Site, c: Campaign, store: Store, resume: bool, command: str, prog
                 with phases.phase("between trials"):
                     run_points(c, store, run_id, _testers(site, lab, sts[sc.lab.cpu_arrangement]), progress,
                                points=points, eta=eta, plan=plan, lab_build=secrets.token_hex(4), looker=looker)
+            record.lab_build(estimate.build_key(sc), phases.since(before, BUILD_PHASES))
         looker.finish()
     except KeyboardInterrupt:
         _finish(record, "interrupted", started)
@@ -177,6 +183,12 @@ class _RunRecord:
         self.st_id = st[0] if st else None
         self.resumed = False
         self.seen: set[str] = set()
+
+    def lab_build(self, key: str, seconds: float) -> None:
+        """Records a visit's lab, up and down, table loaded and warmed (campaign/estimate.History.builds_s)."""
+        env = self.store.run(self.run_id)["environment"]
+        env.setdefault("lab_builds_s", {}).setdefault(key, []).append(round(seconds, 3))
+        self.store.set_environment(self.run_id, env)
 
     def visit(self, sc: Scenario, lab: Lab) -> int:
         sc_st = self.sts[sc.lab.cpu_arrangement]
@@ -321,7 +333,8 @@ def _run_point(store: Store, run_id: int, p: ScheduledTest, sc: Scenario,
             result = k.procedure(make_tester(p), p.test.params, 4 if p.mix.ipv4_pct else 6, dict(p.variant))
         else:
             rec = Recorder(make_tester(p), store, test_id, replay)
-            point = registry.Point(p.frame_size, sc.lab.link_speed_bps, *known_ndr(store, run_id, p))
+            point = registry.Point(p.frame_size, sc.lab.link_speed_bps, *known_ndr(store, run_id, p),
+                                   neighbour=neighbour(store, run_id, p))
             result = registry.run(k, rec, p.test.params, point, p.test.throughput_search)
     except KeyboardInterrupt:
         store.finish_test(test_id, "interrupted")
@@ -331,6 +344,24 @@ def _run_point(store: Store, run_id: int, p: ScheduledTest, sc: Scenario,
         raise
     store.finish_test(test_id, "done", result)
     return result, rec
+
+
+def neighbour(store: Store, run_id: int, p: ScheduledTest) -> throughput.Neighbour | None:
+    """Where a throughput search with ``start = "neighbour"`` starts: what a
+    throughput test of ``p``'s mix, direction, traffic and scenario found
+    earlier in the run at the nearest other frame size (the newest of
+    those), None for any other test or when there is none. Never the
+    same frame size: a repetition does not start from another, so the
+    repetitions of a point stay independent."""
+    if p.test.kind != "throughput" or getattr(p.test.params, "start", "line") != "neighbour":
+        return None
+    found = [(abs(size - p.frame_size), n, size, r) for n, (size, r) in enumerate(store.test_results(
+        run_id, "throughput", str(p.mix), p.bidirectional, {**p.test.traffic.frames_json(), "scenario": p.scenario or None}))
+        if size != p.frame_size and r.get("ndr_fps")]
+    if not found:
+        return None
+    _, _, size, r = min(found, key=lambda x: x[:2])
+    return throughput.Neighbour(r["ndr_fps"], r.get("pdr_fps"), f"{p.mix} at {size} B, earlier in this run")
 
 
 def known_ndr(store: Store, run_id: int, p: ScheduledTest) -> tuple[float | None, bool, str]:

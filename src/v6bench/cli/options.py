@@ -29,7 +29,7 @@ from ..lab.model.dut import ACL_AT, ACL_FAMILIES, DutConfig
 from ..lab.model.spec import DEFAULT as DEFAULT_LAB, ROUTERS
 from ..lab.model.tunnel import NAMES as TUNNELS
 from ..lab.model.translation import MODES as NAT64_MODES
-from ..methods.throughput import SEARCHES
+from ..methods.throughput import SEARCHES, STARTS
 from ..core.tester import RESET_KINDS
 from ..store.connection import ENV as DB_ENV, default_location
 from ..core.ext_headers import PRESETS as EXT_PRESETS
@@ -143,6 +143,10 @@ PARAMS = {
     "search": Option("--search", "throughput search", choices=SEARCHES),
     "resolution": Option("--resolution", "relative resolution of the search"),
     "pdr_loss_ratio": Option("--pdr-loss-ratio", "loss ratio goal of the PDR"),
+    "start": Option("--start", "where the binary search starts: the line rate, or the same mix's result at the "
+                    "nearest other frame size measured before", choices=STARTS),
+    "confirm_losses": Option("--confirm-losses", "a load that lost frames is tried N more times and fails only if "
+                             "they all lose (binary search)", metavar="N"),
 }
 #: A kind's parameter with an option of its own name (kind, field).
 KIND_PARAMS = {("mesh", "loads"): Option("--rate", "comma-separated loads per sending port, e.g. 10%%,50%%,20kpps",

@@ -196,7 +196,10 @@ def plan(c, p, where: str) -> str:
         lines.append(f"{t.test.index:<5} {t.test.kind:<17} {points:>11} {trials:>15} {t.seconds_a_trial:>9.1f}  "
                      f"{_minutes(t.seconds)}" + (" (trials from history)" if t.from_history else
                                                  " (trials guessed: no run of this kind here yet)" if t.guessed else ""))
-    lines.append(f"lab builds: {p.builds} × {p.build_s:.0f} s; self-test: {_minutes(p.selftest_s) if p.selftest_s else 'none due'}")
+    builds = "; ".join(f"{b.count} × {b.key} {b.seconds_each:.0f} s" + ("" if b.from_history else " (guessed)")
+                       for b in p.builds)
+    lines.append(f"lab builds: {sum(b.count for b in p.builds)}, {_minutes(p.builds_s)} ({builds}); "
+                 f"self-test: {_minutes(p.selftest_s) if p.selftest_s else 'none due'}")
     source = f"{p.runs_read} earlier run(s) on this machine in {where}" if p.runs_read else f"no earlier run on this machine in {where}: fallbacks"
     lines.append(f"estimated wall time: {_minutes(p.seconds)} (at most {_minutes(p.seconds_most)}), from {source}")
     return "\n".join(lines)

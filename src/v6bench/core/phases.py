@@ -86,3 +86,9 @@ def _counts() -> bool:
 def totals() -> dict[str, float]:
     """Seconds per phase so far [s], in :data:`PHASES` order."""
     return {name: round(_totals[name], 3) for name in PHASES if name in _totals}
+
+
+def since(before: dict[str, float], names: tuple[str, ...]) -> float:
+    """Seconds ``names`` counted since ``before`` (an earlier :func:`totals`) [s]."""
+    now = totals()
+    return sum(now.get(n, 0.0) - before.get(n, 0.0) for n in names)

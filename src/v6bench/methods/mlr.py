@@ -1,16 +1,21 @@
-"""MLRsearch (IETF draft-ietf-bmwg-mlrsearch; the PyPI package ``MLRsearch``
-from FD.io CSIT) with a v6bench measurer: NDR and PDR in one search.
+"""MLRsearch (RFC 9971, formerly IETF draft-ietf-bmwg-mlrsearch; the PyPI
+package ``MLRsearch`` from FD.io CSIT) with a v6bench measurer: NDR and PDR in one search.
 
 The package asks ``measure(intended_duration, intended_load)``; we run the
 trial and hand back its counts. A ``tester_limited`` trial cannot speak for
-the DUT: it is reported to the search as losing every frame (so the load
-counts as an upper bound) and remembered, so a goal whose upper bound the
-tester set is reported as a lower bound, as the binary search does.
+the DUT: it is reported to the search as offering the load in full and
+losing what did not arrive, at least more than every goal allows (so the
+load counts as an upper bound for each), and remembered, so a goal whose
+upper bound the tester set is reported as a lower bound, as the binary
+search does. The frames that did arrive set the search's first step
+(from the forwarding rate at the line rate, which the tester seldom
+reaches) near the DUT's rate, not at the lowest load.
 """
 
 from __future__ import annotations
 
 import functools
+import math
 from dataclasses import dataclass
 
 from .binary_search import min_load_fps
@@ -26,20 +31,21 @@ def _adapter_class() -> type:
     from MLRsearch.trial_measurement import AbstractMeasurer, MeasurementResult
 
     class Adapter(AbstractMeasurer):
-        def __init__(self, measurer: Measurer) -> None:
-            self.measurer = measurer
+        def __init__(self, measurer: Measurer, worst_goal: float) -> None:
+            self.measurer, self.worst_goal = measurer, worst_goal
             self.trials: list[Measurement] = []
             self.limited: list[float] = []
 
         def measure(self, intended_duration: float, intended_load: float) -> MeasurementResult:
             m = self.measurer.measure(float(intended_duration), float(intended_load))
             self.trials.append(m)
-            lost = m.lost_frames
+            offered, lost = max(m.tx_frames, 1), m.lost_frames
             if m.tester_limited:
                 self.limited.append(float(intended_load))
-                lost = max(m.tx_frames, 1)
+                offered = max(round(float(intended_load) * float(intended_duration)), offered)
+                lost = max(offered - m.rx_frames, math.floor(offered * self.worst_goal) + 1)
             return MeasurementResult(intended_duration=intended_duration, intended_load=intended_load,
-                                     offered_count=max(m.tx_frames, 1), loss_count=lost)
+                                     offered_count=offered, loss_count=min(lost, offered))
 
     return Adapter
 
@@ -78,7 +84,7 @@ def search(measurer: Measurer, max_fps: float, loss_ratios: tuple[float, ...], f
     config.min_load = min_fps or min(min_load_fps(max_fps, initial), max_fps / 2)
     config.search_duration_max = search_duration_max_s
     config.warmup_duration = None
-    adapter = _adapter_class()(measurer)
+    adapter = _adapter_class()(measurer, max(loss_ratios))
     results = MultipleLossRatioSearch(config=config).search(measurer=adapter, debug=lambda _msg: None)
     outcomes = []
     for goal in goals:

@@ -34,6 +34,9 @@ class Point:
     known_ndr_is_lower_bound: bool = False
     #: Where the known NDR came from, in words (campaign/runner.known_ndr).
     known_ndr_from: str = "measured earlier in this run"
+    #: What the same mix found at the nearest other frame size earlier in the run: where a throughput search
+    #: with ``start = "neighbour"`` starts (campaign/runner.neighbour).
+    neighbour: throughput.Neighbour | None = None
 
 
 #: The keys of a ``[[test]]`` table that set the test's frames (core/frames.Traffic) and its throughput search;
@@ -144,7 +147,7 @@ class HostKind:
 
 KINDS: dict[str, Kind | HostKind] = {k.name: k for k in (
     Kind("throughput", throughput.Params, lambda p: False,
-         lambda t, p, pt, ndr: throughput.run(t, p, pt.frame_size), "NDR and PDR (RFC 2544 §26.1, MLRsearch)", True,
+         lambda t, p, pt, ndr: throughput.run(t, p, pt.frame_size, pt.neighbour), "NDR and PDR (RFC 2544 §26.1, MLRsearch)", True,
          families_in_a_mix=False),
     Kind("loss", loss.Params, lambda p: False, lambda t, p, pt, ndr: loss.run(t, p), "frame loss rate (RFC 2544 §26.3)"),
     Kind("latency", latency.Params, lambda p: "throughput" in p.loads, _latency,

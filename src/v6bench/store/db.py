@@ -346,14 +346,19 @@ class Store:
         """The latest finished result of such a test in the run, with the
         same traffic (``params.ext_headers``, ``params.icmp_echo``; a
         missing key is None, as is a missing ``traffic``)."""
+        return next((r for size, r in self.test_results(run_id, kind, mix, bidirectional, traffic) if size == frame_size),
+                    None)
+
+    def test_results(self, run_id: int, kind: str, mix: str, bidirectional: bool,
+                     traffic: dict | None = None) -> list[tuple[int, dict]]:
+        """The finished results of such tests in the run at every frame size, newest first, as
+        ``(frame_size, result)``; the traffic matched as by :meth:`test_result`."""
         rows = self.conn.execute(
-            "SELECT result_json, params_json FROM tests WHERE run_id=? AND kind=? AND mix=? AND frame_size=? AND bidirectional=?"
-            " AND status='done' ORDER BY id DESC", (run_id, kind, mix, frame_size, int(bidirectional)))
-        for r in rows:
-            stored = json.loads(r["params_json"])
-            if all(stored.get(k) == v for k, v in (traffic or {"ext_headers": None}).items()):
-                return json.loads(r["result_json"])
-        return None
+            "SELECT frame_size, result_json, params_json FROM tests WHERE run_id=? AND kind=? AND mix=?"
+            " AND bidirectional=? AND status='done' ORDER BY id DESC", (run_id, kind, mix, int(bidirectional)))
+        want = (traffic or {"ext_headers": None}).items()
+        return [(int(r["frame_size"]), json.loads(r["result_json"])) for r in rows
+                if all(json.loads(r["params_json"]).get(k) == v for k, v in want)]
 
     def unfinished_attempt(self, run_id: int, point_key: str) -> int | None:
         row = self.conn.execute("SELECT id FROM tests WHERE run_id=? AND point_key=? AND status IN ('interrupted', 'running', 'failed')"
