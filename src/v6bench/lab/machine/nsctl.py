@@ -21,9 +21,16 @@ import time
 import traceback
 from typing import Any, Callable, TypeVar
 
+from pyroute2 import config as pr_config
 from pyroute2 import netns as pr_netns
 
 from ...core.errors import LabError
+
+#: How long pyroute2 waits for the helper process that creates, removes or opens a namespace [s]. Its default,
+#: 2 s, is too short after a namespace holding a table of millions of routes went: the kernel frees them under
+#: the lock a new namespace needs, and fib-scale's full run (2026-11-29) failed there after 23 builds.
+#: Each wait stays bounded; a helper that is really stuck is still killed.
+pr_config.default_communicate_timeout = 120
 
 #: What a function run in a namespace returns (JSON-able: it crosses from the child as JSON).
 T = TypeVar("T")
