@@ -143,6 +143,7 @@ bench: setup $(STAMPS)/apt-bench
 	$(PY) bench/tester_vs_router.py
 	$(PY) bench/lab_arrangements.py
 	$(PY) bench/repeatability.py
+	$(PY) bench/search_cost.py
 	$(PY) bench/sensitivity.py
 
 clean:
