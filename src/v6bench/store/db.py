@@ -346,16 +346,17 @@ class Store:
         """The latest finished result of such a test in the run, with the
         same traffic (``params.ext_headers``, ``params.icmp_echo``; a
         missing key is None, as is a missing ``traffic``)."""
-        return next((r for size, r in self.test_results(run_id, kind, mix, bidirectional, traffic) if size == frame_size),
-                    None)
+        return next((r for _, r in self.test_results(run_id, kind, mix, bidirectional, traffic, frame_size)), None)
 
     def test_results(self, run_id: int, kind: str, mix: str, bidirectional: bool,
-                     traffic: dict | None = None) -> list[tuple[int, dict]]:
-        """The finished results of such tests in the run at every frame size, newest first, as
+                     traffic: dict | None = None, frame_size: int | None = None) -> list[tuple[int, dict]]:
+        """The finished results of such tests in the run, at ``frame_size`` or every size, newest first, as
         ``(frame_size, result)``; the traffic matched as by :meth:`test_result`."""
+        size = "" if frame_size is None else " AND frame_size=?"
         rows = self.conn.execute(
             "SELECT frame_size, result_json, params_json FROM tests WHERE run_id=? AND kind=? AND mix=?"
-            " AND bidirectional=? AND status='done' ORDER BY id DESC", (run_id, kind, mix, int(bidirectional)))
+            f" AND bidirectional=?{size} AND status='done' ORDER BY id DESC",
+            (run_id, kind, mix, int(bidirectional), *(() if frame_size is None else (frame_size,))))
         want = (traffic or {"ext_headers": None}).items()
         return [(int(r["frame_size"]), json.loads(r["result_json"])) for r in rows
                 if all(json.loads(r["params_json"]).get(k) == v for k, v in want)]
