@@ -139,3 +139,13 @@ def test_a_build_is_planned_at_what_builds_of_its_table_took_here_else_guessed_f
     p = estimate.plan(c, h, 0)
     assert {b.key: (b.seconds_each, b.from_history) for b in p.builds}["ns table 1m"] == (44.0, True)
     assert p.build_s_by_scenario["big"] == 44.0 and p.builds_s == pytest.approx(5 * 44.0 + 5 * p.build_s_by_scenario["plain"])
+
+
+def test_a_vm_build_without_history_of_its_own_is_not_guessed_from_older_namespace_builds():
+    """Older runs' mean build (``build_s``) mixes kinds, most of them namespace labs of seconds: a VM's
+    build with no history is the VM's fallback, or this machine's plain VM builds under a table."""
+    h = estimate.History(build_s=0.4)
+    assert estimate.build_guess_s("ns", h) == 0.4
+    assert estimate.build_guess_s("vm", h) == estimate.FALLBACK_BUILD_S["vm"]
+    h = estimate.History(build_s=0.4, builds_s={"vm": 14.0})
+    assert estimate.build_guess_s("vm table 10k", h) == pytest.approx(14.0 + estimate.FALLBACK_TABLE_S_PER_PREFIX * 20_000)

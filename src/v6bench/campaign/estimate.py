@@ -73,10 +73,13 @@ def build_key(sc: Scenario) -> str:
 
 
 def build_guess_s(key: str, h: History) -> float:
-    """A build of ``key`` with no history of its own: an older run's mean build, else the lab kind's
-    fallback, plus the table's prefixes at :data:`FALLBACK_TABLE_S_PER_PREFIX`."""
+    """A build of ``key`` with no history of its own: this machine's builds of its lab kind without a
+    table, else (namespace labs) an older run's mean build, else the kind's fallback, plus the table's
+    prefixes at :data:`FALLBACK_TABLE_S_PER_PREFIX`. An older run's mean is not a VM's: those runs did
+    not record builds by kind, and namespace builds outnumbered the rest."""
     kind, _, table = key.partition(" table ")
-    base = h.build_s if h.build_s is not None else FALLBACK_BUILD_S.get(kind, FALLBACK_BUILD_S["ns"])
+    old_mean = h.build_s if kind == "ns" else None
+    base = h.builds_s.get(kind, old_mean if old_mean is not None else FALLBACK_BUILD_S.get(kind, FALLBACK_BUILD_S["ns"]))
     shape = TABLES[table] if table else None
     return base + (FALLBACK_TABLE_S_PER_PREFIX * (shape.ipv4.count + shape.ipv6.count) if shape else 0.0)
 
