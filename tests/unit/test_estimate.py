@@ -149,3 +149,27 @@ def test_a_vm_build_without_history_of_its_own_is_not_guessed_from_older_namespa
     assert estimate.build_guess_s("vm", h) == estimate.FALLBACK_BUILD_S["vm"]
     h = estimate.History(build_s=0.4, builds_s={"vm": 14.0})
     assert estimate.build_guess_s("vm table 10k", h) == pytest.approx(14.0 + estimate.FALLBACK_TABLE_S_PER_PREFIX * 20_000)
+
+
+def test_a_kind_s_history_with_other_parameters_stands_in_where_no_model_counts_its_trials():
+    """An RFC 9693 test at a new resolution or with other metrics has no history of its own key: it is
+    planned from this machine's tests of its kind (said so), not as one guessed trial of 1 s; a search,
+    which the plan models from its parameters, keeps its model."""
+    text = CAMPAIGN.replace('dut = { acl = 25 }', 'dut = { nat44 = true }') + """
+[[test]]
+kind = "connections"
+scenarios = ["acl"]
+frame_sizes = [128]
+mixes = ["100/0"]
+metrics = ["establishment_rate"]
+resolution = 0.01
+"""
+    c = spec.parse_campaign(text, "p.toml")
+    assert estimate.kind_key("connections", c.tests[2].params.__dict__) == "connections resolution=0.01 metrics=establishment_rate"
+    old = "connections resolution=0.05 metrics=establishment_rate,tear_down_rate"
+    h = estimate.History(trials={old: 30.0, "throughput resolution=0.02": 20.0}, beyond_s={old: 0.8}, traffic_s={old: 0.2})
+    p = estimate.plan(c, h, 0)
+    conn, thr = p.tests[2], p.tests[0]
+    assert (conn.trials, conn.seconds_a_trial, conn.alike, conn.from_history, conn.guessed) == (30.0, pytest.approx(1.0), True, False, False)
+    assert (thr.trials, thr.alike) == (estimate.expected_trials(c.tests[0])[0], False)
+    assert "trials from this kind's runs with other parameters" in render.plan(c, p, "here")

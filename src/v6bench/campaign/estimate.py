@@ -86,9 +86,10 @@ def build_guess_s(key: str, h: History) -> float:
 
 def kind_key(kind: str, params: dict) -> str:
     """What makes tests of a kind alike in their trial count: the kind, a
-    search's kind, resolution, start (a neighbour's start takes fewer
+    search's kind, resolution, RFC 9693's metrics, start (a neighbour's start takes fewer
     trials) and confirmations of a loss (more)."""
-    parts = [kind] + [f"{k}={params[k]}" for k in ("search", "resolution") if k in params]
+    parts = [kind] + [f"{k}={params[k]}" for k in ("search", "resolution") if k in params] + (
+        [f"metrics={','.join(params['metrics'])}"] if params.get("metrics") else [])
     return " ".join(parts + ([f"start={params['start']}"] if params.get("start", "line") != "line" else [])
                     + ([f"confirm_losses={params['confirm_losses']}"] if params.get("confirm_losses") else []))
 
@@ -161,6 +162,20 @@ def trial_s(t: TestSpec) -> float | None:
 FIXED_TRIALS = ("latency", "mesh")
 
 
+#: Kinds whose trial count :func:`expected_trials` models from their search's parameters.
+SEARCHES = ("throughput", "back-to-back")
+
+
+def _alike(by_key: dict[str, float], key: str, of_kind: bool) -> float | None:
+    """``by_key``'s figure for ``key``; with none and ``of_kind``, the mean of the same kind's tests with
+    other parameters (an RFC 9693 test at a finer resolution is more like its coarser run than like a
+    guess of one 1-s trial), else None."""
+    if key in by_key or not of_kind:
+        return by_key.get(key)
+    kin = [v for k, v in by_key.items() if k.split()[0] == key.split()[0]]
+    return statistics.fmean(kin) if kin else None
+
+
 def expected_trials(t: TestSpec) -> tuple[float, float]:
     """From the parameters alone: a point's trials, (expected, most). A
     search bisects to its resolution for each of its goals (RFC 2544's
@@ -172,7 +187,7 @@ def expected_trials(t: TestSpec) -> tuple[float, float]:
     ``repeat`` times; others ``repeat`` trials."""
     p = t.params
     repeat = float(getattr(p, "repeat", 1) or 1)
-    if getattr(p, "resolution", None) and t.kind in ("throughput", "back-to-back"):
+    if getattr(p, "resolution", None) and t.kind in SEARCHES:
         steps = math.ceil(math.log2(1 / p.resolution)) + 2
         if getattr(p, "start", "line") == "neighbour":  # bracketed from a neighbour within a few resolutions
             steps = math.ceil(math.log2(binary_search.FIRST_STEP_RESOLUTIONS)) + 2
@@ -196,11 +211,13 @@ class TestPlan:
     trials_most: float
     seconds_a_trial: float
     from_history: bool
+    #: Its trials from this machine's tests of the kind with other parameters (:func:`_alike`).
+    alike: bool = False
 
     @property
     def guessed(self) -> bool:
         """Its trial count depends on the DUT and this machine has no history of the kind: a guess."""
-        return not self.from_history and self.test.kind not in FIXED_TRIALS
+        return not self.from_history and not self.alike and self.test.kind not in FIXED_TRIALS
 
     @property
     def seconds(self) -> float:
@@ -253,18 +270,21 @@ def plan(c: Campaign, h: History, selftests: int = 1) -> Plan:
     out = []
     for t in c.tests:
         key = kind_key(t.kind, t.params.__dict__)
-        known = h.trials.get(key) if t.kind not in FIXED_TRIALS else None
+        modelled = t.kind in FIXED_TRIALS or t.kind == "loss" or getattr(t.params, "resolution", None) and t.kind in SEARCHES
+        known = None if t.kind in FIXED_TRIALS else _alike(h.trials, key, not modelled)
         low, high = expected_trials(t)
         trials = known if known is not None else low
-        beyond_s = h.beyond_s.get(key, h.overhead_s if h.overhead_s is not None else t.matrix.drain_s + FALLBACK_TRIAL_S)
+        beyond = _alike(h.beyond_s, key, not modelled)
+        beyond_s = beyond if beyond is not None else (h.overhead_s if h.overhead_s is not None else t.matrix.drain_s + FALLBACK_TRIAL_S)
         traffic_s = trial_s(t)
-        traffic_s = traffic_s if traffic_s is not None else h.traffic_s.get(key, 1.0)
+        traffic_s = traffic_s if traffic_s is not None else (_alike(h.traffic_s, key, True) or 1.0)
         points = [p for p in given if p.test.index == t.index]
         # The preliminary phase where some of the test's scenarios keep state: its mean over the test's points.
         dut_of = {sc.name: sc.dut for sc in c.scenarios}
         pre_s = sum(preliminary_s(t, p.mix, dut_of[p.scenario]) for p in points) / len(points) if points else 0.0
         out.append(TestPlan(t, len(points), sum(p.test.index == t.index for p in most),
-                            trials, max(high, trials), traffic_s + beyond_s + pre_s, known is not None))
+                            trials, max(high, trials), traffic_s + beyond_s + pre_s, key in h.trials and known is not None,
+                            known is not None and key not in h.trials))
     each = {sc.name: build_key(sc) for sc in c.scenarios}
     seconds = {k: h.builds_s.get(k, build_guess_s(k, h)) for k in set(each.values())}
     counts: dict[str, int] = {}

@@ -195,6 +195,7 @@ def plan(c, p, where: str) -> str:
         trials = f"{t.trials:.1f}" + (f" (≤ {t.trials_most:.0f})" if t.trials_most > t.trials + 0.5 else "")
         lines.append(f"{t.test.index:<5} {t.test.kind:<17} {points:>11} {trials:>15} {t.seconds_a_trial:>9.1f}  "
                      f"{_minutes(t.seconds)}" + (" (trials from history)" if t.from_history else
+                                                 " (trials from this kind's runs with other parameters)" if t.alike else
                                                  " (trials guessed: no run of this kind here yet)" if t.guessed else ""))
     builds = "; ".join(f"{b.count} × {b.key} {b.seconds_each:.0f} s" + ("" if b.from_history else " (guessed)")
                        for b in p.builds)
