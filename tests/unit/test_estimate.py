@@ -173,3 +173,20 @@ resolution = 0.01
     assert (conn.trials, conn.seconds_a_trial, conn.alike, conn.from_history, conn.guessed) == (30.0, pytest.approx(1.0), True, False, False)
     assert (thr.trials, thr.alike) == (estimate.expected_trials(c.tests[0])[0], False)
     assert "trials from this kind's runs with other parameters" in render.plan(c, p, "here")
+
+
+def test_a_host_stack_test_which_stores_no_engine_trial_counts_as_one_run_of_its_duration(tmp_path):
+    """kannan-throughput's 400 iperf3 runs of 10 s stored no engine trial: its history is one trial a
+    point of 10 s and what the point took beyond it, not 0 trials (a plan of 0 s)."""
+    here = selftest.machine()
+    with Store(tmp_path / "r.db") as store:
+        rid = store.start_run("old", "test", here, None, "o.toml", "x", "")
+        for i in range(4):
+            store.insert_test({"run_id": rid, "point_key": f"0:stack-throughput:100/0:0:uni:{i}", "kind": "stack-throughput",
+                               "mix": "100/0", "frame_size": 0, "bidirectional": 0, "repetition": i + 1,
+                               "params": {"params": {"duration_s": 10.0, "protocol": "tcp"}}, "status": "done",
+                               "started_at_unix_s": 1000.0, "finished_at_unix_s": 1010.4})
+        store.finish_run(rid, "finished")
+        h = estimate.history(store, here)
+    assert h.trials == {"stack-throughput": 1.0}
+    assert h.beyond_s["stack-throughput"] == pytest.approx(0.4) and h.traffic_s["stack-throughput"] == 10.0

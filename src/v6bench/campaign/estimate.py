@@ -136,8 +136,11 @@ def _run_history(store: Store, run_id: int, tests: list[dict], trials: dict[str,
     for t in tests:
         if t["status"] != "done" or not t["finished_at_unix_s"]:
             continue
+        params = t["params"].get("params") or {}
         xs = durations.get(t["id"], [])
-        key = kind_key(t["kind"], t["params"].get("params") or {})
+        if not registry.kind(t["kind"]).sends_frames and isinstance(params.get("duration_s"), (int, float)):
+            xs = [float(params["duration_s"])]  # a host-stack test stores no engine trial: its run is one
+        key = kind_key(t["kind"], params)
         trials.setdefault(key, []).append(len(xs))
         if xs:  # none: not applicable (no throughput to start from, the line rate): no trial to time
             beyond = max(0.0, (t["finished_at_unix_s"] - t["started_at_unix_s"] - sum(xs)) / len(xs))
