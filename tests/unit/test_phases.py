@@ -76,3 +76,27 @@ def test_a_resumed_run_adds_each_sessions_time(tmp_path, clock):
     runner._finish(Record, "finished", 100.0)
     assert store.run(rid)["environment"]["time_s"] == {"wall": 14.0, "traffic": 7.0}
     assert store.run(rid)["status"] == "finished"
+
+
+def test_a_host_stack_run_is_its_own_phase_not_time_between_trials(clock, monkeypatch):
+    """kannan-throughput's iperf3 runs showed as 100 % "between trials": the run itself is counted apart."""
+    from contextlib import contextmanager
+    from types import SimpleNamespace
+    from v6bench.host import stack_tester
+
+    @contextmanager
+    def stacks(site, lab):
+        yield {"routed": None}
+
+    def iperf_run(*args):
+        clock[0] += 10.0
+        return {"received_bps": 1.0}
+    monkeypatch.setattr(stack_tester, "kernel_stacks", stacks)
+    monkeypatch.setattr(stack_tester.iperf, "run", iperf_run)
+    t = object.__new__(stack_tester.StackTester)
+    t.site, t.lab, t.client_cpu, t.server_cpu = None, SimpleNamespace(topology="p2p"), 0, 0
+    t.path = SimpleNamespace(problem=lambda version, size: None)
+    with phases.phase("between trials"):
+        clock[0] += 0.5
+        t.stream(4, "tcp", 128, 10.0)
+    assert phases.totals() == {"between trials": 0.5, "host-stack runs": 10.0}

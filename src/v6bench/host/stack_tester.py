@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from .. import engine
 from ..core.errors import UsageError
+from ..core.phases import phase
 from ..lab.model.site import Site
 from ..lab.protocol import Lab
 from ..trial.path import LabPath
@@ -38,7 +39,8 @@ class StackTester:
     def stream(self, version: int, protocol: str, message_bytes: int, duration_s: float) -> dict:
         self._check_family(version)
         with kernel_stacks(self.site, self.lab) as pairs:
-            out = iperf.run(pairs["routed"], version, protocol, message_bytes, duration_s, self.client_cpu, self.server_cpu)
+            with phase("host-stack runs"):
+                out = iperf.run(pairs["routed"], version, protocol, message_bytes, duration_s, self.client_cpu, self.server_cpu)
         return {**out, "topology": self.lab.topology, "client_cpu": self.client_cpu, "server_cpu": self.server_cpu}
 
     def _rr(self, pair: Pair, version: int, payload_bytes: int, duration_s: float) -> dict:
@@ -46,7 +48,8 @@ class StackTester:
                 "duration_s": duration_s, "server_port": RR_SERVER_PORT,
                 "client": {"netns": pair.client.netns, "address": pair.client.address(version), "cpu": self.client_cpu},
                 "server": {"netns": pair.server.netns, "address": pair.server.address(version), "cpu": self.server_cpu}}
-        r = engine.run_rr(spec, self.site.engine_pid_file)
+        with phase("host-stack runs"):
+            r = engine.run_rr(spec, self.site.engine_pid_file)
         return {"path": pair.path, "exchanges": r["exchanges"], "timeouts": r["timeouts"], "stale_responses": r["stale_responses"],
                 "one_way_mean_ns": r["one_way_mean_ns"], "rtt_ns": r["rtt_ns"], "engine_version": r["engine_version"]}
 
