@@ -190,3 +190,24 @@ def test_a_host_stack_test_which_stores_no_engine_trial_counts_as_one_run_of_its
         h = estimate.history(store, here)
     assert h.trials == {"stack-throughput": 1.0}
     assert h.beyond_s["stack-throughput"] == pytest.approx(0.4) and h.traffic_s["stack-throughput"] == 10.0
+
+
+def test_an_interrupted_run_s_ended_tests_are_history_a_failed_run_s_are_not(tmp_path):
+    """gamess-forwarding's first session ended interrupted after 30 searches on a VM router; their
+    trial counts plan its rest, where a failed run's might describe what failed."""
+    here = selftest.machine()
+    with Store(tmp_path / "r.db") as store:
+        for status, trials in (("interrupted", 20), ("failed", 60)):
+            rid = store.start_run("old", "test", here, None, "o.toml", "x", "")
+            tid = store.insert_test({"run_id": rid, "point_key": "0:throughput:100/0:128:uni:1", "kind": "throughput",
+                                     "mix": "100/0", "frame_size": 128, "bidirectional": 0, "repetition": 1,
+                                     "params": {"params": {"search": "binary", "resolution": 0.01}}, "status": "done",
+                                     "started_at_unix_s": 1000.0, "finished_at_unix_s": 1000.0 + trials * 2.5})
+            for seq in range(trials):
+                store.insert_trial({"test_id": tid, "seq": seq, "call": "measure", "call_args": {}, "duration_s": 2.0,
+                                    "tester_limited": 0, "recorded_at_unix_s": 1000.0, "intended_fps": 1.0,
+                                    "offered_fps": 1.0, "tx_frames": 1, "rx_frames": 1, "lost_frames": 0,
+                                    "loss_ratio": 0.0, "streams": [], "extra": {}})
+            store.finish_run(rid, status)
+        h = estimate.history(store, here)
+    assert h.runs == 1 and h.trials == {"throughput search=binary resolution=0.01": 20.0}

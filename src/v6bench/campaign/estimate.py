@@ -44,6 +44,8 @@ FALLBACK_TABLE_S_PER_PREFIX = 50e-6
 FALLBACK_SELFTEST_S = 120.0
 #: Earlier runs read at most (the newest first).
 RUNS_READ = 20
+#: The runs read: not a failed one (its conditions may be what failed) nor one still running.
+READ_STATUSES = ("finished", "interrupted")
 
 
 @dataclass
@@ -96,10 +98,14 @@ def kind_key(kind: str, params: dict) -> str:
 
 def history(store: Store, here: dict) -> History:
     """This machine's (``here``: an environment with its machine record)
-    finished runs in ``store``: trial counts over all of them; a trial's
-    cost beyond its traffic from the newest run that has one (the code as
-    it is now: a drain that ends early, …); builds and self-tests over all."""
-    mine = [r for r in store.runs() if r["status"] == "finished" and machine.same(r["environment"], here)][-RUNS_READ:]
+    finished and interrupted runs in ``store`` (an interrupted run's tests
+    that ended are as good as a finished run's: a long campaign resumed
+    later plans its rest from them): trial counts over all of them; a
+    trial's cost beyond its traffic from the newest run that has one (the
+    code as it is now: a drain that ends early, …); builds and self-tests
+    over all."""
+    mine = [r for r in store.runs()
+            if r["status"] in READ_STATUSES and machine.same(r["environment"], here)][-RUNS_READ:]
     trials: dict[str, list[int]] = {}
     per_trial: dict[str, list[tuple[float, float]]] = {}
     overheads: list[float] = []
