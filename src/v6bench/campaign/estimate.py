@@ -185,6 +185,13 @@ def _alike(by_key: dict[str, float], key: str, of_kind: bool) -> float | None:
     return statistics.fmean(kin) if kin else None
 
 
+def modelled(t: TestSpec) -> bool:
+    """Whether :func:`expected_trials` counts ``t``'s trials from its parameters (a search to its
+    resolution, a loss sweep, loads × repeat of a fixed kind); for other kinds history of the kind with
+    other parameters stands in (:func:`_alike`)."""
+    return t.kind in FIXED_TRIALS or t.kind == "loss" or bool(getattr(t.params, "resolution", None) and t.kind in SEARCHES)
+
+
 def expected_trials(t: TestSpec) -> tuple[float, float]:
     """From the parameters alone: a point's trials, (expected, most). A
     search bisects to its resolution for each of its goals (RFC 2544's
@@ -279,11 +286,11 @@ def plan(c: Campaign, h: History, selftests: int = 1) -> Plan:
     out = []
     for t in c.tests:
         key = kind_key(t.kind, t.params.__dict__)
-        modelled = t.kind in FIXED_TRIALS or t.kind == "loss" or getattr(t.params, "resolution", None) and t.kind in SEARCHES
-        known = None if t.kind in FIXED_TRIALS else _alike(h.trials, key, not modelled)
+        of_kind = not modelled(t)
+        known = None if t.kind in FIXED_TRIALS else _alike(h.trials, key, of_kind)
         low, high = expected_trials(t)
         trials = known if known is not None else low
-        beyond = _alike(h.beyond_s, key, not modelled)
+        beyond = _alike(h.beyond_s, key, of_kind)
         beyond_s = beyond if beyond is not None else (h.overhead_s if h.overhead_s is not None else t.matrix.drain_s + FALLBACK_TRIAL_S)
         traffic_s = trial_s(t)
         traffic_s = traffic_s if traffic_s is not None else (_alike(h.traffic_s, key, True) or 1.0)
@@ -291,9 +298,9 @@ def plan(c: Campaign, h: History, selftests: int = 1) -> Plan:
         # The preliminary phase where some of the test's scenarios keep state: its mean over the test's points.
         dut_of = {sc.name: sc.dut for sc in c.scenarios}
         pre_s = sum(preliminary_s(t, p.mix, dut_of[p.scenario]) for p in points) / len(points) if points else 0.0
+        exact = known is not None and key in h.trials
         out.append(TestPlan(t, len(points), sum(p.test.index == t.index for p in most),
-                            trials, max(high, trials), traffic_s + beyond_s + pre_s, key in h.trials and known is not None,
-                            known is not None and key not in h.trials))
+                            trials, max(high, trials), traffic_s + beyond_s + pre_s, exact, known is not None and not exact))
     each = {sc.name: build_key(sc) for sc in c.scenarios}
     seconds = {k: h.builds_s.get(k, build_guess_s(k, h)) for k in set(each.values())}
     counts: dict[str, int] = {}
