@@ -211,3 +211,23 @@ def test_an_interrupted_run_s_ended_tests_are_history_a_failed_run_s_are_not(tmp
             store.finish_run(rid, status)
         h = estimate.history(store, here)
     assert h.runs == 1 and h.trials == {"throughput search=binary resolution=0.01": 20.0}
+
+
+def test_a_loss_test_given_its_loads_runs_each_of_them_whatever_sweeps_took_here():
+    """RFC 2544 §26.3's sweep stops after two loss-free loads, so history counts its trials; a test
+    given ``loads_pct`` runs every load (seed 000's ten), and a sweep that stopped after two here
+    must not plan it at two."""
+    text = CAMPAIGN + """
+[[test]]
+kind = "loss"
+loads_pct = [95, 90, 80, 70, 60, 50, 40, 30, 20, 10]
+trial_duration_s = 2.0
+[[test]]
+kind = "loss"
+trial_duration_s = 2.0
+"""
+    c = spec.parse_campaign(text, "p.toml")
+    h = estimate.History(trials={"loss": 2.0})
+    given, sweep = estimate.plan(c, h, 0).tests[2:]
+    assert (given.trials, given.trials_most, given.from_history, given.guessed) == (10.0, 10.0, False, False)
+    assert (sweep.trials, sweep.from_history) == (2.0, True)

@@ -171,6 +171,13 @@ def trial_s(t: TestSpec) -> float | None:
 FIXED_TRIALS = ("latency", "mesh")
 
 
+def fixed(t: TestSpec) -> bool:
+    """Whether ``t``'s trial count follows from its parameters alone: a kind of :data:`FIXED_TRIALS`,
+    or a loss test given its loads (``loads_pct``: every load runs, RFC 2544 §26.3's stop after two
+    loss-free loads applies only to the sweep from the line rate)."""
+    return t.kind in FIXED_TRIALS or (t.kind == "loss" and bool(getattr(t.params, "loads_pct", ())))
+
+
 #: Kinds whose trial count :func:`expected_trials` models from their search's parameters.
 SEARCHES = ("throughput", "back-to-back")
 
@@ -211,7 +218,8 @@ def expected_trials(t: TestSpec) -> tuple[float, float]:
         confirm = 1 + getattr(p, "confirm_losses", 0) / 2  # about half a bisection's loads fail, each tried again
         return goals * steps * 0.75 * confirm, goals * float(getattr(p, "max_trials", steps) or steps)
     if t.kind == "loss":
-        return 6.0, 10.0
+        given = float(len(getattr(p, "loads_pct", ()) or ()))
+        return (given, given) if given else (6.0, 10.0)
     loads = len(getattr(p, "loads", ()) or ()) or 1
     return repeat * loads, repeat * loads
 
@@ -233,7 +241,7 @@ class TestPlan:
     @property
     def guessed(self) -> bool:
         """Its trial count depends on the DUT and this machine has no history of the kind: a guess."""
-        return not self.from_history and not self.alike and self.test.kind not in FIXED_TRIALS
+        return not self.from_history and not self.alike and not fixed(self.test)
 
     @property
     def seconds(self) -> float:
@@ -287,7 +295,7 @@ def plan(c: Campaign, h: History, selftests: int = 1) -> Plan:
     for t in c.tests:
         key = kind_key(t.kind, t.params.__dict__)
         of_kind = not modelled(t)
-        known = None if t.kind in FIXED_TRIALS else _alike(h.trials, key, of_kind)
+        known = None if fixed(t) else _alike(h.trials, key, of_kind)
         low, high = expected_trials(t)
         trials = known if known is not None else low
         beyond = _alike(h.beyond_s, key, of_kind)
