@@ -55,9 +55,10 @@ def test_without_history_the_plan_counts_points_and_trials_from_the_file():
     assert "lab builds: 10, 60 s (10 × ns 6 s (guessed))" in text
 
 
-def _stored_run(store, here, test_s: float, trials: int, duration_s: float, drain_s: float, kind: str = "throughput"):
-    rid = store.start_run("old", "test", {**here, "time_s": {"wall": 100.0, "lab up and down": 12.0}}, None, "o.toml",
-                          "x", "")
+def _stored_run(store, here, test_s: float, trials: int, duration_s: float, drain_s: float, kind: str = "throughput",
+                lab: dict | None = None):
+    rid = store.start_run("old", "test", {**here, "time_s": {"wall": 100.0, "lab up and down": 12.0},
+                                          **({"lab": lab} if lab else {})}, None, "o.toml", "x", "")
     for i in range(4):
         tid = store.insert_test({"run_id": rid, "point_key": f"0:{kind}:100/0:128:uni:{i}", "kind": kind, "mix": "100/0",
                                  "frame_size": 128, "bidirectional": 0, "repetition": i + 1,
@@ -231,3 +232,21 @@ trial_duration_s = 2.0
     given, sweep = estimate.plan(c, h, 0).tests[2:]
     assert (given.trials, given.trials_most, given.from_history, given.guessed) == (10.0, 10.0, False, False)
     assert (sweep.trials, sweep.from_history) == (2.0, True)
+
+
+def test_a_vm_router_s_searches_plan_vm_searches_and_a_namespace_router_s_plan_namespace_ones(tmp_path):
+    """Searches on a VM router under TCG took 10-33 trials (gamess-forwarding, AMD EPYC, 2026-11-29),
+    on the namespace router far fewer: the router a test measures is part of its history's key."""
+    here = selftest.machine()
+    with Store(tmp_path / "r.db") as store:
+        _stored_run(store, here, 60.0, 20, 2.0, 0.5, lab={"kind": "emulated", "router": "vm"})
+        h = estimate.history(store, here)
+    assert h.trials == {"throughput search=binary resolution=0.01 router=vm": 20.0}
+    on_ns = spec.parse_campaign(CAMPAIGN, "p.toml")
+    on_vm = spec.parse_campaign(CAMPAIGN.replace('link_speed = "1G"', 'link_speed = "1G"\nrouter = "vm"'), "p.toml")
+    ns_thr, vm_thr = estimate.plan(on_ns, h, 0).tests[0], estimate.plan(on_vm, h, 0).tests[0]
+    assert (ns_thr.trials, ns_thr.from_history) == (estimate.expected_trials(on_ns.tests[0])[0], False)
+    assert (vm_thr.trials, vm_thr.from_history) == (20.0, True)
+    assert estimate.router_of({"scenarios": {"pc": {"lab": {"kind": "emulated", "router": "vm"}}}}, "pc") == "vm"
+    assert estimate.router_of({"lab": {"kind": "external"}}, None) == "external"
+    assert estimate.router_of({}, None) == "ns"  # runs before the router was recorded

@@ -86,14 +86,25 @@ def build_guess_s(key: str, h: History) -> float:
     return base + (FALLBACK_TABLE_S_PER_PREFIX * (shape.ipv4.count + shape.ipv6.count) if shape else 0.0)
 
 
-def kind_key(kind: str, params: dict) -> str:
+def kind_key(kind: str, params: dict, router: str = "ns") -> str:
     """What makes tests of a kind alike in their trial count: the kind, a
     search's kind, resolution, RFC 9693's metrics, start (a neighbour's start takes fewer
-    trials) and confirmations of a loss (more)."""
+    trials), confirmations of a loss (more) and the router it measured (``router``, a lab kind:
+    a VM router under TCG loses frames now and then below its throughput, so its searches
+    bisect longer than a namespace router's)."""
     parts = [kind] + [f"{k}={params[k]}" for k in ("search", "resolution") if k in params] + (
         [f"metrics={','.join(params['metrics'])}"] if params.get("metrics") else [])
     return " ".join(parts + ([f"start={params['start']}"] if params.get("start", "line") != "line" else [])
-                    + ([f"confirm_losses={params['confirm_losses']}"] if params.get("confirm_losses") else []))
+                    + ([f"confirm_losses={params['confirm_losses']}"] if params.get("confirm_losses") else [])
+                    + ([f"router={router}"] if router != "ns" else []))
+
+
+def router_of(environment: dict, scenario: str | None) -> str:
+    """The lab kind (lab/model/spec.LabSpec.lab_kind) a stored run's test at ``scenario`` measured, from
+    the run's environment: ``external``, or how its routers were made (runs before that was recorded: ns)."""
+    lab = ((environment.get("scenarios") or {}).get(scenario) or {}).get("lab") if scenario else None
+    lab = lab or environment.get("lab") or {}
+    return "external" if lab.get("kind") == "external" else str(lab.get("router") or "ns")
 
 
 def history(store: Store, here: dict) -> History:
@@ -114,7 +125,7 @@ def history(store: Store, here: dict) -> History:
     selftests: list[float] = []
     for r in mine:
         tests = store.tests(r["id"])
-        overheads = _run_history(store, r["id"], tests, trials, per_trial) or overheads
+        overheads = _run_history(store, r["id"], tests, trials, per_trial, r["environment"]) or overheads
         spent = r["environment"].get("time_s") or {}
         n_builds = len({t["params"].get("lab_build") for t in tests if t["params"].get("lab_build")})
         for key, xs in (r["environment"].get("lab_builds_s") or {}).items():
@@ -133,7 +144,7 @@ def history(store: Store, here: dict) -> History:
 
 
 def _run_history(store: Store, run_id: int, tests: list[dict], trials: dict[str, list[int]],
-                 per_trial: dict[str, list[tuple[float, float]]]) -> list[float]:
+                 per_trial: dict[str, list[tuple[float, float]]], environment: dict) -> list[float]:
     """One run's tests: their trial counts added to ``trials`` and their
     (traffic, beyond it) a trial [s] to ``per_trial``, by kind key;
     returns each test's seconds a trial beyond its traffic."""
@@ -146,7 +157,7 @@ def _run_history(store: Store, run_id: int, tests: list[dict], trials: dict[str,
         xs = durations.get(t["id"], [])
         if not registry.kind(t["kind"]).sends_frames and isinstance(params.get("duration_s"), (int, float)):
             xs = [float(params["duration_s"])]  # a host-stack test stores no engine trial: its run is one
-        key = kind_key(t["kind"], params)
+        key = kind_key(t["kind"], params, router_of(environment, t["params"].get("scenario")))
         trials.setdefault(key, []).append(len(xs))
         if xs:  # none: not applicable (no throughput to start from, the line rate): no trial to time
             beyond = max(0.0, (t["finished_at_unix_s"] - t["started_at_unix_s"] - sum(xs)) / len(xs))
@@ -291,24 +302,35 @@ def plan(c: Campaign, h: History, selftests: int = 1) -> Plan:
     given = [p for p in expand(c) if p.repetition <= p.test.matrix.blocks]
     most = expand(c)
 
+    lab_of = {sc.name: sc.lab.lab_kind for sc in c.scenarios}
+    dut_of = {sc.name: sc.dut for sc in c.scenarios}
     out = []
     for t in c.tests:
-        key = kind_key(t.kind, t.params.__dict__)
-        of_kind = not modelled(t)
-        known = None if fixed(t) else _alike(h.trials, key, of_kind)
-        low, high = expected_trials(t)
-        trials = known if known is not None else low
-        beyond = _alike(h.beyond_s, key, of_kind)
-        beyond_s = beyond if beyond is not None else (h.overhead_s if h.overhead_s is not None else t.matrix.drain_s + FALLBACK_TRIAL_S)
-        traffic_s = trial_s(t)
-        traffic_s = traffic_s if traffic_s is not None else (_alike(h.traffic_s, key, True) or 1.0)
         points = [p for p in given if p.test.index == t.index]
+        of_kind = not modelled(t)
+        low, high = expected_trials(t)
+        traffic_s = trial_s(t)
+        # Trials and their cost by the router each point measures (a test's scenarios may differ in it).
+        shares: dict[str, int] = {}
+        for p in points:
+            shares[lab_of[p.scenario]] = shares.get(lab_of[p.scenario], 0) + 1
+        trials = beyond_s = 0.0
+        exact = alike = True
+        for router, n in (shares or {"ns": 1}).items():
+            key = kind_key(t.kind, t.params.__dict__, router)
+            known = None if fixed(t) else _alike(h.trials, key, of_kind)
+            beyond = _alike(h.beyond_s, key, of_kind)
+            w = n / max(1, len(points))
+            trials += w * (known if known is not None else low)
+            beyond_s += w * (beyond if beyond is not None else
+                             (h.overhead_s if h.overhead_s is not None else t.matrix.drain_s + FALLBACK_TRIAL_S))
+            traffic_s = traffic_s if traffic_s is not None else (_alike(h.traffic_s, key, True) or 1.0)
+            exact = exact and known is not None and key in h.trials
+            alike = alike and known is not None
         # The preliminary phase where some of the test's scenarios keep state: its mean over the test's points.
-        dut_of = {sc.name: sc.dut for sc in c.scenarios}
         pre_s = sum(preliminary_s(t, p.mix, dut_of[p.scenario]) for p in points) / len(points) if points else 0.0
-        exact = known is not None and key in h.trials
         out.append(TestPlan(t, len(points), sum(p.test.index == t.index for p in most),
-                            trials, max(high, trials), traffic_s + beyond_s + pre_s, exact, known is not None and not exact))
+                            trials, max(high, trials), traffic_s + beyond_s + pre_s, exact, alike and not exact))
     each = {sc.name: build_key(sc) for sc in c.scenarios}
     seconds = {k: h.builds_s.get(k, build_guess_s(k, h)) for k in set(each.values())}
     counts: dict[str, int] = {}
