@@ -178,3 +178,17 @@ def test_a_server_that_cannot_be_reached_is_one_line_without_the_password(capsys
     status = cli_main(["results", "list", "--db", "postgresql://u:secret@/nodb?host=/nonexistent-v6b&port=1"])
     err = capsys.readouterr().err.strip().splitlines()
     assert status == 2 and len(err) == 1 and "cannot connect to postgresql://u:***@" in err[0] and "secret" not in err[0]
+
+
+def test_results_list_shows_the_time_a_run_ran_its_sessions_summed():
+    """gamess-forwarding's run 9 ran in three sessions from 11:29 to 14:26; it ran 90.9 min, which its record
+    holds (``time_s.wall``) and ``results list`` shows, where finished − started says 177."""
+    from v6bench.cli import render
+    from v6bench.report import results as results_text
+    row = {"id": 9, "name": "gamess-forwarding", "status": "finished", "started_at_unix_s": 0.0,
+           "finished_at_unix_s": 177 * 60.0, "origin": None, "tests_done": 252, "trials": 530,
+           "environment": {"time_s": {"wall": 5455.8}}}
+    old = {**row, "id": 1, "environment": {}}
+    lines = results_text.runs_table([row, old]).splitlines()
+    assert lines[0].endswith("wall [min]") and lines[1].endswith(" 90.9") and lines[2].endswith(" -")
+    assert [r["wall_s"] for r in render.runs_json([row, old])] == [5455.8, None]

@@ -58,11 +58,13 @@ def run(store: Store, run_id: int, as_json: bool) -> str:
 
 
 def runs_json(rows: list) -> list[dict]:
-    """``results list --json``: each run's row with its machine (label and record) in place of its whole environment."""
+    """``results list --json``: each run's row with its machine (label and record) and the time it ran
+    (``wall_s``, its sessions summed) in place of its whole environment."""
     from ..core import machine
 
     return [{**{k: v for k, v in r.items() if k != "environment"}, "machine": machine.label(r["environment"]),
-             "host": machine.record(r["environment"])} for r in rows]
+             "host": machine.record(r["environment"]), "wall_s": (r["environment"].get("time_s") or {}).get("wall")}
+            for r in rows]
 
 
 def runs(rows: list) -> str:

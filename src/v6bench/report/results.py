@@ -83,11 +83,18 @@ def _when(t: float | None) -> str:
 def runs_table(runs: list[dict]) -> str:
     if not runs:
         return "no runs yet"
-    rows = [["run", "name", "status", "started", "finished", "machine", "origin", "tests", "trials"]]
+    rows = [["run", "name", "status", "started", "finished", "machine", "origin", "tests", "trials", "wall [min]"]]
     rows += [[str(r["id"]), r["name"], r["status"], _when(r["started_at_unix_s"]), _when(r["finished_at_unix_s"]),
               machine.label(r.get("environment") or {}), "imported" if r.get("origin") else "here",
-              str(r["tests_done"]), str(r["trials"])] for r in runs]
+              str(r["tests_done"]), str(r["trials"]), wall_min(r)] for r in runs]
     return "\n".join(align(rows, left_columns=7))
+
+
+def wall_min(r: dict) -> str:
+    """The time a run ran [min], its sessions summed (``time_s.wall`` of its record, campaign/phases): a
+    run resumed the next day took this long, not finished minus started; "-" where none was recorded."""
+    wall = ((r.get("environment") or {}).get("time_s") or {}).get("wall")
+    return f"{wall / 60:.1f}" if isinstance(wall, (int, float)) else "-"
 
 
 def _mbps(x: float | None) -> str:
