@@ -189,3 +189,24 @@ def test_a_sender_that_keeps_slipping_is_beyond_the_tester_but_a_passing_pause_i
         e = Engine(slipped_ns)
         retry.Retrying(selftest._Beyond(e)).measure(1.0, 2_111_486.0)
         assert e.calls == tries
+
+
+def test_an_overloaded_dut_that_stalls_the_tester_twice_in_a_row_is_not_tried_five_times():
+    """A VM router fed far above its throughput backs up into the tester's ports: every attempt stalls
+    the senders and loses frames. Two such attempts end the repeats; the last stays tester-limited."""
+    t = Stalls(50_000, stall=range(100))
+    m = retry.Retrying(t).measure(1.0, 100_000)  # half the frames lost in every attempt
+    assert len(t.calls) == 2 and m.tester_limited and m.extra["spoiled_attempts"] == 1
+    assert m.loss_ratio >= retry.OVERLOADED_LOSS_RATIO
+
+
+def test_a_stall_at_a_load_the_dut_carries_is_repeated_as_often_as_ever():
+    t = Stalls(50_000, stall={0, 1, 2})  # three chance stalls in a row, nothing lost
+    m = retry.Retrying(t).measure(1.0, 10_000)
+    assert len(t.calls) == 4 and not m.tester_limited
+
+
+def test_a_clean_repeat_after_one_overloaded_attempt_gives_the_dut_s_own_loss():
+    t = Stalls(50_000, stall={0})
+    m = retry.Retrying(t).measure(1.0, 100_000)
+    assert len(t.calls) == 2 and not m.tester_limited and m.loss_ratio > 0.4
