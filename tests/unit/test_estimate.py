@@ -250,3 +250,19 @@ def test_a_vm_router_s_searches_plan_vm_searches_and_a_namespace_router_s_plan_n
     assert estimate.router_of({"scenarios": {"pc": {"lab": {"kind": "emulated", "router": "vm"}}}}, "pc") == "vm"
     assert estimate.router_of({"lab": {"kind": "external"}}, None) == "external"
     assert estimate.router_of({}, None) == "ns"  # runs before the router was recorded
+
+
+def test_a_search_with_no_history_of_its_own_takes_its_router_s_searches_that_start_alike():
+    """cisco-dualstack's VM searches to 2 % had no history; the same router's neighbour-started searches to
+    1 % (16 trials) stand in, not the model's 9 nor another router's or a line-started search's count."""
+    text = CAMPAIGN.replace('link_speed = "1G"', 'link_speed = "1G"\nrouter = "vm"').replace(
+        'resolution = 0.01', 'resolution = 0.02\nstart = "neighbour"', 1)
+    c = spec.parse_campaign(text, "p.toml")
+    h = estimate.History(trials={"throughput search=binary resolution=0.01 start=neighbour router=vm": 16.0,
+                                 "throughput search=binary resolution=0.02 start=neighbour": 5.0,
+                                 "throughput search=binary resolution=0.02 router=vm": 40.0})
+    thr = estimate.plan(c, h, 0).tests[0]
+    assert (thr.trials, thr.alike, thr.from_history) == (16.0, True, False)
+    line = spec.parse_campaign(text.replace('start = "neighbour"', 'start = "line"'), "p.toml")
+    assert estimate.plan(line, estimate.History(trials={"throughput search=binary resolution=0.01 router=vm": 30.0}),
+                         0).tests[0].trials == estimate.expected_trials(line.tests[0])[0]

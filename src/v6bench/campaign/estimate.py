@@ -194,12 +194,22 @@ SEARCHES = ("throughput", "back-to-back")
 
 
 def _alike(by_key: dict[str, float], key: str, of_kind: bool) -> float | None:
-    """``by_key``'s figure for ``key``; with none and ``of_kind``, the mean of the same kind's tests with
-    other parameters (an RFC 9693 test at a finer resolution is more like its coarser run than like a
-    guess of one 1-s trial), else None."""
-    if key in by_key or not of_kind:
-        return by_key.get(key)
-    kin = [v for k, v in by_key.items() if k.split()[0] == key.split()[0]]
+    """``by_key``'s figure for ``key``; with none, the mean of the same kind's tests on the same router
+    with other parameters: for every kind when ``of_kind`` (an RFC 9693 test at a finer resolution is more
+    like its coarser run than like a guess of one 1-s trial), else for searches that start alike (a VM
+    router's neighbour-started searches to 2 % are more like its searches to 1 % than like the model's
+    bisection of a steady DUT); else None."""
+    if key in by_key:
+        return by_key[key]
+    parts = key.split()
+    kind, router = parts[0], next((x for x in parts if x.startswith("router=")), None)
+    start = next((x for x in parts if x.startswith("start=")), None)
+
+    def like(other: str) -> bool:
+        o = other.split()
+        return (o[0] == kind and next((x for x in o if x.startswith("router=")), None) == router
+                and (of_kind or next((x for x in o if x.startswith("start=")), None) == start))
+    kin = [v for k, v in by_key.items() if like(k)] if of_kind or (kind in SEARCHES and start) else []
     return statistics.fmean(kin) if kin else None
 
 
