@@ -61,3 +61,16 @@ def test_each_scenario_s_bring_up_at_its_own_pace(monkeypatch):
     e.visit_ready()  # 2 s
     pending = [_point(0, "plain", 1), _point(0, "big", 2), _point(0, "plain", 2), _point(0, "other", 2)]
     assert e.left_s(pending) == pytest.approx(4 * 10 + 40 + 2 + (40 + 2) / 2)
+
+
+def test_a_point_an_earlier_block_ran_is_counted_at_its_own_pace():
+    """cisco-dualstack's VM searches took about 75 s at 86 B and 3 s at 1518 B in one [[test]]: the last
+    block's pending 86-B searches are counted at 86 B's time, not at the test's mean."""
+    def at(size, rep):
+        return SimpleNamespace(test=SimpleNamespace(index=0), scenario="", repetition=rep, mix="100/0",
+                               frame_size=size, bidirectional=True, variant=())
+    e = Eta()
+    for size, took in ((86, 75.0), (1518, 3.0)):
+        e.test_took(0, took, eta_mod.point_of(at(size, 1)))
+    assert e.left_s([at(86, 2), at(86, 3)]) == pytest.approx(150.0)
+    assert e.left_s([at(256, 2)]) == pytest.approx(39.0)  # no block ran 256 B yet: the test's mean

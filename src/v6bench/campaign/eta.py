@@ -4,8 +4,10 @@ A run's time goes to its tests and to bringing up a lab for each visit of
 a scenario (the lab build, VM boots, a table's load and learning). Tests
 of one ``[[test]]`` take alike, tests of different ones do not (a
 throughput search against a 2-s latency trial), so what is left is each
-pending test at its own ``[[test]]``'s mean time so far (every test's
-mean where none of its kind has run yet) plus each lab bring-up still
+pending test at its own ``[[test]]``'s mean time so far, or where an earlier block ran the same point (its
+scenario, mix, frame size, direction and variant) at that point's mean: a
+VM router's search at 86 B took 100 s where the same ``[[test]]``'s at
+1518 B took 3 (every test's mean where none of its kind has run yet) plus each lab bring-up still
 ahead (a change of scenario among the pending tests) at the mean time
 this session's bring-ups of that scenario took (a table's load makes
 some far longer than others). A run that starts from its plan
@@ -27,6 +29,7 @@ import time
 class Eta:
     def __init__(self, prior_s: dict[int, float] | None = None, build_s: dict[str, float] | None = None) -> None:
         self._tests: dict[int, list[float]] = {}
+        self._points: dict[tuple, list[float]] = {}
         self._visits: dict[str, list[float]] = {}
         self._visit_started: tuple[str, float] | None = None
         self._prior = prior_s or {}
@@ -43,8 +46,11 @@ class Eta:
             self._visits.setdefault(scenario, []).append(time.monotonic() - started)
             self._visit_started = None
 
-    def test_took(self, test_index: int, seconds: float) -> None:
+    def test_took(self, test_index: int, seconds: float, point: tuple = ()) -> None:
+        """``[[test]]`` ``test_index``'s point (:func:`point_of`; () for none) took ``seconds``."""
         self._tests.setdefault(test_index, []).append(seconds)
+        if point:
+            self._points.setdefault(point, []).append(seconds)
 
     def left_s(self, pending: list) -> float | None:
         """Seconds left for ``pending`` (the run's :class:`.plan.ScheduledTest` s not done, the current
@@ -53,11 +59,15 @@ class Eta:
         every = [s for xs in self._tests.values() for s in xs]
         if not every and not self._prior:
             return None
-        tests = sum(self._point_s(p.test.index, every) for p in pending)
+        tests = sum(self._mean(self._points.get(point_of(p))) or self._point_s(p.test.index, every) for p in pending)
         several = len({p.scenario for p in pending}) > 1
         builds = sum(self._visit_s(b.scenario) for a, b in zip(pending, pending[1:])
                      if a.scenario != b.scenario or (several and a.repetition != b.repetition))
         return tests + builds
+
+    @staticmethod
+    def _mean(xs: list[float] | None) -> float | None:
+        return sum(xs) / len(xs) if xs else None
 
     def _visit_s(self, scenario: str) -> float:
         """A bring-up of ``scenario``: its measured mean; else its plan; else every measured bring-up's mean."""
@@ -78,6 +88,13 @@ class Eta:
             took, plan = sum(a for a, _ in planned), sum(b for _, b in planned)
             return self._prior[index] * (took / plan if plan else 1.0)
         return sum(every) / len(every) if every else 0.0
+
+
+def point_of(p) -> tuple:
+    """A scheduled test's point, the same in every repetition block: its scenario, ``[[test]]``, mix, frame
+    size, direction and variant."""
+    return (p.scenario, p.test.index, str(getattr(p, "mix", "")), getattr(p, "frame_size", 0),
+            getattr(p, "bidirectional", False), getattr(p, "variant", ()))
 
 
 def text(seconds: float) -> str:

@@ -33,7 +33,7 @@ from ..store.db import Store
 from ..trial.lab_tester import LabTester
 from ..trial.warmup import warm_up
 from . import estimate, looks
-from .eta import Eta
+from .eta import Eta, point_of
 from .eta import text as eta_text
 from .model import Campaign, Scenario
 from .plan import ScheduledTest, design_record, planned, resuming, schedule, visits
@@ -291,7 +291,7 @@ def run_points(c: Campaign, store: Store, run_id: int, make_tester: Callable[[Sc
         started = time.monotonic()
         result, rec = _run_point(store, run_id, p, sc_of[p.scenario], make_tester, lab_build)
         took = time.monotonic() - started
-        eta.test_took(p.test.index, took)
+        eta.test_took(p.test.index, took, point_of(p))
         done.add(p.key)
         replayed = f", {rec.replayed} trials replayed" if rec and rec.replayed else ""
         trials = f"{rec.seq} trials, " if rec else ""
