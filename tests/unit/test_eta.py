@@ -43,7 +43,10 @@ def test_a_planned_run_has_an_estimate_from_the_start_and_corrects_it_by_what_it
     pending = [_point(0, "a", 1), _point(1, "a", 1), _point(0, "b", 1), _point(1, "b", 2), _point(1, "b", 3)]
     # Nothing measured: the plan; builds ahead: a → b, and b's blocks 1 → 2 → 3 (several scenarios: one build a block).
     assert e.left_s(pending) == pytest.approx(2 * 10 + 3 * 100 + 3 * 5)
-    e.test_took(0, 20.0)  # twice its plan: the unmeasured [[test]] 1 is counted at twice its plan too
+    e.test_took(0, 20.0)  # twice its plan, over 10 s of the 320 planned ahead: trusted 10 / 32
+    assert e.left_s(pending) == pytest.approx(2 * 20 + 3 * 100 * (1 + 10 / 32) + 3 * 5)
+    for _ in range(3):
+        e.test_took(0, 20.0)  # 40 s of plan measured, more than a tenth of what is ahead: trusted fully
     assert e.left_s(pending) == pytest.approx(2 * 20 + 3 * 200 + 3 * 5)
     assert Eta({0: 10.0}).left_s([_point(0), _point(0, repetition=2)]) == pytest.approx(20)  # one lab: no rebuild
 
@@ -74,3 +77,14 @@ def test_a_point_an_earlier_block_ran_is_counted_at_its_own_pace():
         e.test_took(0, took, eta_mod.point_of(at(size, 1)))
     assert e.left_s([at(86, 2), at(86, 3)]) == pytest.approx(150.0)
     assert e.left_s([at(256, 2)]) == pytest.approx(39.0)  # no block ran 256 B yet: the test's mean
+
+
+def test_one_cheap_test_at_the_start_does_not_scale_the_whole_plan():
+    """transition's first test, a search at the line rate (6 s where 64 were planned), made the ETA of an
+    89-min plan 10 min: a ratio measured over a sliver of the plan is trusted in proportion to it."""
+    e = Eta({0: 64.0, 1: 30.0})
+    pending = [_point(0, repetition=r) for r in range(2, 61)] + [_point(1, repetition=r) for r in range(1, 61)]
+    e.test_took(0, 6.0)
+    left = e.left_s(pending)
+    assert left > 0.75 * (59 * 6.0 + 60 * 30.0)  # test 0 at its own 6 s, test 1 near its plan
+    assert left == pytest.approx(59 * 6.0 + 60 * 30.0 * (1 + (6 / 64 - 1) * 64 / (0.1 * (59 * 64 + 60 * 30))))
