@@ -91,7 +91,7 @@ def runs_table(runs: list[dict]) -> str:
 
 
 def wall_min(r: dict) -> str:
-    """The time a run ran [min], its sessions summed (``time_s.wall`` of its record, campaign/phases): a
+    """The time a run ran [min], its sessions summed (``time_s.wall`` of its record, core/phases.py): a
     run resumed the next day took this long, not finished minus started; "-" where none was recorded."""
     wall = ((r.get("environment") or {}).get("time_s") or {}).get("wall")
     return f"{wall / 60:.1f}" if isinstance(wall, (int, float)) else "-"
