@@ -12,8 +12,10 @@ from v6bench.campaign import eta as eta_mod
 from v6bench.campaign.eta import Eta
 
 
-def _point(index: int, scenario: str = "", repetition: int = 1) -> SimpleNamespace:
-    return SimpleNamespace(test=SimpleNamespace(index=index), scenario=scenario, repetition=repetition)
+def _point(index: int, scenario: str = "", repetition: int = 1, frame_size: int = 128) -> SimpleNamespace:
+    """A scheduled test's fields the ETA reads (campaign/plan.ScheduledTest)."""
+    return SimpleNamespace(test=SimpleNamespace(index=index), scenario=scenario, repetition=repetition, mix="100/0",
+                           frame_size=frame_size, bidirectional=False, variant=())
 
 
 def test_nothing_measured_gives_no_estimate():
@@ -70,8 +72,7 @@ def test_a_point_an_earlier_block_ran_is_counted_at_its_own_pace():
     """cisco-dualstack's VM searches took about 75 s at 86 B and 3 s at 1518 B in one [[test]]: the last
     block's pending 86-B searches are counted at 86 B's time, not at the test's mean."""
     def at(size, rep):
-        return SimpleNamespace(test=SimpleNamespace(index=0), scenario="", repetition=rep, mix="100/0",
-                               frame_size=size, bidirectional=True, variant=())
+        return _point(0, repetition=rep, frame_size=size)
     e = Eta()
     for size, took in ((86, 75.0), (1518, 3.0)):
         e.test_took(0, took, eta_mod.point_of(at(size, 1)))

@@ -193,6 +193,11 @@ def fixed(t: TestSpec) -> bool:
 SEARCHES = ("throughput", "back-to-back")
 
 
+def _part(key: str, name: str) -> str | None:
+    """The value of ``name=…`` in a :func:`kind_key` (None where the key leaves it at its default)."""
+    return next((x.partition("=")[2] for x in key.split()[1:] if x.startswith(f"{name}=")), None)
+
+
 def _alike(by_key: dict[str, float], key: str, of_kind: bool) -> float | None:
     """``by_key``'s figure for ``key``; with none, the mean of the same kind's tests on the same router
     with other parameters: for every kind when ``of_kind`` (an RFC 9693 test at a finer resolution is more
@@ -201,15 +206,12 @@ def _alike(by_key: dict[str, float], key: str, of_kind: bool) -> float | None:
     bisection of a steady DUT); else None."""
     if key in by_key:
         return by_key[key]
-    parts = key.split()
-    kind, router = parts[0], next((x for x in parts if x.startswith("router=")), None)
-    start = next((x for x in parts if x.startswith("start=")), None)
+    kind = key.split()[0]
 
     def like(other: str) -> bool:
-        o = other.split()
-        return (o[0] == kind and next((x for x in o if x.startswith("router=")), None) == router
-                and (of_kind or next((x for x in o if x.startswith("start=")), None) == start))
-    kin = [v for k, v in by_key.items() if like(k)] if of_kind or (kind in SEARCHES and start) else []
+        return (other.split()[0] == kind and _part(other, "router") == _part(key, "router")
+                and (of_kind or _part(other, "start") == _part(key, "start")))
+    kin = [v for k, v in by_key.items() if like(k)] if of_kind or (kind in SEARCHES and _part(key, "start")) else []
     return statistics.fmean(kin) if kin else None
 
 

@@ -4,10 +4,11 @@ A run's time goes to its tests and to bringing up a lab for each visit of
 a scenario (the lab build, VM boots, a table's load and learning). Tests
 of one ``[[test]]`` take alike, tests of different ones do not (a
 throughput search against a 2-s latency trial), so what is left is each
-pending test at its own ``[[test]]``'s mean time so far, or where an earlier block ran the same point (its
-scenario, mix, frame size, direction and variant) at that point's mean: a
-VM router's search at 86 B took 100 s where the same ``[[test]]``'s at
-1518 B took 3 (every test's mean where none of its kind has run yet) plus each lab bring-up still
+pending test at its point's mean time where an earlier block ran the same
+point (its scenario, mix, frame size, direction and variant: a VM
+router's search at 86 B took 100 s where the same ``[[test]]``'s at 1518 B
+took 3), else at its ``[[test]]``'s mean time so far (every test's mean
+where none of its kind has run yet), plus each lab bring-up still
 ahead (a change of scenario among the pending tests) at the mean time
 this session's bring-ups of that scenario took (a table's load makes
 some far longer than others). A run that starts from its plan
@@ -66,32 +67,27 @@ class Eta:
         if not every and not self._prior:
             return None
         ahead_s = sum(self._prior.get(p.test.index, 0.0) for p in pending)
-        tests = sum(self._mean(self._points.get(point_of(p))) or self._point_s(p.test.index, every, ahead_s)
+        tests = sum(_mean(self._points.get(point_of(p))) or self._point_s(p.test.index, every, ahead_s)
                     for p in pending)
         several = len({p.scenario for p in pending}) > 1
         builds = sum(self._visit_s(b.scenario) for a, b in zip(pending, pending[1:])
                      if a.scenario != b.scenario or (several and a.repetition != b.repetition))
         return tests + builds
 
-    @staticmethod
-    def _mean(xs: list[float] | None) -> float | None:
-        return sum(xs) / len(xs) if xs else None
-
     def _visit_s(self, scenario: str) -> float:
         """A bring-up of ``scenario``: its measured mean; else its plan; else every measured bring-up's mean."""
         if xs := self._visits.get(scenario):
-            return sum(xs) / len(xs)
+            return _mean(xs) or 0.0
         if scenario in self._build_s:
             return self._build_s[scenario]
-        every = [x for xs in self._visits.values() for x in xs]
-        return sum(every) / len(every) if every else 0.0
+        return _mean([x for xs in self._visits.values() for x in xs]) or 0.0
 
     def _point_s(self, index: int, every: list[float], ahead_s: float = 0.0) -> float:
         """A point of ``[[test]]`` ``index``: its measured mean; else its plan scaled by the measured tests'
         ratio to their plans, trusted in proportion to the planned time they cover up to
         :data:`TRUSTED_SHARE` of the planned time ahead (``ahead_s``); else every measured test's mean."""
         if xs := self._tests.get(index):
-            return sum(xs) / len(xs)
+            return _mean(xs) or 0.0
         planned = [(sum(xs), len(xs) * self._prior[i]) for i, xs in self._tests.items() if self._prior.get(i)]
         if index in self._prior:
             took, plan = sum(a for a, _ in planned), sum(b for _, b in planned)
@@ -99,14 +95,17 @@ class Eta:
                 return self._prior[index]
             trust = min(1.0, plan / (TRUSTED_SHARE * ahead_s)) if ahead_s > 0 else 1.0
             return self._prior[index] * (1.0 + (took / plan - 1.0) * trust)
-        return sum(every) / len(every) if every else 0.0
+        return _mean(every) or 0.0
+
+
+def _mean(xs: list[float] | None) -> float | None:
+    return sum(xs) / len(xs) if xs else None
 
 
 def point_of(p) -> tuple:
     """A scheduled test's point, the same in every repetition block: its scenario, ``[[test]]``, mix, frame
     size, direction and variant."""
-    return (p.scenario, p.test.index, str(getattr(p, "mix", "")), getattr(p, "frame_size", 0),
-            getattr(p, "bidirectional", False), getattr(p, "variant", ()))
+    return (p.scenario, p.test.index, str(p.mix), p.frame_size, p.bidirectional, p.variant)
 
 
 def text(seconds: float) -> str:

@@ -63,7 +63,7 @@ def runs_json(rows: list) -> list[dict]:
     from ..core import machine
 
     return [{**{k: v for k, v in r.items() if k != "environment"}, "machine": machine.label(r["environment"]),
-             "host": machine.record(r["environment"]), "wall_s": (r["environment"].get("time_s") or {}).get("wall")}
+             "host": machine.record(r["environment"]), "wall_s": results_text.wall_s(r)}
             for r in rows]
 
 

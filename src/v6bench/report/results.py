@@ -90,11 +90,17 @@ def runs_table(runs: list[dict]) -> str:
     return "\n".join(align(rows, left_columns=7))
 
 
-def wall_min(r: dict) -> str:
-    """The time a run ran [min], its sessions summed (``time_s.wall`` of its record, core/phases.py): a
-    run resumed the next day took this long, not finished minus started; "-" where none was recorded."""
+def wall_s(r: dict) -> float | None:
+    """The time a run ran [s], its sessions summed (``time_s.wall`` of its record, core/phases.py): a
+    run resumed the next day took this long, not finished minus started; None where none was recorded."""
     wall = ((r.get("environment") or {}).get("time_s") or {}).get("wall")
-    return f"{wall / 60:.1f}" if isinstance(wall, (int, float)) else "-"
+    return float(wall) if isinstance(wall, (int, float)) else None
+
+
+def wall_min(r: dict) -> str:
+    """:func:`wall_s` in minutes for the runs table, "-" where none was recorded."""
+    wall = wall_s(r)
+    return f"{wall / 60:.1f}" if wall is not None else "-"
 
 
 def _mbps(x: float | None) -> str:
