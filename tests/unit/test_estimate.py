@@ -176,6 +176,36 @@ resolution = 0.01
     assert "trials from this kind's runs with other parameters" in render.plan(c, p, "here")
 
 
+def test_a_table_capacity_search_is_planned_from_its_bisection_not_from_the_establishment_rate_s_history():
+    """transition's capacity search (run 15: 16 trials in 302 s, each opening up to 300,000 connections at
+    10,000/s and validating them at 20,000/s) was planned from the establishment rate's short trials (65 s for
+    both families): its trials are modelled from its top, rates and resolution until it has history of its own."""
+    text = CAMPAIGN.replace('dut = { acl = 25 }', 'dut = { nat44 = true }') + """
+[[test]]
+kind = "connections"
+scenarios = ["acl"]
+frame_sizes = [128]
+mixes = ["100/0"]
+metrics = ["capacity"]
+search_max_connections = 300000
+open_rate_fps = 10000
+validate_rate_fps = 20000
+resolution = 0.01
+"""
+    c = spec.parse_campaign(text, "p.toml")
+    cap = c.tests[2]
+    assert estimate.expected_trials(cap) == (16.0, 18.0)  # 2 × (7 halvings to 1 % + the top), open and validate
+    assert estimate.trial_s(cap) == pytest.approx(0.75 * 300_000 * (1 / 10_000 + 1 / 20_000) / 2)  # 16.9 s
+    short = "connections resolution=0.01 metrics=establishment_rate"
+    h = estimate.History(trials={short: 32.6}, beyond_s={short: 0.5}, traffic_s={short: 0.5})
+    planned = estimate.plan(c, h, 0).tests[2]
+    assert (planned.trials, planned.alike) == (16.0, False)
+    assert planned.seconds_a_trial == pytest.approx(estimate.trial_s(cap) + 0.5 + estimate.FALLBACK_TRIAL_S)  # + drain, beyond
+    own = "connections resolution=0.01 metrics=capacity"
+    h = estimate.History(trials={short: 32.6, own: 16.0}, beyond_s={own: 0.5})
+    assert estimate.plan(c, h, 0).tests[2].from_history
+
+
 def test_a_host_stack_test_which_stores_no_engine_trial_counts_as_one_run_of_its_duration(tmp_path):
     """kannan-throughput's 400 iperf3 runs of 10 s stored no engine trial: its history is one trial a
     point of 10 s and what the point took beyond it, not 0 trials (a plan of 0 s)."""

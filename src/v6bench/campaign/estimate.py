@@ -166,9 +166,24 @@ def _run_history(store: Store, run_id: int, tests: list[dict], trials: dict[str,
     return overheads
 
 
+#: A table capacity search's mean connections a trial, as a share of its top: bisecting down from the top to a
+#: table just below it (transition, run 15: 260,156 of 300,000) tries 300 k, 150 k, 225 k, 262 k, 244 k, ...
+CAPACITY_MEAN_SHARE = 0.75
+
+
+def capacity_only(t: TestSpec) -> bool:
+    """An RFC 9693 test of the table capacity alone (its trials' count and size follow from its search)."""
+    return t.kind == "connections" and tuple(getattr(t.params, "metrics", ())) == ("capacity",)
+
+
 def trial_s(t: TestSpec) -> float | None:
-    """One trial's traffic [s] as the test's parameters give it (None: they give none)."""
+    """One trial's traffic [s] as the test's parameters give it (None: they give none). A capacity search's
+    trials open N connections and then validate them (methods/stateful.py), N at
+    :data:`CAPACITY_MEAN_SHARE` of its top on average: each is counted at half the two phases."""
     p = t.params
+    if capacity_only(t):
+        n = CAPACITY_MEAN_SHARE * p.search_max_connections
+        return n * (1 / p.open_rate_fps + 1 / p.validate_rate_fps) / 2
     for name in ("trial_duration_s", "duration_s"):
         if isinstance(getattr(p, name, None), (int, float)):
             return float(getattr(p, name))
@@ -217,9 +232,10 @@ def _alike(by_key: dict[str, float], key: str, of_kind: bool) -> float | None:
 
 def modelled(t: TestSpec) -> bool:
     """Whether :func:`expected_trials` counts ``t``'s trials from its parameters (a search to its
-    resolution, a loss sweep, loads × repeat of a fixed kind); for other kinds history of the kind with
+    resolution, a table capacity search, a loss sweep, loads × repeat of a fixed kind); for other kinds history of the kind with
     other parameters stands in (:func:`_alike`)."""
-    return t.kind in FIXED_TRIALS or t.kind == "loss" or bool(getattr(t.params, "resolution", None) and t.kind in SEARCHES)
+    return (t.kind in FIXED_TRIALS or t.kind == "loss" or capacity_only(t)
+            or bool(getattr(t.params, "resolution", None) and t.kind in SEARCHES))
 
 
 def expected_trials(t: TestSpec) -> tuple[float, float]:
@@ -229,9 +245,13 @@ def expected_trials(t: TestSpec) -> tuple[float, float]:
     rate until two loads pass (a search started from a neighbour: the
     bracket of a neighbour a few resolutions away, then its bisection;
     with ``confirm_losses``, a failing load's further trials);
-    a test with loads runs each load
+    a table capacity search bisects from its top to its resolution, two
+    trials a step (open, validate); a test with loads runs each load
     ``repeat`` times; others ``repeat`` trials."""
     p = t.params
+    if capacity_only(t):
+        trials = 2.0 * (math.ceil(math.log2(1 / p.resolution)) + 1)
+        return trials, trials + 2.0
     repeat = float(getattr(p, "repeat", 1) or 1)
     if getattr(p, "resolution", None) and t.kind in SEARCHES:
         steps = math.ceil(math.log2(1 / p.resolution)) + 2
