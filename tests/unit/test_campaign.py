@@ -2,6 +2,7 @@
 with the simulated tester (no root)."""
 
 import json
+import re
 import sqlite3
 
 import pytest
@@ -113,7 +114,8 @@ def test_run_records_every_trial_and_resume_skips_done_tests(tmp_path):
     assert len(store.done_points(rid)) == 6
     assert len(made2) == 6 - len(done_before)
     assert any("2 trials replayed" in line for line in lines)
-    assert any("ETA" in line for line in lines) and lines[0].startswith("resuming run")
+    assert any(re.search(r"· ETA \d+ (s|min), ends about \d\d:\d\d$", line) for line in lines)
+    assert lines[0].startswith("resuming run")
     tests = [t for t in store.tests(rid) if t["status"] == "done"]
     tp = [t for t in tests if t["kind"] == "throughput"]
     assert all(49_000 <= t["result"]["ndr_fps"] <= 50_000 for t in tp)

@@ -4,6 +4,7 @@ the lab bring-ups still ahead: the VM campaign that showed "ETA 79 s" with
 
 from __future__ import annotations
 
+import time
 from types import SimpleNamespace
 
 import pytest
@@ -89,3 +90,17 @@ def test_one_cheap_test_at_the_start_does_not_scale_the_whole_plan():
     left = e.left_s(pending)
     assert left > 0.75 * (59 * 6.0 + 60 * 30.0)  # test 0 at its own 6 s, test 1 near its plan
     assert left == pytest.approx(59 * 6.0 + 60 * 30.0 * (1 + (6 / 64 - 1) * 64 / (0.1 * (59 * 64 + 60 * 30))))
+
+
+def test_the_end_is_shown_as_a_clock_time_which_a_long_test_does_not_make_stale(monkeypatch):
+    """A 300-s search keeps its progress line on screen: "ETA 90 min" is 5 min off by its end, the clock
+    time it shows beside it is not."""
+    monkeypatch.setenv("TZ", "UTC")
+    time.tzset()
+    try:
+        start = 1_795_953_600.0  # 2026-11-29 12:00:00 UTC
+        assert eta_mod.ends_at(90 * 60, start) == "13:30"
+        assert eta_mod.ends_at(59, start + 11 * 3600 + 59 * 60) == "23:59" and eta_mod.ends_at(61, start + 11 * 3600 + 59 * 60) == "00:00"
+    finally:
+        monkeypatch.delenv("TZ")
+        time.tzset()

@@ -33,7 +33,7 @@ from ..store.db import Store
 from ..trial.lab_tester import LabTester
 from ..trial.warmup import warm_up
 from . import estimate, looks
-from .eta import Eta, point_of
+from .eta import Eta, ends_at, point_of
 from .eta import text as eta_text
 from .model import Campaign, Scenario
 from .plan import ScheduledTest, design_record, planned, resuming, schedule, visits
@@ -287,7 +287,7 @@ def run_points(c: Campaign, store: Store, run_id: int, make_tester: Callable[[Sc
         position = position_of[p.key]
         bar = "#" * round(20 * (position - 1) / len(plan))
         left_s = eta.left_s([q for q in plan[position - 1:] if q.key not in done])
-        progress(f"[{bar:<20}] {position}/{len(plan)} {p.describe()}" + (f" · ETA {eta_text(left_s)}" if left_s else ""))
+        progress(f"[{bar:<20}] {position}/{len(plan)} {p.describe()}" + (f" · ETA {eta_text(left_s)}, ends about {ends_at(left_s)}" if left_s else ""))
         started = time.monotonic()
         result, rec = _run_point(store, run_id, p, sc_of[p.scenario], make_tester, lab_build)
         took = time.monotonic() - started
