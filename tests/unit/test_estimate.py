@@ -152,20 +152,24 @@ def test_a_vm_build_without_history_of_its_own_is_not_guessed_from_older_namespa
     assert estimate.build_guess_s("vm table 10k", h) == pytest.approx(14.0 + estimate.FALLBACK_TABLE_S_PER_PREFIX * 20_000)
 
 
-def test_a_kind_s_history_with_other_parameters_stands_in_where_no_model_counts_its_trials():
-    """An RFC 9693 test at a new resolution or with other metrics has no history of its own key: it is
-    planned from this machine's tests of its kind (said so), not as one guessed trial of 1 s; a search,
-    which the plan models from its parameters, keeps its model."""
-    text = CAMPAIGN.replace('dut = { acl = 25 }', 'dut = { nat44 = true }') + """
+def _with_connections(params: str):
+    """:data:`CAMPAIGN` with NAT44 on its second scenario and a third test, RFC 9693's at 1 % with ``params``."""
+    return spec.parse_campaign(CAMPAIGN.replace('dut = { acl = 25 }', 'dut = { nat44 = true }') + f"""
 [[test]]
 kind = "connections"
 scenarios = ["acl"]
 frame_sizes = [128]
 mixes = ["100/0"]
-metrics = ["establishment_rate"]
+{params}
 resolution = 0.01
-"""
-    c = spec.parse_campaign(text, "p.toml")
+""", "p.toml")
+
+
+def test_a_kind_s_history_with_other_parameters_stands_in_where_no_model_counts_its_trials():
+    """An RFC 9693 test at a new resolution or with other metrics has no history of its own key: it is
+    planned from this machine's tests of its kind (said so), not as one guessed trial of 1 s; a search,
+    which the plan models from its parameters, keeps its model."""
+    c = _with_connections('metrics = ["establishment_rate"]')
     assert estimate.kind_key("connections", c.tests[2].params.__dict__) == "connections resolution=0.01 metrics=establishment_rate"
     old = "connections resolution=0.05 metrics=establishment_rate,tear_down_rate"
     h = estimate.History(trials={old: 30.0, "throughput resolution=0.02": 20.0}, beyond_s={old: 0.8}, traffic_s={old: 0.2})
@@ -180,19 +184,8 @@ def test_a_table_capacity_search_is_planned_from_its_bisection_not_from_the_esta
     """transition's capacity search (run 15: 16 trials in 302 s, each opening up to 300,000 connections at
     10,000/s and validating them at 20,000/s) was planned from the establishment rate's short trials (65 s for
     both families): its trials are modelled from its top, rates and resolution until it has history of its own."""
-    text = CAMPAIGN.replace('dut = { acl = 25 }', 'dut = { nat44 = true }') + """
-[[test]]
-kind = "connections"
-scenarios = ["acl"]
-frame_sizes = [128]
-mixes = ["100/0"]
-metrics = ["capacity"]
-search_max_connections = 300000
-open_rate_fps = 10000
-validate_rate_fps = 20000
-resolution = 0.01
-"""
-    c = spec.parse_campaign(text, "p.toml")
+    c = _with_connections('metrics = ["capacity"]\nsearch_max_connections = 300000\nopen_rate_fps = 10000\n'
+                          'validate_rate_fps = 20000')
     cap = c.tests[2]
     assert estimate.expected_trials(cap) == (16.0, 18.0)  # 2 × (7 halvings to 1 % + the top), open and validate
     assert estimate.trial_s(cap) == pytest.approx(0.75 * 300_000 * (1 / 10_000 + 1 / 20_000) / 2)  # 16.9 s

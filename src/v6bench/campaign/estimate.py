@@ -232,8 +232,8 @@ def _alike(by_key: dict[str, float], key: str, of_kind: bool) -> float | None:
 
 def modelled(t: TestSpec) -> bool:
     """Whether :func:`expected_trials` counts ``t``'s trials from its parameters (a search to its
-    resolution, a table capacity search, a loss sweep, loads × repeat of a fixed kind); for other kinds history of the kind with
-    other parameters stands in (:func:`_alike`)."""
+    resolution, a table capacity search, a loss sweep, loads × repeat of a fixed kind); for other kinds
+    history of the kind with other parameters stands in (:func:`_alike`)."""
     return (t.kind in FIXED_TRIALS or t.kind == "loss" or capacity_only(t)
             or bool(getattr(t.params, "resolution", None) and t.kind in SEARCHES))
 

@@ -116,5 +116,5 @@ def ends_at(seconds: float, now_s: float | None = None) -> str:
     """The local clock time (HH:MM) ``seconds`` from ``now_s`` (the Unix time; now by default): what the
     progress line shows beside the time left, since it stays true while a long test keeps that line on
     screen, where the minutes left go stale (transition, run 15: a 300-s search's line read "ETA 90 min"
-    throughout, 21 of 81 minute-by-minute readings off by more than 25 % though every fresh one was within)."""
+    throughout; 21 of 81 minute-by-minute readings were off by more than 25 %, 2 of 92 read as a test began)."""
     return time.strftime("%H:%M", time.localtime((time.time() if now_s is None else now_s) + seconds))
