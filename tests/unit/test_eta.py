@@ -86,10 +86,28 @@ def test_one_cheap_test_at_the_start_does_not_scale_the_whole_plan():
     89-min plan 10 min: a ratio measured over a sliver of the plan is trusted in proportion to it."""
     e = Eta({0: 64.0, 1: 30.0})
     pending = [_point(0, repetition=r) for r in range(2, 61)] + [_point(1, repetition=r) for r in range(1, 61)]
-    e.test_took(0, 6.0)
+    e.test_took(0, 6.0, eta_mod.point_of(_point(0)))  # the same point as test 0's pending ones
     left = e.left_s(pending)
     assert left > 0.75 * (59 * 6.0 + 60 * 30.0)  # test 0 at its own 6 s, test 1 near its plan
     assert left == pytest.approx(59 * 6.0 + 60 * 30.0 * (1 + (6 / 64 - 1) * 64 / (0.1 * (59 * 64 + 60 * 30))))
+
+
+def test_a_test_s_first_point_does_not_stand_for_its_dearer_points_below_their_plan():
+    """dobrinov2016, run 17: the throughput test's first point, a 1518-B search at the line rate, took 3 s;
+    its 84-B points, VM-limited, took 60-130 s, and the ETA read 44 min with 83 left. A point no block ran
+    yet counts at least its test's plan, scaled by the measured tests' ratio to their plans."""
+    e = Eta({0: 60.0, 1: 10.0})
+    e.test_took(1, 10.0)  # on plan: the ratio is 1
+    e.test_took(0, 3.0, eta_mod.point_of(_point(0, frame_size=1518)))
+    pending = [_point(0, frame_size=84), _point(0, repetition=2, frame_size=1518)]
+    # the 84-B point at its scaled plan (the measured ratio 13 / 70, trusted fully), not 3 s; the 1518-B one
+    # at its own 3 s
+    assert e.left_s(pending) == pytest.approx(60.0 * 13 / 70 + 3.0)
+    e.test_took(0, 100.0, eta_mod.point_of(_point(0, frame_size=84)))
+    # 512 B, not run: the larger of the scaled plan, 60 × 113 / 130, and the test's mean, (3 + 100) / 2
+    assert e.left_s([_point(0, frame_size=512)]) == pytest.approx(60.0 * 113 / 130)
+    e.test_took(1, 1.0)  # the other test far below its plan: now the test's own mean is the more
+    assert e.left_s([_point(0, frame_size=512)]) == pytest.approx(51.5)
 
 
 def test_the_end_is_shown_as_a_clock_time_which_a_long_test_does_not_make_stale(monkeypatch):
