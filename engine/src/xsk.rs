@@ -65,6 +65,15 @@ const RX_RING: u32 = 8192;
 /// flight cover a DUT queue of 20 ms at 400 kframes/s, about what AF_PACKET's
 /// 4-MB send buffer allows. Shared out among the port's senders.
 const TX_RING: u32 = 8192;
+/// Send buffer of a transmit socket, per transmit chunk. In copy mode each
+/// frame in flight is an skb charged to the socket until the far end frees
+/// it; with the default buffer (`wmem_default`, 208 KiB) about 90 skbs of a
+/// 1518-B frame fill it, fewer than the DUT's input ring (veth: 256), so a
+/// DUT slower than the load throttled the sender (no frame lost, the
+/// schedule slipped: tester-limited) where a router's input queue drops.
+/// Twice a chunk per chunk (the kernel doubles it again for its overhead):
+/// the chunks, not the buffer, bound the frames in flight.
+const SNDBUF_PER_CHUNK: usize = 2 * CHUNK;
 /// Fewest entries of a queue's ring when a port's are shared out.
 const MIN_RING: u32 = 1024;
 /// Completion ring of a queue that does not send (the UMEM needs one).
@@ -335,6 +344,8 @@ fn open_queue(ifindex: i32, queue: u32, rx_ring: u32, tx_ring: Option<u32>) -> R
             let tx_fd = xdp_socket()?;
             let raw_tx = tx_fd.as_raw_fd();
             crate::sock::set_opt(raw_tx, SOL_XDP, XDP_TX_RING, &size, "AF_XDP TX ring size")?;
+            let sndbuf = i32::try_from(size as usize * SNDBUF_PER_CHUNK).unwrap_or(i32::MAX);
+            crate::sock::set_buffer(raw_tx, libc::SO_SNDBUFFORCE, libc::SO_SNDBUF, sndbuf, "AF_XDP SO_SNDBUF")?;
             let tx = MapRing::map(raw_tx, &offsets(raw_tx)?.tx, PGOFF_TX_RING, size, 16, &mut shared, "TX")?;
             let shared_addr = SockaddrXdp { family: AF_XDP as u16, flags: XDP_SHARED_UMEM, ifindex: ifindex as u32, queue_id: queue, shared_umem_fd: raw as u32 };
             // SAFETY: a valid sockaddr_xdp of the size passed.
