@@ -43,13 +43,13 @@ def test_without_history_the_plan_counts_points_and_trials_from_the_file():
     p = estimate.plan(c, estimate.History(), selftests=1)
     thr, lat = p.tests
     assert thr.points == lat.points == 2 * 2 * 2 * 5  # scenarios × mixes × sizes × blocks
-    assert thr.trials == pytest.approx(2 * (7 + 2) * 0.75) and thr.trials_most == 2 * 30  # two goals bisected to 1 %
+    assert thr.trials == pytest.approx(2 * (7 + 2) * estimate.STEP_SHARE["throughput"]) and thr.trials_most == 2 * 30  # two goals to 1 %
     assert lat.trials == lat.trials_most == 2 * 2  # repeat × loads
     assert thr.seconds_a_trial == pytest.approx(2.0 + 0.5 + estimate.FALLBACK_TRIAL_S)
     assert sum(b.count for b in p.builds) == len(run_order.visits([q for q in run_order.schedule(c, 0)], set())) == 10
     assert p.builds == (estimate.BuildPlan("ns", 10, estimate.FALLBACK_BUILD_S["ns"], False),)
     assert p.seconds == pytest.approx(thr.seconds + lat.seconds + 10 * estimate.FALLBACK_BUILD_S["ns"]
-                                      + estimate.FALLBACK_SELFTEST_S)
+                                      + estimate.FALLBACK_SELFTEST_S_A_SIZE * len(set(c.selftest_frame_sizes)))
     text = render.plan(c, p, "r.db")
     assert "estimated wall time:" in text and "no earlier run on this machine" in text
     assert "lab builds: 10, 60 s (10 × ns 6 s (guessed))" in text

@@ -36,6 +36,8 @@ def test_each_test_at_its_own_pace_and_each_lab_bring_up_ahead(monkeypatch):
     # 12 + 1 + 1 + (the unseen [[test]] 2 at every test's mean: 25/3) + one change of scenario ahead: 30.
     assert e.left_s(pending) == pytest.approx(12 + 1 + 1 + 25 / 3 + 30)
     assert eta_mod.text(5400) == "90 min" and eta_mod.text(79) == "79 s"
+    assert eta_mod.text(84) == "84 s" and eta_mod.text(254) == "4 min 10 s" and eta_mod.text(596) == "10 min 00 s"
+    assert eta_mod.text(600) == "10 min"
 
 
 def test_a_planned_run_has_an_estimate_from_the_start_and_corrects_it_by_what_it_measures():

@@ -34,14 +34,22 @@ from .model import Campaign, Scenario, TestSpec
 from .plan import ScheduledTest, expand, schedule, visits
 
 #: Without history: seconds a trial costs beyond its traffic and drain (engine start, learning and settle,
-#: observing the DUT), a lab build in namespaces and in VMs, and a self-test [s].
-FALLBACK_TRIAL_S = 1.2
+#: observing the DUT), a lab build in namespaces and in VMs, and a self-test a frame size [s]. The first
+#: demo on a fresh clone (EPYC-25, 2026-11-30) spent 0.88 s a trial beyond its traffic, its 0.5-s drain
+#: included (a drain ends when nothing is missing), and 29 s on a self-test of one size (dobrinov2016: 84
+#: s for three); 1.2 s and 120 s a self-test made its plan 10.7 min for a run of 5.9.
+FALLBACK_TRIAL_S = 0.4
 FALLBACK_BUILD_S = {"ns": 6.0, "vm": 60.0, "external": 10.0}
 #: Without history of a table's builds: seconds a prefix of it adds to a build, up and down (loading, the
 #: warm-up, the teardown): 50 µs, as fib-scale's first full run measured on an AMD EPYC of 2 vCPUs
 #: (2026-11-29: 98-107 s for 1 M prefixes a family, 48-75 s for the internet table, 13 s for 100 k).
 FALLBACK_TABLE_S_PER_PREFIX = 50e-6
-FALLBACK_SELFTEST_S = 120.0
+FALLBACK_SELFTEST_S_A_SIZE = 30.0
+#: Trials a search takes a bisection step and goal (the expected count): a bisection ends early near its
+#: bounds (0.75 a step); throughput's two goals, NDR and PDR, share most loads (EPYC-25, 128 B through a
+#: 150-rule list: 7.0 and 9.4 trials a search at resolutions of 5 and 2 %, 0.50 and 0.59 of two bisections).
+STEP_SHARE = {"throughput": 0.55}
+STEP_SHARE_DEFAULT = 0.75
 #: Earlier runs read at most (the newest first).
 RUNS_READ = 20
 #: The runs read: not a failed one (its conditions may be what failed) nor one still running.
@@ -259,7 +267,8 @@ def expected_trials(t: TestSpec) -> tuple[float, float]:
             steps = math.ceil(math.log2(binary_search.FIRST_STEP_RESOLUTIONS)) + 2
         goals = 2 if t.kind == "throughput" else repeat
         confirm = 1 + getattr(p, "confirm_losses", 0) / 2  # about half a bisection's loads fail, each tried again
-        return goals * steps * 0.75 * confirm, goals * float(getattr(p, "max_trials", steps) or steps)
+        share = STEP_SHARE.get(t.kind, STEP_SHARE_DEFAULT)
+        return goals * steps * share * confirm, goals * float(getattr(p, "max_trials", steps) or steps)
     if t.kind == "loss":
         given = float(len(getattr(p, "loads_pct", ()) or ()))
         return (given, given) if given else (6.0, 10.0)
@@ -369,7 +378,8 @@ def plan(c: Campaign, h: History, selftests: int = 1) -> Plan:
     for name in _builds(c):
         counts[each[name]] = counts.get(each[name], 0) + 1
     builds = tuple(BuildPlan(k, n, seconds[k], k in h.builds_s) for k, n in sorted(counts.items()))
-    return Plan(tuple(out), builds, selftests * (h.selftest_s or FALLBACK_SELFTEST_S), h.runs,
+    guess_selftest_s = FALLBACK_SELFTEST_S_A_SIZE * max(1, len(set(c.selftest_frame_sizes)))
+    return Plan(tuple(out), builds, selftests * (h.selftest_s or guess_selftest_s), h.runs,
                 {name: seconds[k] for name, k in each.items()})
 
 

@@ -67,8 +67,8 @@ class Eta:
         every = [s for xs in self._tests.values() for s in xs]
         if not every and not self._prior:
             return None
-        ahead_s = sum(self._prior.get(p.test.index, 0.0) for p in pending)
-        tests = sum(_mean(self._points.get(point_of(p))) or self._point_s(p.test.index, every, ahead_s)
+        scale = self._plan_scale(sum(self._prior.get(p.test.index, 0.0) for p in pending))
+        tests = sum(_mean(self._points.get(point_of(p))) or self._point_s(p.test.index, every, scale)
                     for p in pending)
         several = len({p.scenario for p in pending}) > 1
         builds = sum(self._visit_s(b.scenario) for a, b in zip(pending, pending[1:])
@@ -83,23 +83,27 @@ class Eta:
             return self._build_s[scenario]
         return _mean([x for xs in self._visits.values() for x in xs]) or 0.0
 
-    def _point_s(self, index: int, every: list[float], ahead_s: float = 0.0) -> float:
-        """A point no block ran yet of ``[[test]]`` ``index``: its plan scaled by the measured tests' ratio
-        to their plans, trusted in proportion to the planned time they cover up to :data:`TRUSTED_SHARE`
-        of the planned time ahead (``ahead_s``), or the ``[[test]]``'s measured mean where that is more
-        (dobrinov2016, run 17: its first search, at the line rate, took 3 s and stood for the VM-limited
-        ones of 60-130 s: "ETA 44 min" with 83 left; replayed so, 4 of 219 readings outside ±25 %, not
-        9); unplanned: its ``[[test]]``'s mean, else every measured test's mean."""
+    def _plan_scale(self, ahead_s: float) -> float:
+        """How the measured tests compared with their plans (time taken / time planned), trusted in
+        proportion to the planned time they cover up to :data:`TRUSTED_SHARE` of the planned time
+        ahead (``ahead_s``); 1.0 before a planned test ended."""
+        planned = [(sum(xs), len(xs) * self._prior[i]) for i, xs in self._tests.items() if self._prior.get(i)]
+        took, plan = sum(a for a, _ in planned), sum(b for _, b in planned)
+        if not plan:
+            return 1.0
+        trust = min(1.0, plan / (TRUSTED_SHARE * ahead_s)) if ahead_s > 0 else 1.0
+        return 1.0 + (took / plan - 1.0) * trust
+
+    def _point_s(self, index: int, every: list[float], scale: float = 1.0) -> float:
+        """A point no block ran yet of ``[[test]]`` ``index``: its plan times ``scale``
+        (:meth:`_plan_scale`), or the ``[[test]]``'s measured mean where that is more (dobrinov2016,
+        run 17: its first search, at the line rate, took 3 s and stood for the VM-limited ones of
+        60-130 s: "ETA 44 min" with 83 left; replayed so, 4 of 219 readings outside ±25 %, not 9);
+        unplanned: its ``[[test]]``'s mean, else every measured test's mean."""
         own = _mean(self._tests.get(index))
         if index not in self._prior:
             return own if own is not None else (_mean(every) or 0.0)
-        planned = [(sum(xs), len(xs) * self._prior[i]) for i, xs in self._tests.items() if self._prior.get(i)]
-        took, plan = sum(a for a, _ in planned), sum(b for _, b in planned)
-        scaled = self._prior[index]
-        if plan:
-            trust = min(1.0, plan / (TRUSTED_SHARE * ahead_s)) if ahead_s > 0 else 1.0
-            scaled *= 1.0 + (took / plan - 1.0) * trust
-        return max(scaled, own or 0.0)
+        return max(self._prior[index] * scale, own or 0.0)
 
 
 def _mean(xs: list[float] | None) -> float | None:
@@ -113,7 +117,14 @@ def point_of(p) -> tuple:
 
 
 def text(seconds: float) -> str:
-    return f"{seconds / 60:.0f} min" if seconds >= 90 else f"{seconds:.0f} s"
+    """Seconds left in words: seconds below 90, minutes and seconds (to 10 s) below 10 min, minutes above
+    (whole minutes below 10 were a rounding of up to 30 s: the demo's "ETA 2 min" with 1.4 left read +38 %)."""
+    if seconds < 90:
+        return f"{seconds:.0f} s"
+    if seconds < 600:
+        minutes, rest = divmod(int(round(seconds / 10) * 10), 60)
+        return f"{minutes} min {rest:02d} s"
+    return f"{seconds / 60:.0f} min"
 
 
 def ends_at(seconds: float, now_s: float | None = None) -> str:
