@@ -102,14 +102,15 @@ class Lab(Protocol):
 class Observer(Protocol):
     """Observations around one trial: ``before`` the engine starts,
     ``during`` it (a context manager around the engine, at most
-    ``limit_s``), ``after``: what was observed of the DUT (stored as the
+    ``limit_s``; ``traffic_s``, the trial's traffic, None when it is not
+    timed), ``after``: what was observed of the DUT (stored as the
     trial result's ``dut`` record), and ``reasons``. What ``before`` and
     ``during`` give is the observer's own (``Any`` here): only its
     ``after`` reads it."""
 
     def before(self) -> Any: ...
 
-    def during(self, limit_s: float) -> ContextManager[Any]: ...
+    def during(self, limit_s: float, traffic_s: float | None = None) -> ContextManager[Any]: ...
 
     def after(self, before: Any, during: Any, eng: Record) -> Record: ...
 

@@ -188,7 +188,7 @@ def trial(lab: Lab, request: TrialRequest, engine_pid_file: Path | None = None,
     with phase("observe the DUT"):
         before = watch.before()
     action = _DutAction(lab, during) if during else None
-    with watch.during(_bound_s(spec)) as polled, wakeful.awake() as cpu_idle, phase("engine start and stop"):
+    with watch.during(_bound_s(spec), spec.duration_s) as polled, wakeful.awake() as cpu_idle, phase("engine start and stop"):
         eng = engine.run_trial(spec, pid_file=engine_pid_file)
     split("engine start and stop", {"learning and settle": eng.get("learning_s") or 0.0,
                                     "traffic": eng.get("traffic_s") or 0.0,

@@ -182,7 +182,7 @@ class LabObserver:
     def before(self) -> Snapshot:
         return snapshot(self.lab)
 
-    def during(self, limit_s: float) -> Sampler:
+    def during(self, limit_s: float, traffic_s: float | None = None) -> Sampler:
         return sampler(self.lab)
 
     def after(self, before: Snapshot, during: Sampler, eng: dict[str, Any]) -> dict[str, Any]:

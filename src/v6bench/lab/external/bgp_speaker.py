@@ -264,8 +264,8 @@ class Watched:
     def before(self) -> dict[str, Any] | None:
         return self.inner.before()
 
-    def during(self, limit_s: float) -> ContextManager[Poller | None]:
-        return self.inner.during(limit_s)
+    def during(self, limit_s: float, traffic_s: float | None = None) -> ContextManager[Poller | None]:
+        return self.inner.during(limit_s, traffic_s)
 
     def after(self, before: dict[str, Any] | None, during: Poller | None, eng: dict[str, Any]) -> dict[str, Any]:
         out = self.inner.after(before, during, eng)

@@ -102,6 +102,10 @@ CPU_SOURCES = {
 }
 
 
+#: The shortest traffic in which Net-SNMP's CPU counters (updated every 5 s) change twice [s].
+NET_SNMP_READABLE_S = 12.0
+
+
 class Agent:
     """One SNMP agent, read with Net-SNMP's tools. Every request is
     bounded: ``timeout_s`` a try, one retry, and a process time limit."""
@@ -354,7 +358,8 @@ def cpu_over_window(src: CpuSource, samples: list[tuple[float, dict[str, Any]]],
                 updates.append((t_prev, t, cur["ticks"]))
         if len(updates) < 2:
             out["why"] = (f"the agent updated its CPU counters {len(updates)} time(s) inside the {end_s - start_s:.1f}-s "
-                          "traffic window; two are needed (Net-SNMP updates every 5 s: use trials of 12 s or more)")
+                          "traffic window; two are needed (Net-SNMP updates every 5 s: use trials of "
+                          f"{NET_SNMP_READABLE_S:g} s or more)")
             return out
         (b0, t0), (b1, t1) = busy_ticks(updates[0][2]), busy_ticks(updates[-1][2])
         if t1 <= t0:

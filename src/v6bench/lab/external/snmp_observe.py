@@ -96,7 +96,7 @@ class SnmpObserver:
     def before(self) -> dict[str, Any] | None:
         return self._counters() if self.agent else None
 
-    def during(self, limit_s: float) -> ContextManager[snmp.Poller | None]:
+    def during(self, limit_s: float, traffic_s: float | None = None) -> ContextManager[snmp.Poller | None]:
         if self.agent is None or self.src is None or self.dut.snmp is None:
             return contextlib.nullcontext(None)
         return snmp.Poller(self.agent, self.src, self.dut.snmp.poll_interval_s, limit_s)
