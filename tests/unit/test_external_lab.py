@@ -18,6 +18,8 @@ from v6bench.core.rates import format_link_speed, parse_port_speed
 from v6bench.lab.model import external_spec
 from v6bench.lab.model.dut import DutConfig
 from v6bench.lab.external import snmp
+from v6bench.lab.external.snmp_observe import SnmpDut, SnmpObserver
+from v6bench.lab.model.external_spec import SnmpSpec
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "docs" / "examples" / "external-lab.toml"
@@ -189,6 +191,39 @@ def test_cpu_from_a_gauge_averages_the_polls_after_its_own_averaging_time():
     assert cpu["between_unix_s"] == [[8.0, 8.0], [20.0, 20.0]]
     hr = snmp.cpu_over_window(snmp.CPU_SOURCES["host-resources"], samples, 3.0, 20.0)
     assert hr["pct"] is None and "60-s averaging" in hr["why"]
+
+
+def test_each_cpu_source_is_readable_from_its_own_shortest_traffic():
+    """Two updates of ucd's 5-s counters; a gauge's averaging time and one poll."""
+    src = snmp.CPU_SOURCES
+    assert src["ucd"].readable_s(0.5) == snmp.NET_SNMP_READABLE_S == 12.0
+    assert src["cisco"].readable_s(0.5) == 5.5
+    assert src["juniper"].readable_s(1.0) == 1.0
+    assert src["host-resources"].readable_s(1.0) == 61.0
+
+
+def _observer(cpu_source: str) -> SnmpObserver:
+    dut = SnmpDut("dut", SnmpSpec(host="192.0.2.1", poll_interval_s=0.5, counter_refresh_s=0.0), ("t1",))
+    return SnmpObserver(dut, {"if_index": {"t1": 1}, "cpu_source": cpu_source})
+
+
+@pytest.mark.parametrize("cpu_source,traffic_s,polled", [
+    ("ucd", 2.0, False), ("ucd", 11.9, False), ("ucd", None, False), ("ucd", 12.0, True),
+    ("cisco", 5.0, False), ("cisco", 6.0, True), ("juniper", 0.4, False), ("juniper", 2.0, True)])
+def test_the_agent_is_polled_only_in_traffic_its_cpu_source_can_be_read_from(cpu_source, traffic_s, polled):
+    """A poll starts Net-SNMP's tools beside the tester's senders: where it
+    cannot give the CPU load (a burst, traffic too short) none is made."""
+    during = _observer(cpu_source).during(30.0, traffic_s)
+    assert isinstance(during, snmp.Poller) is polled
+
+
+def test_a_trial_too_short_to_poll_says_why_it_has_no_cpu_load(monkeypatch):
+    watch = _observer("ucd")
+    monkeypatch.setattr(snmp, "read_counters", lambda agent, indexes: {"t1": {"in_ucast_pkts": 5}})
+    out = watch.after(watch.before(), None, {"started_at_unix_ns": 0, "traffic_s": 2.0})
+    router = out["routers"][0]
+    assert router["busy_ratio"] is None and router["cpu_source"] == "ucd"
+    assert router["cpu_why"].startswith("not polled in 2.0 s of traffic") and "12 s or more" in router["cpu_why"]
 
 
 CAMPAIGN = """\

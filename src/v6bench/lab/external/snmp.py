@@ -90,6 +90,13 @@ class CpuSource:
     averaging_s: float = 0.0
     combine: str = "mean"
 
+    def readable_s(self, poll_interval_s: float) -> float:
+        """The shortest traffic [s] from which :func:`cpu_over_window` gives
+        this source's figure when it is polled every ``poll_interval_s``:
+        two updates of ``ucd``'s counters (:data:`NET_SNMP_READABLE_S`), or a
+        gauge's averaging time and one poll after it."""
+        return NET_SNMP_READABLE_S if self.table is None else self.averaging_s + poll_interval_s
+
 
 #: The CPU sources, in the order ``auto`` tries them.
 CPU_SOURCES = {

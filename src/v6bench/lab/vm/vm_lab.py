@@ -40,7 +40,6 @@ from ..machine.cpu_window import Sampler
 from ..model.external_spec import SnmpSpec
 from ..model.mtu import Mtus
 from ..model.site import Site
-from ..external import snmp
 from ..external.snmp_observe import SnmpDut, SnmpObserver, connect
 from ..machine.lock import running
 from ..emulated.state import LabState
@@ -197,17 +196,6 @@ def snmp_dut(node: dict[str, Any]) -> SnmpDut:
     return SnmpDut(node["name"], spec, tuple(i["name"] for i in node["interfaces"]))
 
 
-def guest_polled(traffic_s: float | None) -> bool:
-    """Whether the guests' agents are polled during a trial of ``traffic_s``
-    (None: a burst, not timed): only when their CPU can be read from it
-    (:data:`~v6bench.lab.external.snmp.NET_SNMP_READABLE_S`). Each poll
-    starts Net-SNMP's tools beside the engine's senders, which run at normal
-    priority on the tester's CPU: 256 B bidirectional at 22 kframes/s, 2-s
-    trials, 13 of 18 tester-limited with a poll every 0.5 s, 4 of 18
-    without (EPYC-25, 2026-11-30); in such a trial the polls read nothing."""
-    return traffic_s is not None and traffic_s >= snmp.NET_SNMP_READABLE_S
-
-
 class VmObserver:
     """:class:`~v6bench.lab.protocol.Observer` of the emulated lab with VM
     routers: each router's guest agent over SNMP (lab/external/snmp_observe.py), the
@@ -240,14 +228,13 @@ class VmObserver:
     @contextmanager
     def during(self, limit_s: float, traffic_s: float | None = None) -> Iterator[tuple[list[Any], Sampler, list[int]]]:
         """Each guest's agent polled where the traffic is long enough for its
-        CPU to be read (:func:`guest_polled`), and on the host QEMU's threads
+        CPU to be read (:meth:`SnmpObserver.during`), and on the host QEMU's threads
         and the VMs' CPUs sampled (lab/machine/cpu_window.py) on the tester's
         receive CPU."""
         tids = [t for v in self.vms for t in _threads(v.pid)]
         cpus = sorted({v.cpu for v in self.vms if v.cpu is not None})
         with ExitStack() as stack:
-            polls = [stack.enter_context(o.during(limit_s, traffic_s)) if guest_polled(traffic_s) else None
-                     for o in self.observers]
+            polls = [stack.enter_context(o.during(limit_s, traffic_s)) for o in self.observers]
             host = stack.enter_context(Sampler(tids, cpus, self.lab.cpu_plan.tester_rx))
             yield polls, host, tids
 
@@ -270,9 +257,8 @@ class VmObserver:
         for o, b, d, v in zip(self.observers, befores, polls, self.vms):
             one = o.after(b, d, eng)
             router = one["routers"][0]
-            if d is None:
-                router["cpu_why"] = (f"the guest's agent not polled in {eng['traffic_s']:.1f} s of traffic: its CPU counters "
-                                     f"need {snmp.NET_SNMP_READABLE_S:g} s (host.qemu_busy_ratio is QEMU's share)")
+            if router.get("cpu_why"):
+                router["cpu_why"] += " (host.qemu_busy_ratio is QEMU's share)"
             router["host"] = _host_cost(v, window, set(_threads(v.pid)) & set(tids))
             routers.append(router)
             interfaces.update(one["interfaces"])
