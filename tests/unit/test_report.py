@@ -322,6 +322,12 @@ def test_a_reset_headline_says_why_a_kind_has_no_time():
 
     r = {"load_fps": 1.0, "kinds": {"soft": kind([True, True, False], None), "hard": kind([False], 0.153)}}
     assert headline("reset", r) == "soft: no value (2 of 3 repetitions tester-limited); hard: IPv4 0.153 s"
+    # seen in make demo: one soft reset whose last frames were lost, in both families (no tester limit)
+    lost = {"reset_time_s": None, "recovered": False, "reset_time_at_least_s": 2.934899}
+    r["kinds"]["soft"] = {"repetitions": [{"tester_limited": False, "families": {"4": lost, "6": lost}}],
+                          "reset_time": {"4": {"mean_s": None}, "6": {"mean_s": None}}}
+    assert headline("reset", r).startswith("soft: no value (frames lost up to the end of the traffic in 2 family "
+                                           "trial(s), so no gap to measure (≥ 2.93 s)); hard")
 
 
 def test_loads_are_placed_against_the_line_rate_the_test_stored():

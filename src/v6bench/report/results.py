@@ -60,12 +60,21 @@ def _connection_metric(name: str, r: dict) -> str:
 
 
 def _reset_kind(r: dict) -> str:
-    """One reset kind's mean times per family, or why it has none (every repetition the tester's)."""
+    """One reset kind's mean times per family, or why it has none: repetitions
+    the tester's, or families still losing frames when the traffic ended
+    (methods/reset.py: no gap to measure, at least the time given)."""
     times = ", ".join(f"IPv{v} {s['mean_s']:.3f} s" for v, s in r["reset_time"].items() if s["mean_s"] is not None)
     if times:
         return times
-    limited = sum(1 for rep in r["repetitions"] if rep["tester_limited"])
-    return f"no value ({limited} of {len(r['repetitions'])} repetitions tester-limited)"
+    reps = r["repetitions"]
+    limited = sum(1 for rep in reps if rep["tester_limited"])
+    why = [f"{limited} of {len(reps)} repetitions tester-limited"] if limited else []
+    lost_to_end = [f["reset_time_at_least_s"] for rep in reps if not rep["tester_limited"]
+                   for f in rep["families"].values() if f.get("recovered") is False]
+    if lost_to_end:
+        why.append(f"frames lost up to the end of the traffic in {len(lost_to_end)} family trial(s), "
+                   f"so no gap to measure (≥ {min(lost_to_end):.2f} s)")
+    return f"no value ({'; '.join(why) or 'no repetition'})"
 
 
 def _us(ns: float | None) -> str:
