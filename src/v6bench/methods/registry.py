@@ -122,6 +122,9 @@ class HostKind:
     #: The largest IP payload [bytes] the test sends, which the path must
     #: carry whole (0: the stacks may fragment or segment what they send).
     whole_payload_bytes: Callable[[Any], int] = lambda p: 0
+    #: Runs of its ``duration_s`` one test makes on a lab with a router (rr-latency: through the router and
+    #: over the baseline link, host/stack_tester.py); what a plan counts (campaign/estimate.py).
+    runs_a_point: int = 1
     #: What it declares for a campaign (:class:`Kind`'s fields of the same names): no frames, so none of
     #: :data:`FRAME_KEYS` nor the frames' matrix keys; one direction, t1 to t2; the hosts' own stacks.
     sends_frames = False
@@ -167,7 +170,7 @@ KINDS: dict[str, Kind | HostKind] = {k.name: k for k in (
              "TCP/UDP throughput between the tester hosts' stacks by message size, iperf3 (seed 001)"),
     HostKind("rr-latency", rr_latency.Params, rr_latency.variants, rr_latency.run,
              "router latency by UDP request/response, minus a back-to-back baseline (seed 004)",
-             whole_payload_bytes=lambda p: max(p.payload_sizes, default=0)),
+             whole_payload_bytes=lambda p: max(p.payload_sizes, default=0), runs_a_point=2),
 )}
 
 

@@ -140,13 +140,19 @@ def summarize(lab: Lab, request: TrialRequest, fps: float, eng: dict[str, Any], 
 
 #: Time from starting the engine to its first frame: learning (ARP/ND,
 #: about 0.1 s on the lab) plus the default 0.5 s settle (docs/engine-spec.md).
-ENGINE_LEAD_S = 0.6
+LEARNING_S, DEFAULT_SETTLE_S = 0.1, 0.5
+ENGINE_LEAD_S = LEARNING_S + DEFAULT_SETTLE_S
+
+
+def engine_lead_s(settle_s: float | None) -> float:
+    """:data:`ENGINE_LEAD_S` for a trial whose settle is ``settle_s`` (None: the engine's default)."""
+    return LEARNING_S + (DEFAULT_SETTLE_S if settle_s is None else settle_s)
 
 
 def _bound_s(spec: TrialSpec) -> float:
     """An upper bound of the engine's run [s]: what an observer polling
     beside it may take at most (a burst's frames go out well within a minute)."""
-    return (spec.duration_s or 60.0) + (spec.drain_s or 2.0) + ENGINE_LEAD_S + 30.0
+    return (spec.duration_s or 60.0) + (spec.drain_s or 2.0) + engine_lead_s(spec.learning_settle_s) + 30.0
 
 
 def trial(lab: Lab, request: TrialRequest, engine_pid_file: Path | None = None,
@@ -187,7 +193,7 @@ def trial(lab: Lab, request: TrialRequest, engine_pid_file: Path | None = None,
     watch = interface.observer(lab)
     with phase("observe the DUT"):
         before = watch.before()
-    action = _DutAction(lab, during) if during else None
+    action = _DutAction(lab, during, engine_lead_s(spec.learning_settle_s)) if during else None
     with watch.during(_bound_s(spec), spec.duration_s) as polled, wakeful.awake() as cpu_idle, phase("engine start and stop"):
         eng = engine.run_trial(spec, pid_file=engine_pid_file)
     split("engine start and stop", {"learning and settle": eng.get("learning_s") or 0.0,
@@ -209,13 +215,14 @@ def trial(lab: Lab, request: TrialRequest, engine_pid_file: Path | None = None,
 
 class _DutAction:
     """A trial's ``during`` = (at_s, action): ``action`` called about
-    ``at_s`` into the traffic from a thread of its own, on the DUT's CPUs
+    ``at_s`` into the traffic (``lead_s``: from the engine's start to its
+    first frame, :func:`engine_lead_s`) from a thread of its own, on the DUT's CPUs
     when the lab keeps them apart from the tester's (the action is the
     DUT's work, a reset, off the sender's CPUs); its outcome or error is
     kept for the trial, never lost."""
 
-    def __init__(self, lab: Lab, during: tuple[float, Callable[[], dict[str, Any]]]) -> None:
-        self.lab, (self.at_s, self.action) = lab, during
+    def __init__(self, lab: Lab, during: tuple[float, Callable[[], dict[str, Any]]], lead_s: float) -> None:
+        self.lab, (self.at_s, self.action), self.lead_s = lab, during, lead_s
         self.done: dict[str, Any] = {}
         self.thread = threading.Thread(target=self._act, name="dut-action", daemon=True)
         self.thread.start()
@@ -224,7 +231,7 @@ class _DutAction:
         plan = self.lab.cpu_plan
         if plan.arrangement == "split" and not plan.shared:
             os.sched_setaffinity(0, set(plan.dut_cpus))  # this thread only
-        time.sleep(ENGINE_LEAD_S + self.at_s)
+        time.sleep(self.lead_s + self.at_s)
         try:
             self.done["result"] = self.action()
         except Exception as e:  # reported with the trial, never lost
