@@ -8,11 +8,15 @@ VENV    := .venv
 PY      := $(VENV)/bin/python
 ENGINE  := engine/target/release/v6bench-engine
 STAMPS  := .make
+# The namespace lab's (make demo needs no more). bird2 announces a table to an external lab's DUT over BGP;
+# v6bench runs its own BIRD in a namespace, so a system BIRD that installing it started is stopped and
+# disabled, never one that was there before.
 APT_PKGS := iproute2 ethtool nftables netsniff-ng tshark iperf3 procps python3 python3-venv build-essential snmp \
-	qemu-system-x86 linux-image-amd64 linux-headers-amd64 busybox-static snmpd bird2 conntrack
-# (qemu-system-x86 … snmpd make the VM router's guest image: QEMU, Debian's kernel and its headers (Jool's
-# modules are built against them), busybox, the agent in the guest. bird2 announces a table to an external lab's DUT over BGP; v6bench runs its own BIRD in a namespace,
-# so a system BIRD that installing it started is stopped and disabled, never one that was there before.)
+	bird2 conntrack
+# The VM router's guest image: QEMU, Debian's kernel and its headers (Jool's modules are built against
+# them), busybox, the agent in the guest. On a bare machine these and the translators below are about
+# half of the set-up's time (the kernel's initramfs, Jool's DKMS build), so only `setup` installs them.
+VM_APT_PKGS := qemu-system-x86 linux-image-amd64 linux-headers-amd64 busybox-static snmpd
 # Only the tests need a browser (the report opens in headless Chromium) and a PostgreSQL server (the
 # store's tests start their own cluster from Debian's binaries, as an unprivileged user, in a temporary
 # directory; a cluster that installing the package started is left as Debian runs it).
@@ -30,12 +34,16 @@ RUST_OK = ver=$$($(1) --version 2>/dev/null | cut -d' ' -f2); minor=$${ver\#1.};
 # Shell: sets $$c to the cargo to use (PATH's if new enough, else Debian's cargo-web).
 PICK_CARGO = c=cargo; ( $(call RUST_OK,cargo) ) || { c=/usr/bin/cargo; export RUSTC=/usr/bin/rustc RUSTDOC=/usr/bin/rustdoc; };
 
-.PHONY: all setup engine demo test test-unit fuzz bench clean
+.PHONY: all setup lab-setup engine demo test test-unit fuzz bench clean
 
 all: setup
 
-setup: $(STAMPS)/apt $(ENGINE) $(STAMPS)/venv $(STAMPS)/vm-image
-	@ln -sfn $(CURDIR)/$(VENV)/bin/v6bench /usr/local/bin/v6bench  # v6bench on PATH
+# Everything: the namespace lab, VM routers and the translators.
+setup: lab-setup $(STAMPS)/apt-vm $(STAMPS)/vm-image
+
+# The namespace lab: its packages, the engine, the virtual environment; v6bench on PATH.
+lab-setup: $(STAMPS)/apt $(ENGINE) $(STAMPS)/venv
+	@ln -sfn $(CURDIR)/$(VENV)/bin/v6bench /usr/local/bin/v6bench
 
 # Re-checked whenever this Makefile (and so the package list) changes.
 $(STAMPS)/apt: Makefile
@@ -50,6 +58,10 @@ $(STAMPS)/apt: Makefile
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \
 	fi; \
 	case " $$missing " in *" bird2 "*) systemctl disable --now bird >/dev/null 2>&1 || true;; esac
+	@touch $@
+
+$(STAMPS)/apt-vm: Makefile $(STAMPS)/apt
+	@$(call APT_MISSING,$(VM_APT_PKGS),for VM routers)
 	@# The translators (NAT64): TAYGA on namespace routers, Jool in the VM router's guest (jool-dkms builds its
 	@# modules against the Debian kernel's headers; lab/vm/vm_image.py puts them in the image). v6bench runs
 	@# its own in a router; the packages' services would start one in this machine's own namespace, so they
@@ -93,7 +105,7 @@ $(STAMPS)/venv: pyproject.toml
 
 # The VM router's guest image (kernel + initramfs in /var/lib/v6bench/vm, docs/vm-router.md);
 # rebuilt only when its inputs (kernel, packages, init) changed.
-$(STAMPS)/vm-image: $(STAMPS)/apt $(STAMPS)/venv src/v6bench/lab/vm/guest/init src/v6bench/lab/vm/vm_image.py
+$(STAMPS)/vm-image: $(STAMPS)/apt-vm $(STAMPS)/venv src/v6bench/lab/vm/guest/init src/v6bench/lab/vm/vm_image.py
 	$(VENV)/bin/v6bench lab vm-image
 	@touch $@
 
@@ -102,7 +114,7 @@ engine: $(ENGINE)
 # A first IPv4-vs-IPv6 measurement on the emulated lab (README).
 # `v6bench run` prints the run's tables at the end; `v6bench report` writes
 # the run's report (HTML, figures, CSV) and prints where it is.
-demo: setup
+demo: lab-setup
 	$(VENV)/bin/v6bench run campaigns/quick.toml
 	$(VENV)/bin/v6bench report
 
