@@ -60,8 +60,8 @@ READ_STATUSES = ("finished", "interrupted")
 class History:
     """What this machine's earlier runs say: mean trials a test per kind
     key (:func:`kind_key`), seconds a trial costs beyond its traffic (the
-    drain as it happened included; ``overhead_s`` at the engine's default
-    settle, :func:`settle_excess_s`), seconds a lab build takes, and how
+    drain as it happened included; at the engine's default settle,
+    :func:`settle_excess_s`), seconds a lab build takes, and how
     many runs it came from."""
 
     trials: dict[str, float] = field(default_factory=dict)
@@ -169,8 +169,9 @@ def _run_history(store: Store, run_id: int, tests: list[dict], trials: dict[str,
         key = kind_key(t["kind"], params, router_of(environment, t["params"].get("scenario")))
         trials.setdefault(key, []).append(len(xs))
         if xs:  # none: not applicable (no throughput to start from, the line rate): no trial to time
-            beyond = max(0.0, (t["finished_at_unix_s"] - t["started_at_unix_s"] - sum(xs)) / len(xs))
-            overheads.append(max(0.0, beyond - settle_excess_s(t["params"].get("settle_s"))))
+            spent = (t["finished_at_unix_s"] - t["started_at_unix_s"] - sum(xs)) / len(xs)
+            beyond = max(0.0, spent - settle_excess_s(t["params"].get("settle_s")))  # at the default settle
+            overheads.append(beyond)
             per_trial.setdefault(key, []).append((sum(xs) / len(xs), beyond))
     return overheads
 
@@ -378,7 +379,7 @@ def plan(c: Campaign, h: History, selftests: int = 1) -> Plan:
             beyond = _alike(h.beyond_s, key, of_kind)
             w = n / max(1, len(points))
             trials += w * (known if known is not None else low)
-            beyond_s += w * (beyond if beyond is not None else
+            beyond_s += w * (beyond + settle_excess_s(t.matrix.settle_s) if beyond is not None else
                              (h.overhead_s + settle_excess_s(t.matrix.settle_s) if h.overhead_s is not None
                               else fallback_beyond_s(t)))
             traffic_s = traffic_s if traffic_s is not None else (_alike(h.traffic_s, key, True) or 1.0)

@@ -17,7 +17,7 @@ from typing import Any
 from ..core.errors import UsageError
 from . import result as result_types
 from .local import Local
-from .spec import TrialSpec
+from .spec import DEFAULT_SETTLE_S, TrialSpec
 from .tester_host import EngineError, TesterHost
 
 #: Every tester host, by the name ``$V6BENCH_TESTER_HOST`` gives (``local`` unless it names another).
@@ -66,7 +66,7 @@ def run_trial(spec: TrialSpec | dict[str, Any], timeout_s: float | None = None, 
             + 1
             + float(spec.get("drain_s", 2))
             + float(learning.get("timeout_s", 3))
-            + float(learning.get("settle_s", 0.5))
+            + float(learning.get("settle_s", DEFAULT_SETTLE_S))
             + 15
         )
     result = host().run(command, spec, timeout_s, pid_file)

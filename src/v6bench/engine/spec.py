@@ -124,6 +124,10 @@ class Stream:
         return out
 
 
+#: The engine's pause after learning when a spec gives none [s] (``learning.settle_s``, docs/engine-spec.md).
+DEFAULT_SETTLE_S = 0.5
+
+
 @dataclass(frozen=True)
 class TrialSpec:
     """One trial: its ports and streams, and ``duration_s`` of traffic or
@@ -136,7 +140,8 @@ class TrialSpec:
     drain_s: float | None = None
     #: End the drain once every frame offered has arrived (``drain_s`` the most it waits; docs/engine-spec.md).
     drain_until_received: bool = False
-    #: The pause after learning before the traffic (the engine's ``learning.settle_s``; None: its 0.5-s default).
+    #: The pause after learning before the traffic (the engine's ``learning.settle_s``; None: its default,
+    #: :data:`DEFAULT_SETTLE_S`).
     learning_settle_s: float | None = None
     rx_cpu: int | None = None
     rx_priority: int | None = None

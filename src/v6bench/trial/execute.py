@@ -29,7 +29,7 @@ from typing import Any, Callable, Sequence
 
 from .. import engine
 from ..core.phases import phase, split
-from ..engine.spec import TrialSpec
+from ..engine.spec import DEFAULT_SETTLE_S, TrialSpec
 from ..lab.machine import cost, wakeful
 from ..lab import interface
 from ..lab.protocol import Lab
@@ -140,7 +140,7 @@ def summarize(lab: Lab, request: TrialRequest, fps: float, eng: dict[str, Any], 
 
 #: Time from starting the engine to its first frame: learning (ARP/ND,
 #: about 0.1 s on the lab) plus the default 0.5 s settle (docs/engine-spec.md).
-LEARNING_S, DEFAULT_SETTLE_S = 0.1, 0.5
+LEARNING_S = 0.1
 ENGINE_LEAD_S = LEARNING_S + DEFAULT_SETTLE_S
 
 
