@@ -23,6 +23,13 @@ ratio is the standard's form of the idea). A loss the host caused (a
 vCPU taken away for milliseconds) then no longer sets the NDR far below
 the router's capacity, while a load the DUT cannot carry keeps failing;
 the NDR is still a load at which a whole trial lost nothing.
+
+With ``passed_fps``, a load already known to pass the goal (the NDR,
+for a PDR search: a trial that lost nothing meets every loss-ratio
+goal, as MLRsearch (RFC 9971) counts every trial for every goal), the
+search starts with that load as its highest pass and never ends below
+it. Without it, a PDR search that brackets from elsewhere on a router
+whose capacity drifts can end below the NDR of the same point.
 """
 
 from __future__ import annotations
@@ -110,24 +117,26 @@ FIRST_STEP_RESOLUTIONS = 4
 
 def search(measurer: Measurer, duration_s: float, max_fps: float, resolution: float = 0.02,
            loss_ratio_goal: float = 0.0, max_trials: int = 20, start_fps: float | None = None,
-           confirm_losses: int = 0) -> SearchResult:
+           confirm_losses: int = 0, passed_fps: float | None = None) -> SearchResult:
     """Binary search in (0, ``max_fps``]: first ``max_fps`` itself, then halving
     the interval between the highest pass and the lowest failure until it is
     narrower than ``resolution`` × the upper end, ``max_trials`` ran, or the
     next load would be below :func:`min_load_fps`; from ``start_fps`` and
-    with ``confirm_losses`` as the module says. Every trial counts towards
-    ``max_trials``."""
+    with ``confirm_losses`` and ``passed_fps`` as the module says. Every
+    trial counts towards ``max_trials``."""
     if not max_fps > 0 or not 0 < resolution < 1 or max_trials < 1:
         raise ValueError("max_fps > 0, 0 < resolution < 1 and max_trials ≥ 1 are required")
     if start_fps is not None and not start_fps > 0:
         raise ValueError("start_fps must be positive")
     trials: list[Measurement] = []
-    lo, hi = 0.0, max_fps
+    lo, hi = min(passed_fps or 0.0, max_fps), max_fps
     failed = limited = None
     best = None
     floor = min_load_fps(max_fps, duration_s)
     load = max_fps if start_fps is None else max(min(start_fps, max_fps), floor)
     step = FIRST_STEP_RESOLUTIONS * resolution
+    if lo and load <= lo:  # the hint is at or below a known pass: bracket upwards from the pass
+        load = min(max_fps, lo * (1 + step))
     bracketing = start_fps is not None and load < max_fps
     upper_seen = False  # a load failed or the tester could not offer it
     while len(trials) < max_trials:

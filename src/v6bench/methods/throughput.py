@@ -98,8 +98,10 @@ def run(tester: Tester, p: Params, frame_size: int, neighbour: Neighbour | None 
         for name, goal in (("ndr", 0.0), ("pdr", p.pdr_loss_ratio)):
             # The PDR from the neighbour's PDR, else from this point's NDR (never above it; its trial is reused).
             start = None if use is None else use.ndr_fps if name == "ndr" else use.pdr_fps or goals[0][2] or None
+            # The NDR's load lost nothing: a pass for the PDR too, so the PDR never ends below it.
+            ndr_fps = (goals[0][2] or None) if goals else None
             r = binary_search.search(memo, p.trial_duration_s, line, p.resolution, goal, p.max_trials, start,
-                                     p.confirm_losses)
+                                     p.confirm_losses, passed_fps=ndr_fps)
             goals.append((name, goal, r.throughput_fps, r.failed_fps if r.failed_fps is not None else r.tester_limited_fps,
                           r.is_lower_bound, {"start_fps": start} if p.start == "neighbour" else {}))
     else:
