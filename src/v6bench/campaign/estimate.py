@@ -448,3 +448,15 @@ def point_seconds(p: Plan) -> dict[int, float]:
     """Each ``[[test]]``'s estimated seconds a point (its trials × a trial's
     time): where the progress line's ETA starts (campaign/eta.py)."""
     return {t.test.index: t.trials * t.seconds_a_trial for t in p.tests}
+
+
+def searched(t: TestSpec) -> bool:
+    """Whether the DUT's answers decide how many trials a point of ``t`` takes: a search
+    (:data:`SEARCHES`, a table's capacity) or a loss sweep from the line rate."""
+    return t.kind in SEARCHES or capacity_only(t) or (t.kind == "loss" and not fixed(t))
+
+
+def unsearched(p: Plan) -> frozenset[int]:
+    """The ``[[test]]`` s of ``p`` that are not :func:`searched`: the ETA counts each at its own pace once
+    it ran (campaign/eta.py)."""
+    return frozenset(t.test.index for t in p.tests if not searched(t.test))

@@ -120,7 +120,7 @@ def _run(site: Site, c: Campaign, store: Store, resume: bool, command: str, prog
     plan, design = _order(c, store, run_id, progress, budget_s)
     record = _RunRecord(c, store, command, run_id, design, sts)
     planned_run = estimate.plan(c, estimate.history(store, selftest.machine()), 0)
-    eta = Eta(estimate.point_seconds(planned_run), planned_run.build_s_by_scenario)
+    eta = Eta(estimate.point_seconds(planned_run), planned_run.build_s_by_scenario, estimate.unsearched(planned_run))
     sc_of = {x.name: x for x in c.scenarios}
     looker = looks.Looker(c, store, run_id, budget_s)
     try:
