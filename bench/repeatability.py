@@ -8,7 +8,9 @@ family, arrangement and search the coefficient of variation (CV = sample
 standard deviation / mean) of the NDR, the PDR and the per-trial median
 latency, with the targets on this 2-vCPU machine: PDR CV <= 5 %, NDR CV
 <= 5 % (issue 63; 10 % before). Searches the tester capped (lower bounds) are counted and left
-out, as in reports.
+out, as in reports. A "router capacity" row per family gives the floor
+under those CVs (:func:`capacity_rows`): how much the router's own
+forwarding rate varies from trial to trial.
 
 The router configurations (``--duts``, :data:`DUTS`, all three by
 default): ``acl25both`` makes the router's own forwarding the bottleneck:
@@ -136,6 +138,35 @@ def measured_rows(label: str, d) -> list[tuple]:
     return rows
 
 
+#: A throughput trial counts towards the router's capacity when its
+#: forwarding threads were at least this busy (near saturation).
+SATURATED_BUSY = 0.93
+FAMILY_OF_MIX = {"100/0": "IPv4", "0/100": "IPv6"}
+
+
+def capacity_rows(label: str, store: Store, run_id: int) -> list[tuple]:
+    """The router's own speed, the floor under any search's CV: for every
+    throughput trial the tester kept up with and the router's threads were
+    at least :data:`SATURATED_BUSY` busy, the frames it forwarded per
+    second of its busy time (``rx_frames / duration_s / busy_ratio``, the
+    rate it would forward at 100 % busy), per family. A router whose rate
+    varies this much from trial to trial gives a zero-loss NDR that varies
+    at least as much, whatever the search."""
+    caps: dict[str, list[float]] = {}
+    for test in store.tests(run_id):
+        fam = FAMILY_OF_MIX.get(test["mix"])
+        if test["kind"] != "throughput" or fam is None:
+            continue
+        for trial in store.trials(test["id"]):
+            routers = ((trial["result"] or {}).get("dut") or {}).get("routers") or []
+            busy = routers[0].get("busy_ratio") if len(routers) == 1 else None
+            if trial["tester_limited"] or not busy or busy < SATURATED_BUSY or not trial["duration_s"]:
+                continue
+            caps.setdefault(fam, []).append(trial["rx_frames"] / trial["duration_s"] / busy)
+    return [(label, fam, "router capacity", len(xs), 0, statistics.fmean(xs), min(xs), max(xs), cv(xs), "",
+             "floor") for fam, xs in sorted(caps.items()) if xs]
+
+
 def main() -> int:
     stopping.install()  # Ctrl-C and SIGTERM unwind like the command line's: nothing left behind
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -162,7 +193,8 @@ def main() -> int:
             for dut in args.duts.split(","):
                 for search in args.search.split(","):
                     run_id = run_campaign(site, campaign(arrangement, args.searches, search, dut), store, args.resume)
-                    rows += measured_rows(f"{arrangement}/{dut}/{search}", report_data.load(store, run_id))
+                    label = f"{arrangement}/{dut}/{search}"
+                    rows += measured_rows(label, report_data.load(store, run_id)) + capacity_rows(label, store, run_id)
     print(f"{'arrangement':<22} {'family':<6} {'metric':<15} {'n':>3} {'capped':>6} {'mean':>12} {'min':>12} {'max':>12} "
           f"{'CV':>8} {'target':>8}  verdict")
     for a, fam, metric, n, capped, mean, lo, hi, c_txt, target, met in rows:
