@@ -168,20 +168,23 @@ class Drifting(SimulatedTester):
         return super().measure(duration_s, load_fps)
 
 
-def test_the_pdr_never_ends_below_the_ndr_of_its_point():
-    """The NDR's load lost nothing, so it passes the PDR's goal too: a PDR
-    search that brackets from the neighbour's PDR after the capacity
-    dropped (100 to 80 kframes/s once the NDR search is done) ends between
-    the NDR and its own first failure, not 20 % below the NDR (gamess run
-    2: 9 of 30 VM searches had NDR > PDR before this)."""
+def test_the_ndr_never_ends_above_the_pdr_of_its_point():
+    """gamess-forwarding's TCG router (run 2) ended 9 of 30 searches with the NDR above the PDR: its capacity
+    dropped between the NDR's search and the PDR's, which bracketed from the neighbour's PDR and failed
+    loads below the NDR. Each goal is read over both searches' trials, as MLRsearch (RFC 9971) counts every
+    trial for every goal: a load that lost more than 0.5 % failed the NDR's goal too, so the NDR is lowered
+    below it (the standard's conservative reading of the inversion), and no trial is added."""
     near = throughput.Neighbour(100_000, 100_400, "a drifting neighbour")
     p = throughput.Params(trial_duration_s=1, start="neighbour", resolution=0.01)
     ndr_only = Drifting(100_000, 100_000, 10**6, buffer_frames=0)
     binary_search.search(ndr_only, 1.0, ndr_only.line_fps, 0.01, 0.0, p.max_trials, near.ndr_fps)
     t = Drifting(100_000, 80_000, len(ndr_only.calls), buffer_frames=0)
     r = throughput.run(t, p, 128, near)
-    assert 99_000 <= r["ndr_fps"] <= 100_000 and t.capacity_fps == 80_000  # the drop came after the NDR search
-    assert r["ndr_fps"] <= r["pdr_fps"] <= 100_400
+    assert t.capacity_fps == 80_000  # the drop came after the NDR's search, which alone found 99-100 k
+    assert r["ndr_fps"] <= r["pdr_fps"] <= 80_000 / 0.995
+    assert r["ndr"]["upper_fps"] <= 100_000 and r["ndr_fps"] < 81_000
+    steady = throughput.run(SimulatedTester(100_000, buffer_frames=0), p, 128, near)
+    assert 99_000 <= steady["ndr_fps"] <= 100_000 <= steady["pdr_fps"]  # a steady router: each search's own
 
 
 def test_duration_sum_is_mlr_only_and_at_least_one_trial():

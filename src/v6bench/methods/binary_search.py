@@ -24,12 +24,15 @@ vCPU taken away for milliseconds) then no longer sets the NDR far below
 the router's capacity, while a load the DUT cannot carry keeps failing;
 the NDR is still a load at which a whole trial lost nothing.
 
-With ``passed_fps``, a load already known to pass the goal (the NDR,
-for a PDR search: a trial that lost nothing meets every loss-ratio
-goal, as MLRsearch (RFC 9971) counts every trial for every goal), the
-search starts with that load as its highest pass and never ends below
-it. Without it, a PDR search that brackets from elsewhere on a router
-whose capacity drifts can end below the NDR of the same point.
+The NDR's and the PDR's searches share their trials (:class:`Memo`), and
+each goal's result is read over all of them (:meth:`Memo.relevant`), as
+MLRsearch (RFC 9971) counts every trial for every goal: the highest load
+that passed below the lowest that failed. On a router whose capacity
+drifts, the PDR's search can fail a load below the NDR the NDR's search
+found (gamess-forwarding's TCG router, run 2: 9 of 30 searches); read
+over both, that failure lowers the NDR too (RFC 9971 takes the lower
+bound of such an inversion), so the NDR never exceeds the PDR, and no
+trial is added.
 """
 
 from __future__ import annotations
@@ -77,6 +80,32 @@ class Memo:
             self.seen[key] = self.measurer.measure(duration_s, load_fps)
         return self.seen[key]
 
+    def relevant(self, goal: float) -> SearchResult:
+        """``goal`` read over every trial measured here: a load passes when one of its attempts, in order,
+        kept to ``goal`` before a tester-limited one, is out of reach at a tester-limited attempt, and fails
+        when every attempt lost more (``confirm_losses``' rule); the throughput is the highest passing load
+        below the lowest failing one (RFC 9971's relevant lower bound), ``best`` its passing trial."""
+        by_load: dict[float, list[tuple[int, Measurement]]] = {}
+        for (_, load, attempt), m in self.seen.items():
+            by_load.setdefault(load, []).append((attempt, m))
+        passed: dict[float, Measurement] = {}
+        failed, limited = [], []
+        for load, attempts in by_load.items():
+            for _, m in sorted(attempts, key=lambda a: a[0]):
+                if m.tester_limited:
+                    limited.append(load)
+                    break
+                if m.loss_ratio <= goal:
+                    passed[load] = m
+                    break
+            else:
+                failed.append(load)
+        lowest_fail = min(failed, default=None)
+        below = [x for x in passed if lowest_fail is None or x < lowest_fail]
+        lo = max(below, default=0.0)
+        return SearchResult(lo, lowest_fail, min(limited, default=None), tuple(self.seen.values()),
+                            passed.get(lo))
+
 
 def _decide(measurer: Measurer, duration_s: float, load_fps: float, goal: float, confirm_losses: int,
             trials: list[Measurement], max_trials: int) -> Measurement:
@@ -117,26 +146,24 @@ FIRST_STEP_RESOLUTIONS = 4
 
 def search(measurer: Measurer, duration_s: float, max_fps: float, resolution: float = 0.02,
            loss_ratio_goal: float = 0.0, max_trials: int = 20, start_fps: float | None = None,
-           confirm_losses: int = 0, passed_fps: float | None = None) -> SearchResult:
+           confirm_losses: int = 0) -> SearchResult:
     """Binary search in (0, ``max_fps``]: first ``max_fps`` itself, then halving
     the interval between the highest pass and the lowest failure until it is
     narrower than ``resolution`` × the upper end, ``max_trials`` ran, or the
     next load would be below :func:`min_load_fps`; from ``start_fps`` and
-    with ``confirm_losses`` and ``passed_fps`` as the module says. Every
-    trial counts towards ``max_trials``."""
+    with ``confirm_losses`` as the module says. Every trial counts towards
+    ``max_trials``."""
     if not max_fps > 0 or not 0 < resolution < 1 or max_trials < 1:
         raise ValueError("max_fps > 0, 0 < resolution < 1 and max_trials ≥ 1 are required")
     if start_fps is not None and not start_fps > 0:
         raise ValueError("start_fps must be positive")
     trials: list[Measurement] = []
-    lo, hi = min(passed_fps or 0.0, max_fps), max_fps
+    lo, hi = 0.0, max_fps
     failed = limited = None
     best = None
     floor = min_load_fps(max_fps, duration_s)
     load = max_fps if start_fps is None else max(min(start_fps, max_fps), floor)
     step = FIRST_STEP_RESOLUTIONS * resolution
-    if lo and load <= lo:  # the hint is at or below a known pass: bracket upwards from the pass
-        load = min(max_fps, lo * (1 + step))
     bracketing = start_fps is not None and load < max_fps
     upper_seen = False  # a load failed or the tester could not offer it
     while len(trials) < max_trials:

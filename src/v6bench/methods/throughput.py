@@ -94,16 +94,17 @@ def run(tester: Tester, p: Params, frame_size: int, neighbour: Neighbour | None 
         if p.start == "neighbour":
             out["started_from"] = (f"the neighbour's result ({use.found_at})" if use is not None
                                    else "the line rate: no neighbouring point measured yet")
-        goals = []
+        searched: list[tuple[str, float, float | None, float]] = []
         for name, goal in (("ndr", 0.0), ("pdr", p.pdr_loss_ratio)):
             # The PDR from the neighbour's PDR, else from this point's NDR (never above it; its trial is reused).
-            start = None if use is None else use.ndr_fps if name == "ndr" else use.pdr_fps or goals[0][2] or None
-            # The NDR's load lost nothing: a pass for the PDR too, so the PDR never ends below it.
-            ndr_fps = (goals[0][2] or None) if goals else None
+            start = None if use is None else use.ndr_fps if name == "ndr" else use.pdr_fps or searched[0][3] or None
             r = binary_search.search(memo, p.trial_duration_s, line, p.resolution, goal, p.max_trials, start,
-                                     p.confirm_losses, passed_fps=ndr_fps)
-            goals.append((name, goal, r.throughput_fps, r.failed_fps if r.failed_fps is not None else r.tester_limited_fps,
-                          r.is_lower_bound, {"start_fps": start} if p.start == "neighbour" else {}))
+                                     p.confirm_losses)
+            searched.append((name, goal, start, r.throughput_fps))
+        # Each goal read over both searches' trials (binary_search.Memo.relevant): the NDR never above the PDR.
+        goals = [(name, goal, r.throughput_fps, r.failed_fps if r.failed_fps is not None else r.tester_limited_fps,
+                  r.is_lower_bound, {"start_fps": start} if p.start == "neighbour" else {})
+                 for name, goal, start, _ in searched for r in [memo.relevant(goal)]]
     else:
         outcomes, _ = mlr.search(tester, line, (0.0, p.pdr_loss_ratio), p.trial_duration_s, p.initial_trial_duration_s,
                                  p.resolution, p.exceed_ratio, p.duration_sum_s)
