@@ -23,7 +23,7 @@ no plan). Without a plan, before anything was
 measured there is no estimate.
 
 Tests whose trial count follows from their parameters (``fixed``: a
-latency trial, a host's runs; campaign/estimate.fixed) and tests whose
+latency trial, a host's runs; campaign/estimate.unsearched) and tests whose
 count depends on the DUT (searches, a loss sweep from the line rate)
 miss their plans for different reasons: a fixed test by the machine's
 pace, which its own first point shows; a search by how many trials the
