@@ -4,16 +4,26 @@ the lab telling the kinds apart itself."""
 
 from __future__ import annotations
 
+import contextlib
+import json
 import re
 from pathlib import Path
+
+import pytest
 
 from test_external_lab import EXAMPLE
 from test_layers import python_imports
 
+from v6bench.campaign import runner
+from v6bench.campaign import spec as campaign_spec
+from v6bench.campaign.model import Campaign
+from v6bench.core.errors import LabError
 from v6bench.lab import backends
+from v6bench.lab.emulated import translator
 from v6bench.lab.model import external_spec
 from v6bench.lab.model.spec import ROUTERS, LabSpec
 from v6bench.lab.protocol import Backend
+from v6bench.lab.vm import vm
 
 SRC = Path(__file__).resolve().parents[2] / "src" / "v6bench"
 
@@ -140,3 +150,44 @@ def test_a_fourth_kind_is_reached_through_the_interface_by_its_registry_line(mon
     assert backend.checked == ("loopback", "throughput", False, ()) and not interface.empties_connections(spec)
     with interface.for_trial(None, spec, None) as lab:
         assert interface.describe(lab) == "a loopback lab"
+
+
+def _campaign(lab: dict, dut: dict) -> Campaign:
+    d = {"name": "needs", "lab": {"topology": "a", **lab}, "dut": dut,
+         "test": [{"kind": "latency", "mixes": ["50/50"], "frame_sizes": [128], "loads": ["10%"]}]}
+    return campaign_spec.from_dict(d, json.dumps(d), "needs")
+
+
+class _SelfTestReached(Exception):
+    pass
+
+
+def _run_until_the_self_test(monkeypatch, c: Campaign) -> None:
+    """``runner.run`` of ``c``, stopped where its self-test would start."""
+
+    def reached(*a, **k):
+        raise _SelfTestReached()
+
+    monkeypatch.setattr(runner, "exclusive", lambda site, c: contextlib.nullcontext())
+    monkeypatch.setattr(runner, "ensure_selftests", reached)
+    runner.run(None, c, None, False, "v6bench run needs", progress=lambda s: None)
+
+
+def test_a_run_without_the_vm_image_stops_before_its_self_test(monkeypatch, tmp_path):
+    monkeypatch.setenv("V6BENCH_VM_DIR", str(tmp_path / "no-image"))
+    monkeypatch.setattr(vm, "qemu_version", lambda: "QEMU emulator version 7.2.0")  # the image is what is missing
+    with pytest.raises(LabError, match=r"no VM router image .*make setup"):
+        _run_until_the_self_test(monkeypatch, _campaign({"router": "vm"}, {}))
+    with pytest.raises(_SelfTestReached):  # namespace routers need no image
+        _run_until_the_self_test(monkeypatch, _campaign({}, {}))
+
+
+def test_a_run_of_nat64_on_namespace_routers_without_tayga_stops_before_its_self_test(monkeypatch):
+    def missing() -> str:
+        raise LabError("nat64 on namespace routers needs TAYGA")
+
+    monkeypatch.setattr(translator, "binary", missing)
+    with pytest.raises(LabError, match="TAYGA"):
+        _run_until_the_self_test(monkeypatch, _campaign({}, {"nat64": "stateless"}))
+    with pytest.raises(_SelfTestReached):  # without a translator TAYGA is not asked for
+        _run_until_the_self_test(monkeypatch, _campaign({}, {}))

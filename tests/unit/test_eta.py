@@ -119,7 +119,7 @@ def test_a_test_of_fixed_trials_keeps_its_own_pace_whatever_the_searches_take():
     time left (replayed with this rule: 250 of 250 readings within ±25 %). A ``[[test]]`` whose trials
     follow from its parameters counts at its own mean once it ran; the searches' ratio scales searches
     only, trusted in proportion to their points."""
-    e = Eta({0: 11.7, 1: 118.0, 2: 65.0, 3: 5.8}, fixed=frozenset({0, 3}))
+    e = Eta({0: 11.7, 1: 118.0, 2: 65.0, 3: 5.8}, unsearched=frozenset({0, 3}))
     e.test_took(0, 10.0)
     e.test_took(0, 10.6)
     for took in (116.0, 105.0, 198.0):

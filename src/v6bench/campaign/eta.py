@@ -22,13 +22,13 @@ measured (then at every measured bring-up's mean where the scenario has
 no plan). Without a plan, before anything was
 measured there is no estimate.
 
-Tests whose trial count follows from their parameters (``fixed``: a
+Tests whose trial count follows from their parameters (``unsearched``: a
 latency trial, a host's runs; campaign/estimate.unsearched) and tests whose
 count depends on the DUT (searches, a loss sweep from the line rate)
-miss their plans for different reasons: a fixed test by the machine's
+miss their plans for different reasons: an unsearched test by the machine's
 pace, which its own first point shows; a search by how many trials the
 router needed, which varies tenfold from point to point (gamess-forwarding
-on a VM router: 6 to 198 s a search). So a fixed ``[[test]]`` that has
+on a VM router: 6 to 198 s a search). So an unsearched ``[[test]]`` that has
 run is counted at its own mean, and each kind's ratio to the plan is
 measured over its own kind only and trusted in proportion to the points
 behind it (:data:`POINTS_TO_TRUST`): in gamess-forwarding, three VM
@@ -49,16 +49,16 @@ POINTS_TO_TRUST = 10
 
 class Eta:
     def __init__(self, prior_s: dict[int, float] | None = None, build_s: dict[str, float] | None = None,
-                 fixed: frozenset[int] = frozenset()) -> None:
+                 unsearched: frozenset[int] = frozenset()) -> None:
         """``prior_s``: each ``[[test]]``'s planned seconds a point; ``build_s``: each scenario's planned
-        seconds a build; ``fixed``: the ``[[test]]`` s whose trial count follows from their parameters."""
+        seconds a build; ``unsearched``: the ``[[test]]`` s whose trial count follows from their parameters."""
         self._tests: dict[int, list[float]] = {}
         self._points: dict[tuple, list[float]] = {}
         self._visits: dict[str, list[float]] = {}
         self._visit_started: tuple[str, float] | None = None
         self._prior = prior_s or {}
         self._build_s = build_s or {}
-        self._fixed = fixed
+        self._unsearched = unsearched
 
     def visit_begins(self, scenario: str = "") -> None:
         """A lab is being brought up for a visit of ``scenario`` (before its build)."""
@@ -100,18 +100,18 @@ class Eta:
             return self._build_s[scenario]
         return _mean([x for xs in self._visits.values() for x in xs]) or 0.0
 
-    def _plan_scale(self, fixed: bool) -> float:
-        """How the measured tests of one kind (``fixed`` or not) compared with their plans (time taken /
+    def _plan_scale(self, unsearched: bool) -> float:
+        """How the measured tests of one kind (``unsearched`` or not) compared with their plans (time taken /
         time planned), trusted n / (n + :data:`POINTS_TO_TRUST`) over their n points; 1.0 before one ended."""
         planned = [(sum(xs), len(xs) * self._prior[i], len(xs)) for i, xs in self._tests.items()
-                   if self._prior.get(i) and (i in self._fixed) == fixed]
+                   if self._prior.get(i) and (i in self._unsearched) == unsearched]
         took, plan, n = (sum(x[k] for x in planned) for k in range(3))
         if not plan:
             return 1.0
         return 1.0 + (took / plan - 1.0) * n / (n + POINTS_TO_TRUST)
 
     def _point_s(self, index: int, every: list[float], scale: dict[bool, float]) -> float:
-        """A point no block ran yet of ``[[test]]`` ``index``: a fixed ``[[test]]``'s own mean once it ran;
+        """A point no block ran yet of ``[[test]]`` ``index``: an unsearched ``[[test]]``'s own mean once it ran;
         else its plan times its kind's ``scale`` (:meth:`_plan_scale`), or the ``[[test]]``'s measured mean
         where that is more (dobrinov2016, run 17: its first search, at the line rate, took 3 s and stood
         for the VM-limited ones of 60-130 s: "ETA 44 min" with 83 left; replayed so, 4 of 219 readings
@@ -119,9 +119,9 @@ class Eta:
         own = _mean(self._tests.get(index))
         if index not in self._prior:
             return own if own is not None else (_mean(every) or 0.0)
-        if index in self._fixed and own is not None:
+        if index in self._unsearched and own is not None:
             return own
-        return max(self._prior[index] * scale[index in self._fixed], own or 0.0)
+        return max(self._prior[index] * scale[index in self._unsearched], own or 0.0)
 
 
 def _mean(xs: list[float] | None) -> float | None:

@@ -63,9 +63,13 @@ def run(site: Site, c: Campaign, store: Store, resume: bool, command: str, progr
     ones, that is an error; if it has no run at all (one killed before its
     first lab was up records none) a new run starts. ``budget_s``: a
     sequential run's time budget (campaign/looks.py; a resumed run keeps
-    the one it recorded).
+    the one it recorded). A machine without what a scenario's lab needs
+    installed (:func:`interface.check_machine`) is refused before the
+    self-test.
     """
     check_budget(c, budget_s)
+    for sc in c.scenarios:  # before the self-test: a missing VM image is found in a second, not after 30 s
+        interface.check_machine(sc.lab, sc.dut)
     with exclusive(site, c):
         return _run(site, c, store, resume, command, progress, budget_s)
 

@@ -98,6 +98,14 @@ def check_test(spec: LabSpec, test_kind: str, runs_host_stacks: bool, reset_kind
     backends.for_spec(spec).check_test(spec, test_kind, runs_host_stacks, reset_kinds)
 
 
+def check_machine(spec: LabSpec, dut: DutConfig) -> None:
+    """What building the lab ``spec`` and ``dut`` ask for needs installed on
+    this machine (a translator, QEMU, the VM router's image), checked before
+    a run's self-test and first lab: a :class:`LabError` naming what is
+    missing and how to install it."""
+    backends.for_spec(spec).check_machine(spec, dut)
+
+
 def empties_connections(spec: LabSpec) -> bool:
     """Whether the DUT's connection table can be emptied before each of RFC 9693's measurements on the
     kind of lab ``spec`` asks for (:func:`clear_connections`)."""

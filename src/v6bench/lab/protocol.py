@@ -126,6 +126,7 @@ class Backend(Protocol):
     - ``dut_config``: the ``[dut]`` table as this kind of lab takes it, and
       ``tunnel``: the tunnel mechanism its routers give a ``[dut] tunnel``;
     - ``check_test``: what a test needs of the kind of lab, before any lab;
+      ``check_machine``: what this machine must have installed to build it;
       ``empties_connections``: whether RFC 9693's tests can empty its DUT's
       connection table (``clear_connections``);
     - ``up``: the lab ``lab up`` builds and keeps; ``take``: the lab a trial
@@ -154,6 +155,8 @@ class Backend(Protocol):
 
     def check_test(self, spec: LabSpec, test_kind: str, runs_host_stacks: bool,
                    reset_kinds: tuple[str, ...]) -> None: ...
+
+    def check_machine(self, spec: LabSpec, dut: DutConfig) -> None: ...
 
     def up(self, site: Site, spec: LabSpec, dut: DutConfig | None) -> Lab: ...
 

@@ -14,7 +14,7 @@ from ..model.dut import DutConfig
 from ..model.site import Site
 from ..model.spec import LabSpec
 from ..model.tunnel import Tunnel
-from . import build, configured, connections, control, observe
+from . import build, configured, connections, control, observe, translator
 from ..machine import nsctl
 from . import reset as lab_reset
 from .state import LabState
@@ -67,6 +67,12 @@ class NamespaceBackend:
         """What a test of ``test_kind`` needs of this kind of lab, checked
         before any lab is used; errors name the test's fields. The
         emulated lab has all (its path's rules are trial/fit.py's)."""
+
+    def check_machine(self, spec: LabSpec, dut: DutConfig) -> None:
+        """NAT64 on namespace routers needs TAYGA (:func:`.translator.binary`);
+        the rest is the namespace lab's set-up (``make demo`` installs it)."""
+        if dut.nat64:
+            translator.binary()
 
     def observer(self, lab: LabState) -> Observer:
         return observe.LabObserver(lab)

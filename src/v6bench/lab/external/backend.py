@@ -86,6 +86,10 @@ class ExternalBackend:
             if not getattr(ext.dut, f"reset_{kind}"):
                 raise UsageError(f"a {kind} reset needs the lab file's dut.reset_{kind} command ({ext.path})", "kinds")
 
+    def check_machine(self, spec: LabSpec, dut: DutConfig) -> None:
+        """Nothing beyond the tester's set-up: the lab file's ports, agent
+        and commands are checked when the lab is taken into use."""
+
     def observer(self, lab: ExternalLab) -> snmp_observe.SnmpObserver | bgp_speaker.Watched:
         """Over SNMP; while a table is announced, the BGP sessions checked after every trial too."""
         snmp = snmp_observe.SnmpObserver(lab.snmp_dut, lab.telemetry)

@@ -10,8 +10,10 @@ from ...core.errors import LabError
 from ..emulated.backend import NamespaceBackend
 from ..emulated.state import LabState
 from ..model import tunnel
+from ..model.dut import DutConfig
+from ..model.spec import LabSpec
 from ..model.site import Site
-from . import vm_image, vm_lab
+from . import vm, vm_image, vm_lab
 
 
 class VmBackend(NamespaceBackend):
@@ -28,6 +30,12 @@ class VmBackend(NamespaceBackend):
     def clear_connections(self, lab: LabState) -> float:
         raise LabError("RFC 9693's connection measurements run on namespace routers for now (the VM router's "
                        "guest has no conntrack tool)")
+
+    def check_machine(self, spec: LabSpec, dut: DutConfig) -> None:
+        """QEMU and the guest image (``make setup``); the image holds the
+        guests' translators (Jool) and tunnels."""
+        vm.qemu_version()
+        vm_image.load_manifest()
 
     def router_command(self, node: dict[str, Any], argv: list[str]) -> str:
         """``argv``'s output on router ``node``: in its guest, over the control port."""
