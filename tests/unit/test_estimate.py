@@ -305,6 +305,20 @@ def test_without_history_a_vm_routers_neighbour_started_search_is_planned_as_fro
     assert estimate.plan(vm, estimate.History(), 0).tests[0].trials == 20.25
 
 
+def test_without_history_a_vm_router_s_search_where_it_forwards_the_line_rate_is_planned_as_one_trial():
+    """gamess-forwarding's VM router (TCG, EPYC-25) forwarded 18-42 kframes/s and passed its 1062 and 1082 B
+    points at their line rates in one trial: at 100 Mb/s 1518 B (8,127 frames/s) is below
+    ROUTER_FPS["vm"], 128 B (84,459) above; on a namespace router, whose rate is unknown, both search."""
+    text = CAMPAIGN.replace('link_speed = "1G"', 'link_speed = "100M"')
+    vm = spec.parse_campaign(text.replace('link_speed = "100M"', 'link_speed = "100M"\nrouter = "vm"'), "p.toml")
+    searching = estimate.expected_trials(vm.tests[0], "vm")[0]
+    assert estimate.plan(vm, estimate.History(), 0).tests[0].trials == pytest.approx((searching + 1.0) / 2)
+    ns = spec.parse_campaign(text, "p.toml")
+    assert estimate.plan(ns, estimate.History(), 0).tests[0].trials == estimate.expected_trials(ns.tests[0])[0]
+    fast = spec.parse_campaign(CAMPAIGN.replace('link_speed = "1G"', 'link_speed = "1G"\nrouter = "vm"'), "p.toml")
+    assert estimate.plan(fast, estimate.History(), 0).tests[0].trials == searching  # 1518 B at 1 Gb/s: 81 k
+
+
 def test_a_request_response_test_counts_its_run_through_the_router_and_over_the_baseline():
     c = spec.parse_campaign("""
 name = "rr"

@@ -23,7 +23,7 @@ import statistics
 from dataclasses import dataclass, field
 
 from .. import selftest
-from ..core import frames, machine
+from ..core import frames, machine, rates
 from ..core.frames import Mix
 from ..lab.model.dut import DutConfig
 from ..fib.shapes import TABLES
@@ -254,6 +254,12 @@ def modelled(t: TestSpec) -> bool:
 #: :data:`STEP_SHARE_DEFAULT`. Seen: 16-32 trials a search to 1 % there (the model: 20), 18-20 in
 #: cisco-dualstack's first blocks to 2 % (run 12, 2026-11-29; the model: 18); 6.6 and 6.0 as bracketed.
 DRIFTING_ROUTERS = ("vm",)
+#: Without history: about what a router of a lab kind forwards at most, at any frame size [frames/s]. A
+#: binary throughput search at a point whose line rate is below it passes its first trial, at the line
+#: rate, and ends there (one trial): gamess-forwarding's VM router under TCG (EPYC-25, 2026-11-30, two
+#: fresh-clone runs) forwarded 18-42 kframes/s at 70-550 B (NDR) and passed 1062 and 1082 B at their line
+#: rates of 11.3-11.6 k in one trial (17 of 18 searches), which the plan had counted at 20 trials each.
+ROUTER_FPS = {"vm": 20_000.0}
 
 
 def expected_trials(t: TestSpec, router: str = "ns") -> tuple[float, float]:
@@ -289,6 +295,18 @@ def expected_trials(t: TestSpec, router: str = "ns") -> tuple[float, float]:
     loads = len(getattr(p, "loads", ()) or ()) or 1
     runs = getattr(registry.kind(t.kind), "runs_a_point", 1)
     return repeat * loads * runs, repeat * loads * runs
+
+
+def point_trials(t: TestSpec, router: str, line_fps: list[float]) -> float:
+    """:func:`expected_trials` (the expected) of ``t``'s points on a ``router`` of that lab kind, whose
+    line rates are ``line_fps`` [frames/s]: a binary throughput search where the line rate is below
+    what such a router forwards (:data:`ROUTER_FPS`) passes at its first trial and ends, one trial."""
+    low = expected_trials(t, router)[0]
+    capacity_fps = ROUTER_FPS.get(router)
+    if capacity_fps is None or not line_fps or t.kind != "throughput" or getattr(t.params, "search", "binary") != "binary":
+        return low
+    at_line = sum(fps < capacity_fps for fps in line_fps)
+    return (at_line * 1.0 + (len(line_fps) - at_line) * low) / len(line_fps)
 
 
 @dataclass(frozen=True)
@@ -359,6 +377,7 @@ def plan(c: Campaign, h: History, selftests: int = 1) -> Plan:
     most = expand(c)
 
     lab_of = {sc.name: sc.lab.lab_kind for sc in c.scenarios}
+    link_of = {sc.name: sc.lab.link_speed_bps for sc in c.scenarios}
     dut_of = {sc.name: sc.dut for sc in c.scenarios}
     out = []
     for t in c.tests:
@@ -367,14 +386,15 @@ def plan(c: Campaign, h: History, selftests: int = 1) -> Plan:
         low, high = expected_trials(t)
         traffic_s = trial_s(t)
         # Trials and their cost by the router each point measures (a test's scenarios may differ in it).
-        shares: dict[str, int] = {}
+        shares: dict[str, list[float]] = {}
         for p in points:
-            shares[lab_of[p.scenario]] = shares.get(lab_of[p.scenario], 0) + 1
+            shares.setdefault(lab_of[p.scenario], []).append(rates.line_rate_fps(link_of[p.scenario], p.frame_size))
         trials = beyond_s = 0.0
         exact = alike = True
-        for router, n in (shares or {"ns": 1}).items():
+        for router, lines in (shares or {"ns": []}).items():
+            n = len(lines) or 1
             key = kind_key(t.kind, t.params.__dict__, router)
-            low = expected_trials(t, router)[0]
+            low = point_trials(t, router, lines)
             known = None if fixed(t) else _alike(h.trials, key, of_kind)
             beyond = _alike(h.beyond_s, key, of_kind)
             w = n / max(1, len(points))
