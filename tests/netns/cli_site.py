@@ -77,30 +77,40 @@ def remove_run_dir():
     shutil.rmtree(WORK_DIR, ignore_errors=True)
 
 
-#: How long tshark may take to start capturing (it says "Capturing on"): measured 0.28-0.43 s with the machine busy.
+#: How long tshark may take to start capturing: measured 0.28-0.43 s with the machine busy.
 CAPTURE_START_S = 20
+#: tshark's word that dumpcap has the interface open, its filter set and the file open. "Capturing on"
+#: comes earlier, before dumpcap has opened anything (about 40 ms earlier on an idle machine, 2026-11-30):
+#: a body started on it could send its first frames before the capture sees any.
+CAPTURE_STARTED = "Capture started."
 
 
 @contextmanager
 def capture(netns: str, ifname: str, pcap: Path, count: int, bpf: str | None = None):
     """tshark captures up to ``count`` frames of ``ifname`` in ``netns`` into
-    ``pcap`` while the body runs: the body starts once tshark says it is
-    capturing (not after a fixed pause, which a loaded machine can outlast),
-    and tshark stops by itself 6 s after it started; the file is complete
-    when the block ends."""
+    ``pcap`` while the body runs: the body starts once tshark says the capture
+    has started (CAPTURE_STARTED; not after a fixed pause, which a loaded
+    machine can outlast), and tshark stops by itself 6 s after it started; the
+    file is complete when the block ends. Yields a list that then holds
+    tshark's last words (frames captured, and dropped if any), for the
+    messages of assertions that count frames."""
     cmd = ["ip", "netns", "exec", netns, "tshark", "-q", "-i", ifname, "-a", "duration:6", "-c", str(count), "-w", str(pcap)]
     cap = subprocess.Popen(cmd + (["-f", bpf] if bpf else []), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    said: list[str] = []
+    listener = threading.Thread(target=lambda: said.extend(line.strip() for line in cap.stderr), daemon=True)
+    listener.start()
     try:
-        said = []
-        ready = threading.Thread(target=lambda: said.extend(line for line in cap.stderr if "Capturing on" in line), daemon=True)
-        ready.start()
         deadline = time.monotonic() + CAPTURE_START_S
-        while not said and ready.is_alive() and time.monotonic() < deadline:
+        while not any(CAPTURE_STARTED in line for line in said) and listener.is_alive() and time.monotonic() < deadline:
             time.sleep(0.02)
-        assert said, f"tshark did not start capturing on {ifname} in {netns} within {CAPTURE_START_S} s"
-        yield
+        assert any(CAPTURE_STARTED in line for line in said), \
+            f"tshark did not start capturing on {ifname} in {netns} within {CAPTURE_START_S} s: {said}"
+        last: list[str] = []
+        yield last
     finally:
         cap.wait(timeout=30)
+        listener.join(timeout=5)
+    last.extend(line for line in said if "captured" in line or "dropped" in line)
 
 
 def facing(lab, tester: str) -> tuple[str, str]:

@@ -26,14 +26,14 @@ def test_each_frame_has_its_own_ports_and_a_scoped_acl_still_finds_flow_2(tmp_pa
     try:
         r1 = state.load(SITE).node("r1")["netns"]
         pcap = tmp_path / "r1-t2.pcap"
-        with capture(r1, "r1-t2", pcap, 2000, "udp"):
+        with capture(r1, "r1-t2", pcap, 2000, "udp") as tshark:
             res = trial_json("--mix", "50/50", "--frame-size", "128", "--rate", "1kfps", "--duration", "1",
                              "--flows", "2")
         assert res["lost_frames"] == 0 and res["rx_frames"] == 1000, res["tester_limited_reasons"]
         assert res["ports"]["used"] == "rfc4814" and res["ports"]["src"] == {"1": [1024, 49184], "2": [49185, 65534]}
         rows = tshark_fields(pcap, "ip.src", "ipv6.src", "udp.srcport", "udp.dstport")
         test = [r for r in rows if r[0] == "198.18.0.2" or r[1] == "2001:2::2"]
-        assert len(test) == 1000, len(test)
+        assert len(test) == 1000, (len(test), tshark)
         src = [int(r[2]) for r in test]
         dst = [int(r[3]) for r in test]
         # Each stream walks its values once a cycle: within 250 frames a stream, no port repeats.
@@ -54,7 +54,7 @@ def test_through_a_dut_that_keeps_state_the_preliminary_phase_opens_every_connec
     try:
         r1 = state.load(SITE).node("r1")["netns"]
         pcap = tmp_path / "r1-t1.pcap"  # as sent: R1's source NAT may move a port where two inside addresses meet
-        with capture(r1, "r1-t1", pcap, 3100, "udp"):
+        with capture(r1, "r1-t1", pcap, 3100, "udp") as tshark:
             res = trial_json("--mix", "50/50", "--frame-size", "128", "--rate", "2kfps", "--duration", "1",
                              "--preliminary-connections", "500", "--preliminary-rate", "5000")
         assert res["lost_frames"] == 0 and res["rx_frames"] == 2000, res["tester_limited_reasons"]
@@ -68,7 +68,7 @@ def test_through_a_dut_that_keeps_state_the_preliminary_phase_opens_every_connec
         assert tr["sessions_before"] >= 2 * 506 and tr["new_sessions"] == 0, tr
         rows = tshark_fields(pcap, "ip.src", "ipv6.src", "udp.srcport", "udp.dstport")
         sent = [(int(r[2]), int(r[3])) for r in rows if r[0] == "198.18.0.2" or r[1] == "2001:2::2"]
-        assert len(sent) == 2 * 506 + 2000, len(sent)  # the phase's frames, then the trial's
+        assert len(sent) == 2 * 506 + 2000, (len(sent), tshark)  # the phase's frames, then the trial's
         assert set(sent) == {(s, d) for s in range(1024, 1047) for d in range(1, 23)}
     finally:
         v6bench("lab", "down")
