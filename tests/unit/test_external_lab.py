@@ -15,6 +15,7 @@ import pytest
 from v6bench.campaign import spec as campaign_spec
 from v6bench.core.errors import UsageError
 from v6bench.core.rates import format_link_speed, parse_port_speed
+from v6bench.engine import local
 from v6bench.lab.model import external_spec
 from v6bench.lab.model.dut import DutConfig
 from v6bench.lab.external import snmp
@@ -304,7 +305,7 @@ def test_the_engine_spec_of_an_external_lab_opens_only_its_declared_ports(tmp_pa
     spec = engine_spec(ExternalLab(s, tester_plan(s)), req, 1000.0).to_json()
     assert "allow_root_netns" not in spec and spec["netns_prefix"] == "tester"
     assert spec["allow_non_benchmarking_addresses"] is True
-    r = subprocess.run([str(ROOT / "engine/target/release/v6bench-engine"), "check"], input=json.dumps(spec),
+    r = subprocess.run([str(local.binary()), "check"], input=json.dumps(spec),
                        capture_output=True, text=True, timeout=30)
     assert r.returncode == 0, r.stderr
 
