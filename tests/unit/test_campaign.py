@@ -93,6 +93,28 @@ def _run(tmp_path, c, stop_after=None, seed=1):
     return store, made, make
 
 
+def test_a_ctrl_c_outside_a_test_s_own_handler_leaves_no_test_running_once_the_run_is_interrupted(tmp_path):
+    """A Ctrl-C during a test's last write (outside the handler that marks it interrupted) left its row
+    ``running`` after the run ended (a fresh clone's make test, 2026-11-30): the run's end marks it."""
+    c = spec.parse_campaign(GOOD, "t.toml")
+    store, _, make = _run(tmp_path, c)
+    rid = store.start_run(c.name, "test", {"kernel": "x"}, None, c.path, c.sha256, c.text)
+    real = store.finish_test
+
+    def ctrl_c_on_done(test_id, status, *a, **k):
+        if status == "done":
+            raise KeyboardInterrupt
+        return real(test_id, status, *a, **k)
+
+    store.finish_test = ctrl_c_on_done
+    with pytest.raises(KeyboardInterrupt):
+        runner.run_points(c, store, rid, make, lambda s: None)
+    assert [t["status"] for t in store.tests(rid)] == ["running"]
+    store.finish_run(rid, "interrupted")
+    assert [t["status"] for t in store.tests(rid)] == ["interrupted"]
+    assert store.run(rid)["status"] == "interrupted"
+
+
 def test_run_records_every_trial_and_resume_skips_done_tests(tmp_path):
     c = spec.parse_campaign(GOOD, "t.toml")
     store, made, make = _run(tmp_path, c, stop_after=10)

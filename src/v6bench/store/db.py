@@ -267,7 +267,15 @@ class Store:
         self._update("UPDATE runs SET environment_json=? WHERE id=?", (_dumps(environment), run_id))
 
     def finish_run(self, run_id: int, status: str, error: str | None = None) -> None:
-        self._update("UPDATE runs SET status=?, finished_at_unix_s=?, error=? WHERE id=?", (status, time.time(), error, run_id))
+        """The run's end. A run that did not finish marks any test of it still ``running`` (a Ctrl-C
+        between a test's row and its own handler, or during its last write) ``interrupted``, as --resume
+        replays it; all in one transaction."""
+        now = time.time()
+        with self.transaction():
+            if status != "finished":
+                self._update("UPDATE tests SET status='interrupted', finished_at_unix_s=? WHERE run_id=? AND status='running'",
+                             (now, run_id))
+            self._update("UPDATE runs SET status=?, finished_at_unix_s=?, error=? WHERE id=?", (status, now, error, run_id))
 
     def resumable_run(self, campaign_sha256: str) -> int | None:
         """The newest run of the campaign of this hash that did not finish, if any."""
