@@ -376,9 +376,7 @@ def plan(c: Campaign, h: History, selftests: int = 1) -> Plan:
     given = [p for p in expand(c) if p.repetition <= p.test.matrix.blocks]
     most = expand(c)
 
-    lab_of = {sc.name: sc.lab.lab_kind for sc in c.scenarios}
-    link_of = {sc.name: sc.lab.link_speed_bps for sc in c.scenarios}
-    dut_of = {sc.name: sc.dut for sc in c.scenarios}
+    sc_of = {sc.name: sc for sc in c.scenarios}
     out = []
     for t in c.tests:
         points = [p for p in given if p.test.index == t.index]
@@ -388,7 +386,8 @@ def plan(c: Campaign, h: History, selftests: int = 1) -> Plan:
         # Trials and their cost by the router each point measures (a test's scenarios may differ in it).
         shares: dict[str, list[float]] = {}
         for p in points:
-            shares.setdefault(lab_of[p.scenario], []).append(rates.line_rate_fps(link_of[p.scenario], p.frame_size))
+            lab = sc_of[p.scenario].lab
+            shares.setdefault(lab.lab_kind, []).append(rates.line_rate_fps(lab.link_speed_bps, p.frame_size))
         trials = beyond_s = 0.0
         exact = alike = True
         for router, lines in (shares or {"ns": []}).items():
@@ -406,7 +405,7 @@ def plan(c: Campaign, h: History, selftests: int = 1) -> Plan:
             exact = exact and known is not None and key in h.trials
             alike = alike and known is not None
         # The preliminary phase where some of the test's scenarios keep state: its mean over the test's points.
-        pre_s = sum(preliminary_s(t, p.mix, dut_of[p.scenario]) for p in points) / len(points) if points else 0.0
+        pre_s = sum(preliminary_s(t, p.mix, sc_of[p.scenario].dut) for p in points) / len(points) if points else 0.0
         out.append(TestPlan(t, len(points), sum(p.test.index == t.index for p in most),
                             trials, max(high, trials), traffic_s + beyond_s + pre_s, exact, alike and not exact))
     each = {sc.name: build_key(sc) for sc in c.scenarios}
