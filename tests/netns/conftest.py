@@ -11,6 +11,8 @@ from dataclasses import dataclass
 
 import pytest
 
+import stale
+
 PREFIX = f"v6bt{os.getpid() % 10000}x"
 _counter = itertools.count()
 
@@ -152,6 +154,7 @@ def p2p_2q():
 
 @pytest.fixture(scope="session", autouse=True)
 def no_namespace_left_behind():
+    stale.sweep()  # what a killed session left
     yield
     left = our_namespaces()
     for ns in left:
