@@ -381,7 +381,7 @@ def plan(c: Campaign, h: History, selftests: int = 1) -> Plan:
     for t in c.tests:
         points = [p for p in given if p.test.index == t.index]
         of_kind = not modelled(t)
-        low, high = expected_trials(t)
+        high = expected_trials(t)[1]  # the most trials a point
         traffic_s = trial_s(t)
         # Trials and their cost by the router each point measures (a test's scenarios may differ in it).
         shares: dict[str, list[float]] = {}
