@@ -150,6 +150,7 @@ fuzz: setup $(STAMPS)/apt-test
 
 # Performance against peer tools measured in the same run (docs/performance.md).
 bench: setup $(STAMPS)/apt-bench
+	$(PY) bench/host_memory.py
 	$(PY) bench/engine_vs_trafgen.py
 	$(PY) bench/sender_queues.py
 	$(PY) bench/tester_vs_router.py

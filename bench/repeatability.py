@@ -8,9 +8,10 @@ family, arrangement and search the coefficient of variation (CV = sample
 standard deviation / mean) of the NDR, the PDR and the per-trial median
 latency, with the targets on this 2-vCPU machine: PDR CV <= 5 %, NDR CV
 <= 5 % (issue 63; 10 % before). Searches the tester capped (lower bounds) are counted and left
-out, as in reports. A "router capacity" row per family gives the floor
-under those CVs (:func:`capacity_rows`): how much the router's own
-forwarding rate varies from trial to trial.
+out, as in reports. Two rows per family give the floor under those CVs
+(:func:`capacity_rows`): how much the router's own forwarding rate
+varies from trial to trial ("router capacity") and from one search to
+the next ("capacity drift").
 
 The router configurations (``--duts``, :data:`DUTS`, all three by
 default): ``acl25both`` makes the router's own forwarding the bottleneck:
@@ -145,14 +146,20 @@ FAMILY_OF_MIX = {"100/0": "IPv4", "0/100": "IPv6"}
 
 
 def capacity_rows(label: str, store: Store, run_id: int) -> list[tuple]:
-    """The router's own speed, the floor under any search's CV: for every
-    throughput trial the tester kept up with and the router's threads were
-    at least :data:`SATURATED_BUSY` busy, the frames it forwarded per
-    second of its busy time (``rx_frames / duration_s / busy_ratio``, the
-    rate it would forward at 100 % busy), per family. A router whose rate
+    """The router's own speed, the floor under any search's CV, two rows a
+    family. For every throughput trial the tester kept up with and the
+    router's threads were at least :data:`SATURATED_BUSY` busy, the frames
+    it forwarded per second of its busy time (``rx_frames / duration_s /
+    busy_ratio``, the rate it would forward at 100 % busy).
+
+    ``router capacity``: their CV over all trials. A router whose rate
     varies this much from trial to trial gives a zero-loss NDR that varies
-    at least as much, whatever the search."""
-    caps: dict[str, list[float]] = {}
+    at least as much when one trial decides a load.
+
+    ``capacity drift``: how much the router's rate moved from one search
+    to the next, which no search, however many trials it spends on a load,
+    can average away: :func:`drift_cv_pct` of the per-search rates."""
+    caps: dict[str, dict[int, list[float]]] = {}
     for test in store.tests(run_id):
         fam = FAMILY_OF_MIX.get(test["mix"])
         if test["kind"] != "throughput" or fam is None:
@@ -162,9 +169,30 @@ def capacity_rows(label: str, store: Store, run_id: int) -> list[tuple]:
             busy = routers[0].get("busy_ratio") if len(routers) == 1 else None
             if trial["tester_limited"] or not busy or busy < SATURATED_BUSY or not trial["duration_s"]:
                 continue
-            caps.setdefault(fam, []).append(trial["rx_frames"] / trial["duration_s"] / busy)
-    return [(label, fam, "router capacity", len(xs), 0, statistics.fmean(xs), min(xs), max(xs), cv(xs), "",
-             "floor") for fam, xs in sorted(caps.items()) if xs]
+            caps.setdefault(fam, {}).setdefault(test["id"], []).append(trial["rx_frames"] / trial["duration_s"] / busy)
+    rows = []
+    for fam, by_search in sorted(caps.items()):
+        xs = [x for v in by_search.values() for x in v]
+        rows.append((label, fam, "router capacity", len(xs), 0, statistics.fmean(xs), min(xs), max(xs), cv(xs), "",
+                     "floor, one trial a load"))
+        searches = [v for v in by_search.values() if len(v) >= 2]
+        if len(searches) >= 2:
+            means = [statistics.fmean(v) for v in searches]
+            rows.append((label, fam, "capacity drift", len(searches), 0, statistics.fmean(means), min(means),
+                         max(means), f"{drift_cv_pct(searches):.1f} %", "", "floor, any search"))
+    return rows
+
+
+def drift_cv_pct(searches: list[list[float]]) -> float:
+    """The between-search coefficient of variation of the router's rate,
+    in %: the one-way random-effects estimate (method of moments) of the
+    standard deviation of the searches' true means, that is the variance
+    of the searches' means less the mean sampling variance of one
+    (``s_i**2 / n_i``), floored at 0, over the grand mean. Needs two
+    searches of two trials or more."""
+    means = [statistics.fmean(v) for v in searches]
+    sampling = statistics.fmean([statistics.variance(v) / len(v) for v in searches])
+    return 100 * max(statistics.variance(means) - sampling, 0.0) ** 0.5 / statistics.fmean(means)
 
 
 def main() -> int:

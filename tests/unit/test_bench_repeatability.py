@@ -56,3 +56,13 @@ def test_resume_goes_on_where_the_bench_stopped(monkeypatch, resume, unfinished,
         assert run_id == expect[1] and calls == []
     else:
         assert run_id == 7 and calls == [expect[1]]
+
+
+@pytest.mark.parametrize("searches, expect_pct", [
+    ([[100.0, 100.0], [110.0, 110.0]], 100 * (50 ** 0.5) / 105),   # no noise inside a search: all of it is drift
+    ([[90.0, 110.0], [95.0, 105.0]], 0.0),                         # equal means: no drift, whatever the noise
+    ([[90.0, 110.0], [100.0, 120.0]], 0.0),                        # sampling (100) exceeds the means' spread (50): floored at 0
+    ([[98.0, 102.0], [108.0, 112.0]], 100 * (50 - 4) ** 0.5 / 105),  # less the sampling variance 8/2 of a mean
+])
+def test_capacity_drift_is_the_spread_of_search_means_less_their_sampling_noise(searches, expect_pct) -> None:
+    assert repeatability.drift_cv_pct(searches) == pytest.approx(expect_pct)
