@@ -60,6 +60,9 @@ def test_machines_that_differ_are_pooled_and_the_machine_explains_it(tmp_path):
         assert [round(r.effect_pct, 1) for r in p.runs] == pytest.approx([1.2, 1.6, 11.3, 11.7], abs=0.15)
         assert p.fit.k == 4 and p.tau_pct > 3 and p.fit.i2_pct > 90 and p.q_p_adjusted < 0.05
         assert p.verdict.startswith("IPv6 slower on every machine: pooled +") and "machines differ by τ" in p.verdict
+        # Two runs a machine: nested in two machines, the pooled interval rests on 1 df, not 3, and spans 0.
+        assert (p.nested_fit.m, p.nested_fit.df) == (2, 1) and "runs nested in 2 machines, t with 1 df" in p.verdict
+        assert p.low_pct < 0 < p.high_pct and "not significant after the correction (4 runs, t with 1 df)" in p.verdict
         m = p.moderation
         assert m.levels == ("AMD EPYC x2", "Intel Xeon x2") and m.p < 0.05 and m.r2_pct > 90
         assert m.level_pct == pytest.approx((1.4, 11.5), abs=0.3) and m.verdict.startswith("machine explains")

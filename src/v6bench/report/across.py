@@ -32,7 +32,7 @@ from statsmodels.stats.multitest import multipletests
 from ..core import machine
 from ..store.db import Store
 from . import data as run_data
-from . import meta, verdicts
+from . import meta, nested, verdicts
 from .attributes import ATTRIBUTES, attributes
 from .stats import ALPHA, CORRECTION, POWER
 
@@ -119,6 +119,15 @@ class Pooled:
     q_p_adjusted: float | None = None
     verdict: str = ""
     moderation: Moderation | None = None
+    #: The three-level fit (runs nested in machines) when some machine ran more than one of the runs.
+    nested_fit: nested.NestedFit | None = None
+
+    @property
+    def p_value(self) -> float | None:
+        """The pooled effect's p-value before correction: the nested fit's where there is one."""
+        if self.nested_fit is not None:
+            return self.nested_fit.p
+        return self.fit.p[0] if self.fit is not None else None
 
     @property
     def used(self) -> list[RunEffect]:
@@ -186,10 +195,11 @@ def _each_differs(p: Pooled) -> int:
     return next(iter(signs)) if len(signs) == 1 and all(r.outcome == "differs" for r in p.runs) else 0
 
 
-def _detectable_pct(f: meta.Fit) -> float:
-    """The smallest pooled difference [%] the runs could have shown: (t₁₋α/₂ + t_power) × SE on k − 1 degrees of freedom."""
-    df = max(f.q_df, 1)
-    return _pct((float(sps.t.ppf(1 - ALPHA / 2, df)) + float(sps.t.ppf(POWER, df))) * f.se[0])
+def _detectable_pct(p: Pooled) -> float:
+    """The smallest pooled difference [%] the runs could have shown: (t₁₋α/₂ + t_power) × SE, on k − 1
+    degrees of freedom, or m − 1 with runs nested in m machines."""
+    df, se = (p.nested_fit.df, p.nested_fit.se) if p.nested_fit is not None else (max(p.fit.q_df, 1), p.fit.se[0])
+    return _pct((float(sps.t.ppf(1 - ALPHA / 2, df)) + float(sps.t.ppf(POWER, df))) * se)
 
 
 def _verdict(p: Pooled) -> str:
@@ -199,7 +209,10 @@ def _verdict(p: Pooled) -> str:
             return "the same in every run: no difference (values equal in every repetition)"
         return f"not pooled: {len(p.used)} run(s) with an interval (pooling needs 2)"
     who = "machine" if len(p.machines) > 1 else "run (one machine)"
-    pooled = f"pooled {p.pooled_pct:+.2f} % ({p.low_pct:+.2f} … {p.high_pct:+.2f}; {CORRECTION[1]} p = {p.p_adjusted:.2g})"
+    nest = (f"; runs nested in {p.nested_fit.m} machines, t with {p.nested_fit.df} df" if p.nested_fit is not None
+            else "")
+    pooled = (f"pooled {p.pooled_pct:+.2f} % ({p.low_pct:+.2f} … {p.high_pct:+.2f}; {CORRECTION[1]} p = "
+              f"{p.p_adjusted:.2g}{nest})")
     spread = f"τ = {p.tau_pct:.2g} %, I² = {p.fit.i2_pct:.0f} %, Q p = {p.q_p_adjusted:.2g}"
     differs = p.p_adjusted is not None and p.p_adjusted < ALPHA
     heterogeneous = p.q_p_adjusted is not None and p.q_p_adjusted < ALPHA
@@ -209,8 +222,9 @@ def _verdict(p: Pooled) -> str:
         return (f"runs disagree: some find {name_b} {_words(higher, 1)}, some {_words(higher, -1)} "
                 f"({pooled}; {spread})")
     if each:  # every run's own (corrected) verdict: the direction holds on each of these machines
+        df = p.nested_fit.df if p.nested_fit is not None else p.fit.q_df
         undecided = "" if differs else (f"; the pooled difference is not significant after the correction ({p.fit.k} "
-                                        f"runs, t with {p.fit.q_df} df)")
+                                        f"runs, t with {df} df)")
         between = (f"{who.split(' ')[0]}s differ by {spread}" if heterogeneous
                    else f"no more spread between {who.split(' ')[0]}s than within ({spread})")
         return f"{name_b} {_words(higher, each)} on every {who}: {pooled}, {between}{undecided}"
@@ -219,7 +233,7 @@ def _verdict(p: Pooled) -> str:
         return f"consistent across runs: {name_b} {_words(higher, p.pooled_pct)}, {pooled}{tail}"
     if heterogeneous:
         return f"runs disagree in size: {pooled} ({spread})"
-    return (f"consistent across runs: no difference detected, {pooled} (could have detected ±{_detectable_pct(p.fit):.2g} %; "
+    return (f"consistent across runs: no difference detected, {pooled} (could have detected ±{_detectable_pct(p):.2g} %; "
             f"{spread})")
 
 
@@ -258,15 +272,22 @@ def pool(a: Across, by: str | None = None) -> list[Pooled]:
         p = Pooled(k, tuple(effs), a.higher[k])
         used = p.used
         if len(used) >= 2:
-            f = meta.fit([r.log_ratio[0] for r in used], [r.log_ratio[1] for r in used])
+            ys, vs = [r.log_ratio[0] for r in used], [r.log_ratio[1] for r in used]
+            f = meta.fit(ys, vs)
             (lo, hi), = f.beta_ci
-            p = Pooled(k, tuple(effs), a.higher[k], f, _pct(f.beta[0]), _pct(lo), _pct(hi), 100 * f.tau)
+            centre, tau = f.beta[0], f.tau
+            machines = [r.attributes["machine"] for r in used]
+            nf = None
+            if 2 <= len(set(machines)) < len(used):  # some machine ran several: runs nested in machines
+                nf = nested.fit(ys, vs, machines)
+                centre, (lo, hi), tau = nf.mu, nf.ci, math.sqrt(nf.sigma2_machine + nf.sigma2_run)
+            p = Pooled(k, tuple(effs), a.higher[k], f, _pct(centre), _pct(lo), _pct(hi), 100 * tau, nested_fit=nf)
         out.append(p)
     for control in (False, True):  # the A/A controls corrected apart, as a run's report corrects them
         fitted = [i for i, p in enumerate(out) if p.fit is not None and (p.key in a.controls) == control]
         if not fitted:
             continue
-        padj = multipletests([out[i].fit.p[0] for i in fitted], alpha=ALPHA, method=CORRECTION[0])[1]
+        padj = multipletests([out[i].p_value for i in fitted], alpha=ALPHA, method=CORRECTION[0])[1]
         qs = [(i, out[i].fit.q_p) for i in fitted if out[i].fit.q_p is not None]
         qadj = dict(zip([i for i, _ in qs], multipletests([q for _, q in qs], alpha=ALPHA, method=CORRECTION[0])[1])) if qs else {}
         for i, pa in zip(fitted, padj):
