@@ -9,8 +9,10 @@ from __future__ import annotations
 import copy
 import gzip
 import json
+import math
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from v6bench.cli import main as cli_main
@@ -27,8 +29,9 @@ MEDIAN_10K = "median latency 10k ×2 flows 128 B at 60kfps (50/50) (IPv6, paired
 
 
 def _copy(store: Store, host: dict, ipv6: float = 1.0, every: float = 1.0, kernel: str | None = None,
-          started: float | None = None) -> int:
-    """The fixture run as if measured on ``host``: IPv6 delays × ``ipv6``, all delays × ``every``."""
+          started: float | None = None, noise: np.random.Generator | None = None) -> int:
+    """The fixture run as if measured on ``host``: IPv6 delays × ``ipv6``, all delays × ``every``; with
+    ``noise``, each trial's delays of each stream × its own draw of e^N(0, 1 %), both families alike."""
     d = copy.deepcopy(FIXTURE)
     env = d["run"]["environment"]
     env["host"] = host
@@ -39,6 +42,7 @@ def _copy(store: Store, host: dict, ipv6: float = 1.0, every: float = 1.0, kerne
         for x in t.get("trials", []):
             for s in x.get("streams") or []:
                 f = every * (ipv6 if s.get("ip_version") == 6 else 1.0)
+                f *= math.exp(noise.normal(0.0, 0.01)) if noise is not None else 1.0
                 for k in ("p50", "p99"):
                     if (s.get("latency_ns") or {}).get(k) is not None:
                         s["latency_ns"][k] *= f
@@ -64,7 +68,8 @@ def test_machines_that_differ_are_pooled_and_the_machine_explains_it(tmp_path):
         assert (p.nested_fit.m, p.nested_fit.df) == (2, 1) and "runs nested in 2 machines, t with 1 df" in p.verdict
         assert p.low_pct < 0 < p.high_pct and "not significant after the correction (4 runs, t with 1 df)" in p.verdict
         m = p.moderation
-        assert m.levels == ("AMD EPYC x2", "Intel Xeon x2") and m.p < 0.05 and m.r2_pct > 90
+        assert m.levels == ("AMD EPYC (family 26 model 2 stepping 1), 2 CPUs, KVM",
+                            "Intel Xeon (family 6 model 143 stepping 8), 2 CPUs, KVM") and m.p < 0.05 and m.r2_pct > 90
         assert m.level_pct == pytest.approx((1.4, 11.5), abs=0.3) and m.verdict.startswith("machine explains")
         # The command line: the runs with their machines, each run's effect, the pooled one; a report with forests by run.
         assert cli_main(["compare", *map(str, ids), "--db", str(tmp_path / "r.db"), "--by", "machine", "--only",
@@ -79,6 +84,22 @@ def test_an_a_a_pair_of_runs_finds_no_difference_between_runs(tmp_path):
         ids = [_copy(s, AMD), _copy(s, AMD, every=1.01), _copy(s, AMD, every=0.99)]
         for p in across.pool(across.collect(s, ids)):
             assert not p.verdict.startswith(("runs disagree", "consistent across runs: IPv6")), p.verdict
+
+
+def test_an_a_a_set_of_runs_with_their_own_noise_finds_no_difference_between_runs(tmp_path):
+    """Four runs of one machine, each trial's delays drawn anew (seeded): the runs
+    differ by chance as real ones do, so Q is not 0 by construction, yet no
+    pooled comparison says the runs disagree, and each run's own standard
+    error (from its values) is what the pooling uses."""
+    rng = np.random.default_rng(64)
+    with Store(tmp_path / "r.db") as s:
+        ids = [_copy(s, AMD, noise=rng) for _ in range(4)]
+        pooled = across.pool(across.collect(s, ids))
+    fitted = [p for p in pooled if p.fit is not None]
+    delays = [p for p in fitted if p.key[0].startswith("median latency")]  # what the noise moves
+    assert delays and all(p.fit.q > 0 for p in delays)
+    assert not [p.verdict for p in fitted if p.verdict.startswith("runs disagree") or "runs disagree in size" in p.verdict]
+    assert all(r.log_ratio == pytest.approx((r.log_effect[0], r.log_effect[1] ** 2), rel=1e-12) for p in fitted for r in p.used)
 
 
 def test_two_runs_of_one_campaign_compared_as_before_after_make_no_claim(tmp_path, capsys):

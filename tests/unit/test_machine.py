@@ -25,6 +25,13 @@ def test_this_machine_is_read_and_recorded_with_every_run():
 def test_machines_are_told_apart_by_what_they_are_and_old_runs_by_what_they_stored():
     assert machine.label(NEW) == "AMD EPYC (family 26 model 2 stepping 1), 2 CPUs, KVM"
     assert machine.label(OLD) == "AMD EPYC, 2 CPUs"
-    assert machine.same(OLD, NEW) and not machine.same(NEW, XEON) and not machine.same(OLD, XEON)
-    assert machine.group(OLD) == machine.group(NEW) == "AMD EPYC x2" != machine.group(XEON)
+    assert machine.same(NEW, NEW) and not machine.same(NEW, XEON) and not machine.same(OLD, XEON)
+    # A field a run did not record is unknown, never a wildcard: an old run is the same machine as none.
+    assert not machine.same(OLD, NEW) and not machine.same(OLD, OLD) and machine.identity(OLD) is None
+    assert machine.group(NEW) == machine.label(NEW) != machine.group(XEON)
+    assert machine.group(OLD) == "AMD EPYC, 2 CPUs (machine not recorded in full)" != machine.group(NEW)
+    bare = {"host": {**NEW["host"], "hypervisor": None}}   # bare metal: no hypervisor, yet recorded in full
+    assert machine.identity(bare) is not None and not machine.same(bare, NEW)
+    partial = {"host": {**NEW["host"], "stepping": None}}
+    assert machine.identity(partial) is None and not machine.same(partial, partial)
     assert machine.key(NEW) == ("AuthenticAMD", "AMD EPYC", 26, 2, 1, 2, "KVM")

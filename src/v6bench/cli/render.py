@@ -107,7 +107,8 @@ def effect_json(e) -> dict:
     """One run's effect in a comparison across runs."""
     return {"run": e.run_id, "machine": e.machine, "attributes": e.attributes, "effect_pct": e.effect_pct,
             "ci_low_pct": e.low_pct, "ci_high_pct": e.high_pct, "outcome": e.outcome, "verdict": e.verdict,
-            "n_a": e.n_a, "n_b": e.n_b}
+            "n_a": e.n_a, "n_b": e.n_b,
+            "log_ratio": None if e.log_effect is None else dict(zip(("y", "se", "df"), e.log_effect))}
 
 
 def compare_json(a, pooled: list, ba) -> dict:
@@ -123,9 +124,13 @@ def compare_json(a, pooled: list, ba) -> dict:
                             "i2_pct": p.fit.i2_pct if p.fit else None, "q": p.fit.q if p.fit else None,
                             "q_df": p.fit.q_df if p.fit else None, "q_p_adjusted": p.q_p_adjusted,
                             "p_adjusted": p.p_adjusted, "verdict": p.verdict,
+                            "machines_nested": None if p.nested_fit is None else {
+                                "machines": p.nested_fit.m, "df": p.nested_fit.df,
+                                "sigma2_machine": p.nested_fit.sigma2_machine, "sigma2_run": p.nested_fit.sigma2_run},
                             "moderator": None if p.moderation is None else {
                                 "attribute": p.moderation.attribute, "levels": p.moderation.levels,
                                 "level_pct": p.moderation.level_pct, "f": p.moderation.f, "p": p.moderation.p,
+                                "p_adjusted": p.moderation.p_adjusted,
                                 "tau_pct": p.moderation.tau_pct, "r2_pct": p.moderation.r2_pct,
                                 "verdict": p.moderation.verdict}} for p in pooled]}
     if ba is not None:

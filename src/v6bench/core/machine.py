@@ -124,16 +124,32 @@ def record(env: dict) -> dict:
 
 
 def key(env: dict) -> tuple:
-    """The machine's identity (:data:`IDENTITY`, None where not recorded)."""
+    """The machine's identity fields (:data:`IDENTITY`, None where not recorded)."""
     r = record(env)
     return tuple(r.get(k) for k in IDENTITY)
 
 
+def identity(env: dict) -> tuple | None:
+    """The machine's identity when its run recorded it in full (a ``host``
+    record with every :data:`IDENTITY` field; the hypervisor is None on bare
+    metal); None when it did not: a run stored before the record holds only
+    the model name and the CPU count, and its machine is unknown."""
+    if not isinstance(env.get("host"), dict):
+        return None
+    k = key(env)
+    if any(v is None for f, v in zip(IDENTITY, k) if f != "hypervisor"):
+        return None
+    return k
+
+
 def same(a: dict, b: dict) -> bool:
-    """Whether two runs' environments name one machine: equal in every
-    identity field both recorded (a run stored before the record holds
-    only the model name and the CPU count)."""
-    return all(x == y for x, y in zip(key(a), key(b)) if x is not None and y is not None)
+    """Whether two runs' environments name one machine, the one rule every
+    view uses (before/after's repeats, a trend's marks, the plan's history,
+    and :func:`group`): both identities known and equal. A field a run did
+    not record is unknown, never a wildcard: a run without the record is the
+    same machine as none."""
+    i = identity(a)
+    return i is not None and i == identity(b)
 
 
 def label(env: dict) -> str:
@@ -149,8 +165,11 @@ def label(env: dict) -> str:
 
 
 def group(env: dict) -> str:
-    """The machine as a moderator's level: the CPU's model name and count,
-    the fields every run recorded (so runs stored before the full record
-    group with new runs of the same CPU)."""
-    r = record(env)
-    return f"{r.get('model_name') or '?'} x{r.get('cpus') or '?'}"
+    """The machine as a level of ``compare --by machine`` and as the cluster
+    runs are nested in (report/across.py): its :func:`label` when its
+    identity is known, so two runs share a level exactly when :func:`same`
+    says so; runs that did not record it share one level per CPU model and
+    count, marked unknown, apart from every known machine."""
+    if identity(env) is not None:
+        return label(env)
+    return f"{label(env)} (machine not recorded in full)"

@@ -6,14 +6,11 @@ explains it (``docs/compare.md``).
 A comparison is the same in two runs when its metric, point, B and design
 are (:func:`key`): the effect of each run is what its own report states
 (:mod:`.verdicts`), B − A in % of A with its 95 % interval. It is pooled on
-the log scale, as a ratio: ``y = ln(1 + effect/100)``, its sampling
-variance from the interval's width, ``((ln(1 + high/100) − ln(1 +
-low/100)) / (2 × 1.96))²`` (Cochrane Handbook §6.5.2.2: a standard error
-from a confidence interval). For intervals from a t distribution with few
-degrees of freedom that overstates the variance (a run counts for less: the
-safe side); rank-based intervals have no degrees of freedom to use. A run
-whose comparison has no interval (not enough repetitions, or values equal
-in every repetition) is shown and not pooled.
+the log scale, as a ratio, with its own standard error and degrees of
+freedom recomputed from the run's values (:mod:`.log_ratio`: A's variance
+counts, and nothing is read back from an interval's width). A run whose
+comparison has none (not enough repetitions, values equal in every
+repetition, a centre that is not positive) is shown and not pooled.
 
 Pooled verdicts are corrected together (Benjamini–Hochberg over the
 pooled comparisons, another family over their heterogeneity tests), the
@@ -35,9 +32,6 @@ from . import data as run_data
 from . import meta, nested, verdicts
 from .attributes import ATTRIBUTES, attributes
 from .stats import ALPHA, CORRECTION, POWER
-
-#: The normal quantile of a 95 % interval (a standard error from an interval's width).
-Z95 = 1.959963984540054
 
 def key(pair, comparison) -> tuple[str, str, str, str]:
     """What makes a comparison the same in two runs: metric, point, B, design."""
@@ -67,19 +61,16 @@ class RunEffect:
     centre_a: float | None
     centre_b: float | None
     name_a: str
+    #: (ln(B/A), its standard error, degrees of freedom) from the run's values (:mod:`.log_ratio`), or None.
+    log_effect: tuple[float, float, float] | None = None
 
     @property
     def log_ratio(self) -> tuple[float, float] | None:
-        """(y, sampling variance) on the log-ratio scale, or None: no usable interval (module docstring)."""
-        if None in (self.effect_pct, self.low_pct, self.high_pct):
+        """(y, sampling variance) on the log-ratio scale, or None: not pooled (module docstring)."""
+        if self.log_effect is None:
             return None
-        if min(self.effect_pct, self.low_pct) <= -100:
-            return None
-        y = math.log1p(self.effect_pct / 100)
-        half = (math.log1p(self.high_pct / 100) - math.log1p(self.low_pct / 100)) / (2 * Z95)
-        if not half > 0:
-            return None
-        return y, half * half
+        y, se, _ = self.log_effect
+        return y, se * se
 
 
 def _pct(log_ratio: float) -> float:
@@ -101,6 +92,8 @@ class Moderation:
     tau_pct: float
     r2_pct: float | None
     verdict: str
+    #: ``p`` corrected over every comparison's moderator test (Benjamini–Hochberg).
+    p_adjusted: float | None = None
 
 
 @dataclass(frozen=True)
@@ -165,7 +158,7 @@ def _run_effects(store: Store, run_id: int) -> tuple[dict, list]:
         attrs = attributes(d.run)
         _read[cache_key] = (d.run, [(key(p, c), p.higher, p.control, RunEffect(
             run_id, label, attrs, d.run["started_at_unix_s"], c.diff_pct, c.ci_low_pct, c.ci_high_pct, c.outcome,
-            c.verdict, c.n_a, c.n_b, c.center_a, c.center_b, p.name_a)) for p, c in verdicts.of(d).values()])
+            c.verdict, c.n_a, c.n_b, c.center_a, c.center_b, p.name_a, c.log_ratio)) for p, c in verdicts.of(d).values()])
     return _read[cache_key]
 
 
@@ -238,6 +231,8 @@ def _verdict(p: Pooled) -> str:
 
 
 def _moderation(p: Pooled, attribute: str) -> Moderation | None:
+    """The mixed-effects fit with ``attribute``'s levels; its verdict is
+    worded once every comparison's is fitted (:func:`_moderation_words`)."""
     used = p.used
     levels = [r.attributes.get(attribute, "?") for r in used]
     m, order = meta.dummies(levels)
@@ -252,12 +247,21 @@ def _moderation(p: Pooled, attribute: str) -> Moderation | None:
     base = f.beta[0]
     level_pct = tuple([_pct(base)] + [_pct(base + b) for b in f.beta[1:]])
     r2 = 100 * max(0.0, (p.fit.tau2 - f.tau2) / p.fit.tau2) if p.fit and p.fit.tau2 > 0 else None
-    explains = f.moderator_p is not None and f.moderator_p < ALPHA
-    verdict = (f"{attribute} explains the differences (F p = {f.moderator_p:.2g}" if explains
-               else f"{attribute} does not explain the differences (F p = "
-               + (f"{f.moderator_p:.2g}" if f.moderator_p is not None else "—"))
-    verdict += f"; τ left {100 * f.tau:.2g} %" + (f", R² = {r2:.0f} %)" if r2 is not None else ")")
-    return Moderation(attribute, order, level_pct, f.moderator_f, f.moderator_p, 100 * f.tau, r2, verdict)
+    return Moderation(attribute, order, level_pct, f.moderator_f, f.moderator_p, 100 * f.tau, r2, "")
+
+
+def _moderation_words(m: Moderation, p_adjusted: float | None) -> Moderation:
+    """``m`` with its verdict, from its F test's p corrected over every
+    comparison's moderator test (Benjamini–Hochberg, as every family of
+    verdicts)."""
+    if m.verdict:  # not tested
+        return m
+    explains = p_adjusted is not None and p_adjusted < ALPHA
+    shown = f"{p_adjusted:.2g}" if p_adjusted is not None else "—"
+    verdict = (f"{m.attribute} explains the differences ({CORRECTION[1]} F p = {shown}" if explains
+               else f"{m.attribute} does not explain the differences ({CORRECTION[1]} F p = {shown}")
+    verdict += f"; τ left {m.tau_pct:.2g} %" + (f", R² = {m.r2_pct:.0f} %)" if m.r2_pct is not None else ")")
+    return replace(m, p_adjusted=p_adjusted, verdict=verdict)
 
 
 def pool(a: Across, by: str | None = None) -> list[Pooled]:
@@ -292,8 +296,13 @@ def pool(a: Across, by: str | None = None) -> list[Pooled]:
         qadj = dict(zip([i for i, _ in qs], multipletests([q for _, q in qs], alpha=ALPHA, method=CORRECTION[0])[1])) if qs else {}
         for i, pa in zip(fitted, padj):
             out[i] = replace(out[i], p_adjusted=float(pa), q_p_adjusted=float(qadj.get(i, 1.0)))
-    return [replace(p, verdict=_verdict(p), moderation=_moderation(p, by) if by and p.fit is not None else None)
-            for p in out]
+    out = [replace(p, verdict=_verdict(p), moderation=_moderation(p, by) if by and p.fit is not None else None)
+           for p in out]
+    tested = [i for i, p in enumerate(out) if p.moderation is not None and p.moderation.p is not None]
+    madj = dict(zip(tested, multipletests([out[i].moderation.p for i in tested], alpha=ALPHA,
+                                          method=CORRECTION[0])[1])) if tested else {}
+    return [replace(p, moderation=_moderation_words(p.moderation, float(madj[i]) if i in madj else None))
+            if p.moderation is not None else p for i, p in enumerate(out)]
 
 
 def select(pooled: list[Pooled], text: str | None) -> list[Pooled]:

@@ -15,8 +15,8 @@ ATTRIBUTES = ("machine", "dut", "config", "kernel", "campaign")
 
 
 def attributes(run: dict) -> dict[str, str]:
-    """A run's attributes (:data:`ATTRIBUTES`): the machine (CPU model and
-    count, :func:`..core.machine.group`), the DUT's description, a hash of
+    """A run's attributes (:data:`ATTRIBUTES`): the machine
+    (:func:`..core.machine.group`), the DUT's description, a hash of
     the lab and DUT configuration, the kernel and the campaign (its name
     and file hash)."""
     env = run["environment"]

@@ -16,8 +16,8 @@ variance ``v_ij``. Runs of one machine are correlated through
 σ²_machine · J`` per machine.
 
 - σ²_machine and σ²_run by restricted maximum likelihood (REML),
-  maximized over [0, ∞)² by scipy (L-BFGS-B from several starts, and
-  each boundary where one component is 0);
+  maximized over [0, ∞)² by scipy (L-BFGS-B with the analytic gradient,
+  from two starts, and the corner where both are 0);
 - μ by generalized least squares, weights ``V⁻¹``; its standard error
   ``sqrt((1ᵀV⁻¹1)⁻¹)``, metafor's;
 - its interval and p-value from a t distribution with m − 1 degrees of
@@ -74,57 +74,55 @@ class _Data:
     #: Each estimate's machine, as 0 … m − 1.
     machine: np.ndarray
     m: int
+    #: 1 where two estimates share a machine (``ZZᵀ``).
+    zzt: np.ndarray
 
 
 @dataclass(frozen=True)
-class _Gls:
-    """What the likelihood and μ need at one (σ²_machine, σ²_run): per
-    machine ``a = 1ᵀD⁻¹1``, ``c = 1 + σ²_machine·a`` and the machine's
-    weight ``1ᵀV_i⁻¹1`` (Sherman–Morrison for ``V_i = D + σ²_machine·J``)."""
+class _At:
+    """The model at one (σ²_machine, σ²_run): ``V⁻¹``, its row sums
+    ``V⁻¹1``, ``1ᵀV⁻¹1``, ``P = V⁻¹ − V⁻¹1 1ᵀV⁻¹ / 1ᵀV⁻¹1``, ``Py`` and
+    ``log|V|`` (dense: a comparison pools tens of runs, not thousands)."""
 
-    dinv: np.ndarray
-    a: np.ndarray
-    c: np.ndarray
-    w: np.ndarray
-    mu: float
+    vinv: np.ndarray
+    w1: np.ndarray
+    sum_w: float
+    p: np.ndarray
+    py: np.ndarray
     logdet: float
 
 
-def _gls(d: _Data, s2_machine: float, s2_run: float) -> _Gls:
-    dd = d.v + s2_run
-    dinv = 1.0 / dd
-    a = np.bincount(d.machine, dinv, d.m)
-    b = np.bincount(d.machine, dinv * d.y, d.m)
-    c = 1.0 + s2_machine * a
-    w = a - s2_machine * a * a / c
-    wy = b - s2_machine * a * b / c
-    mu = float(np.sum(wy) / np.sum(w))
-    return _Gls(dinv, a, c, w, mu, float(np.sum(np.log(dd)) + np.sum(np.log(c))))
-
-
-def _quad(d: _Data, g: _Gls, s2_machine: float) -> float:
-    """rᵀV⁻¹r with r = y − μ."""
-    r = d.y - g.mu
-    s = np.bincount(d.machine, g.dinv * r, d.m)
-    return float(np.sum(g.dinv * r * r) - s2_machine * np.sum(s * s / g.c))
-
-
-def _neg_reml(theta, d: _Data) -> float:
-    """−(restricted log-likelihood) without its constants."""
+def _at(theta, d: _Data) -> _At:
     s2_machine, s2_run = max(float(theta[0]), 0.0), max(float(theta[1]), 0.0)
-    g = _gls(d, s2_machine, s2_run)
-    return 0.5 * (g.logdet + math.log(float(np.sum(g.w))) + _quad(d, g, s2_machine))
+    v = np.diag(d.v + s2_run) + s2_machine * d.zzt
+    vinv = np.linalg.inv(v)
+    w1 = vinv.sum(axis=1)
+    sum_w = float(w1.sum())
+    p = vinv - np.outer(w1, w1) / sum_w
+    return _At(vinv, w1, sum_w, p, p @ d.y, float(np.linalg.slogdet(v)[1]))
+
+
+def _neg_reml(theta, d: _Data) -> tuple[float, np.ndarray]:
+    """−(restricted log-likelihood) without its constants,
+    ½(log|V| + log 1ᵀV⁻¹1 + yᵀPy), and its gradient in (σ²_machine,
+    σ²_run), ½(tr(P ∂V) − yᵀP ∂V Py), ∂V being the machines' block
+    indicator ``ZZᵀ`` or the identity."""
+    a = _at(theta, d)
+    value = 0.5 * (a.logdet + math.log(a.sum_w) + float(d.y @ a.py))
+    zpy = np.bincount(d.machine, a.py, d.m)
+    grad = 0.5 * np.array([float(np.sum(a.p * d.zzt)) - float(zpy @ zpy), float(np.trace(a.p)) - float(a.py @ a.py)])
+    return value, grad
 
 
 def _reml(d: _Data) -> tuple[float, float]:
     """(σ²_machine, σ²_run) maximizing the restricted likelihood over [0, ∞)²:
-    L-BFGS-B from two starts, and the corner, the best kept."""
+    L-BFGS-B with the gradient from two starts, and the corner, the best kept."""
     scale = float(np.var(d.y)) + float(np.mean(d.v)) + 1e-12
     top = 10.0 * (float(np.var(d.y)) + float(np.max(d.v))) + 1e-12
-    best = (_neg_reml((0.0, 0.0), d), (0.0, 0.0))
+    best = (_neg_reml((0.0, 0.0), d)[0], (0.0, 0.0))
     for start in ((0.5, 0.5), (0.9, 0.1)):
-        r = optimize.minimize(_neg_reml, np.array(start) * scale, args=(d,), method="L-BFGS-B",
-                              bounds=[(0.0, top), (0.0, top)], options={"ftol": 1e-15, "gtol": 1e-12})
+        r = optimize.minimize(_neg_reml, np.array(start) * scale, args=(d,), jac=True, method="L-BFGS-B",
+                              bounds=[(0.0, top), (0.0, top)], options={"ftol": 1e-13, "gtol": 1e-10})
         best = min(best, (float(r.fun), (float(r.x[0]), float(r.x[1]))))
     return best[1]
 
@@ -143,19 +141,21 @@ def fit(y: list[float], v: list[float], clusters: list) -> NestedFit:
     m = len(order)
     if m < 2:
         raise ValueError(f"{m} machine: pooling across machines needs 2 or more")
-    d = _Data(yy, vv, np.array([order[c] for c in clusters]), m)
+    which = np.array([order[c] for c in clusters])
+    d = _Data(yy, vv, which, m, (which[:, None] == which[None, :]).astype(float))
     s2_machine, s2_run = _reml(d)
-    g = _gls(d, s2_machine, s2_run)
-    mu, sum_w = g.mu, float(np.sum(g.w))
-    se_model = math.sqrt(1.0 / sum_w)
+    at = _at((s2_machine, s2_run), d)
+    vy = at.vinv @ yy
+    mu = float(np.sum(vy)) / at.sum_w
+    se_model = math.sqrt(1.0 / at.sum_w)
     loglik = (-0.5 * (k - 1) * math.log(2 * math.pi) + 0.5 * math.log(k)
-              - 0.5 * (g.logdet + math.log(sum_w) + _quad(d, g, s2_machine)))
-    # Hartung–Knapp on the machines: each machine's GLS mean against μ, weighted by
-    # its weight 1ᵀV_i⁻¹1, on m − 1 degrees of freedom; the scale never below 1.
+              - _neg_reml((s2_machine, s2_run), d)[0])
+    # Hartung–Knapp on the machines: each machine's GLS mean (V is block-diagonal) against μ,
+    # weighted by its 1ᵀV_i⁻¹1, on m − 1 degrees of freedom; the scale never below 1.
     df = m - 1
-    b = np.bincount(d.machine, g.dinv * yy, m)
-    means = (b - s2_machine * g.a * b / g.c) / g.w
-    resid = float(np.sum(g.w * (means - mu) ** 2))
+    weights = np.bincount(which, at.w1, m)
+    means = np.bincount(which, vy, m) / weights
+    resid = float(np.sum(weights * (means - mu) ** 2))
     se = se_model * math.sqrt(max(1.0, resid / df))
     t = float(sps.t.ppf(1 - ALPHA / 2, df))
     p = float(2 * sps.t.sf(abs(mu / se), df)) if se > 0 else (1.0 if mu == 0 else 0.0)

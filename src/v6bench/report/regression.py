@@ -11,8 +11,9 @@ as the paired design cancels it within a trial. ``b`` is what a frame
 costs more as IPv6 than as IPv4 (share 1 against share 0), its interval
 and test the t on the slope; with two shares, 0 and 1, it is the paired
 t-test across blocks. The effect is in % of IPv4's fitted value (the mean
-over blocks at share 0), taken as known: its own error is that of a mean
-over every trial, small beside the slope's.
+over blocks at share 0), taken as known in the run's own interval (its
+error is that of a mean over every trial, small beside the slope's);
+pooled across runs, its variance counts (report/log_ratio.py).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ import statsmodels.api as sm
 from scipy import stats as sps
 
 from ..core.repetitions import MIN_PAIRS
+from . import log_ratio
 from .stats import ALPHA, POWER, Comparison
 
 
@@ -41,6 +43,9 @@ class Slope:
     p: float
     df: int
     at_zero: float
+    #: The variance of ``at_zero`` and its covariance with the slope (report/log_ratio.py's delta method).
+    var_at_zero: float = math.nan
+    cov_at_zero_slope: float = math.nan
 
 
 def blocked_slope(observations: list[tuple[int, float, float]]) -> Slope:
@@ -58,7 +63,12 @@ def blocked_slope(observations: list[tuple[int, float, float]]) -> Slope:
     slope, se = float(fit.params[0]), float(fit.bse[0])
     lo, hi = (float(v) for v in fit.conf_int(ALPHA)[0])
     p = float(fit.pvalues[0]) if se > 0 else (1.0 if slope == 0 else 0.0)
-    return Slope(slope, se, lo, hi, 1.0 if math.isnan(p) else p, int(fit.df_resid), float(y.mean() - slope * share.mean()))
+    # The value at share 0 averaged over the blocks is the blocks' levels weighted by their trials:
+    # a linear combination of the parameters, whose variance and covariance with the slope follow.
+    weights = np.array([0.0] + [sum(o[0] == k for o in observations) / len(y) for k in blocks])
+    cov = np.asarray(fit.cov_params())
+    return Slope(slope, se, lo, hi, 1.0 if math.isnan(p) else p, int(fit.df_resid), float(weights @ fit.params),
+                 float(weights @ cov @ weights), float(weights @ cov[:, 0]))
 
 
 def mix_slope(observations: list[tuple[int, float, float]], higher: str = "more", excluded: int = 0,
@@ -89,5 +99,6 @@ def mix_slope(observations: list[tuple[int, float, float]], higher: str = "more"
         return replace(base, method="slope", diff_pct=fit.slope * pct, outcome="few",
                        verdict=f"not enough repetitions ({len(blocks)} blocks; a mix regression needs {MIN_PAIRS})")
     mde = fit.se * float(sps.t.ppf(1 - ALPHA / 2, fit.df) + sps.t.ppf(POWER, fit.df))
+    lr = log_ratio.of_slope(a, fit.slope, fit.var_at_zero, fit.se ** 2, fit.cov_at_zero_slope, fit.df)
     return replace(base, diff_pct=fit.slope * pct, ci_low_pct=fit.ci_low * pct, ci_high_pct=fit.ci_high * pct,
-                   p=fit.p, mde_pct=mde * pct)
+                   p=fit.p, mde_pct=mde * pct, log_ratio=(lr.y, lr.se, lr.df) if lr else None)

@@ -145,6 +145,9 @@ class Comparison:
     family: str = "report"
     #: The design, one of :data:`DESIGNS`.
     design: str = "unpaired"
+    #: The effect for pooling across runs: (ln(B/A), its standard error, degrees of freedom), from the values
+    #: (report/log_ratio.py); None where a run's comparison is not pooled.
+    log_ratio: tuple[float, float, float] | None = None
 
     @property
     def paired(self) -> bool:
@@ -200,6 +203,13 @@ CORRECTION = ("fdr_bh", "Benjamini–Hochberg")
 FAMILIES = {"report": "", "controls": " over the A/A controls"}
 
 
+def welch_df(se2a: float, na: int, se2b: float, nb: int) -> float:
+    """The Welch–Satterthwaite degrees of freedom of a difference whose
+    squared standard errors are ``se2a`` and ``se2b`` (samples of ``na`` and
+    ``nb``; their sum must be positive)."""
+    return (se2a + se2b) ** 2 / (se2a ** 2 / (na - 1) + se2b ** 2 / (nb - 1))
+
+
 def _welch(ma: float, va: float, na: int, mb: float, vb: float, nb: int, alpha: float = ALPHA) -> tuple[float, float, float]:
     """Welch's test of mean B − mean A from the samples' means, variances
     (n − 1) and sizes: the difference's 95 % interval and the two-sided p
@@ -208,7 +218,7 @@ def _welch(ma: float, va: float, na: int, mb: float, vb: float, nb: int, alpha: 
     r = sps.ttest_ind_from_stats(mb, math.sqrt(vb), nb, ma, math.sqrt(va), na, equal_var=False)
     se2a, se2b = va / na, vb / nb
     se = math.sqrt(se2a + se2b)
-    df = (se2a + se2b) ** 2 / (se2a ** 2 / (na - 1) + se2b ** 2 / (nb - 1))
+    df = welch_df(se2a, na, se2b, nb)
     half = float(sps.t.ppf(1 - alpha / 2, df)) * se
     return mb - ma - half, mb - ma + half, float(r.pvalue)
 

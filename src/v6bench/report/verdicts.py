@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from . import builds, family_pairs, samples, scenario_pairs, sequential
+from . import builds, family_pairs, log_ratio, samples, scenario_pairs, sequential
 from .data import RunData
 from .regression import mix_slope
 from .stats import ALPHA, Comparison, compare, decide, line_limited
@@ -35,7 +35,12 @@ def _compared(p: samples.Pair, alpha: float = ALPHA) -> Comparison:
         p = builds.collapsed(p)
         a, b = p.values.get(p.name_a, []), p.values.get(p.name_b, [])
     c = compare(a, b, p.estimator, p.higher, p.resolution_pct, p.excluded, p.name_b, family, p.paired, alpha)
-    return replace(c, verdict=few, outcome="few", p=None, ci_low_pct=None, ci_high_pct=None, mde_pct=None) if few else c
+    if few:
+        return replace(c, verdict=few, outcome="few", p=None, ci_low_pct=None, ci_high_pct=None, mde_pct=None)
+    if c.ci_low_pct is None:  # no verdict of its own (too few, not comparable): nothing to pool
+        return c
+    lr = log_ratio.of_samples(a, b, p.estimator, p.paired, p.resolution_pct)
+    return replace(c, log_ratio=(lr.y, lr.se, lr.df) if lr else None)
 
 
 def _sequential(p: samples.Pair, record: sequential.Record | None) -> Comparison:

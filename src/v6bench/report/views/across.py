@@ -59,18 +59,22 @@ def pooled_section(pooled: list[Pooled], runs: dict[int, dict]) -> Section:
                           ("comparison", "runs", "machines", "pooled B − A %", "95 % CI low %", "95 % CI high %", "τ %",
                            "I² %", "Cochran's Q", f"Q p ({CORRECTION[1]})", f"pooled p ({CORRECTION[1]})", "verdict"),
                           summary, "Each run's effect is its own report's (B − A in % of A, 95 % interval); pooled on "
-                          "the log-ratio scale by a random-effects model: REML τ², Hartung–Knapp interval (t with k − 1 df: "
-                          "wide with few runs). τ: the spread of the true effects between runs, in %; I²: the share of the "
+                          "the log-ratio scale, each with its own standard error, by a random-effects model: REML τ², "
+                          "Hartung–Knapp interval (t with k − 1 df, or m − 1 for runs nested in m machines: wide with "
+                          "few). τ: the spread of the true effects between runs, in %; I²: the share of the "
                           "variation that is between runs. docs/compare.md.")]
     mods = [(describe_key(p.key), p.moderation.attribute, ", ".join(f"{lv}: {v:+.2f} %" for lv, v in
                                                                      zip(p.moderation.levels, p.moderation.level_pct)),
-             p.moderation.f, p.moderation.p, p.moderation.tau_pct, p.moderation.r2_pct, p.moderation.verdict)
+             p.moderation.f, p.moderation.p, p.moderation.p_adjusted, p.moderation.tau_pct, p.moderation.r2_pct,
+             p.moderation.verdict)
             for p in pooled if p.moderation is not None]
     if mods:
         blocks.append(Table("moderator", "Does a run attribute explain the differences?",
-                            ("comparison", "attribute", "pooled effect by level", "F", "p", "τ left %", "R² %", "verdict"),
+                            ("comparison", "attribute", "pooled effect by level", "F", "p", f"p ({CORRECTION[1]})",
+                             "τ left %", "R² %", "verdict"),
                             tuple(mods), "A mixed-effects meta-regression with the attribute's levels (the first the "
-                            "reference): the F test of the levels (Hartung–Knapp) and the share of τ² they explain."))
+                            "reference): the F test of the levels (Hartung–Knapp), corrected over every comparison's, "
+                            "and the share of τ² they explain."))
     blocks += [forest(p, runs, f"forest-{i}") for i, p in enumerate(pooled) if p.runs]
     return Section("across-runs", "Across runs: each run, pooled, and how far the runs agree",
                    "For every comparison present in more than one run: each run's effect with its interval, labelled "
