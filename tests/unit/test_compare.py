@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 from v6bench.cli import main as cli_main
-from v6bench.report import across, change, trend
+from v6bench.report import across, change, meta, trend
 from v6bench.store.db import Store
 from v6bench.store.export import restore
 
@@ -159,3 +159,23 @@ def test_repeats_of_a_campaign_with_scenarios_have_one_set_up_whichever_scenario
     runs = [{**FIXTURE["run"], "environment": {**env, **{k: env["scenarios"][n][k] for k in ("lab", "dut")}}} for n in names]
     assert attributes(runs[0])["config"] == attributes(runs[1])["config"]
     assert attributes(runs[0])["dut"] == attributes(runs[1])["dut"]
+
+
+def _run(run_id: int, effect: float, se: float, host: str = "AMD") -> across.RunEffect:
+    return across.RunEffect(run_id, host, {"machine": host}, 0.0, effect, effect - 2 * se, effect + 2 * se, "none", "",
+                            6, 6, 20.0, 20.0, "IPv4", (math.log1p(effect / 100), se / 100, 5.0))
+
+
+@pytest.mark.parametrize("se_pct, agree", [(0.1, True), (1.0, False)])
+def test_runs_are_said_to_agree_only_where_q_could_have_seen_the_stated_tau(se_pct, agree):
+    """Four runs within their noise of each other: with standard errors of 0.1 %
+    Q would have seen a τ of 1 % (and says how small); with 1 % it could not,
+    and the words say so instead of claiming agreement."""
+    runs = tuple(_run(i, 0.5 + 0.1 * se_pct * (-1) ** i, se_pct) for i in range(4))
+    f = meta.fit([r.log_ratio[0] for r in runs], [r.log_ratio[1] for r in runs])
+    p = across.Pooled(("median latency [µs]", "x", "IPv6", "paired"), runs, "slower", f, 0.5, 0.2, 0.8, 0.0,
+                      p_adjusted=0.5, q_p_adjusted=f.q_p)
+    words = across._verdict(p)
+    assert ("consistent across runs: no difference detected" in words) is agree
+    assert ("no more spread between runs than within (Q could have seen τ ≥ 0." in words) is agree
+    assert ("too few runs to tell whether they differ (Q could have seen only τ ≥ " in words) is not agree

@@ -195,6 +195,23 @@ def _detectable_pct(p: Pooled) -> float:
     return _pct((float(sps.t.ppf(1 - ALPHA / 2, df)) + float(sps.t.ppf(POWER, df))) * se)
 
 
+#: The spread between runs or machines (τ, in % of the ratio) that "no more spread between … than
+#: within" must have been able to see with :data:`.stats.POWER`: the 1 % v6bench's paired designs resolve.
+#: Where Q could not, the verdict says "too few … to tell" (docs/compare.md).
+TAU_STATED_PCT = 1.0
+
+
+def _agreement(p: Pooled, who: str, spread: str) -> tuple[bool, str]:
+    """Whether the runs may be called in agreement, and the words: only
+    where Cochran's Q test could have seen a τ of :data:`TAU_STATED_PCT`
+    (:func:`.meta.detectable_tau`), giving the τ it could have seen."""
+    seen = _pct(meta.detectable_tau([r.log_ratio[1] for r in p.used], POWER))
+    if seen <= TAU_STATED_PCT:
+        return True, f"no more spread between {who}s than within (Q could have seen τ ≥ {seen:.2f} %; {spread})"
+    return False, (f"too few {who}s to tell whether they differ (Q could have seen only τ ≥ {seen:.2f} %, not "
+                   f"{TAU_STATED_PCT:g} %; {spread})")
+
+
 def _verdict(p: Pooled) -> str:
     name_b, higher = p.key[2], p.higher
     if p.fit is None:
@@ -219,15 +236,17 @@ def _verdict(p: Pooled) -> str:
         undecided = "" if differs else (f"; the pooled difference is not significant after the correction ({p.fit.k} "
                                         f"runs, t with {df} df)")
         between = (f"{who.split(' ')[0]}s differ by {spread}" if heterogeneous
-                   else f"no more spread between {who.split(' ')[0]}s than within ({spread})")
+                   else _agreement(p, who.split(" ")[0], spread)[1])
         return f"{name_b} {_words(higher, each)} on every {who}: {pooled}, {between}{undecided}"
-    if differs:
-        tail = f", but runs disagree in size ({spread})" if heterogeneous else f" ({spread})"
-        return f"consistent across runs: {name_b} {_words(higher, p.pooled_pct)}, {pooled}{tail}"
     if heterogeneous:
+        if differs:
+            return f"{name_b} {_words(higher, p.pooled_pct)} pooled over runs, {pooled}, but runs disagree in size ({spread})"
         return f"runs disagree in size: {pooled} ({spread})"
-    return (f"consistent across runs: no difference detected, {pooled} (could have detected ±{_detectable_pct(p):.2g} %; "
-            f"{spread})")
+    agree, words = _agreement(p, "run", spread)
+    lead = "consistent across runs: " if agree else ""
+    if differs:
+        return f"{lead}{name_b} {_words(higher, p.pooled_pct)}, {pooled}; {words}"
+    return f"{lead}no difference detected, {pooled} (could have detected ±{_detectable_pct(p):.2g} %); {words}"
 
 
 def _moderation(p: Pooled, attribute: str) -> Moderation | None:

@@ -148,3 +148,32 @@ def dummies(levels: list[str]) -> tuple[np.ndarray, tuple[str, ...]]:
     order = tuple(dict.fromkeys(levels))
     m = np.array([[1.0 if lv == other else 0.0 for other in order[1:]] for lv in levels]).reshape(len(levels), len(order) - 1)
     return m, order
+
+
+def q_power(v: list[float], tau2: float, alpha: float = ALPHA) -> float:
+    """The power of Cochran's Q test (χ²(k − 1) at ``alpha``) to see a
+    between-run variance ``tau2`` among runs with sampling variances ``v``:
+    Q's mean and variance under τ² (Biggerstaff & Tweedie 1997, eqs. 5–6,
+    with weights ``w = 1/v`` and ``S_r = Σ wʳ``), ``E = (k − 1) + τ²(S₁ −
+    S₂/S₁)``, ``Var = 2(k − 1) + 4τ²(S₁ − 2S₂/S₁ + S₃/S₁²) + 2τ⁴(S₂ −
+    2S₃/S₁ + S₂²/S₁²)``, matched by a gamma distribution (exact χ² at τ² = 0)."""
+    w = 1.0 / np.asarray(v, float)
+    k = len(w)
+    s1, s2, s3 = float(np.sum(w)), float(np.sum(w ** 2)), float(np.sum(w ** 3))
+    mean = (k - 1) + tau2 * (s1 - s2 / s1)
+    var = 2 * (k - 1) + 4 * tau2 * (s1 - 2 * s2 / s1 + s3 / s1 ** 2) + 2 * tau2 ** 2 * (s2 - 2 * s3 / s1 + s2 ** 2 / s1 ** 2)
+    crit = float(sps.chi2.ppf(1 - alpha, k - 1))
+    return float(sps.gamma.sf(crit, mean * mean / var, scale=var / mean))
+
+
+def detectable_tau(v: list[float], power: float, alpha: float = ALPHA) -> float:
+    """The smallest between-run standard deviation τ that Cochran's Q test
+    over runs with sampling variances ``v`` sees with ``power``
+    (:func:`q_power`); needs two runs or more."""
+    if len(v) < 2:
+        raise ValueError("a heterogeneity test needs two runs or more")
+    top = 1.0
+    while q_power(v, top * top, alpha) < power:
+        top *= 4.0
+    return float(optimize.brentq(lambda t: q_power(v, t * t, alpha) - power, 0.0, top, xtol=1e-12))
+
