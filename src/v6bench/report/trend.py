@@ -7,8 +7,10 @@ part (at least :data:`MIN_SIDE` runs each) whose step best explains the
 runs' differences: for each split, the mixed-effects fit with a step
 (:func:`.meta.fit`, the step a 0/1 moderator) and its F test; the split
 with the largest F is reported when its p-value, multiplied by the number
-of splits tried (Bonferroni), is below α. A step where the machine
-changed is the machine's as much as the DUT's: the mark says so.
+of splits tried (Bonferroni), and then corrected over every comparison of
+the trend (Benjamini–Hochberg, as every family of verdicts), is below α.
+A step where the machine changed is the machine's as much as the DUT's:
+the mark says so.
 """
 
 from __future__ import annotations
@@ -16,12 +18,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from statsmodels.stats.multitest import multipletests
 
 from ..core import machine
 from ..store.db import Store
 from . import meta
 from .across import RunEffect, collect, describe_key
-from .stats import ALPHA
+from .stats import ALPHA, CORRECTION
 
 #: The fewest runs on each side of a change point.
 MIN_SIDE = 2
@@ -50,7 +53,8 @@ def runs_of(store: Store, campaign: str) -> list[int]:
 
 
 def change_point(runs: list[RunEffect]) -> tuple[int | None, float | None]:
-    """(index of the first run after the step, Bonferroni-corrected p) or (None, p or None)."""
+    """(index of the first run after the best step, its Bonferroni-corrected p), whether or not
+    significant; (None, None) when too few runs have an interval."""
     used = [(i, r) for i, r in enumerate(runs) if r.log_ratio is not None]
     k = len(used)
     splits = list(range(MIN_SIDE, k - MIN_SIDE + 1))
@@ -66,8 +70,7 @@ def change_point(runs: list[RunEffect]) -> tuple[int | None, float | None]:
             best = (s, f.moderator_f, f.moderator_p)
     if best is None:
         return None, None
-    p = min(1.0, best[2] * len(splits))
-    return (used[best[0]][0] if p < ALPHA else None), p
+    return used[best[0]][0], min(1.0, best[2] * len(splits))
 
 
 def trends(store: Store, campaign: str) -> list[Trend]:
@@ -75,20 +78,27 @@ def trends(store: Store, campaign: str) -> list[Trend]:
     ids = runs_of(store, campaign)
     a = collect(store, ids)
     envs = {i: a.runs[i]["environment"] for i in ids}
-    out = []
+    series = []
     for k, effs in a.effects.items():
         effs = sorted(effs, key=lambda e: e.started_at_unix_s)
         if len(effs) < 2:
             continue
         changes = tuple(i for i in range(1, len(effs)) if not machine.same(envs[effs[i - 1].run_id], envs[effs[i].run_id]))
-        at, p = change_point(effs)
+        series.append((k, effs, changes, *change_point(effs)))
+    tested = [i for i, s in enumerate(series) if s[4] is not None]
+    adjusted = dict(zip(tested, multipletests([series[i][4] for i in tested], alpha=ALPHA, method=CORRECTION[0])[1])) \
+        if tested else {}
+    out = []
+    for i, (k, effs, changes, best, _) in enumerate(series):
+        p = float(adjusted[i]) if i in adjusted else None
+        at = best if p is not None and p < ALPHA else None
         if at is not None:
-            where = f"a change point before run {effs[at].run_id} (Bonferroni p = {p:.2g})"
+            where = f"a change point before run {effs[at].run_id} ({CORRECTION[1]} p = {p:.2g})"
             if at in changes:
                 where += ": the machine changed there too"
         elif p is None:
             where = f"no change point tested ({len([e for e in effs if e.log_ratio])} runs with an interval; needs {2 * MIN_SIDE})"
         else:
-            where = f"no change point (Bonferroni p = {p:.2g})"
+            where = f"no change point ({CORRECTION[1]} p = {p:.2g})"
         out.append(Trend(k, tuple(effs), changes, at, p, where))
     return out
