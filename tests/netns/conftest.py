@@ -152,6 +152,18 @@ def p2p_2q():
         assert not [n for n in our_namespaces() if n.startswith(tag)], "a namespace was left behind"
 
 
+@pytest.fixture
+def ns_tag():
+    """A new prefix for a test's own namespaces: every namespace whose name starts with it is removed
+    after the test (after the test's other fixtures end), whatever happened, and checked gone."""
+    tag = f"{PREFIX}{next(_counter)}"
+    yield tag
+    for ns in our_namespaces():
+        if ns.startswith(tag):
+            sh("ip", "netns", "del", ns, check=False)
+    assert not [n for n in our_namespaces() if n.startswith(tag)], "a namespace was left behind"
+
+
 @pytest.fixture(scope="session", autouse=True)
 def no_namespace_left_behind():
     stale.sweep()  # what a killed session left

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+import v6bench
 from v6bench.cli import main as cli_main
 from v6bench.core.errors import UsageError
 from v6bench.store import merge
@@ -28,9 +29,13 @@ WRITER = Path(__file__).parent.parent / "store_writer.py"
 TESTS_PER_RUN = 12
 
 
+#: The child processes import the v6bench this test imported, and the tests' helpers.
+CHILD_ENV = {**os.environ, "PYTHONPATH": os.pathsep.join([str(Path(v6bench.__file__).parent.parent), str(WRITER.parent)])}
+
+
 def _writer(location: str, name: str, *extra: str) -> subprocess.Popen:
     return subprocess.Popen([sys.executable, str(WRITER), location, name, *extra], stdout=subprocess.PIPE, text=True,
-                            env={**os.environ, "PYTHONPATH": str(Path(__file__).parent.parent)})
+                            env=CHILD_ENV)
 
 
 def _finish(p: subprocess.Popen) -> int:
@@ -85,13 +90,85 @@ def test_a_run_killed_with_sigkill_resumes_and_stores_each_trial_once(store_loca
 
 
 def test_two_tester_machines_write_one_store_at_once(store_location):
-    Store(store_location).close()  # the schema first: two first writers would race to make it
+    # Both first writers of an empty store: one makes the schema, the other waits on its lock and finds it.
     a, b = _writer(store_location, "machine-a", "--pause-s", "0.002"), _writer(store_location, "machine-b", "--pause-s", "0.002")
     ra, rb = _finish(a), _finish(b)
     with Store(store_location) as s:
         assert {r["name"] for r in s.runs()} == {"machine-a", "machine-b"} and ra != rb
         for r in (ra, rb):
             _each_trial_once(s, r)
+
+
+def _cli(*argv: str) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-m", "v6bench.cli", *argv], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, env=CHILD_ENV)
+
+
+def test_first_writers_of_an_empty_store_at_the_same_moment_all_open_it(store_location):
+    """Six processes open one empty store together (each its own ``results list``): every one succeeds and
+    the schema is made once. Without the schema's lock this fails with "already exists" on either database."""
+    ps = [_cli("results", "list", "--db", store_location) for _ in range(6)]
+    outs = [p.communicate(timeout=120) for p in ps]
+    assert [p.returncode for p in ps] == [0] * 6, [e for _, e in outs]
+    with Store(store_location) as s:
+        assert s.execute("SELECT COUNT(*) FROM meta")[0][0] == 1
+
+
+def test_a_writer_that_finds_the_store_empty_then_made_opens_it(store_location, monkeypatch):
+    """The window the lock closes: a writer saw no table, another made the schema, then the first takes
+    the lock; it makes nothing and checks the store it finds."""
+    from v6bench.store import connection
+    Store(store_location).close()
+    seen = []
+    for kind in (connection.SqliteConnection, connection.PostgresConnection):
+        monkeypatch.setattr(kind, "tables", lambda self, real=kind.tables: set() if len(seen) == 0 and not seen.append(1)
+                            else real(self))
+    with Store(store_location) as s:
+        assert s.version == SCHEMA_VERSION and s.execute("SELECT COUNT(*) FROM meta")[0][0] == 1
+
+
+def test_an_import_that_meets_the_same_run_stored_meanwhile_counts_it_already_there(store_location, tmp_path, monkeypatch):
+    """The window between an import's look for the run's uid and its insert: another import stored the run.
+    The insert meets the unique id, rolls back all it wrote (the self-test too) and says the run is there."""
+    src = tmp_path / "src.db"
+    _finish(_writer(str(src), "src"))
+    with Store(store_location) as target:
+        first = merge.import_file(target, src)
+        monkeypatch.setattr(Store, "run_by_uid", lambda self, uid, real=Store.run_by_uid, seen=[]:
+                            None if not seen and not seen.append(1) else real(self, uid))
+        again = merge.import_file(target, src)
+        assert not again.added and again.already == first.added and "1 already here (1 is" in again.summary()
+        assert len(target.runs()) == 1 and target.execute("SELECT COUNT(*) FROM selftests")[0][0] == 0
+
+
+def test_two_imports_of_one_run_at_the_same_moment_leave_one_copy(store_location, tmp_path):
+    src = tmp_path / "src.db"
+    for name in ("a", "b"):
+        _finish(_writer(str(src), name))
+    Store(store_location).close()
+    ps = [_cli("results", "import", str(src), "--db", store_location) for _ in range(2)]
+    outs = [p.communicate(timeout=120) for p in ps]
+    assert [p.returncode for p in ps] == [0, 0], outs
+    assert all("already here" in o or "2 run(s) imported" in o for o, _ in outs), outs
+    with Store(store_location) as s, Store(src, read_only=True) as source:
+        assert sorted(r["uid"] for r in s.runs()) == sorted(r["uid"] for r in source.runs())
+        for r in s.runs():
+            _each_trial_once(s, r["id"])
+            assert merge.digest(s, r["id"]) == merge.digest(source, source.run_by_uid(r["uid"]))
+
+
+def test_the_import_digest_covers_the_run_row_and_its_environment(tmp_path):
+    src = tmp_path / "src.db"
+    _finish(_writer(str(src), "src"))
+    with Store(src) as s:
+        before = merge.digest(s, 1)
+        env = s.run(1)["environment"]
+        s.set_environment(1, {**env, "cpu_model": "another"})
+        assert merge.digest(s, 1) != before
+        s.set_environment(1, env)
+        assert merge.digest(s, 1) == before
+        s.execute("UPDATE runs SET command='x' WHERE id=1")
+        assert merge.digest(s, 1) != before
 
 
 def _v1_file(path: Path) -> None:

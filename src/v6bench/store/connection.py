@@ -1,11 +1,18 @@
 """The two databases a results store can live in, behind one connection.
 
 - SQLite (the default): one file, the WAL journal, ``synchronous=FULL``;
-  a writer waits up to 30 s for another.
+  a writer waits up to 30 s for another
+  (:data:`BUSY_TIMEOUT_S`).
 - PostgreSQL (a shared store for many tester machines): named by URL
-  (``postgresql://user@host/dbname``), psycopg 3, autocommit; concurrent
-  writers from several machines are PostgreSQL's own business (identity
-  columns, MVCC).
+  (``postgresql://user:password@host/dbname?sslmode=require``), psycopg 3,
+  autocommit; concurrent writers from several machines are PostgreSQL's
+  own business (identity columns, MVCC).
+
+Two races a shared store meets are settled here, the same way in both:
+two first writers of an empty store (:meth:`Connection.create_schema`
+makes the schema under a lock, once; the other finds it made), and two
+inserts of one unique key (:meth:`Connection.insert` raises
+:class:`Duplicate`, its transaction rolled back).
 
 Both take the store's SQL written once, with ``?`` placeholders and the
 schema's type words ``ID``, ``INT`` and ``REAL`` (:func:`Connection.sql`
@@ -20,6 +27,7 @@ import contextlib
 import os
 import re
 import sqlite3
+import time
 from pathlib import Path
 from typing import Iterator
 from urllib.parse import urlsplit, urlunsplit
@@ -30,6 +38,8 @@ from ..core.errors import UsageError
 ENV = "V6BENCH_DB"
 DEFAULT_PATH = Path("results/v6bench.db")
 URL_SCHEMES = ("postgresql", "postgres")
+#: How long an SQLite writer waits for another [s].
+BUSY_TIMEOUT_S = 30.0
 
 
 def default_location() -> str:
@@ -50,6 +60,20 @@ def shown(location: str | Path) -> str:
         return str(location)
     netloc = u.netloc.replace(f":{u.password}@", ":***@")
     return urlunsplit((u.scheme, netloc, u.path, u.query, u.fragment))
+
+
+class Duplicate(Exception):
+    """An insert that would repeat a unique key (a run's ``uid`` another
+    writer stored first); the transaction it ran in is rolled back."""
+
+
+#: The advisory lock key the schema is made under (any constant of the store's own).
+SCHEMA_LOCK = 0x76366265  # "v6be"
+
+
+def _statements(text: str) -> list[str]:
+    """The statements of ``text`` (``;``-separated; none has ``;`` in a literal), BEGIN/COMMIT left out."""
+    return [s for s in (x.strip() for x in text.split(";")) if s and s.upper() not in ("BEGIN", "COMMIT")]
 
 
 class Row(dict):
@@ -81,10 +105,15 @@ class Connection:
         raise NotImplementedError
 
     def insert(self, sql: str, args: tuple) -> int:
-        """Runs an INSERT into a table with an ``id`` column; returns the new id."""
+        """Runs an INSERT into a table with an ``id`` column; returns the new
+        id, or raises :class:`Duplicate` for a repeated unique key."""
         raise NotImplementedError
 
-    def script(self, statements: str) -> None:
+    def create_schema(self, statements: str) -> bool:
+        """Runs ``statements`` (the schema, ``;``-separated) in one
+        transaction if the database holds no table, holding a lock that a
+        second first writer waits on; False if another writer made them
+        first (nothing run)."""
         raise NotImplementedError
 
     def transaction(self):
@@ -120,15 +149,24 @@ class SqliteConnection(Connection):
                 raise UsageError(f"cannot create {path}: {above} is not a directory", "db")
             try:
                 path.parent.mkdir(parents=True, exist_ok=True)
-                self.db = sqlite3.connect(path, timeout=30, isolation_level=None)
+                self.db = sqlite3.connect(path, timeout=BUSY_TIMEOUT_S, isolation_level=None)
             except (OSError, sqlite3.Error) as e:
                 raise UsageError(f"cannot open {path}: {getattr(e, 'strerror', None) or e}", "db") from None
         self.db.row_factory = _sqlite_row
 
     def prepare(self) -> None:
-        """The journal and durability every writer uses (after the file was found to be a store)."""
+        """The journal and durability every writer uses (after the file was found to be a store).
+        Turning a new file to WAL takes a lock SQLite does not wait for (two first writers of one
+        file: the second is refused at once), so the turn is retried for as long as a writer waits."""
         if not self.read_only:
-            self.db.execute("PRAGMA journal_mode=WAL")
+            deadline = time.monotonic() + BUSY_TIMEOUT_S
+            while self.db.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
+                try:
+                    self.db.execute("PRAGMA journal_mode=WAL")
+                except sqlite3.OperationalError as e:
+                    if "locked" not in str(e) or time.monotonic() > deadline:
+                        raise
+                    time.sleep(0.01)
             self.db.execute("PRAGMA synchronous=FULL")
         self.db.execute("PRAGMA foreign_keys=ON")
 
@@ -139,10 +177,20 @@ class SqliteConnection(Connection):
         return self.db.execute(sql, args).fetchall()
 
     def insert(self, sql: str, args: tuple) -> int:
-        return int(self.db.execute(sql, args).lastrowid)
+        try:
+            return int(self.db.execute(sql, args).lastrowid)
+        except sqlite3.IntegrityError as e:
+            if "UNIQUE" in str(e):
+                raise Duplicate(str(e)) from None
+            raise
 
-    def script(self, statements: str) -> None:
-        self.db.executescript(statements)
+    def create_schema(self, statements: str) -> bool:
+        with self.transaction():  # BEGIN IMMEDIATE: the write lock, so a second first writer waits here
+            if self.tables():
+                return False
+            for s in _statements(statements):
+                self.db.execute(s)
+        return True
 
     @contextlib.contextmanager
     def transaction(self) -> Iterator[None]:
@@ -205,14 +253,24 @@ class PostgresConnection(Connection):
             return [Row(zip(names, r)) for r in cur.fetchall()]
 
     def insert(self, sql: str, args: tuple) -> int:
-        with self._cursor(sql + " RETURNING id", args) as cur:
-            return int(cur.fetchone()[0])
+        from psycopg.errors import UniqueViolation
 
-    def script(self, statements: str) -> None:
+        try:
+            with self._cursor(sql + " RETURNING id", args) as cur:
+                return int(cur.fetchone()[0])
+        except UniqueViolation as e:
+            raise Duplicate(str(e).strip().splitlines()[0]) from None
+
+    def create_schema(self, statements: str) -> bool:
         with self.transaction():
-            for s in statements.split(";"):
-                if s.strip() and s.strip().upper() not in ("BEGIN", "COMMIT"):
-                    self.db.execute(s)
+            # A lock of the database's own, held to the transaction's end: the second first writer
+            # waits here, then finds the tables (DDL is transactional: none is seen half made).
+            self.db.execute("SELECT pg_advisory_xact_lock(%s)", (SCHEMA_LOCK,))
+            if self.tables():
+                return False
+            for s in _statements(statements):
+                self.db.execute(s)
+        return True
 
     @contextlib.contextmanager
     def transaction(self) -> Iterator[None]:

@@ -167,8 +167,20 @@ class Store:
         return (self.path.parent if self.path is not None else Path("results")) / "reports"
 
     def _open(self, read_only: bool) -> None:
-        """Checks what the database holds before anything is written to it."""
+        """Checks what the database holds before anything is written to it;
+        an empty one gets the schema (once, if two writers come first at
+        the same moment: :meth:`.connection.Connection.create_schema`)."""
         tables = self.conn.tables()
+        self._check(tables, read_only)
+        if read_only and not tables:
+            raise UsageError(f"{self.where} holds no v6bench results", "db")
+        self.conn.prepare()
+        if not tables and not self.conn.create_schema(
+                self.conn.schema(SCHEMA) + f"INSERT INTO meta VALUES ('schema_version', '{SCHEMA_VERSION}');"):
+            self._check(self.conn.tables(), read_only)  # another writer made it first: checked as any store found
+
+    def _check(self, tables: set[str], read_only: bool) -> None:
+        """A database with tables must be a v6bench store of a version this one reads."""
         if tables and "meta" not in tables:
             noun = "an SQLite" if self.conn.database == "sqlite" else "a PostgreSQL"
             raise UsageError(f"{self.where} is {noun} database but not a v6bench results database", "db")
@@ -182,12 +194,6 @@ class Store:
                 raise UsageError(f"{self.where} has results schema version {version}; "
                                  f"this v6bench reads version {SCHEMA_VERSION}{hint}", "db")
             self.version = int(version)
-        if read_only and not tables:
-            raise UsageError(f"{self.where} holds no v6bench results", "db")
-        self.conn.prepare()
-        if not tables:
-            self.conn.script("BEGIN;" + self.conn.schema(SCHEMA)
-                             + f"INSERT INTO meta VALUES ('schema_version', '{SCHEMA_VERSION}'); COMMIT;")
 
     def close(self) -> None:
         self.conn.close()

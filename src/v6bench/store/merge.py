@@ -23,9 +23,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..core.errors import UsageError
+from .connection import Duplicate
 from .db import TEST_COLUMNS, TRIAL_COLUMNS, SCHEMA_VERSION, Store, _dumps, derived_uid
 
-#: The columns whose values a run's digest covers (ids, which differ between stores, left out).
+#: The columns whose values a run's digest covers (ids, which differ between stores, and the
+#: run's ``origin``, which an import writes, left out; the ``uid`` is checked on its own).
+_RUN_FIELDS = ("name", "campaign_path", "campaign_sha256", "campaign_toml", "command", "status", "started_at_unix_s",
+               "finished_at_unix_s", "environment_json", "error")
+_SELFTEST_FIELDS = ("created_at_unix_s", "environment_json", "result_json")
 _TEST_FIELDS = tuple(c for c in TEST_COLUMNS if c != "run_id")
 _TRIAL_FIELDS = tuple(c for c in TRIAL_COLUMNS if c != "test_id")
 
@@ -55,9 +60,14 @@ def uid_of(store: Store, run: dict) -> str:
 
 
 def digest(store: Store, run_id: int) -> str:
-    """A hash of everything a run's tests and trials stored (in their
-    order), which a faithful copy reproduces in any store."""
+    """A hash of everything a run stored: its row (with the environment
+    ``compare`` reads the machine from), its self-test, its tests and
+    trials (in their order), which a faithful copy reproduces in any store."""
     h = hashlib.sha256()
+    run = store.execute(f"SELECT selftest_id, {', '.join(_RUN_FIELDS)} FROM runs WHERE id=?", (run_id,))[0]
+    h.update(_dumps([run[c] for c in _RUN_FIELDS]).encode())
+    st = _selftest_row(store, run["selftest_id"])
+    h.update(_dumps(st and [st[c] for c in _SELFTEST_FIELDS]).encode())
     for t in store.execute(f"SELECT id, {', '.join(_TEST_FIELDS)} FROM tests WHERE run_id=? ORDER BY id", (run_id,)):
         h.update(_dumps([t[c] for c in _TEST_FIELDS]).encode())
         for x in store.execute(f"SELECT {', '.join(_TRIAL_FIELDS)} FROM trials WHERE test_id=? ORDER BY seq, id", (t["id"],)):
@@ -68,7 +78,7 @@ def digest(store: Store, run_id: int) -> str:
 def _selftest_row(source: Store, selftest_id: int | None) -> dict | None:
     if not selftest_id:
         return None
-    rows = source.execute("SELECT created_at_unix_s, environment_json, result_json FROM selftests WHERE id=?", (selftest_id,))
+    rows = source.execute(f"SELECT {', '.join(_SELFTEST_FIELDS)} FROM selftests WHERE id=?", (selftest_id,))
     return dict(rows[0]) if rows else None
 
 
@@ -115,12 +125,19 @@ def import_file(target: Store, path: Path) -> Imported:
                 done.already[r["id"]] = here
                 continue
             want = digest(source, r["id"])
-            with target.transaction():
-                new_id = _copy(source, target, r["id"], uid, f"{origin} (run {r['id']} there)")
-                got = digest(target, new_id)
-                if got != want:
-                    raise UsageError(f"{path}: run {r['id']} was not copied faithfully (content digest {got[:12]} "
-                                     f"against {want[:12]}); nothing of it was kept", "file")
+            try:
+                with target.transaction():
+                    new_id = _copy(source, target, r["id"], uid, f"{origin} (run {r['id']} there)")
+                    got = digest(target, new_id)
+                    if got != want or target.run(new_id)["uid"] != uid:
+                        raise UsageError(f"{path}: run {r['id']} was not copied faithfully (content digest {got[:12]} "
+                                         f"against {want[:12]}); nothing of it was kept", "file")
+            except Duplicate:  # another import stored it since the look above
+                here = target.run_by_uid(uid)
+                if here is None:
+                    raise
+                done.already[r["id"]] = here
+                continue
             done.added[r["id"]] = new_id
     return done
 
