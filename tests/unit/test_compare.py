@@ -2,7 +2,9 @@
 change (report/change.py) and over time (report/trend.py), on copies of a
 measured run (tests/fixtures/fib-scale-run.json.gz) given another machine,
 kernel or delay: each copy's IPv6 (or every) per-trial delay multiplied by
-a known factor, so the answer is known."""
+a known factor, so the answer is known. Pooling, before/after and trend
+run on both databases a store lives in (SQLite, and the session's
+PostgreSQL server: tests/postgres_server.py)."""
 
 from __future__ import annotations
 
@@ -10,6 +12,7 @@ import copy
 import gzip
 import json
 import math
+import re
 from pathlib import Path
 
 import numpy as np
@@ -57,8 +60,8 @@ def _pooled(store: Store, ids: list[int], by: str | None = None) -> across.Poole
     return p
 
 
-def test_machines_that_differ_are_pooled_and_the_machine_explains_it(tmp_path):
-    with Store(tmp_path / "r.db") as s:
+def test_machines_that_differ_are_pooled_and_the_machine_explains_it(store_location, tmp_path):
+    with Store(store_location) as s:
         ids = [_copy(s, AMD), _copy(s, AMD, ipv6=1.004), _copy(s, XEON, ipv6=1.10), _copy(s, XEON, ipv6=1.104)]
         p = _pooled(s, ids, by="machine")
         assert [round(r.effect_pct, 1) for r in p.runs] == pytest.approx([1.2, 1.6, 11.3, 11.7], abs=0.15)
@@ -72,7 +75,7 @@ def test_machines_that_differ_are_pooled_and_the_machine_explains_it(tmp_path):
                             "Intel Xeon (family 6 model 143 stepping 8), 2 CPUs, KVM") and m.p < 0.05 and m.r2_pct > 90
         assert m.level_pct == pytest.approx((1.4, 11.5), abs=0.3) and m.verdict.startswith("machine explains")
         # The command line: the runs with their machines, each run's effect, the pooled one; a report with forests by run.
-        assert cli_main(["compare", *map(str, ids), "--db", str(tmp_path / "r.db"), "--by", "machine", "--only",
+        assert cli_main(["compare", *map(str, ids), "--db", store_location, "--by", "machine", "--only",
                          "median latency 10k ×2 flows 128", "--report", str(tmp_path / "cmp")]) == 0
     html = (tmp_path / "cmp" / "report.html").read_text()
     assert "Intel Xeon (family 6 model 143 stepping 8), 2 CPUs, KVM" in html and "pooled over 4 runs" in html
@@ -113,27 +116,51 @@ def test_two_runs_of_one_campaign_compared_as_before_after_make_no_claim(tmp_pat
     assert "before/after: run 1 → run 2" in out and "not enough runs" in out and "changed:" not in out
 
 
-def test_a_change_beyond_the_labs_run_to_run_spread_is_found_and_an_a_a_one_is_not(tmp_path):
-    with Store(tmp_path / "r.db") as s:
+def test_a_change_beyond_the_labs_run_to_run_spread_is_found_and_an_a_a_one_is_not(store_location, tmp_path, capsys):
+    """Three runs before an upgrade, one after: not enough on the after side, and it says how many more.
+    Three after: each side's geometric mean and its own spread, Welch's t as scipy computes it on the logs."""
+    from scipy import stats as sps
+    with Store(store_location) as s:
         a1, a2, a3 = _copy(s, AMD), _copy(s, AMD, every=1.01), _copy(s, AMD, every=0.99)
-        b = _copy(s, AMD, every=1.2, kernel="6.19")  # the upgrade: another kernel, 20 % more delay
-        upgrade = change.compare(s, a1, b)
-        assert not upgrade.short and upgrade.repeats == {"before": [a1, a2, a3], "after": [b]}
+        b1 = _copy(s, AMD, every=1.2, kernel="6.19")  # the upgrade: another kernel, 20 % more delay
+        short = change.compare(s, a1, b1)
+        assert short.short.endswith("needs 3 of each (each side's own run-to-run spread): repeat run 4's set-up 2 more time(s), unchanged")
+        assert all(c.verdict == "not enough runs" for c in short.changes)
+        b2, b3 = _copy(s, AMD, every=1.2 * 1.02, kernel="6.19"), _copy(s, AMD, every=1.2 * 0.995, kernel="6.19")
+        upgrade = change.compare(s, a1, b1)
+        assert not upgrade.short and upgrade.repeats == {"before": [a1, a2, a3], "after": [b1, b2, b3]}
         delays = [c for c in upgrade.changes if c.metric.startswith("median latency") and "IPv4" in c.series]
-        assert delays and all(c.verdict.startswith("changed: 20 % higher") and c.spread_df == 2 for c in delays)
-        assert all(c.change_pct == pytest.approx(20.0, abs=0.01) for c in delays)
+        assert delays and all(c.verdict.startswith("changed: 21 % higher") and (c.runs_before, c.runs_after) == (3, 3)
+                              for c in delays)
+        la, lb = np.log([1, 1.01, 0.99]), np.log([1.2, 1.2 * 1.02, 1.2 * 0.995])
+        welch = sps.ttest_ind(lb, la, equal_var=False)
+        for c in delays:
+            assert c.change_pct == pytest.approx(100 * math.expm1(lb.mean() - la.mean()), abs=1e-6)
+            assert c.spread_df == pytest.approx(welch.df, rel=1e-9) and c.p == pytest.approx(welch.pvalue, rel=1e-6)
+            lo, hi = welch.confidence_interval()
+            assert (c.low_pct, c.high_pct) == pytest.approx((100 * math.expm1(lo), 100 * math.expm1(hi)), rel=1e-6)
         same = change.compare(s, a1, a2)
         assert not same.short and all(c.verdict.startswith("no change beyond the run-to-run spread") for c in same.changes)
+        # An A/A check of two set-ups that differ only in name: no change, the change it could have seen and the runs for 1 %.
+        c1 = _copy(s, AMD, every=1.005, kernel="6.20")
+        c2, c3 = _copy(s, AMD, every=1.015, kernel="6.20"), _copy(s, AMD, every=0.995, kernel="6.20")
+        aa = change.compare(s, a1, c1)
+        assert aa.repeats["after"] == [c1, c2, c3]
+        d = [c for c in aa.changes if c.metric.startswith("median latency") and "IPv4" in c.series]
+        assert d and all(c.verdict.startswith("no change beyond the run-to-run spread (±1 % a run over 3 before")
+                         and "runs a side would detect ±1 %" in c.verdict for c in d), d[0].verdict
+    assert cli_main(["compare", str(a1), str(b1), "--db", store_location, "--only", "10k ×2 flows 128 B"]) == 0
+    assert re.search(r"\(runs 3 → 3\) \(\+20\.\d\d %\): changed: 21 % higher", capsys.readouterr().out)
 
 
-def test_a_trend_marks_the_machine_change_and_finds_the_step(tmp_path, capsys):
-    with Store(tmp_path / "r.db") as s:
+def test_a_trend_marks_the_machine_change_and_finds_the_step(store_location, tmp_path, capsys):
+    with Store(store_location) as s:
         for i, (host, f) in enumerate([(AMD, 1.0), (AMD, 1.003), (XEON, 1.10), (XEON, 1.098)]):
             _copy(s, host, ipv6=f, started=1_800_000_000 + 3600 * i)
         (t,) = [t for t in trend.trends(s, "fib-scale-quick") if t.name == MEDIAN_10K]
     assert [e.run_id for e in t.runs] == [1, 2, 3, 4] and t.machine_changes == (2,)
     assert t.change_at == 2 and t.verdict.startswith("a change point before run 3") and "machine changed there too" in t.verdict
-    assert cli_main(["trend", "fib-scale-quick", "--db", str(tmp_path / "r.db"), "--only", "median latency 10k ×2 flows 128"]) == 0
+    assert cli_main(["trend", "fib-scale-quick", "--db", store_location, "--only", "median latency 10k ×2 flows 128"]) == 0
     assert "◆ machine changed ▲ change point run 3" in capsys.readouterr().out
 
 

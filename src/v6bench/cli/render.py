@@ -165,8 +165,9 @@ def compare_text(a, pooled: list, ba) -> str:
         if ba.short:
             lines.append(f"  {ba.short}")
         for c in ba.changes:
-            lines.append(f"  {c.metric} {c.point} {c.series}: {c.before:.6g} → {c.after:.6g} ({c.change_pct:+.2f} %): "
-                         f"{c.verdict}")
+            sides = "" if (c.runs_before, c.runs_after) == (1, 1) else f" (runs {c.runs_before} → {c.runs_after})"
+            lines.append(f"  {c.metric} {c.point} {c.series}: {c.before:.6g} → {c.after:.6g}{sides} "
+                         f"({c.change_pct:+.2f} %): {c.verdict}")
     return "\n".join(lines)
 
 

@@ -82,11 +82,12 @@ def pooled_section(pooled: list[Pooled], runs: dict[int, dict]) -> Section:
 
 
 def change_section(ba: BeforeAfter) -> Section:
-    rows = tuple((c.metric, c.point, c.series, c.before, c.after, c.change_pct, c.low_pct, c.high_pct, c.spread_pct,
-                  c.spread_df, c.p_adjusted, c.verdict) for c in ba.changes)
-    notes = [f"Run {ba.after} against run {ba.before}, each metric's run centre. The run-to-run spread comes from the "
-             f"repeated runs of the same campaign, configuration and machine in the store: run {ba.before}'s "
-             f"{ba.repeats['before']}, run {ba.after}'s {ba.repeats['after']} (docs/compare.md)."]
+    rows = tuple((c.metric, c.point, c.series, c.runs_before, c.runs_after, c.before, c.after, c.change_pct, c.low_pct,
+                  c.high_pct, c.spread_pct, c.spread_after_pct, c.spread_df, c.p_adjusted, c.verdict) for c in ba.changes)
+    notes = [f"Run {ba.after} against run {ba.before}, each metric's run centre. Each side is the run and its unchanged "
+             f"repeats in the store (same campaign, configuration and machine): run {ba.before}'s "
+             f"{ba.repeats['before']}, run {ba.after}'s {ba.repeats['after']}; two set-ups are compared by their "
+             f"geometric means, each with its own run-to-run spread (Welch; docs/compare.md)."]
     if not ba.same_machine:
         notes.append("The two runs ran on different machines: a change includes the machine's.")
     if not ba.same_campaign:
@@ -95,8 +96,9 @@ def change_section(ba: BeforeAfter) -> Section:
         notes.append(ba.short)
     return Section("before-after", f"Before and after: run {ba.before} → run {ba.after}", " ".join(notes),
                    (Table("changes", "Each metric before and after",
-                          ("metric", "point", "series", "before", "after", "change %", "95 % CI low %", "95 % CI high %",
-                           "run-to-run spread ± %", "spread df", f"p ({CORRECTION[1]})", "verdict"), rows),))
+                          ("metric", "point", "series", "runs before", "runs after", "before", "after", "change %",
+                           "95 % CI low %", "95 % CI high %", "spread before ± %", "spread after ± %", "df",
+                           f"p ({CORRECTION[1]})", "verdict"), rows),))
 
 
 def trend_section(campaign: str, trends: list[Trend], runs: dict[int, dict]) -> Section:
