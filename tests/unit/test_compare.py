@@ -9,6 +9,7 @@ PostgreSQL server: tests/postgres_server.py)."""
 from __future__ import annotations
 
 import copy
+import csv
 import gzip
 import json
 import math
@@ -80,6 +81,19 @@ def test_machines_that_differ_are_pooled_and_the_machine_explains_it(store_locat
     html = (tmp_path / "cmp" / "report.html").read_text()
     assert "Intel Xeon (family 6 model 143 stepping 8), 2 CPUs, KVM" in html and "pooled over 4 runs" in html
     assert (tmp_path / "cmp" / "tables" / "pooled.csv").exists()
+    # The forest: runs grouped by machine, each machine's two runs pooled alone after them, the diamond at the foot.
+    amd, xeon = m.levels
+    forests = {f: list(csv.reader(f.open()))[1:] for f in (tmp_path / "cmp" / "figures").glob("forest-*.csv")}
+    (forest, rows), = [(f, rows) for f, rows in forests.items() if float(rows[0][2]) == pytest.approx(p.runs[0].effect_pct)]
+    assert [(r[0].split(" (")[0] if r[0].startswith("run ") else r[0], r[1]) for r in rows] == [
+        ("run 1", "paired"), ("run 2", "paired"), (f"2 runs pooled: {amd}", "machine pooled"),
+        ("run 3", "paired"), ("run 4", "paired"), (f"2 runs pooled: {xeon}", "machine pooled"),
+        ("pooled over 4 runs (2 machines, runs nested, Hartung–Knapp)", "pooled")]
+    alone = meta.fit([r.log_ratio[0] for r in p.runs[:2]], [r.log_ratio[1] for r in p.runs[:2]])
+    assert float(rows[2][2]) == pytest.approx(100 * math.expm1(alone.beta[0]), rel=1e-6)
+    assert [float(x) for x in rows[2][3:5]] == pytest.approx([100 * math.expm1(b) for b in alone.beta_ci[0]], rel=1e-6)
+    svg = (tmp_path / "cmp" / "figures" / forest.with_suffix(".svg").name).read_text()
+    assert "machine pooled (its interval)" in svg and "pooled (its interval)" in svg
 
 
 def test_an_a_a_pair_of_runs_finds_no_difference_between_runs(tmp_path):
@@ -102,7 +116,8 @@ def test_an_a_a_set_of_runs_with_their_own_noise_finds_no_difference_between_run
     delays = [p for p in fitted if p.key[0].startswith("median latency")]  # what the noise moves
     assert delays and all(p.fit.q > 0 for p in delays)
     assert not [p.verdict for p in fitted if p.verdict.startswith("runs disagree") or "runs disagree in size" in p.verdict]
-    assert all(r.log_ratio == pytest.approx((r.log_effect[0], r.log_effect[1] ** 2), rel=1e-12) for p in fitted for r in p.used)
+    assert all(r.log_ratio == pytest.approx((r.log_effect[0], r.log_effect[1] ** 2 * r.log_effect[2] / (r.log_effect[2] - 2)),
+                                            rel=1e-12) for p in fitted for r in p.used)
 
 
 def test_two_runs_of_one_campaign_compared_as_before_after_make_no_claim(tmp_path, capsys):

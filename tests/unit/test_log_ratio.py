@@ -81,3 +81,16 @@ def test_a_mix_regressions_ratio_counts_the_share_zero_values_variance():
 ])
 def test_no_log_ratio_where_there_is_none(a, b, estimator, paired):
     assert log_ratio.of_samples(a, b, estimator, paired) is None
+
+
+def test_a_runs_pooled_variance_is_students_t_on_its_degrees_of_freedom():
+    """A standard error from few trials is itself uncertain: pooled, the run's variance is its squared
+    standard error times t's variance on its df (scipy's), so a run on 5 df weighs 3/5 of one whose
+    error is known; on 2 df or fewer that variance is not finite and the run is not pooled."""
+    from v6bench.report.across import RunEffect
+
+    def run(df: float) -> RunEffect:
+        return RunEffect(1, "m", {}, 0.0, 1.0, 0.5, 1.5, "none", "", 6, 6, 1.0, 1.01, "IPv4", (0.01, 0.02, df))
+    for df in (3.0, 5.0, 9.3, 40.0):
+        assert run(df).log_ratio == pytest.approx((0.01, 0.02 ** 2 * float(sps.t.var(df))), rel=1e-12)
+    assert run(2.0).log_ratio is None and run(1.0).log_ratio is None

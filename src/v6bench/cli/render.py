@@ -127,6 +127,7 @@ def compare_json(a, pooled: list, ba) -> dict:
                             "machines_nested": None if p.nested_fit is None else {
                                 "machines": p.nested_fit.m, "df": p.nested_fit.df,
                                 "sigma2_machine": p.nested_fit.sigma2_machine, "sigma2_run": p.nested_fit.sigma2_run},
+                            "by_machine": [m.__dict__ for m in p.by_machine],
                             "moderator": None if p.moderation is None else {
                                 "attribute": p.moderation.attribute, "levels": p.moderation.levels,
                                 "level_pct": p.moderation.level_pct, "f": p.moderation.f, "p": p.moderation.p,

@@ -8,9 +8,11 @@ are (:func:`key`): the effect of each run is what its own report states
 (:mod:`.verdicts`), B − A in % of A with its 95 % interval. It is pooled on
 the log scale, as a ratio, with its own standard error and degrees of
 freedom recomputed from the run's values (:mod:`.log_ratio`: A's variance
-counts, and nothing is read back from an interval's width). A run whose
-comparison has none (not enough repetitions, values equal in every
-repetition, a centre that is not positive) is shown and not pooled.
+counts, and nothing is read back from an interval's width); the degrees
+of freedom widen its variance to Student's t's (:attr:`RunEffect.log_ratio`).
+A run whose comparison has none (not enough repetitions, values equal in
+every repetition, a centre that is not positive, 2 df or fewer) is shown
+and not pooled.
 
 Pooled verdicts are corrected together (Benjamini–Hochberg over the
 pooled comparisons, another family over their heterogeneity tests), the
@@ -43,6 +45,10 @@ def describe_key(k: tuple) -> str:
     return f"{metric.split(' [')[0]} {point} ({name_b}, {design})"
 
 
+#: A run's effect is pooled only on more degrees of freedom than this (:attr:`RunEffect.log_ratio`).
+MIN_POOLED_DF = 2
+
+
 @dataclass(frozen=True)
 class RunEffect:
     """One run's effect in one comparison, as its own report states it."""
@@ -66,11 +72,15 @@ class RunEffect:
 
     @property
     def log_ratio(self) -> tuple[float, float] | None:
-        """(y, sampling variance) on the log-ratio scale, or None: not pooled (module docstring)."""
-        if self.log_effect is None:
+        """(y, sampling variance) on the log-ratio scale, or None: not pooled (module docstring). The
+        variance is the squared standard error times ``df / (df − 2)``, the variance of Student's t on
+        the run's degrees of freedom: a standard error estimated from few trials is itself uncertain,
+        and the run weighs less for it; at 2 df or fewer that variance is not finite, and the run is
+        shown, not pooled."""
+        if self.log_effect is None or self.log_effect[2] <= MIN_POOLED_DF:
             return None
-        y, se, _ = self.log_effect
-        return y, se * se
+        y, se, df = self.log_effect
+        return y, se * se * df / (df - 2)
 
 
 def _pct(log_ratio: float) -> float:
@@ -97,6 +107,18 @@ class Moderation:
 
 
 @dataclass(frozen=True)
+class MachinePool:
+    """One machine's runs of a comparison pooled alone (random effects, REML, Hartung–Knapp on
+    n − 1 df): what that machine says, beside the pooled effect over machines."""
+
+    machine: str
+    runs: int
+    pooled_pct: float
+    low_pct: float
+    high_pct: float
+
+
+@dataclass(frozen=True)
 class Pooled:
     """A comparison present in more than one run."""
 
@@ -114,6 +136,8 @@ class Pooled:
     moderation: Moderation | None = None
     #: The three-level fit (runs nested in machines) when some machine ran more than one of the runs.
     nested_fit: nested.NestedFit | None = None
+    #: Each machine that ran two or more of the pooled runs, its runs pooled alone.
+    by_machine: tuple[MachinePool, ...] = ()
 
     @property
     def p_value(self) -> float | None:
@@ -121,6 +145,14 @@ class Pooled:
         if self.nested_fit is not None:
             return self.nested_fit.p
         return self.fit.p[0] if self.fit is not None else None
+
+    @property
+    def df_se(self) -> tuple[int, float]:
+        """The pooled effect's degrees of freedom and standard error (log scale): the nested fit's
+        (m − 1 for m machines) where there is one, else Hartung–Knapp's on k − 1 (at least 1)."""
+        if self.nested_fit is not None:
+            return self.nested_fit.df, self.nested_fit.se
+        return max(self.fit.q_df, 1), self.fit.se[0]
 
     @property
     def used(self) -> list[RunEffect]:
@@ -191,7 +223,7 @@ def _each_differs(p: Pooled) -> int:
 def _detectable_pct(p: Pooled) -> float:
     """The smallest pooled difference [%] the runs could have shown: (t₁₋α/₂ + t_power) × SE, on k − 1
     degrees of freedom, or m − 1 with runs nested in m machines."""
-    df, se = (p.nested_fit.df, p.nested_fit.se) if p.nested_fit is not None else (max(p.fit.q_df, 1), p.fit.se[0])
+    df, se = p.df_se
     return _pct((float(sps.t.ppf(1 - ALPHA / 2, df)) + float(sps.t.ppf(POWER, df))) * se)
 
 
@@ -232,7 +264,7 @@ def _verdict(p: Pooled) -> str:
         return (f"runs disagree: some find {name_b} {_words(higher, 1)}, some {_words(higher, -1)} "
                 f"({pooled}; {spread})")
     if each:  # every run's own (corrected) verdict: the direction holds on each of these machines
-        df = p.nested_fit.df if p.nested_fit is not None else p.fit.q_df
+        df = p.df_se[0]
         undecided = "" if differs else (f"; the pooled difference is not significant after the correction ({p.fit.k} "
                                         f"runs, t with {df} df)")
         between = (f"{who.split(' ')[0]}s differ by {spread}" if heterogeneous
@@ -283,6 +315,18 @@ def _moderation_words(m: Moderation, p_adjusted: float | None) -> Moderation:
     return replace(m, p_adjusted=p_adjusted, verdict=verdict)
 
 
+def _machine_pools(used: list[RunEffect]) -> tuple[MachinePool, ...]:
+    """Each machine with two or more pooled runs: its runs alone, by :func:`.meta.fit`."""
+    out = []
+    for name in dict.fromkeys(r.attributes["machine"] for r in used):
+        mine = [r for r in used if r.attributes["machine"] == name]
+        if len(mine) >= 2:
+            f = meta.fit([r.log_ratio[0] for r in mine], [r.log_ratio[1] for r in mine])
+            (lo, hi), = f.beta_ci
+            out.append(MachinePool(name, len(mine), _pct(f.beta[0]), _pct(lo), _pct(hi)))
+    return tuple(out)
+
+
 def pool(a: Across, by: str | None = None) -> list[Pooled]:
     """Every comparison present in more than one run, pooled (module
     docstring); ``by``: a run attribute (:data:`ATTRIBUTES`) as moderator."""
@@ -304,7 +348,8 @@ def pool(a: Across, by: str | None = None) -> list[Pooled]:
             if 2 <= len(set(machines)) < len(used):  # some machine ran several: runs nested in machines
                 nf = nested.fit(ys, vs, machines)
                 centre, (lo, hi), tau = nf.mu, nf.ci, math.sqrt(nf.sigma2_machine + nf.sigma2_run)
-            p = Pooled(k, tuple(effs), a.higher[k], f, _pct(centre), _pct(lo), _pct(hi), 100 * tau, nested_fit=nf)
+            p = Pooled(k, tuple(effs), a.higher[k], f, _pct(centre), _pct(lo), _pct(hi), 100 * tau, nested_fit=nf,
+                       by_machine=_machine_pools(used))
         out.append(p)
     for control in (False, True):  # the A/A controls corrected apart, as a run's report corrects them
         fitted = [i for i, p in enumerate(out) if p.fit is not None and (p.key in a.controls) == control]

@@ -90,6 +90,10 @@ class Interval:
     outcome: str
 
 
+#: The designs of a forest's pooled rows, drawn as diamonds spanning their interval: the
+#: pooled effect over every run, and one machine's runs pooled alone.
+POOLED, MACHINE_POOLED = "pooled", "machine pooled"
+
 #: A forest's columns (its CSV).
 FOREST_COLUMNS = ("comparison", "design", "B − A %", "95 % CI low %", "95 % CI high %", "detectable ± %", "outcome")
 

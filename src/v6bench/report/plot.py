@@ -18,14 +18,16 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
 from matplotlib.lines import Line2D  # noqa: E402
-from matplotlib.patches import Patch  # noqa: E402
+from matplotlib.patches import Patch, Polygon  # noqa: E402
 
-from .model import Figure, Forest  # noqa: E402
+from .model import MACHINE_POOLED, POOLED, Figure, Forest  # noqa: E402
 
 matplotlib.rcParams["svg.hashsalt"] = "v6bench"
 PNG_DPI = 150
 #: How a forest plot marks each design (matplotlib marker, filled) and each outcome (colour).
 DESIGN_MARKERS = {"paired": ("o", True), "unpaired": ("s", False), "mix regression": ("D", True)}
+#: A pooled row's diamond: half its height [rows] and whether filled (model.POOLED, MACHINE_POOLED).
+DIAMONDS = {POOLED: (0.34, True), MACHINE_POOLED: (0.22, False)}
 OUTCOME_COLORS = {"differs": "#c0392b", "none": "#2c6fbb", "few": "#9aa5b1", "line": "#9aa5b1", "other": "#9aa5b1"}
 #: A forest's axis reaches at most this far [%]; an interval beyond it ends at the edge with an arrowhead.
 FOREST_LIMIT_PCT = 100.0
@@ -101,12 +103,30 @@ def forest_svg(f: Forest) -> str:
     return re.sub(r'<svg ([^>]*?)width="[^"]*" height="[^"]*"', r'<svg \1width="100%"', text, count=1)
 
 
+def _past_the_axis(ax, r, y: float, lim: float, color: str) -> None:
+    """An arrowhead at the axis's end where the interval runs past it."""
+    if r.low_pct < -lim:
+        ax.plot(-lim, y, marker="<", color=color, markersize=5, zorder=5)
+    if r.high_pct > lim:
+        ax.plot(lim, y, marker=">", color=color, markersize=5, zorder=5)
+
+
+def _diamond(ax, r, y: float, lim: float, color: str) -> None:
+    """A pooled row: a diamond from its interval's low end to its high end, widest at the estimate."""
+    lo, hi, mid = max(r.low_pct, -lim), min(r.high_pct, lim), max(-lim, min(lim, r.effect_pct))
+    half, filled = DIAMONDS[r.design]
+    ax.add_patch(Polygon([(lo, y), (mid, y + half), (hi, y), (mid, y - half)], closed=True, zorder=4,
+                         edgecolor=color, facecolor=color if filled else "white", linewidth=1.4))
+    _past_the_axis(ax, r, y, lim, color)
+
+
 def _forest(f: Forest):
     """Rows top to bottom: each comparison's interval (a line; an
     arrowhead where it runs past the axis), its effect (a marker whose
     shape is the design: filled circle paired, open square unpaired,
     diamond mix regression; colour the outcome) and the band ±detectable
-    it could have detected, shaded around 0. The axis is linear within
+    it could have detected, shaded around 0; a pooled row (:data:`DIAMONDS`)
+    is a diamond spanning its interval, the classic forest's. The axis is linear within
     ±:data:`FOREST_LINEAR_PCT` and logarithmic beyond."""
     n = len(f.rows)
     height_in = 1.7 + 0.26 * max(n, 1)
@@ -119,13 +139,12 @@ def _forest(f: Forest):
         if r.detectable_pct is not None:
             d = min(r.detectable_pct, lim)
             ax.barh(y, 2 * d, left=-d, height=0.6, color="#e4e7eb", zorder=1)
+        if r.design in DIAMONDS and None not in (r.effect_pct, r.low_pct, r.high_pct):
+            _diamond(ax, r, y, lim, color)
+            continue
         if r.low_pct is not None and r.high_pct is not None:
-            lo, hi = max(r.low_pct, -lim), min(r.high_pct, lim)
-            ax.plot([lo, hi], [y, y], color=color, linewidth=1.6, zorder=2)
-            if r.low_pct < -lim:
-                ax.plot(lo, y, marker="<", color=color, markersize=5, zorder=3)
-            if r.high_pct > lim:
-                ax.plot(hi, y, marker=">", color=color, markersize=5, zorder=3)
+            ax.plot([max(r.low_pct, -lim), min(r.high_pct, lim)], [y, y], color=color, linewidth=1.6, zorder=2)
+            _past_the_axis(ax, r, y, lim, color)
         if r.effect_pct is not None:
             marker, filled = DESIGN_MARKERS.get(r.design, ("o", True))
             ax.plot(max(-lim, min(lim, r.effect_pct)), y, marker=marker, markersize=6, color=color,
@@ -147,6 +166,8 @@ def _forest(f: Forest):
                       label=design) for design, (m, filled) in DESIGN_MARKERS.items()]
     handles += [Line2D([], [], color=OUTCOME_COLORS[o], label=name)
                 for o, name in (("differs", "differs"), ("none", "no difference detected"), ("few", "too few"))]
+    handles += [Patch(edgecolor="#555", facecolor="#555" if filled else "white", label=design + " (its interval)")
+                for design, (_, filled) in DIAMONDS.items() if any(r.design == design for r in f.rows)]
     handles.append(Patch(color="#e4e7eb", label="could have been detected (±)"))
     fig.legend(handles=handles, fontsize=7, loc="lower center", ncol=4, frameon=False)
     # Room for labels of FOREST_LABEL_CHARS at 7 pt on the left, the title above, the axis label and legend below.

@@ -11,7 +11,7 @@ from ...core import machine
 from ..across import Pooled, describe_key
 from ..attributes import attributes
 from ..change import BeforeAfter
-from ..model import Forest, Interval, Section, Table
+from ..model import MACHINE_POOLED, POOLED, Forest, Interval, Section, Table
 from ..trend import Trend
 from ..stats import CORRECTION
 
@@ -41,12 +41,23 @@ def _run_label(e, runs: dict[int, dict]) -> str:
 
 
 def forest(p: Pooled, runs: dict[int, dict], fid: str) -> Forest:
-    rows = [Interval(_run_label(e, runs), e.effect_pct, e.low_pct, e.high_pct, None, p.key[3], e.outcome) for e in p.runs
-            if e.effect_pct is not None]
+    """The runs grouped by machine, each machine's runs pooled alone after them (where it ran two or more),
+    and the pooled effect over all as the diamond at the foot."""
+    shown = [e for e in p.runs if e.effect_pct is not None]
+    mine = {m.machine: m for m in p.by_machine}
+    rows = []
+    for name in dict.fromkeys(e.attributes["machine"] for e in shown):
+        rows += [Interval(_run_label(e, runs), e.effect_pct, e.low_pct, e.high_pct, None, p.key[3], e.outcome)
+                 for e in shown if e.attributes["machine"] == name]
+        if name in mine:
+            m = mine[name]
+            rows.append(Interval(f"{m.runs} runs pooled: {name}", m.pooled_pct, m.low_pct, m.high_pct, None,
+                                 MACHINE_POOLED, "differs" if m.low_pct > 0 or m.high_pct < 0 else "none"))
     if p.fit is not None:
         outcome = "differs" if p.p_adjusted is not None and p.p_adjusted < 0.05 else "none"
-        rows.append(Interval(f"pooled over {p.fit.k} runs (random effects, Hartung–Knapp)", p.pooled_pct, p.low_pct,
-                             p.high_pct, None, "pooled", outcome))
+        how = (f"{p.nested_fit.m} machines, runs nested" if p.nested_fit is not None else "random effects")
+        rows.append(Interval(f"pooled over {p.fit.k} runs ({how}, Hartung–Knapp)", p.pooled_pct, p.low_pct,
+                             p.high_pct, None, POOLED, outcome))
     return Forest(fid, describe_key(p.key), "B − A [% of A]", tuple(rows), p.verdict)
 
 
