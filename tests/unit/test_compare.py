@@ -209,15 +209,17 @@ def _run(run_id: int, effect: float, se: float, host: str = "AMD") -> across.Run
 
 
 @pytest.mark.parametrize("se_pct, agree", [(0.1, True), (1.0, False)])
-def test_runs_are_said_to_agree_only_where_q_could_have_seen_the_stated_tau(se_pct, agree):
+@pytest.mark.parametrize("hosts, who", [(("AMD",), "run"), (("AMD", "XEON"), "machine")])
+def test_runs_are_said_to_agree_only_where_q_could_have_seen_the_stated_tau(se_pct, agree, hosts, who):
     """Four runs within their noise of each other: with standard errors of 0.1 %
     Q would have seen a τ of 1 % (and says how small); with 1 % it could not,
-    and the words say so instead of claiming agreement."""
-    runs = tuple(_run(i, 0.5 + 0.1 * se_pct * (-1) ** i, se_pct) for i in range(4))
+    and the words say so instead of claiming agreement: of runs on one machine,
+    of machines where there are several."""
+    runs = tuple(_run(i, 0.5 + 0.1 * se_pct * (-1) ** i, se_pct, hosts[i % len(hosts)]) for i in range(4))
     f = meta.fit([r.log_ratio[0] for r in runs], [r.log_ratio[1] for r in runs])
     p = across.Pooled(("median latency [µs]", "x", "IPv6", "paired"), runs, "slower", f, 0.5, 0.2, 0.8, 0.0,
                       p_adjusted=0.5, q_p_adjusted=f.q_p)
     words = across._verdict(p)
-    assert ("consistent across runs: no difference detected" in words) is agree
-    assert ("no more spread between runs than within (Q could have seen τ ≥ 0." in words) is agree
-    assert ("too few runs to tell whether they differ (Q could have seen only τ ≥ " in words) is not agree
+    assert (f"consistent across {who}s: no difference detected" in words) is agree
+    assert (f"no more spread between {who}s than within (Q could have seen τ ≥ 0." in words) is agree
+    assert (f"too few {who}s to tell whether they differ (Q could have seen only τ ≥ " in words) is not agree

@@ -274,8 +274,8 @@ def _verdict(p: Pooled) -> str:
         if differs:
             return f"{name_b} {_words(higher, p.pooled_pct)} pooled over runs, {pooled}, but runs disagree in size ({spread})"
         return f"runs disagree in size: {pooled} ({spread})"
-    agree, words = _agreement(p, "run", spread)
-    lead = "consistent across runs: " if agree else ""
+    agree, words = _agreement(p, who.split(" ")[0], spread)
+    lead = f"consistent across {who.split(' ')[0]}s: " if agree else ""
     if differs:
         return f"{lead}{name_b} {_words(higher, p.pooled_pct)}, {pooled}; {words}"
     return f"{lead}no difference detected, {pooled} (could have detected ±{_detectable_pct(p):.2g} %); {words}"

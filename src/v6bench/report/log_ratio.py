@@ -36,7 +36,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .stats import welch_df
+from .stats import searched_variance, welch_df
 
 
 @dataclass(frozen=True)
@@ -82,9 +82,8 @@ def of_samples(a: list[float], b: list[float], estimator: str, paired: bool,
     ma, mb = float(np.mean(x)), float(np.mean(z))
     if ma <= 0 or mb <= 0:
         return None
-    q = (resolution_pct or 0) / 100
-    ta = (float(np.var(x, ddof=1)) + (q * ma) ** 2 / 12) / (na * ma ** 2)
-    tb = (float(np.var(z, ddof=1)) + (q * mb) ** 2 / 12) / (nb * mb ** 2)
+    ta = searched_variance(x, ma, resolution_pct) / (na * ma ** 2)
+    tb = searched_variance(z, mb, resolution_pct) / (nb * mb ** 2)
     return _checked(math.log(mb / ma), ta + tb, welch_df(ta, na, tb, nb) if ta + tb > 0 else 0)
 
 

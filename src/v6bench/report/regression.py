@@ -56,16 +56,16 @@ def blocked_slope(observations: list[tuple[int, float, float]]) -> Slope:
     share = np.array([o[1] for o in observations], float)
     y = np.array([o[2] for o in observations], float)
     x = np.column_stack([share] + [[1.0 if o[0] == k else 0.0 for o in observations] for k in blocks])
+    # The value at share 0 averaged over the blocks is the blocks' levels weighted by their trials:
+    # a linear combination of the parameters, whose variance and covariance with the slope follow.
+    weights = np.array([0.0] + [sum(o[0] == k for o in observations) / len(y) for k in blocks])
     if len(y) <= x.shape[1]:  # no residual: the slope, and nothing of its error
-        slope = float(np.linalg.lstsq(x, y, rcond=None)[0][0])
-        return Slope(slope, math.nan, math.nan, math.nan, 1.0, 0, float(y.mean() - slope * share.mean()))
+        params = np.linalg.lstsq(x, y, rcond=None)[0]
+        return Slope(float(params[0]), math.nan, math.nan, math.nan, 1.0, 0, float(weights @ params))
     fit = sm.OLS(y, x).fit()
     slope, se = float(fit.params[0]), float(fit.bse[0])
     lo, hi = (float(v) for v in fit.conf_int(ALPHA)[0])
     p = float(fit.pvalues[0]) if se > 0 else (1.0 if slope == 0 else 0.0)
-    # The value at share 0 averaged over the blocks is the blocks' levels weighted by their trials:
-    # a linear combination of the parameters, whose variance and covariance with the slope follow.
-    weights = np.array([0.0] + [sum(o[0] == k for o in observations) / len(y) for k in blocks])
     cov = np.asarray(fit.cov_params())
     return Slope(slope, se, lo, hi, 1.0 if math.isnan(p) else p, int(fit.df_resid), float(weights @ fit.params),
                  float(weights @ cov @ weights), float(weights @ cov[:, 0]))

@@ -203,6 +203,13 @@ CORRECTION = ("fdr_bh", "Benjamini–Hochberg")
 FAMILIES = {"report": "", "controls": " over the A/A controls"}
 
 
+def searched_variance(values, centre: float, resolution_pct: float | None) -> float:
+    """The sample variance (n − 1) of a search's results with its quantisation added: a result is
+    known to ``resolution_pct`` of its value only, a uniform error of variance (resolution × centre)² / 12."""
+    q = (resolution_pct or 0) / 100
+    return float(np.var(np.asarray(values, float), ddof=1)) + (q * centre) ** 2 / 12
+
+
 def welch_df(se2a: float, na: int, se2b: float, nb: int) -> float:
     """The Welch–Satterthwaite degrees of freedom of a difference whose
     squared standard errors are ``se2a`` and ``se2b`` (samples of ``na`` and
@@ -381,8 +388,7 @@ def _means(base: Comparison, a: list[float], b: list[float], resolution_pct: flo
     x, y = np.asarray(a, float), np.asarray(b, float)
     ca, cb, na, nb = base.center_a, base.center_b, len(a), len(b)
     pct = 100 / abs(ca)
-    q = (resolution_pct or 0) / 100
-    va, vb = float(np.var(x, ddof=1)) + (q * ca) ** 2 / 12, float(np.var(y, ddof=1)) + (q * cb) ** 2 / 12
+    va, vb = searched_variance(x, ca, resolution_pct), searched_variance(y, cb, resolution_pct)
     if _flat(x) and _flat(y) and math.isclose(ca, cb, rel_tol=1e-9):  # equal every time: to the resolution
         return replace(base, diff_pct=0.0, ci_low_pct=0.0, ci_high_pct=0.0, p=1.0, mde_pct=_mde(va, na, vb, nb) * pct)
     if va + vb == 0:  # no spread and no resolution: the ranks are all there is
