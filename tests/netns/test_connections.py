@@ -4,12 +4,14 @@ through stateful NAT64: R1 made to hold at most 1,000 connections gives a
 measured capacity of 1,000 (within 2 %), and R1 made to open at most 2,000
 connections a second gives an establishment rate within 5 % of it; and
 ``v6bench test connections`` finds a known capacity through NAT44 and
-NAT64 from the command line, storing every phase."""
+NAT64 from the command line, storing every phase; R1's idle timeout set
+and read back, and a tear-down by one netlink request."""
 
 from __future__ import annotations
 
 import json
 import sqlite3
+import subprocess
 
 import pytest
 
@@ -31,6 +33,12 @@ def lab_up(*dut: str) -> None:
     assert up.returncode == 0, up.stderr
 
 
+def held(netns: str) -> int:
+    """The connections the namespace's connection tracking holds (read apart from the code under test)."""
+    return int(subprocess.run(["ip", "netns", "exec", netns, "cat", "/proc/sys/net/netfilter/nf_conntrack_count"],
+                              capture_output=True, text=True, check=True).stdout)
+
+
 def connections() -> LabConnections:
     """The lab that is up as a ConnectionTester (the caller holds its lock, as a campaign does)."""
     # Each phase is a short engine run: a short settle and drain keep make test's time (nothing to settle here).
@@ -46,6 +54,17 @@ def test_a_translator_holding_1000_connections_has_a_capacity_of_1000():
                 search_max_connections=2000, connections=1000, open_rate_fps=2000, validate_rate_fps=2000, resolution=0.01))
         assert not found.tester_limited and 980 <= found.value <= 1000, found.value
         assert found.failed is not None and found.failed <= 1000 * 1.02 + 1, found.failed
+        # The idle timeout set on R1 and read back; a tear-down is one netlink request that empties the table.
+        r1 = state.load(SITE).node("r1")["netns"]
+        with lock.locked(SITE, "test"):
+            c = connections()
+            assert c.hold(120) == 120.0
+            assert subprocess.run(["ip", "netns", "exec", r1, "sysctl", "-n", "net.netfilter.nf_conntrack_udp_timeout"],
+                                  capture_output=True, text=True).stdout.strip() == "120"
+            c.clear()
+            assert c.open(500, 2000).rx_frames == 500 and held(r1) >= 500
+            took = c.tear_down()
+        assert held(r1) == 0 and 0 < took < 1.0, took
     finally:
         v6bench("lab", "down")
 
@@ -87,6 +106,7 @@ def test_the_connections_test_finds_a_known_capacity_through_nat44_and_nat64(tmp
     for t in tests:
         cap = t["result"]["capacity"]
         assert not cap["is_lower_bound"] and 490 <= cap["value"] <= 500, (t["mix"], cap)
+        assert t["result"]["connection_timeout_s"] == 300.0
     with sqlite3.connect(db) as c:
         calls = [row[0] for row in c.execute("SELECT call FROM trials ORDER BY test_id, seq")]
     assert calls and set(calls) == {"open", "validate"}

@@ -367,3 +367,15 @@ def test_a_mixed_latency_test_is_compared_trial_by_trial():
     assert median.excluded == 4 and median.excluded_by == {"IPv6": 1}
     with pytest.raises(ValueError, match="add_pair"):
         median.add("IPv4", 1.0)
+
+
+def test_the_signed_rank_p_is_scipys_to_the_last_bit_and_counts_ties_and_zeros_by_convolution():
+    """scipy's wilcoxon enumerates 2ⁿ sign flips (a permutation test) where paired differences have ties
+    or zeros and n ≤ 13; stats.wilcoxon_p counts the same null distribution by convolution, so the
+    p-values are equal, exactly, in seeded cases with ties, zeros, both, and neither (scipy's exact or
+    normal branch, called as it is)."""
+    rng = np.random.default_rng(2026)
+    cases = [np.round(rng.normal(0.4, 1, n), 1) for n in (3, 5, 8, 11, 13, 14, 20) for _ in range(3)]
+    cases += [np.array([0.0, 0.0, 1.5, -0.5, 0.5, 2.0]), np.array([1.0, 1.0, 1.0, -1.0]), rng.normal(0, 1, 9)]
+    for x in cases:
+        assert stats.wilcoxon_p(x) == float(sps.wilcoxon(x).pvalue), x

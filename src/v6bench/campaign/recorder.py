@@ -88,6 +88,9 @@ class _RecordedConnections:
     def tear_down(self) -> float:
         return self.tester.tear_down()
 
+    def hold(self, timeout_s: float) -> float:
+        return self.tester.hold(timeout_s)
+
     def open(self, connections: int, rate_fps: float) -> Measurement:
         return self.recorder._call("open", {"connections": connections, "rate_fps": rate_fps},
                                    lambda: self.tester.open(connections, rate_fps))

@@ -28,6 +28,7 @@ from ..fib.shapes import TABLES
 from ..lab.model.dut import ACL_AT, ACL_FAMILIES, DutConfig
 from ..lab.model.spec import DEFAULT as DEFAULT_LAB, ROUTERS
 from ..lab.model.tunnel import NAMES as TUNNELS
+from ..methods.stateful import CAPACITY_SEARCHES
 from ..lab.model.translation import MODES as NAT64_MODES
 from ..methods.throughput import SEARCHES, STARTS
 from ..core.tester import RESET_KINDS
@@ -167,7 +168,16 @@ KIND_PARAMS = {("mesh", "loads"): Option("--rate", "comma-separated loads per se
                                                         "DUT's establishment rate)", metavar="FPS"),
                ("connections", "validate_rate_fps"): Option("--validate-rate", "the rate of the frames from t2's "
                                                             "side that check each connection, frames/s",
-                                                            metavar="FPS")}
+                                                            metavar="FPS"),
+               ("connections", "capacity_search"): Option("--capacity-search", "bisection (connections opened at "
+                                                          "--open-rate) or rfc9693 (sizes doubled from "
+                                                          "--capacity-start, an establishment-rate search at each)",
+                                                          choices=CAPACITY_SEARCHES),
+               ("connections", "capacity_start"): Option("--capacity-start", "RFC 9693's capacity search: a table "
+                                                         "size the DUT surely holds", metavar="N"),
+               ("connections", "connection_timeout_s"): Option("--connection-timeout", "how long the DUT is set to "
+                                                               "keep an idle connection for the test, s",
+                                                               metavar="S")}
 #: Fields without an option of their own: ``repeat`` is --repeat (the kind's or the test's), ``mtu_payload``
 #: the item 'mtu' of --payload-size.
 NO_OPTION = ("repeat", "mtu_payload")

@@ -140,6 +140,11 @@ class ConnectionTester(Protocol):
         """Deletes every connection the DUT holds; the time it took [s]."""
         ...
 
+    def hold(self, timeout_s: float) -> float:
+        """Sets how long the DUT keeps an idle connection to ``timeout_s``; the timeout in force after
+        [s] (a connection not revisited within it is gone)."""
+        ...
+
 
 #: The transports a :class:`HostTester` streams over.
 HOST_PROTOCOLS = ("tcp", "udp")

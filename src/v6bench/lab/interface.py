@@ -45,6 +45,12 @@ def clear_connections(lab: Lab) -> float:
     return backends.of(lab).clear_connections(lab)
 
 
+def hold_connections(lab: Lab, timeout_s: float) -> float:
+    """Sets how long the DUT keeps an idle connection (UDP, replied or not) to ``timeout_s`` for RFC
+    9693's measurements; the timeout then in force [s], read back (a connection idle longer is gone)."""
+    return backends.of(lab).hold_connections(lab, timeout_s)
+
+
 def describe(lab: Lab) -> str:
     return backends.of(lab).describe(lab)
 

@@ -128,7 +128,8 @@ class Backend(Protocol):
     - ``check_test``: what a test needs of the kind of lab, before any lab;
       ``check_machine``: what this machine must have installed to build it;
       ``empties_connections``: whether RFC 9693's tests can empty its DUT's
-      connection table (``clear_connections``);
+      connection table (``clear_connections``) and set how long it keeps an
+      idle connection (``hold_connections``);
     - ``up``: the lab ``lab up`` builds and keeps; ``take``: the lab a trial
       or a scenario runs on, locked throughout (built or taken into use,
       configured, and undone when the use ends);
@@ -167,6 +168,8 @@ class Backend(Protocol):
     def reset(self, site: Site, lab: Any, kind: str) -> tuple[Any, Record]: ...
 
     def clear_connections(self, lab: Any) -> float: ...
+
+    def hold_connections(self, lab: Any, timeout_s: float) -> float: ...
 
     def describe(self, lab: Any) -> str: ...
 

@@ -121,9 +121,17 @@ class SimulatedConnections:
     noise: float = 0.0
     seed: int = 1
     held: int = 0
+    #: How long it keeps an idle connection [s], and whether :meth:`hold` may change it.
+    timeout_s: float = 30.0
+    timeout_settable: bool = True
 
     def __post_init__(self) -> None:
         self.rng = random.Random(self.seed)
+
+    def hold(self, timeout_s: float) -> float:
+        if self.timeout_settable:
+            self.timeout_s = timeout_s
+        return self.timeout_s
 
     def clear(self) -> None:
         self.held = 0

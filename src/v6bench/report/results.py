@@ -52,6 +52,8 @@ def _connection_metric(name: str, r: dict) -> str:
     """One RFC 9693 metric of a ``connections`` test in words."""
     if name == "tear_down_rate":
         return f"tear-down {r['rate_per_s']:,.0f}/s" if r["rate_per_s"] is not None else f"tear-down: {r['why_none']}"
+    if r.get("value") is None:
+        return f"{'capacity' if name == 'capacity' else 'establishment'}: not measured ({r.get('refused')})"
     bound = "≥ " if r["is_lower_bound"] else ""
     why = " (tester-limited)" if r["tester_limited"] else " (the search's top)" if r["reached_max"] else ""
     if name == "capacity":

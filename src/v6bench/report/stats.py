@@ -411,11 +411,42 @@ def _ranks(base: Comparison, a, b, to_pct, method: str = "hodges-lehmann", alpha
                    mde_pct=to_pct(mde))
 
 
+#: scipy's ``wilcoxon`` (method "auto") enumerates the 2ⁿ sign flips by a permutation test where the
+#: differences have ties or zeros and are this many or fewer; more, it takes the normal approximation.
+WILCOXON_PERMUTED_N = 13
+
+
+def wilcoxon_p(d: np.ndarray) -> float:
+    """The two-sided Wilcoxon signed-rank p-value of ``d`` as scipy's
+    ``wilcoxon(d)`` gives it (zeros dropped, mid-ranks for ties). Where
+    scipy runs its permutation test (ties or zeros, n ≤
+    :data:`WILCOXON_PERMUTED_N`: every one of the 2ⁿ sign flips, about a
+    second), the same null distribution is counted exactly here: the sum of
+    the doubled ranks of the positive values, each sign equally likely, by
+    convolution (the same counts over 2ⁿ, so the same p to the last bit;
+    ``tests/unit/test_stats.py`` compares them)."""
+    x = np.asarray(d, float)
+    nonzero = x[x != 0]
+    ranks = sps.rankdata(np.abs(nonzero))
+    tied = len(np.unique(ranks)) < len(ranks)
+    if len(x) > WILCOXON_PERMUTED_N or not (tied or len(nonzero) < len(x)) or len(nonzero) == 0:
+        return float(sps.wilcoxon(x).pvalue)
+    doubled = np.rint(2 * ranks).astype(np.int64)
+    counts = np.zeros(int(doubled.sum()) + 1, np.int64)
+    counts[0] = 1
+    for r in doubled:
+        counts[r:] = counts[r:] + counts[:len(counts) - r]
+    observed = int(doubled[nonzero > 0].sum())
+    total = float(2 ** len(nonzero))
+    less, greater = counts[:observed + 1].sum() / total, counts[observed:].sum() / total
+    return float(min(1.0, 2 * min(less, greater)))
+
+
 def signed_rank_hodges_lehmann(d: list[float], alpha: float = ALPHA) -> tuple[float, float, float, float]:
     """The Hodges–Lehmann estimate of the centre of the paired differences
     ``d`` (the median of their Walsh averages (dᵢ + dⱼ)/2, i ≤ j), its
     1 − α interval by inverting the two-sided Wilcoxon signed-rank test
-    (scipy's ``wilcoxon``; exact for small samples without ties or zeros),
+    (scipy's ``wilcoxon``, :func:`wilcoxon_p`; exact for small samples),
     and that test's p-value at 0. The interval is the set of shifts s for
     which d − s is compatible with a centre of 0; its ends are Walsh
     averages, as in Hollander & Wolfe §3.3 and R's ``wilcox.test(paired =
@@ -424,8 +455,8 @@ def signed_rank_hodges_lehmann(d: list[float], alpha: float = ALPHA) -> tuple[fl
     i, j = np.triu_indices(len(x))
     walsh = (x[i] + x[j]) / 2
     est = float(np.median(walsh))
-    lo, hi = _inverted(walsh, est, lambda shift: sps.wilcoxon(x - shift).pvalue, alpha)
-    p = 1.0 if not x.any() else float(sps.wilcoxon(x).pvalue)
+    lo, hi = _inverted(walsh, est, lambda shift: wilcoxon_p(x - shift), alpha)
+    p = 1.0 if not x.any() else wilcoxon_p(x)
     return est, lo, hi, p
 
 

@@ -71,6 +71,9 @@ class LabConnections:
     def tear_down(self) -> float:
         return interface.clear_connections(self.tester.lab)
 
+    def hold(self, timeout_s: float) -> float:
+        return interface.hold_connections(self.tester.lab, timeout_s)
+
     def _ports(self, connections: int) -> tuple[str, str]:
         s, d = port_walk(connections)
         return f"{RFC4814_SRC[0]}-{RFC4814_SRC[0] + s - 1}", f"{RFC4814_DST[0]}-{RFC4814_DST[0] + d - 1}"

@@ -87,6 +87,10 @@ class NamespaceBackend:
         """Empties R1's connection table (:mod:`.connections`); the time it took [s]."""
         return connections.clear(lab.node("r1")["netns"], bool(lab.dut_config.max_connections))
 
+    def hold_connections(self, lab: LabState, timeout_s: float) -> float:
+        """R1's connection-tracking UDP timeouts (:mod:`.connections`)."""
+        return connections.hold(lab.node("r1")["netns"], timeout_s)
+
     def router_command(self, node: dict[str, Any], argv: list[str]) -> str:
         """``argv``'s output on router ``node`` (its record in the lab's node list): in its namespace."""
         return nsctl.command(node["netns"], argv)
