@@ -79,8 +79,9 @@ def test_a_translator_opening_2000_connections_a_second_has_that_establishment_r
     the answer; none of three at it, or any above it, fails. (A fresh
     clone of 1d19ea8, this test a minute after the release build: 1,647,
     1,586, then 1,998; run alone three times: passed, once after a low first search.)"""
-    params = stateful.Params(connections=1000, min_rate_fps=200, max_rate_fps=8000, validate_rate_fps=1000,
-                             resolution=0.01)
+    # The search from twice the answer to 2 %, within the 5 % asked (8,000 and 1 %: two steps more a search).
+    params = stateful.Params(connections=1000, min_rate_fps=200, max_rate_fps=4000, validate_rate_fps=1000,
+                             resolution=0.02)
     try:
         lab_up("--max-new-connections", "2000")
         found = []

@@ -62,6 +62,7 @@ def test_through_a_dut_that_keeps_state_the_preliminary_phase_opens_every_connec
         assert res["ports"]["src"] == {"1": [1024, 1046]} and res["ports"]["dst"] == [1, 22]
         pre = res["preliminary"]
         assert pre["connections_per_stream"] == {"1": 23 * 22} and pre["rx_frames"] == pre["tx_frames"] == 2 * 506
+        assert pre["dut_timeout_s"] == 300.0 and pre["revisit_s"] == pytest.approx(506 / 1000)  # set on R1, read back
         # IPv4's connections (NAT44) and IPv6's (stateful NAT64, translated, then NAT44) were all open before the
         # trial's first frame, and its frames opened none.
         tr = res["dut"]["translator"]

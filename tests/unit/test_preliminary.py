@@ -86,3 +86,20 @@ def test_the_phase_keeps_below_half_the_line_rate_and_the_duts_known_limits():
     assert preliminary.rate_fps(req, 844_594.6) == 10_000
     assert preliminary.rate_fps(req, 844_594.6, DutConfig(nat44=True, limit_fps=8000)) == 4000
     assert preliminary.rate_fps(req, 844_594.6, DutConfig(nat44=True, max_new_fps=2000)) == 1000
+
+
+def test_a_walk_that_comes_back_later_than_the_dut_keeps_a_connection_is_refused_before_the_phase(monkeypatch):
+    """1,056 connections a stream, 8 frames/s of which IPv6's two flows carry 5 % each: each of their pairs
+    comes back every 2,640 s, far past the 300 s the DUT keeps an idle connection: refused before the
+    phase sends anything, naming the key."""
+    from v6bench import engine
+    from v6bench.core.errors import UsageError
+    monkeypatch.setattr(engine, "run_trial", lambda *a, **k: pytest.fail("the phase ran"))
+    lab = stateful_lab()
+    req = dataclasses.replace(make_request("90/10", 128, "8fps", 2, False, flows=2, preliminary_connections=1000,
+                                           preliminary_rate_fps=5000), order_seed=3)
+    trial, record = engine_spec(lab, req, 8), ports_record(lab, req)
+    with pytest.raises(UsageError) as e:
+        preliminary.run(trial, record, 5000, 8, dut_timeout_s=300.0)
+    assert e.value.field == ("preliminary_connections",) and "every 2,640 s at 8 frames/s" in e.value.message
+    assert "later than the DUT keeps an idle one (300 s)" in e.value.message

@@ -88,7 +88,7 @@ class _RecordedConnections:
     def tear_down(self) -> float:
         return self.tester.tear_down()
 
-    def hold(self, timeout_s: float) -> float:
+    def hold(self, timeout_s: float) -> float | None:
         return self.tester.hold(timeout_s)
 
     def open(self, connections: int, rate_fps: float) -> Measurement:

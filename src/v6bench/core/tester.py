@@ -113,6 +113,11 @@ class Tester(Measurer, Protocol):
         ...
 
 
+#: How long a DUT that keeps state is set to keep an idle connection for a test [s] (Linux's own is 30 s
+#: for UDP never answered): RFC 9693's measurements and the trials after a preliminary phase.
+IDLE_TIMEOUT_S = 300.0
+
+
 class ConnectionTester(Protocol):
     """A tester of a DUT that keeps state (NAT44, stateful NAT64, a
     connection-tracking firewall), for RFC 9693's connection metrics: the
@@ -140,9 +145,9 @@ class ConnectionTester(Protocol):
         """Deletes every connection the DUT holds; the time it took [s]."""
         ...
 
-    def hold(self, timeout_s: float) -> float:
+    def hold(self, timeout_s: float) -> float | None:
         """Sets how long the DUT keeps an idle connection to ``timeout_s``; the timeout in force after
-        [s] (a connection not revisited within it is gone)."""
+        [s] (a connection not revisited within it is gone), None if not known."""
         ...
 
 

@@ -45,9 +45,11 @@ def clear_connections(lab: Lab) -> float:
     return backends.of(lab).clear_connections(lab)
 
 
-def hold_connections(lab: Lab, timeout_s: float) -> float:
+def hold_connections(lab: Lab, timeout_s: float) -> float | None:
     """Sets how long the DUT keeps an idle connection (UDP, replied or not) to ``timeout_s`` for RFC
-    9693's measurements; the timeout then in force [s], read back (a connection idle longer is gone)."""
+    9693's measurements and the trials after a preliminary phase; the timeout then in force [s], read
+    back (a connection idle longer is gone); None where the lab can neither set nor read it (a VM
+    router's guest, an external DUT)."""
     return backends.of(lab).hold_connections(lab, timeout_s)
 
 

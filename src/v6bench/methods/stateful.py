@@ -34,7 +34,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from ..core.params import check
-from ..core.tester import ConnectionTester, Measurement
+from ..core.tester import IDLE_TIMEOUT_S, ConnectionTester, Measurement
 from .retry import RETRIES, spoiled
 
 #: The metrics a ``connections`` test measures, in the order it measures them (RFC 9693 §4.1-4.3).
@@ -77,7 +77,7 @@ class Params:
     validate_rate_fps: float = 10_000.0
     resolution: float = 0.005
     metrics: tuple[str, ...] = METRICS
-    connection_timeout_s: float = 300.0
+    connection_timeout_s: float = IDLE_TIMEOUT_S
 
     def __post_init__(self) -> None:
         check(bool(self.metrics) and all(m in METRICS for m in self.metrics)
@@ -313,16 +313,19 @@ def longest_wait_s(p: Params) -> float:
     return max(_wait_s(n, open_fps, p.validate_rate_fps) for n, open_fps in (sizes[m] for m in p.metrics))
 
 
-def _held_long_enough(t: ConnectionTester, p: Params) -> float:
+def _held_long_enough(t: ConnectionTester, p: Params) -> float | None:
     """Sets the DUT's idle-connection timeout for the test (``p.connection_timeout_s``) and returns the
-    one in force; a test whose connections would wait longer for their validation frame is refused
-    before any trial (its trials would measure connections set up again, not held)."""
+    one in force (None: the DUT's is not known); a test whose connections would wait longer for their
+    validation frame than the timeout in force, or asked for where it is not known, is refused before
+    any trial (its trials would measure connections set up again, not held)."""
     in_force = t.hold(p.connection_timeout_s)
     wait = longest_wait_s(p)
-    check(wait <= in_force, "connection_timeout_s",
+    limit = p.connection_timeout_s if in_force is None else in_force
+    check(wait <= limit, "connection_timeout_s",
           f"a connection would wait up to {wait:,.0f} s for its validation frame, longer than the DUT keeps an idle "
-          f"one ({in_force:,.0f} s in force): raise connection_timeout_s (the DUT's timeout), or open them faster or "
-          f"fewer (open_rate_fps, min_rate_fps, connections, search_max_connections)")
+          f"one ({limit:,.0f} s {'asked' if in_force is None else 'in force'}): raise connection_timeout_s (the "
+          f"DUT's timeout), or open them faster or fewer (open_rate_fps, min_rate_fps, connections, "
+          f"search_max_connections)")
     return in_force
 
 
@@ -338,8 +341,10 @@ def run(t: ConnectionTester, p: Params, line_fps: float = float("inf")) -> dict:
         check(getattr(p, name) < line_fps, name, f"{getattr(p, name):,.0f} frames/s is not below the line rate "
               f"({line_fps:,.0f} frames/s)")
     p = replace(p, max_rate_fps=min(p.max_rate_fps, line_fps))
-    p = replace(p, connection_timeout_s=_held_long_enough(t, p))  # the trials are checked against the one in force
-    out: dict = {"metrics": list(p.metrics), "max_rate_fps": p.max_rate_fps, "connection_timeout_s": p.connection_timeout_s}
+    in_force = _held_long_enough(t, p)
+    if in_force is not None:
+        p = replace(p, connection_timeout_s=in_force)  # each step is checked against the one in force
+    out: dict = {"metrics": list(p.metrics), "max_rate_fps": p.max_rate_fps, "connection_timeout_s": in_force}
     if "capacity" in p.metrics:
         search = table_capacity_rfc9693 if p.capacity_search == "rfc9693" else table_capacity
         out["capacity"] = {**_search(search(t, p), "connections", p.search_max_connections),

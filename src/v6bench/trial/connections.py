@@ -71,7 +71,7 @@ class LabConnections:
     def tear_down(self) -> float:
         return interface.clear_connections(self.tester.lab)
 
-    def hold(self, timeout_s: float) -> float:
+    def hold(self, timeout_s: float) -> float | None:
         return interface.hold_connections(self.tester.lab, timeout_s)
 
     def _ports(self, connections: int) -> tuple[str, str]:

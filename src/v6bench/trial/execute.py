@@ -29,6 +29,7 @@ from typing import Any, Callable, Sequence
 
 from .. import engine
 from ..core.phases import phase, split
+from ..core.tester import IDLE_TIMEOUT_S
 from ..engine.spec import DEFAULT_SETTLE_S, TrialSpec
 from ..lab.machine import cost, wakeful
 from ..lab import interface
@@ -188,8 +189,9 @@ def trial(lab: Lab, request: TrialRequest, engine_pid_file: Path | None = None,
     if with_preliminary and preliminary.needed(lab, request):
         line = LabPath.of(lab).line_fps(request.frame_size, request.mix.ipv4_pct, request.bidirectional)
         with phase("preliminary phase"):
+            held = interface.hold_connections(lab, IDLE_TIMEOUT_S)
             opened = preliminary.run(spec, ports, preliminary.rate_fps(request, line, lab.dut_config), fps,
-                                     engine_pid_file)
+                                     engine_pid_file, held)
     watch = interface.observer(lab)
     with phase("observe the DUT"):
         before = watch.before()

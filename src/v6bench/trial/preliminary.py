@@ -20,10 +20,14 @@ held from the trial before is refreshed).
 Every frame must arrive: a frame lost is a connection the DUT may not
 hold, and the trial would count its set-up. A phase that lost frames is
 run once more; lost again, the trial stops with an error that names the
-rate (or the number of connections) to lower. A connection is kept only while a frame refreshes it
-within the DUT's timeout (Linux: 30 s for UDP that was never answered):
-the record says how long the slowest stream's walk takes at the trial's
-load to come back to a pair (``revisit_s``).
+rate (or the number of connections) to lower. A connection is kept only
+while a frame refreshes it within the DUT's timeout (Linux: 30 s for UDP
+that was never answered), which the lab sets to
+:data:`~v6bench.core.tester.IDLE_TIMEOUT_S` before the phase where it can
+(``dut_timeout_s`` in the record, None where it cannot be read): a trial
+whose slowest stream's walk, at the trial's load, comes back to a pair
+(``revisit_s``) later than that, the phase's own duration added, is
+refused before the phase runs.
 """
 
 from __future__ import annotations
@@ -80,16 +84,27 @@ def phase_spec(spec: TrialSpec, connections_per_stream: int, rate_fps: float) ->
 
 
 def run(spec: TrialSpec, record: dict[str, Any], rate_fps: float, load_fps: float,
-        engine_pid_file: Path | None = None) -> dict[str, Any]:
+        engine_pid_file: Path | None = None, dut_timeout_s: float | None = None) -> dict[str, Any]:
     """Runs the phase for the trial ``spec`` whose ports record (trial/spec.ports_record)
     is ``record``, at ``rate_fps`` per sending port; the trial's own load
-    is ``load_fps`` per direction. Returns what the trial stores under
-    ``preliminary``; raises :class:`UsageError` if the DUT lost frames of
-    it :data:`ATTEMPTS` times in a row."""
+    is ``load_fps`` per direction; ``dut_timeout_s``, how long the DUT keeps
+    an idle connection (None: not known). Returns what the trial stores
+    under ``preliminary``; raises :class:`UsageError` if the trial's walk
+    would come back to a connection later than the DUT keeps it (before
+    the phase runs), or if the DUT lost frames of it :data:`ATTEMPTS`
+    times in a row."""
     per_stream = max(record["connections_per_stream"].values())
     phase = phase_spec(spec, per_stream, rate_fps)
     shares = {p.name: sum(s.share for s in spec.streams if s.tx_port == p.name) for p in spec.ports if p.sends}
     slowest = min(s.share / shares[s.tx_port] for s in spec.streams if s.tx_port in shares)
+    revisit_s = per_stream / (load_fps * slowest) if load_fps else None
+    phase_s = (phase.frame_count or 0) / rate_fps
+    if revisit_s is not None and dut_timeout_s is not None and revisit_s + phase_s > dut_timeout_s:
+        raise UsageError(f"the trial's walk comes back to each of its {per_stream:,} connections a stream every "
+                         f"{revisit_s:,.0f} s at {load_fps:,.0f} frames/s (after a {phase_s:,.0f}-s "
+                         f"preliminary phase), later than the DUT keeps an idle one ({dut_timeout_s:,.0f} s): raise "
+                         f"the load, or lower preliminary_connections (--preliminary-connections)",
+                         "preliminary_connections")
     for attempt in range(1, ATTEMPTS + 1):
         started = time.monotonic()
         eng = engine.run_trial(phase, pid_file=engine_pid_file)
@@ -102,7 +117,7 @@ def run(spec: TrialSpec, record: dict[str, Any], rate_fps: float, load_fps: floa
            "frames_per_port": phase.frame_count, "tx_frames": tx, "rx_frames": rx, "attempts": attempt,
            "took_s": took_s,
            # How long a stream's walk takes to come back to a pair: its connection must outlive that.
-           "revisit_s": per_stream / (load_fps * slowest) if load_fps else None}
+           "revisit_s": revisit_s, "dut_timeout_s": dut_timeout_s}
     if rx < tx or not tx:
         raise UsageError(f"RFC 9693's preliminary phase: the DUT passed {rx:,} of {tx:,} frames at {rate_fps:,.0f} "
                          f"frames/s in {ATTEMPTS} attempts, so not every connection the trial uses was opened; "

@@ -87,7 +87,7 @@ class NamespaceBackend:
         """Empties R1's connection table (:mod:`.connections`); the time it took [s]."""
         return connections.clear(lab.node("r1")["netns"], bool(lab.dut_config.max_connections))
 
-    def hold_connections(self, lab: LabState, timeout_s: float) -> float:
+    def hold_connections(self, lab: LabState, timeout_s: float) -> float | None:
         """R1's connection-tracking UDP timeouts (:mod:`.connections`)."""
         return connections.hold(lab.node("r1")["netns"], timeout_s)
 

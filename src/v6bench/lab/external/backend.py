@@ -102,8 +102,9 @@ class ExternalBackend:
         raise LabError("RFC 9693's connection measurements need the DUT's connection table emptied: not built "
                        "for a router v6bench did not build (a lab file command would do it)")
 
-    def hold_connections(self, lab: ExternalLab, timeout_s: float) -> float:
-        return self.clear_connections(lab)  # refused as clear_connections is
+    def hold_connections(self, lab: ExternalLab, timeout_s: float) -> float | None:
+        """Not set here, nor known: None (the connections test is refused with clear_connections)."""
+        return None
 
     def describe(self, lab: ExternalLab) -> str:
         return lab.describe()
