@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..core.errors import UsageError
-from .connection import Duplicate
+from .connection import BUSY_TIMEOUT_S, Duplicate
 from .db import TEST_COLUMNS, TRIAL_COLUMNS, SCHEMA_VERSION, Store, _dumps, derived_uid
 
 #: The columns whose values a run's digest covers (ids, which differ between stores, and the
@@ -159,7 +159,7 @@ def upgrade(path: Path) -> str:
 
 
 def _upgrade(path: Path) -> str:
-    db = sqlite3.connect(path, timeout=30, isolation_level=None)
+    db = sqlite3.connect(path, timeout=BUSY_TIMEOUT_S, isolation_level=None)
     try:
         db.row_factory = sqlite3.Row
         db.execute("BEGIN IMMEDIATE")
