@@ -119,12 +119,8 @@ def _holds(t: ConnectionTester, connections: int, open_fps: float, p: Params) ->
     runs if a connection would wait for its validation frame longer than
     the DUT keeps an idle one (``p.connection_timeout_s``, :func:`_wait_s`)."""
     validate_fps = p.validate_rate_fps
-    wait = _wait_s(connections, open_fps, validate_fps)
-    check(wait <= p.connection_timeout_s, "connection_timeout_s",
-          f"{connections:,} connections opened at {open_fps:,.0f}/s would wait up to {wait:,.0f} s for their validation "
-          f"frame, longer than the DUT keeps an idle one ({p.connection_timeout_s:,.0f} s in force): raise "
-          f"connection_timeout_s (the DUT's timeout), or open them faster or fewer (open_rate_fps, min_rate_fps, "
-          f"connections, search_max_connections)")
+    _check_wait(_wait_s(connections, open_fps, validate_fps), p.connection_timeout_s, "in force",
+                f"{connections:,} connections opened at {open_fps:,.0f}/s")
     for _ in range(RETRIES + 1):
         t.clear()
         opened = t.open(connections, open_fps)
@@ -247,10 +243,16 @@ def tear_down_rate(t: ConnectionTester, p: Params, repeats: int = 3) -> dict:
     base = sorted(empty)[len(empty) // 2]
     held = min(h for _, h, _ in full)
     ok = took > base and not any(lim for _, _, lim in full)
-    return {"connections": held, "tear_down_s": took, "empty_table_s": base,
-            "rate_per_s": held / (took - base) if ok else None,
-            "why_none": None if ok else "the tester limited the preliminary phase" if any(lim for _, _, lim in full)
-            else "deleting the connections took no longer than deleting none"}
+    return _tear_down_record(held, took, base, held / (took - base) if ok else None,
+                             None if ok else "the tester limited the preliminary phase" if any(lim for _, _, lim in full)
+                             else "deleting the connections took no longer than deleting none")
+
+
+def _tear_down_record(held: int, took_s: float | None, base_s: float | None, rate: float | None,
+                      why_none: str | None) -> dict:
+    """The tear-down rate as a test result stores it (``rate_per_s`` None: ``why_none``)."""
+    return {"connections": held, "tear_down_s": took_s, "empty_table_s": base_s, "rate_per_s": rate,
+            "why_none": why_none}
 
 
 def _search(found: Found, unit: str, top: float) -> dict:
@@ -303,6 +305,15 @@ def _wait_s(connections: int, open_fps: float, validate_fps: float) -> float:
     return max(connections / open_fps, connections / validate_fps) + PHASE_GAP_S
 
 
+def _check_wait(wait_s: float, timeout_s: float, which: str, who: str) -> None:
+    """Refuses (the field ``connection_timeout_s``) a wait for the validation frame longer than the
+    DUT's idle timeout ``timeout_s`` (``which``: in force, or asked where the DUT's is not known)."""
+    check(wait_s <= timeout_s, "connection_timeout_s",
+          f"{who} would wait up to {wait_s:,.0f} s for its validation frame, longer than the DUT keeps an idle one "
+          f"({timeout_s:,.0f} s {which}): raise connection_timeout_s (the DUT's timeout), or open them faster or fewer "
+          f"(open_rate_fps, min_rate_fps, connections, search_max_connections)")
+
+
 def longest_wait_s(p: Params) -> float:
     """The longest a connection of this test's bisections waits for its validation frame [s], at the
     slowest opening rate a search tries (RFC 9693's capacity search's rates are found as it goes:
@@ -319,13 +330,10 @@ def _held_long_enough(t: ConnectionTester, p: Params) -> float | None:
     validation frame than the timeout in force, or asked for where it is not known, is refused before
     any trial (its trials would measure connections set up again, not held)."""
     in_force = t.hold(p.connection_timeout_s)
-    wait = longest_wait_s(p)
-    limit = p.connection_timeout_s if in_force is None else in_force
-    check(wait <= limit, "connection_timeout_s",
-          f"a connection would wait up to {wait:,.0f} s for its validation frame, longer than the DUT keeps an idle "
-          f"one ({limit:,.0f} s {'asked' if in_force is None else 'in force'}): raise connection_timeout_s (the "
-          f"DUT's timeout), or open them faster or fewer (open_rate_fps, min_rate_fps, connections, "
-          f"search_max_connections)")
+    if in_force is None:
+        _check_wait(longest_wait_s(p), p.connection_timeout_s, "asked", "a connection")
+    else:
+        _check_wait(longest_wait_s(p), in_force, "in force", "a connection")
     return in_force
 
 
@@ -354,6 +362,5 @@ def run(t: ConnectionTester, p: Params, line_fps: float = float("inf")) -> dict:
         out["establishment_rate"] = (refused("connections/s", over) if over
                                      else _rate(establishment_rate(t, p), p))
     if "tear_down_rate" in p.metrics:
-        out["tear_down_rate"] = ({"connections": 0, "tear_down_s": None, "empty_table_s": None, "rate_per_s": None,
-                                  "why_none": over} if over else tear_down_rate(t, p))
+        out["tear_down_rate"] = _tear_down_record(0, None, None, None, over) if over else tear_down_rate(t, p)
     return out

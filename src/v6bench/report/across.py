@@ -33,7 +33,7 @@ from ..store.db import Store
 from . import data as run_data
 from . import meta, nested, verdicts
 from .attributes import ATTRIBUTES, attributes
-from .stats import ALPHA, CORRECTION, POWER
+from .stats import ALPHA, CORRECTION, POWER, ratio_pct
 
 def key(pair, comparison) -> tuple[str, str, str, str]:
     """What makes a comparison the same in two runs: metric, point, B, design."""
@@ -81,10 +81,6 @@ class RunEffect:
             return None
         y, se, df = self.log_effect
         return y, se * se * df / (df - 2)
-
-
-def _pct(log_ratio: float) -> float:
-    return 100 * math.expm1(log_ratio)
 
 
 @dataclass(frozen=True)
@@ -224,7 +220,7 @@ def _detectable_pct(p: Pooled) -> float:
     """The smallest pooled difference [%] the runs could have shown: (t₁₋α/₂ + t_power) × SE, on k − 1
     degrees of freedom, or m − 1 with runs nested in m machines."""
     df, se = p.df_se
-    return _pct((float(sps.t.ppf(1 - ALPHA / 2, df)) + float(sps.t.ppf(POWER, df))) * se)
+    return ratio_pct((float(sps.t.ppf(1 - ALPHA / 2, df)) + float(sps.t.ppf(POWER, df))) * se)
 
 
 #: The spread between runs or machines (τ, in % of the ratio) that "no more spread between … than
@@ -237,7 +233,7 @@ def _agreement(p: Pooled, who: str, spread: str) -> tuple[bool, str]:
     """Whether the runs may be called in agreement, and the words: only
     where Cochran's Q test could have seen a τ of :data:`TAU_STATED_PCT`
     (:func:`.meta.detectable_tau`), giving the τ it could have seen."""
-    seen = _pct(meta.detectable_tau([r.log_ratio[1] for r in p.used], POWER))
+    seen = ratio_pct(meta.detectable_tau([r.log_ratio[1] for r in p.used], POWER))
     if seen <= TAU_STATED_PCT:
         return True, f"no more spread between {who}s than within (Q could have seen τ ≥ {seen:.2f} %; {spread})"
     return False, (f"too few {who}s to tell whether they differ (Q could have seen only τ ≥ {seen:.2f} %, not "
@@ -250,7 +246,8 @@ def _verdict(p: Pooled) -> str:
         if p.runs and all(r.effect_pct == 0 and r.low_pct == 0 and r.high_pct == 0 for r in p.runs):
             return "the same in every run: no difference (values equal in every repetition)"
         return f"not pooled: {len(p.used)} run(s) with an interval (pooling needs 2)"
-    who = "machine" if len(p.machines) > 1 else "run (one machine)"
+    noun = "machine" if len(p.machines) > 1 else "run"
+    who = noun if noun == "machine" else "run (one machine)"
     nest = (f"; runs nested in {p.nested_fit.m} machines, t with {p.nested_fit.df} df" if p.nested_fit is not None
             else "")
     pooled = (f"pooled {p.pooled_pct:+.2f} % ({p.low_pct:+.2f} … {p.high_pct:+.2f}; {CORRECTION[1]} p = "
@@ -267,15 +264,14 @@ def _verdict(p: Pooled) -> str:
         df = p.df_se[0]
         undecided = "" if differs else (f"; the pooled difference is not significant after the correction ({p.fit.k} "
                                         f"runs, t with {df} df)")
-        between = (f"{who.split(' ')[0]}s differ by {spread}" if heterogeneous
-                   else _agreement(p, who.split(" ")[0], spread)[1])
+        between = f"{noun}s differ by {spread}" if heterogeneous else _agreement(p, noun, spread)[1]
         return f"{name_b} {_words(higher, each)} on every {who}: {pooled}, {between}{undecided}"
     if heterogeneous:
         if differs:
             return f"{name_b} {_words(higher, p.pooled_pct)} pooled over runs, {pooled}, but runs disagree in size ({spread})"
         return f"runs disagree in size: {pooled} ({spread})"
-    agree, words = _agreement(p, who.split(" ")[0], spread)
-    lead = f"consistent across {who.split(' ')[0]}s: " if agree else ""
+    agree, words = _agreement(p, noun, spread)
+    lead = f"consistent across {noun}s: " if agree else ""
     if differs:
         return f"{lead}{name_b} {_words(higher, p.pooled_pct)}, {pooled}; {words}"
     return f"{lead}no difference detected, {pooled} (could have detected ±{_detectable_pct(p):.2g} %); {words}"
@@ -296,7 +292,7 @@ def _moderation(p: Pooled, attribute: str) -> Moderation | None:
                           f"not tested: {len(used)} runs for {len(order)} levels of {attribute} (needs more runs than levels)")
     f = meta.fit(ys, vs, m)
     base = f.beta[0]
-    level_pct = tuple([_pct(base)] + [_pct(base + b) for b in f.beta[1:]])
+    level_pct = tuple([ratio_pct(base)] + [ratio_pct(base + b) for b in f.beta[1:]])
     r2 = 100 * max(0.0, (p.fit.tau2 - f.tau2) / p.fit.tau2) if p.fit and p.fit.tau2 > 0 else None
     return Moderation(attribute, order, level_pct, f.moderator_f, f.moderator_p, 100 * f.tau, r2, "")
 
@@ -323,7 +319,7 @@ def _machine_pools(used: list[RunEffect]) -> tuple[MachinePool, ...]:
         if len(mine) >= 2:
             f = meta.fit([r.log_ratio[0] for r in mine], [r.log_ratio[1] for r in mine])
             (lo, hi), = f.beta_ci
-            out.append(MachinePool(name, len(mine), _pct(f.beta[0]), _pct(lo), _pct(hi)))
+            out.append(MachinePool(name, len(mine), ratio_pct(f.beta[0]), ratio_pct(lo), ratio_pct(hi)))
     return tuple(out)
 
 
@@ -348,7 +344,7 @@ def pool(a: Across, by: str | None = None) -> list[Pooled]:
             if 2 <= len(set(machines)) < len(used):  # some machine ran several: runs nested in machines
                 nf = nested.fit(ys, vs, machines)
                 centre, (lo, hi), tau = nf.mu, nf.ci, math.sqrt(nf.sigma2_machine + nf.sigma2_run)
-            p = Pooled(k, tuple(effs), a.higher[k], f, _pct(centre), _pct(lo), _pct(hi), 100 * tau, nested_fit=nf,
+            p = Pooled(k, tuple(effs), a.higher[k], f, ratio_pct(centre), ratio_pct(lo), ratio_pct(hi), 100 * tau, nested_fit=nf,
                        by_machine=_machine_pools(used))
         out.append(p)
     for control in (False, True):  # the A/A controls corrected apart, as a run's report corrects them

@@ -30,6 +30,7 @@ would detect ±:data:`DETECT_PCT` %.
 from __future__ import annotations
 
 import math
+import statistics
 from dataclasses import dataclass, replace
 
 from scipy import stats as sps
@@ -39,7 +40,7 @@ from ..core import machine
 from ..store.db import Store
 from .across import Across, collect
 from .attributes import attributes
-from .stats import ALPHA, CORRECTION, POWER, welch_df
+from .stats import ALPHA, CORRECTION, POWER, ratio_pct, welch_df
 
 #: The runs of a set-up (the run and its unchanged repeats) a before/after verdict needs on each side.
 MIN_RUNS = 3
@@ -119,15 +120,6 @@ def _logs(values: dict[int, float], group: list[int]) -> list[float]:
     return [math.log(values[r]) for r in group if r in values]
 
 
-def _sd(xs: list[float]) -> float:
-    m = sum(xs) / len(xs)
-    return math.sqrt(sum((x - m) ** 2 for x in xs) / (len(xs) - 1))
-
-
-def _pct(log: float) -> float:
-    return 100 * math.expm1(log)
-
-
 def compare(store: Store, before: int, after: int) -> BeforeAfter:
     """Run ``after`` against run ``before``, metric by metric (module docstring)."""
     ra, rb = store.run(before), store.run(after)
@@ -139,14 +131,15 @@ def compare(store: Store, before: int, after: int) -> BeforeAfter:
     for (metric, point, series, design), vals in centres.items():
         if before not in vals or after not in vals:
             continue
-        la, lb = (_logs(vals, ga), _logs(vals, ga)) if one_setup else (_logs(vals, ga), _logs(vals, gb))
+        la = _logs(vals, ga)
+        lb = la if one_setup else _logs(vals, gb)
         name = f"{series} ({design})"
         if one_setup:
             d = math.log(vals[after] / vals[before])
-            c = Change(metric, point, name, vals[before], vals[after], _pct(d))  # the runs themselves; their spread from la
+            c = Change(metric, point, name, vals[before], vals[after], ratio_pct(d))  # the runs themselves; their spread from la
         else:
             d = sum(lb) / len(lb) - sum(la) / len(la)
-            c = Change(metric, point, name, math.exp(sum(la) / len(la)), math.exp(sum(lb) / len(lb)), _pct(d),
+            c = Change(metric, point, name, math.exp(sum(la) / len(la)), math.exp(sum(lb) / len(lb)), ratio_pct(d),
                        runs_before=len(la), runs_after=len(lb))
         if min(len(la), len(lb)) >= MIN_RUNS:
             c = _tested(c, d, la, lb, one_setup)
@@ -166,7 +159,7 @@ def compare(store: Store, before: int, after: int) -> BeforeAfter:
 
 def _tested(c: Change, d: float, la: list[float], lb: list[float], one_setup: bool) -> Change:
     """The change's standard error, df, interval and p from each side's runs (module docstring)."""
-    sa, sb = _sd(la), _sd(lb)
+    sa, sb = statistics.stdev(la), statistics.stdev(lb)
     if one_setup:
         se, df = math.sqrt(2) * sa, float(len(la) - 1)
     else:
@@ -175,9 +168,9 @@ def _tested(c: Change, d: float, la: list[float], lb: list[float], one_setup: bo
         df = welch_df(se2a, len(la), se2b, len(lb)) if se > 0 else float(len(la) + len(lb) - 2)
     t = float(sps.t.ppf(1 - ALPHA / 2, df))
     p = float(2 * sps.t.sf(abs(d) / se, df)) if se > 0 else (1.0 if d == 0 else 0.0)
-    return replace(c, low_pct=_pct(d - t * se), high_pct=_pct(d + t * se), spread_pct=_pct(sa),
-                   spread_after_pct=None if one_setup else _pct(sb), spread_df=df, p=p,
-                   detectable_pct=_pct((t + float(sps.t.ppf(POWER, df))) * se))
+    return replace(c, low_pct=ratio_pct(d - t * se), high_pct=ratio_pct(d + t * se), spread_pct=ratio_pct(sa),
+                   spread_after_pct=None if one_setup else ratio_pct(sb), spread_df=df, p=p,
+                   detectable_pct=ratio_pct((t + float(sps.t.ppf(POWER, df))) * se))
 
 
 def _short(before: int, after: int, ga: list[int], gb: list[int], one_setup: bool) -> str:

@@ -203,6 +203,11 @@ CORRECTION = ("fdr_bh", "Benjamini–Hochberg")
 FAMILIES = {"report": "", "controls": " over the A/A controls"}
 
 
+def ratio_pct(log_ratio: float) -> float:
+    """A difference on the log scale, ln(B/A), as B − A in % of A."""
+    return 100 * math.expm1(log_ratio)
+
+
 def searched_variance(values, centre: float, resolution_pct: float | None) -> float:
     """The sample variance (n − 1) of a search's results with its quantisation added: a result is
     known to ``resolution_pct`` of its value only, a uniform error of variance (resolution × centre)² / 12."""
@@ -376,7 +381,7 @@ def compare(a: list[float], b: list[float], estimator: str = "mean", higher: str
     if _flat(x) and _flat(y) and math.isclose(ca, cb, rel_tol=1e-9):
         return replace(base, diff_pct=0.0, ci_low_pct=0.0, ci_high_pct=0.0, p=1.0, mde_pct=0.0)
     if method == "log-hodges-lehmann":
-        return _ranks(base, np.log(x), np.log(y), lambda d: 100 * math.expm1(d), method, alpha)
+        return _ranks(base, np.log(x), np.log(y), ratio_pct, method, alpha)
     return _ranks(base, a, b, lambda d: d * pct, alpha=alpha)
 
 
@@ -500,7 +505,7 @@ def compare_paired(a: list[float], b: list[float], estimator: str = "location", 
         return replace(base, verdict="A's centre is 0: no percentage")
     pct = 100 / abs(ca)
     d = np.log(y / x) if logs else y - x
-    to_pct = (lambda v: 100 * math.expm1(v)) if logs else (lambda v: v * pct)
+    to_pct = ratio_pct if logs else (lambda v: v * pct)
     if n < MIN_PAIRS:
         return replace(base, diff_pct=to_pct(float(np.median(d))), outcome="few",
                        method="means" if method == "paired-t" else "medians",
