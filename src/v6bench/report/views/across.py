@@ -51,8 +51,9 @@ def forest(p: Pooled, runs: dict[int, dict], fid: str) -> Forest:
                  for e in shown if e.attributes["machine"] == name]
         if name in mine:
             m = mine[name]
+            # Descriptive (grey): a machine's interval is not a corrected test, so never coloured "differs".
             rows.append(Interval(f"{m.runs} runs pooled: {name}", m.pooled_pct, m.low_pct, m.high_pct, None,
-                                 MACHINE_POOLED, "differs" if m.low_pct > 0 or m.high_pct < 0 else "none"))
+                                 MACHINE_POOLED, "other"))
     if p.fit is not None:
         outcome = "differs" if p.p_adjusted is not None and p.p_adjusted < 0.05 else "none"
         how = (f"{p.nested_fit.m} machines, runs nested" if p.nested_fit is not None else "random effects")
