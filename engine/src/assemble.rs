@@ -232,6 +232,7 @@ fn stream_result(plan: &Plan, s: &StreamPlan, c: &StreamCounters, tx_frames: u64
         inter_arrival_ns: c.inter_arrival.summary(),
         latency_histogram: plan.export_histograms.then(|| c.latency.export()),
         walk: s.walk.as_deref().map(|w| WalkResult::new(w, tx_frames)),
+        learned_tuples: c.tuples.as_ref().map(crate::tuples::TupleLog::result),
         fragments: (tx_fragments > 0 || c.rx_fragments > 0).then(|| Fragments {
             tx_fragments,
             per_frame: pieces,

@@ -419,6 +419,7 @@ mod tests {
                 src_ip: vec![src.into()],
                 dst_port: vec![PortEntry::Text("65533-65535".into())],
                 src_port: vec![PortEntry::One(0), PortEntry::One(1)],
+                reply_to: None,
                 order: Order::Permuted,
                 seed: Some(5),
             }
@@ -436,6 +437,33 @@ mod tests {
                 for (kind, at) in [(Kind::SrcIp, s_at), (Kind::DstIp, d_at), (Kind::SrcPort, l4..l4 + 2), (Kind::DstPort, l4 + 2..l4 + 4)] {
                     assert_eq!(&buf[at], w.field(kind).unwrap().value(seq), "{kind:?} of frame {seq}");
                 }
+            }
+        }
+    }
+
+    #[test]
+    fn replies_go_to_the_learned_tuples_paired_with_valid_checksums() {
+        use crate::tuples::TupleLog;
+        use crate::walk::WalkSpec;
+        for (v4, src) in [(true, "198.19.0.1"), (false, "2001:2::64:1")] {
+            let mut log = TupleLog::new(3, if v4 { 4 } else { 6 });
+            for (seq, port) in [(0u64, 61_000u16), (1, 1024), (2, 65_535)] {
+                log.learn(seq, src.parse().unwrap(), port, 7 + seq as u16);
+            }
+            let w = WalkSpec { reply_to: Some(log.result().records), ..Default::default() }.plan("w", if v4 { 4 } else { 6 }, |_: &IpAddr| true).unwrap();
+            let mut st = stream(v4, 128);
+            st.walk = Some(Arc::new(w));
+            let t = Template::new(&st, Mac([2, 0, 0, 0, 0, 1]), Mac([2, 0, 0, 0, 0, 2]));
+            let mut buf = vec![0u8; 9216];
+            for (seq, (port, from)) in [(61_000u16, 7u16), (1024, 8), (65_535, 9), (61_000, 7)].into_iter().enumerate() {
+                let n = t.write(&mut buf, seq as u64, 1_700_000_000_000_000_000, seq as u64);
+                verify(&buf[..n], v4);
+                let (d_at, l4) = if v4 { (30..34, 34) } else { (38..54, 54) };
+                assert_eq!(buf[d_at].to_vec(), match src.parse::<IpAddr>().unwrap() {
+                    IpAddr::V4(a) => a.octets().to_vec(),
+                    IpAddr::V6(a) => a.octets().to_vec(),
+                });
+                assert_eq!((u16::from_be_bytes([buf[l4], buf[l4 + 1]]), u16::from_be_bytes([buf[l4 + 2], buf[l4 + 3]])), (from, port), "frame {seq}");
             }
         }
     }

@@ -37,6 +37,7 @@ mod sock;
 mod spec;
 mod stats;
 mod trial;
+mod tuples;
 mod tx;
 mod txstamp;
 mod walk;
@@ -170,6 +171,9 @@ struct StreamSummary {
     ip_version: u8,
     src_ip: String,
     dst_ip: String,
+    /// The first frame's UDP ports (a walk's first values).
+    src_port: u16,
+    dst_port: u16,
     frame_size: usize,
     frames: u64,
 }
@@ -188,7 +192,7 @@ fn cmd_check(a: &Args) -> Result<i32, Failure> {
         streams: plan
             .streams
             .iter()
-            .map(|s| StreamSummary { index: s.index, name: s.name.clone(), ip_version: s.ip_version(), src_ip: s.src_ip.to_string(), dst_ip: s.dst_ip.to_string(), frame_size: s.frame_size, frames: s.frames })
+            .map(|s| StreamSummary { index: s.index, name: s.name.clone(), ip_version: s.ip_version(), src_ip: s.src_ip.to_string(), dst_ip: s.dst_ip.to_string(), src_port: s.src_port, dst_port: s.dst_port, frame_size: s.frame_size, frames: s.frames })
             .collect(),
     };
     print_json(&summary, true)?;

@@ -212,6 +212,8 @@ pub struct StreamResult {
     /// `src_ip`, `dst_ip`, `src_port` and `dst_port` above are then the
     /// walk's first values.
     pub walk: Option<WalkResult>,
+    /// A `learn_tuples` stream's records (`tuples.rs`); null otherwise.
+    pub learned_tuples: Option<crate::tuples::LearnedTuples>,
 }
 
 /// A walking stream's fields: how many values each walked, their order,

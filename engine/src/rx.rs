@@ -363,7 +363,7 @@ impl RxState {
     /// destination); its checksum is summed only for a translated stream.
     fn on_udp(&mut self, pi: usize, ip_version: u8, seg: &[u8], addrs: (IpAddr, IpAddr), rx_ns: u64, from_ns: u64) -> bool {
         let part = self.classify(pi, ip_version, seg, from_ns);
-        if let FirstPart::Test { stream, .. } = part {
+        if let FirstPart::Test { stream, seq, .. } = part {
             if self.keys[stream].check_checksum {
                 match udp_checksum_ok(addrs.0, addrs.1, seg) {
                     Some(true) => {}
@@ -373,6 +373,9 @@ impl RxState {
                     }
                     None => self.ports[pi].counters.checksum_unchecked_frames += 1,
                 }
+            }
+            if let (Some(log), Some((src_port, dst_port))) = (&mut self.streams[stream].tuples, udp::ports(seg)) {
+                log.learn(seq, addrs.0, src_port, dst_port);
             }
         }
         self.count(pi, part, rx_ns)
@@ -472,6 +475,7 @@ mod tests {
         let (mut st, _) = state();
         let sent = StreamPlan { rx_ip_version: 4, ..StreamPlan::for_test(1, "2001:2::2", "2001:2:0:6464::c613:2", 200) };
         st.keys[1] = StreamKey { rx_port: 0, ip_version: sent.rx_ip_version, echo: false, check_checksum: sent.translated() };
+        st.streams[1].tuples = Some(crate::tuples::TupleLog::new(100, 4));
         assert_eq!(sent.rx_frame_size(), 180);
         let arrived = Template::new(&StreamPlan::for_test(1, "198.18.254.1", "198.19.0.2", 180), Mac([2, 0, 0, 0, 0, 1]), ME);
         let native = Template::new(&sent, Mac([2, 0, 0, 0, 0, 1]), ME);
@@ -495,6 +499,12 @@ mod tests {
         let n = arrived.write(&mut buf, 7, 1_500, 7);
         st.handle(0, RxFrame { data: &buf[..n - 20], len: n, rx_ns: 2_000 }, 1_000, &Mutex::new(vec![(None, None)]));
         assert_eq!((st.streams[1].rx_frames, st.ports[0].counters.checksum_unchecked_frames), (6, 1));
+        // Learned as they arrived: the translated source, the frames that counted (not the bad checksum).
+        let learned = st.streams[1].tuples.as_ref().unwrap().result();
+        assert_eq!((learned.count, learned.missing), (6, 94));
+        let rep = crate::tuples::replies("r", &learned.records, 4, &|_: &IpAddr| true).unwrap();
+        assert_eq!(&rep.dst_ip[..4], &[198, 18, 254, 1]);
+        assert_eq!((&rep.dst_port[..2], &rep.src_port[..2]), (&crate::spec::DEFAULT_SRC_PORT.to_be_bytes()[..], &crate::spec::DEFAULT_DST_PORT.to_be_bytes()[..]));
     }
 
     #[test]

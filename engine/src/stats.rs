@@ -214,6 +214,8 @@ pub struct StreamCounters {
     pub latency: Distribution,
     ipdv: Signed,
     pub inter_arrival: Distribution,
+    /// The 4-tuples the frames arrived with, for a `learn_tuples` stream.
+    pub tuples: Option<crate::tuples::TupleLog>,
 }
 
 impl StreamCounters {
@@ -236,6 +238,7 @@ impl StreamCounters {
             latency: Distribution::default(),
             ipdv: Signed::default(),
             inter_arrival: Distribution::default(),
+            tuples: None,
         }
     }
 

@@ -258,7 +258,15 @@ fn start_receiver(plan: &Plan, open: &mut [OpenPort], shared: Arc<Shared>) -> Re
         })
         .collect();
     let keys = plan.streams.iter().map(|s| StreamKey { rx_port: s.rx_port, ip_version: s.rx_ip_version, echo: s.protocol == crate::spec::Protocol::IcmpEcho, check_checksum: s.translated() }).collect();
-    let counters = plan.streams.iter().map(|s| StreamCounters::new(s.frames, lanes_of(plan, open, s))).collect();
+    let counters = plan
+        .streams
+        .iter()
+        .map(|s| {
+            let mut c = StreamCounters::new(s.frames, lanes_of(plan, open, s));
+            c.tuples = s.learn_tuples.then(|| crate::tuples::TupleLog::new(s.frames, s.rx_ip_version));
+            c
+        })
+        .collect();
     let receiver = Receiver {
         rings: open.iter_mut().map(|o| o.rx.take().expect("receive queue opened once")).collect(),
         state: RxState::new(ports, keys, counters),

@@ -40,6 +40,11 @@ pub struct WalkSpec {
     /// UDP source ports, likewise.
     #[serde(default)]
     pub src_port: Vec<PortEntry>,
+    /// Replies to connections learned on receive (`tuples.rs`): base64
+    /// records; frame `k` goes to record `k mod n`'s source address and
+    /// port, from its destination port. Takes the place of `dst_ip`,
+    /// `dst_port` and `src_port`; sent in the records' order.
+    pub reply_to: Option<String>,
     #[serde(default)]
     pub order: Order,
     /// Seed of the permutation (`order: permuted` only); default 1.
@@ -146,6 +151,21 @@ impl WalkSpec {
             return Err(format!("{f}.seed: only used with order \"permuted\""));
         }
         let mut fields = Vec::new();
+        if let Some(text) = &self.reply_to {
+            if !(self.dst_ip.is_empty() && self.dst_port.is_empty() && self.src_port.is_empty()) {
+                return Err(format!("{f}.reply_to: gives dst_ip, dst_port and src_port; not with them"));
+            }
+            if self.order == Order::Permuted {
+                return Err(format!("{f}.reply_to: replies pair each record's fields, so they are sent in the records' order (not \"permuted\")"));
+            }
+            let r = crate::tuples::replies(&format!("{f}.reply_to"), text, ip_version, &allowed)?;
+            if r.count() as u64 > MAX_VALUES {
+                return Err(format!("{f}.reply_to: more than {MAX_VALUES} records"));
+            }
+            fields.push(Field { kind: Kind::DstIp, width: r.address_len, values: r.dst_ip.into() });
+            fields.push(Field { kind: Kind::DstPort, width: 2, values: r.dst_port.into() });
+            fields.push(Field { kind: Kind::SrcPort, width: 2, values: r.src_port.into() });
+        }
         for (kind, entries) in [(Kind::DstIp, &self.dst_ip), (Kind::SrcIp, &self.src_ip)] {
             if !entries.is_empty() {
                 fields.push(address_field(&format!("{f}.{}", kind.name()), kind, entries, ip_version, &allowed)?);
@@ -157,7 +177,7 @@ impl WalkSpec {
             }
         }
         if fields.is_empty() {
-            return Err(format!("{f}: walks nothing (give dst_ip, src_ip, dst_port or src_port)"));
+            return Err(format!("{f}: walks nothing (give dst_ip, src_ip, dst_port, src_port or reply_to)"));
         }
         if self.order == Order::Permuted {
             let mut rng = SplitMix64(self.seed.unwrap_or(1));

@@ -75,6 +75,33 @@ def test_through_a_dut_that_keeps_state_the_preliminary_phase_opens_every_connec
         v6bench("lab", "down")
 
 
+def test_both_ways_t2_answers_on_the_connections_the_phase_learned(tmp_path):
+    """RFC 9693's Responder (trial/answers.py): t2's frames go to the address and port R1's NAT chose for
+    each of t1's connections (read off the wire by tshark, apart from the engine), from its destination
+    port; every frame arrives both ways, IPv4's answers to IPv6 as IPv6, and the trial opens no session."""
+    up = v6bench("lab", "up", "--nat44", "--nat64", "stateful")
+    assert up.returncode == 0, up.stderr
+    try:
+        r1 = state.load(SITE).node("r1")["netns"]
+        pcap = tmp_path / "r1-t2.pcap"
+        with capture(r1, "r1-t2", pcap, 2 * 110 + 2 * 500, "udp") as tshark:
+            res = trial_json("--mix", "50/50", "--frame-size", "128", "--rate", "500fps", "--duration", "1",
+                             "--bidirectional", "--preliminary-connections", "100", "--preliminary-rate", "5000")
+        assert res["lost_frames"] == 0 and res["rx_frames"] == 1000, res["tester_limited_reasons"]
+        streams = {s["name"]: s for s in res["streams"]}
+        assert streams["ipv6-t2-t1"]["ip_version"] == 4 and streams["ipv6-t2-t1"]["rx_ip_version"] == 6
+        assert len(streams) == 4 and all(s["rx_frames"] == 250 for s in streams.values()), streams
+        assert res["dut"]["translator"]["new_sessions"] == 0, res["dut"]["translator"]
+        rows = tshark_fields(pcap, "ip.src", "ip.dst", "udp.srcport", "udp.dstport")
+        t2 = "198.19.0.2"
+        opened = {(r[0], int(r[2]), int(r[3])) for r in rows if r[1] == t2}  # as t1's frames arrive at t2
+        answers = [(r[1], int(r[3]), int(r[2])) for r in rows if r[0] == t2]  # t2's frames, read back the same way
+        assert len(opened) == 2 * 110 and len(answers) == 500, (len(opened), len(answers), tshark)
+        assert set(answers) <= opened and len(set(answers)) == 2 * 110
+    finally:
+        v6bench("lab", "down")
+
+
 def test_a_preliminary_phase_the_dut_cannot_keep_stops_the_trial_naming_the_rate():
     # R1's table holds 500 connections; the phase opens 2,070 (45 × 46).
     r = v6bench("trial", "--nat44", "--max-connections", "500", "--mix", "100/0", "--rate", "1kfps",

@@ -103,3 +103,32 @@ def test_a_walk_that_comes_back_later_than_the_dut_keeps_a_connection_is_refused
         preliminary.run(trial, record, 5000, 8, dut_timeout_s=300.0)
     assert e.value.field == ("preliminary_connections",) and "every 2,640 s at 8 frames/s" in e.value.message
     assert "later than the DUT keeps an idle one (300 s)" in e.value.message
+
+
+def test_a_bidirectional_phase_opens_t1s_connections_learning_them_for_t2s_answers(monkeypatch):
+    """Both ways through a DUT that keeps state, t2's streams answer t1's (trial/answers.py): the phase
+    sends only t1's streams, each learning the 4-tuples its frames arrive with, and t2 does not send; the
+    trial's answers then walk what the phase learned."""
+    from v6bench import engine
+    from v6bench.trial import answers
+    lab = stateful_lab()
+    req = dataclasses.replace(make_request("50/50", 128, "10kfps", 2, True, preliminary_connections=100,
+                                           preliminary_rate_fps=5000), order_seed=3)
+    trial, record = engine_spec(lab, req, 10_000), ports_record(lab, req)
+    assert answers.answered(trial) == {"ipv4-t2-t1": "ipv4-t1-t2", "ipv6-t2-t1": "ipv6-t1-t2"}
+    phase = preliminary.phase_spec(trial, 110, 5000)
+    assert sorted((s.name, s.learn_tuples) for s in phase.streams) == [("ipv4-t1-t2", True), ("ipv6-t1-t2", True)]
+    assert [p.name for p in phase.ports if p.sends] == ["t1"] and phase.frame_count == 220
+    t2 = next(p for p in phase.ports if p.name == "t2")
+    assert (t2.tx_cpu, t2.tx_queues) == (None, None)
+
+    def run_trial(spec, **_):
+        return {"streams": [{"name": s.name, "tx_frames": 110, "rx_frames": 110,
+                             "learned_tuples": {"count": 110, "missing": 0, "records": f"r-{s.name}"}}
+                            for s in spec.streams]}
+    monkeypatch.setattr(engine, "run_trial", run_trial)
+    out, learned = preliminary.run(trial, record, 5000, 10_000, dut_timeout_s=300.0)
+    assert learned == {"ipv4-t1-t2": "r-ipv4-t1-t2", "ipv6-t1-t2": "r-ipv6-t1-t2"} and out["rx_frames"] == 220
+    filled = answers.fill(trial, learned)
+    assert {s.name: s.walk.reply_to for s in filled.streams if s.tx_port == "t2"} == \
+        {"ipv4-t2-t1": "r-ipv4-t1-t2", "ipv6-t2-t1": "r-ipv6-t1-t2"}

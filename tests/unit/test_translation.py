@@ -3,6 +3,7 @@ RFC's own examples, the [dut] nat64 key's rules, TAYGA's configuration and
 the stateful mode's source NAT, and the engine spec of a trial across the
 translator, checked by the engine's own validator."""
 
+import base64
 import dataclasses
 import ipaddress
 
@@ -17,6 +18,7 @@ from v6bench.lab.model.dut import DutConfig, flow2_scenarios, ruleset
 from v6bench.lab.model.spec import LabSpec, dut_config
 from v6bench.lab.model.topology import parse_topology
 from v6bench.lab.vm.backend import VmBackend
+from v6bench.trial import answers
 from v6bench.trial.path import LabPath
 from v6bench.trial.request import make_request
 from v6bench.trial.spec import engine_spec
@@ -104,14 +106,26 @@ def streams(lab, req) -> dict[str, dict]:
     return {s["name"]: s for s in spec["streams"]}, spec
 
 
-def test_ipv6_from_t1_goes_to_t2s_ipv4_address_in_the_prefix_and_arrives_as_ipv4(engine_bin):
+def test_ipv6_from_t1_goes_to_t2s_ipv4_address_in_the_prefix_and_t2_answers_its_connections(engine_bin):
     by_name, spec = streams(nat64_lab("stateful"), make_request("50/50", 128, "10kfps", 2, True))
     assert by_name["ipv6-t1-t2"]["dst_ip"] == "2001:2:0:6464::c613:2" and by_name["ipv6-t1-t2"]["rx_ip_version"] == 4
-    # IPv4 is forwarded as before; stateful NAT64 brings back only what IPv6 opened, so t2's IPv6 stays native.
-    for name in ("ipv4-t1-t2", "ipv4-t2-t1", "ipv6-t2-t1"):
-        assert "rx_ip_version" not in by_name[name] and "dst_ip" not in by_name[name], name
-    planned = {s["name"]: s for s in check(engine_bin, spec)["streams"]}
+    assert "rx_ip_version" not in by_name["ipv4-t1-t2"] and "dst_ip" not in by_name["ipv4-t1-t2"]
+    # t2 answers each of t1's streams in the family it arrives in (trial/answers.py): IPv6's as IPv4,
+    # 20 bytes shorter, arriving at t1 as IPv6; IPv4's as IPv4. Both wait for the phase's 4-tuples.
+    reply6, reply4 = by_name["ipv6-t2-t1"], by_name["ipv4-t2-t1"]
+    assert (reply6["ip_version"], reply6["frame_size"], reply6["rx_ip_version"]) == (4, 108, 6)
+    assert (reply4["ip_version"], reply4["frame_size"], "rx_ip_version" in reply4) == (4, 128, False)
+    assert reply6["walk"] == {"reply_to": "learn:ipv6-t1-t2", "order": "sequential"}
+    assert "dst_ip" not in reply6 and "src_port" not in reply6
+    record = base64.b64encode(bytes([198, 18, 66, 1]) + (61000).to_bytes(2, "big") + (7).to_bytes(2, "big")).decode()
+    filled = answers.fill(engine_spec(nat64_lab("stateful"), make_request("50/50", 128, "10kfps", 2, True), 10_000),
+                          {"ipv6-t1-t2": record, "ipv4-t1-t2": record}).to_json()
+    planned = {s["name"]: s for s in check(engine_bin, filled)["streams"]}
     assert planned["ipv6-t1-t2"]["frames"] == 10000
+    assert (planned["ipv6-t2-t1"]["dst_ip"], planned["ipv6-t2-t1"]["dst_port"], planned["ipv6-t2-t1"]["src_port"]) == \
+        ("198.18.66.1", 61000, 7)
+    with pytest.raises(ValueError, match="no connections learned from ipv6-t1-t2"):
+        answers.fill(engine_spec(nat64_lab("stateful"), make_request("0/100", 128, "10kfps", 2, True), 10_000), {})
 
 
 def test_stateless_translates_both_ways_and_a_scope_keeps_flow_1_native(engine_bin):

@@ -117,6 +117,8 @@ pub struct StreamPlan {
     /// The IP version the frames arrive as (a translator between: the
     /// spec's `rx_ip_version`); `ip_version()` when nothing translates.
     pub rx_ip_version: u8,
+    /// Record each arriving frame's 4-tuple (`tuples.rs`).
+    pub learn_tuples: bool,
 }
 
 impl StreamPlan {
@@ -185,6 +187,7 @@ impl StreamPlan {
             protocol: Protocol::Udp,
             walk: None,
             rx_ip_version: if src.contains(':') { 6 } else { 4 },
+            learn_tuples: false,
         }
     }
 }

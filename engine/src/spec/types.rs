@@ -269,6 +269,14 @@ pub struct StreamSpec {
     /// UDP checksum (`bad_checksum_frames`). UDP streams only, without
     /// extension headers or source fragmentation.
     pub rx_ip_version: Option<u8>,
+    /// Record the source address, source port and destination port of
+    /// each frame as it arrives, by sequence number, and return them in
+    /// the result (`learned_tuples`, `tuples.rs`): the connections a
+    /// stateful DUT made of the frames, for a stream that answers them
+    /// (`walk.reply_to`). UDP streams sent whole, of at most
+    /// `walk::MAX_VALUES` frames.
+    #[serde(default)]
+    pub learn_tuples: bool,
 }
 
 /// A stream's upper-layer protocol.

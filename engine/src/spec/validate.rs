@@ -34,6 +34,9 @@ impl TrialSpec {
         for (pi, p) in ports.iter_mut().enumerate() {
             p.tx = self.tx_plan(&format!("ports[{pi}]"), pi, &p.name, &mut streams)?;
         }
+        if let Some(s) = streams.iter().find(|s| s.learn_tuples && s.frames > crate::walk::MAX_VALUES) {
+            return Err(format!("streams[{}].learn_tuples: the stream sends {} frames, more than the {} records a walk replies to", s.index, s.frames, crate::walk::MAX_VALUES));
+        }
         for (pi, p) in ports.iter().enumerate() {
             self.check_backend(&format!("ports[{pi}]"), p, &streams)?;
         }
@@ -142,7 +145,11 @@ impl TrialSpec {
             protocol: s.protocol,
             walk: walk.map(std::sync::Arc::new),
             rx_ip_version: s.rx_ip_version.unwrap_or(s.ip_version),
+            learn_tuples: s.learn_tuples,
         };
+        if plan.learn_tuples && !plan.fragments().1.is_empty() {
+            return Err(format!("{f}.learn_tuples: learns frames sent whole, and fragment_mtu cuts these"));
+        }
         let pieces = plan.wire_frame_sizes().len();
         if pieces > super::fragment::MAX_FRAGMENTS {
             return Err(format!("{f}.fragment_mtu: {}-byte frames would be cut into {pieces} fragments, more than {}", s.frame_size, super::fragment::MAX_FRAGMENTS));
@@ -400,6 +407,9 @@ fn check_stream_shape(f: &str, s: &StreamSpec) -> Result<(), String> {
     }
     if s.share == 0 {
         return Err(format!("{f}.share: must be at least 1"));
+    }
+    if s.learn_tuples && s.protocol != Protocol::Udp {
+        return Err(format!("{f}.learn_tuples: learns UDP test frames, not icmp_echo"));
     }
     if let Some(v) = s.rx_ip_version {
         if v != 4 && v != 6 {

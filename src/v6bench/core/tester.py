@@ -29,7 +29,9 @@ class Measurement:
     ``latency_ns``, ``pdv_ns``, ``ipdv_ns``, ``inter_arrival_ns``,
     ``loss_window``, …); ``detail`` is the full trial result, if any;
     ``extra`` holds what a special trial measured besides the counts
-    (a reset's timing).
+    (a reset's timing); ``learned_tuples``, the 4-tuples its ``learn_tuples``
+    streams arrived with, by stream name (engine/result.take_learned_tuples;
+    never stored).
     """
 
     duration_s: float
@@ -41,6 +43,7 @@ class Measurement:
     detail: dict | None = field(default=None, compare=False, repr=False)
     streams: tuple[dict, ...] = field(default=(), compare=False, repr=False)
     extra: dict = field(default_factory=dict, compare=False, repr=False)
+    learned_tuples: dict[str, str] = field(default_factory=dict, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         if self.tx_frames < 0 or self.rx_frames < 0:

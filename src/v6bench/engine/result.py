@@ -28,3 +28,16 @@ def problem(result: dict) -> str | None:
         if not isinstance(result["totals"].get(name), int):
             return f"totals.{name}: missing or not a whole number"
     return None
+
+
+def take_learned_tuples(result: dict) -> dict[str, str]:
+    """Each ``learn_tuples`` stream's records (base64, engine/src/tuples.rs),
+    by stream name, taken out of ``result``, whose streams keep
+    ``learned_tuples.count`` and ``.missing``: a stored trial keeps its
+    counts, not the 4-tuples (megabytes for a million connections)."""
+    out = {}
+    for s in result.get("streams", []):
+        learned = s.get("learned_tuples")
+        if learned and "records" in learned:
+            out[s["name"]] = learned.pop("records")
+    return out

@@ -67,7 +67,11 @@ class Walk:
     ``k`` the ``k mod n``-th of each field's ``n`` values (engine/src/walk.rs).
     Addresses are ``"A"`` or inclusive ranges ``"A-B"``; ports numbers or
     ``"P-Q"``. ``permuted`` sends each field in one permutation drawn from
-    ``seed`` (the engine's default 1), the same every cycle."""
+    ``seed`` (the engine's default 1), the same every cycle. ``reply_to``:
+    a stream's ``learned_tuples`` records (base64, engine/src/tuples.rs),
+    frame ``k`` answering record ``k mod n``: to its source address and
+    port, from its destination port (in place of ``dst_ip``, ``dst_port``
+    and ``src_port``, in the records' order)."""
 
     dst_ip: tuple[str, ...] = ()
     src_ip: tuple[str, ...] = ()
@@ -75,10 +79,13 @@ class Walk:
     src_port: tuple[int | str, ...] = ()
     order: str = "sequential"
     seed: int | None = None
+    reply_to: str | None = None
 
     def __post_init__(self) -> None:
-        if not (self.dst_ip or self.src_ip or self.dst_port or self.src_port):
-            raise ValueError("a walk walks at least one of dst_ip, src_ip, dst_port, src_port")
+        if not (self.dst_ip or self.src_ip or self.dst_port or self.src_port or self.reply_to):
+            raise ValueError("a walk walks at least one of dst_ip, src_ip, dst_port, src_port, reply_to")
+        if self.reply_to is not None and (self.dst_ip or self.dst_port or self.src_port or self.order != "sequential"):
+            raise ValueError("a walk's reply_to gives dst_ip, dst_port and src_port, in the records' order")
         if self.order not in WALK_ORDERS:
             raise ValueError(f"walk order {self.order!r} is not one of {WALK_ORDERS}")
         if self.seed is not None and self.order != "permuted":
@@ -87,7 +94,8 @@ class Walk:
     def to_json(self) -> dict:
         out = {f.name: list(getattr(self, f.name)) for f in fields(self)
                if f.name in ("dst_ip", "src_ip", "dst_port", "src_port") and getattr(self, f.name)}
-        return {**out, "order": self.order, **({} if self.seed is None else {"seed": self.seed})}
+        return {**out, "order": self.order, **({} if self.seed is None else {"seed": self.seed}),
+                **({} if self.reply_to is None else {"reply_to": self.reply_to})}
 
 
 @dataclass(frozen=True)
@@ -114,6 +122,9 @@ class Stream:
     walk: Walk | None = None
     #: The IP version the frames arrive as, where a translator (NAT64, SIIT) swaps the header (None: ``ip_version``).
     rx_ip_version: int | None = None
+    #: Record each arriving frame's source address and ports (``learned_tuples`` in the result), for a
+    #: stream that answers the connections a stateful DUT made of them (:attr:`Walk.reply_to`).
+    learn_tuples: bool = False
 
     def to_json(self) -> dict:
         out = _plain(self, skip=("ipv6_ext_headers", "walk"))

@@ -9,11 +9,13 @@ destination port D values from 1, in order, with S·D ≥ N and S, D coprime,
 so that frame k carries the pair (k mod S, k mod D) and the first S·D
 frames are all different pairs (the Chinese remainder theorem).
 
-``validate(N, R)``: N frames from t2 to R1's address on its side, the same
-pairs reversed, frame k to the k-th connection: R1's source NAT keeps a
-source port where it is free (one inside address here: every one is), so
-the k-th connection's outside port is its inside one, and a frame passes
-back to t1 (as IPv6 across the NAT64) only through a connection R1 holds.
+The open phase's frames learn, at t2, the 4-tuples they arrived with
+(the engine's ``learn_tuples``: R1's outside address and the port its
+NAT chose). ``validate(N, R)``: one frame from t2 to each connection the
+last ``open`` learned (up to N), at R frames/s, frame k answering the
+k-th (the engine's ``walk.reply_to``: to its source address and port,
+from its destination port; no port is guessed): a frame passes back to
+t1 (as IPv6 across the NAT64) only through a connection R1 holds.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from ..core.tester import Measurement
 from ..engine.spec import Stream, TrialSpec, Walk
 from ..lab import interface
 from ..lab.protocol import Lab
+from . import answers
 
 #: How many source and destination ports the connections' 4-tuples take at most.
 SRC_PORTS = RFC4814_SRC[1] - RFC4814_SRC[0] + 1
@@ -64,6 +67,7 @@ class LabConnections:
         if more:
             raise UsageError("connections are opened by one family: mix 100/0 (NAT44) or 0/100 (NAT64)", "mix")
         self.tester = tester
+        self.learned: str | None = None  # the last open phase's 4-tuples (base64 records)
 
     def clear(self) -> None:
         interface.clear_connections(self.tester.lab)
@@ -83,21 +87,26 @@ class LabConnections:
 
         def adjust(spec: TrialSpec) -> TrialSpec:
             (first,) = [s for s in spec.streams if s.tx_port == "t1"]
-            stream = replace(first, name="open", src_port=None, share=1,
+            stream = replace(first, name="open", src_port=None, share=1, learn_tuples=True,
                              walk=Walk(src_port=(src,), dst_port=(dst,)))
             return replace(spec, streams=(stream,), duration_s=None, frame_count=connections)
-        return self.tester.trial(connections / rate_fps, rate_fps, adjust, with_preliminary=False)
+        opened = self.tester.trial(connections / rate_fps, rate_fps, adjust, with_preliminary=False)
+        self.learned = opened.learned_tuples.get("open")
+        return opened
 
     def validate(self, connections: int, rate_fps: float) -> Measurement:
-        src, dst = self._ports(connections)
-        r1_v4 = self.tester.lab.node("t2")["interfaces"][0]["gateway_ipv4"]  # R1's address on t2's side
+        learned = answers.records(self.learned, 4) if self.learned else 0  # t1's frames arrive at t2 as IPv4
+        if not learned:  # nothing arrived: no connection to answer, none held
+            return Measurement(0.0, rate_fps, 0.0, 0, 0, False)
+        count = min(connections, learned)
 
         def adjust(spec: TrialSpec) -> TrialSpec:
             (first,) = [s for s in spec.streams if s.tx_port == "t1"]
-            back = Stream("validate", "t2", "t1", 4, first.frame_size, 1, dst_ip=r1_v4,
-                          walk=Walk(src_port=(dst,), dst_port=(src,)), rx_ip_version=self.version)
+            size = first.frame_size + answers.HEADER_CHANGE.get((self.version, 4), 0)
+            back = Stream("validate", "t2", "t1", 4, size, 1, walk=Walk(reply_to=self.learned),
+                          rx_ip_version=self.version)
             t1 = next(p for p in spec.ports if p.name == "t1")
             ports = tuple(replace(p, tx_fps=t1.tx_fps, tx_cpu=t1.tx_cpu, tx_queues=t1.tx_queues) if p.name == "t2"
                           else replace(p, tx_fps=None, tx_cpu=None, tx_queues=None) for p in spec.ports)
-            return replace(spec, ports=ports, streams=(back,), duration_s=None, frame_count=connections)
-        return self.tester.trial(connections / rate_fps, rate_fps, adjust, with_preliminary=False)
+            return replace(spec, ports=ports, streams=(back,), duration_s=None, frame_count=count)
+        return self.tester.trial(count / rate_fps, rate_fps, adjust, with_preliminary=False)

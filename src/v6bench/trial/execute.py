@@ -34,7 +34,8 @@ from ..engine.spec import DEFAULT_SETTLE_S, TrialSpec
 from ..lab.machine import cost, wakeful
 from ..lab import interface
 from ..lab.protocol import Lab
-from . import mesh, packet_io, preliminary, tester_limits
+from ..engine.result import take_learned_tuples
+from . import answers, mesh, packet_io, preliminary, tester_limits
 from .path import LabPath
 from .request import TrialRequest
 from .spec import engine_spec, ports_record
@@ -190,14 +191,16 @@ def trial(lab: Lab, request: TrialRequest, engine_pid_file: Path | None = None,
         line = LabPath.of(lab).line_fps(request.frame_size, request.mix.ipv4_pct, request.bidirectional)
         with phase("preliminary phase"):
             held = interface.hold_connections(lab, IDLE_TIMEOUT_S)
-            opened = preliminary.run(spec, ports, preliminary.rate_fps(request, line, lab.dut_config), fps,
-                                     engine_pid_file, held)
+            opened, learned = preliminary.run(spec, ports, preliminary.rate_fps(request, line, lab.dut_config),
+                                              fps, engine_pid_file, held)
+            spec = answers.fill(spec, learned)
     watch = interface.observer(lab)
     with phase("observe the DUT"):
         before = watch.before()
     action = _DutAction(lab, during, engine_lead_s(spec.learning_settle_s)) if during else None
     with watch.during(_bound_s(spec), spec.duration_s) as polled, wakeful.awake() as cpu_idle, phase("engine start and stop"):
         eng = engine.run_trial(spec, pid_file=engine_pid_file)
+    learned_tuples = take_learned_tuples(eng)  # handed on, never stored (a connection test's open phase)
     split("engine start and stop", {"learning and settle": eng.get("learning_s") or 0.0,
                                     "traffic": eng.get("traffic_s") or 0.0,
                                     "drain": eng.get("drained_s", eng.get("drain_s")) or 0.0})
@@ -209,6 +212,7 @@ def trial(lab: Lab, request: TrialRequest, engine_pid_file: Path | None = None,
     out["lab"]["cpu_idle"] = cpu_idle
     if opened is not None:
         out["preliminary"] = opened
+    out.update({"learned_tuples": learned_tuples} if learned_tuples else {})  # taken off by trial/lab_tester.py
     tester_limits.apply(out, selftest, request.frame_size)
     if action:
         _record_action(out, done, eng)

@@ -59,8 +59,9 @@ class LabTester:
         extra = {}
         if r.get("action"):
             extra = {**r["action"], "reset_at_s": r.get("action_at_s")}
+        learned = r.pop("learned_tuples", {})
         return Measurement(duration_s, load_fps, r["offered_fps"], r["tx_frames"], r["rx_frames"], r["tester_limited"],
-                           r, tuple(r["streams"]), extra)
+                           r, tuple(r["streams"]), extra, learned)
 
     def measure(self, duration_s: float, load_fps: float) -> Measurement:
         return self.trial(duration_s, load_fps)

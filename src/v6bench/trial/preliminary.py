@@ -44,6 +44,8 @@ from ..core.errors import UsageError
 from ..engine.spec import TrialSpec
 from ..lab.protocol import Lab
 from ..lab.model.dut import DutConfig
+from ..engine.result import take_learned_tuples
+from . import answers
 from .request import TrialRequest
 
 #: The phase's drain [s]: long enough for the DUT's queue, short beside the trial's.
@@ -73,23 +75,32 @@ def needed(lab: Lab, request: TrialRequest) -> bool:
 
 
 def phase_spec(spec: TrialSpec, connections_per_stream: int, rate_fps: float) -> TrialSpec:
-    """The phase's engine spec, from the trial's (module docstring)."""
-    sending = [p.name for p in spec.ports if p.sends]
-    per_port = max(sum(1 for s in spec.streams if s.tx_port == name) for name in sending)
-    ports = tuple(replace(p, tx_fps=rate_fps, rate_step=None, tx_run_frames=None) if p.sends else p
+    """The phase's engine spec, from the trial's (module docstring). Streams
+    that answer connections (:mod:`.answers`) are left out, and the
+    streams they answer learn their connections' 4-tuples
+    (``learn_tuples``); a port left without a stream does not send."""
+    replies = answers.answered(spec)
+    streams = tuple(replace(s, share=1, learn_tuples=s.name in replies.values()) for s in spec.streams
+                    if s.name not in replies)
+    sending = {s.tx_port for s in streams}
+    per_port = max(sum(1 for s in streams if s.tx_port == name) for name in sending)
+    ports = tuple(replace(p, tx_fps=rate_fps, rate_step=None, tx_run_frames=None) if p.name in sending
+                  else replace(p, tx_fps=None, tx_cpu=None, tx_queues=None, rate_step=None, tx_run_frames=None)
                   for p in spec.ports)
-    return replace(spec, ports=ports, streams=tuple(replace(s, share=1) for s in spec.streams), duration_s=None,
+    return replace(spec, ports=ports, streams=streams, duration_s=None,
                    frame_count=connections_per_stream * per_port, drain_s=DRAIN_S, export_histograms=False,
                    tx_stamp_check=False)
 
 
 def run(spec: TrialSpec, record: dict[str, Any], rate_fps: float, load_fps: float,
-        engine_pid_file: Path | None = None, dut_timeout_s: float | None = None) -> dict[str, Any]:
+        engine_pid_file: Path | None = None,
+        dut_timeout_s: float | None = None) -> tuple[dict[str, Any], dict[str, str]]:
     """Runs the phase for the trial ``spec`` whose ports record (trial/spec.ports_record)
     is ``record``, at ``rate_fps`` per sending port; the trial's own load
     is ``load_fps`` per direction; ``dut_timeout_s``, how long the DUT keeps
     an idle connection (None: not known). Returns what the trial stores
-    under ``preliminary``; raises :class:`UsageError` if the trial's walk
+    under ``preliminary``, and the 4-tuples learned for the streams that
+    answer (by the name of the stream answered; :func:`.answers.fill`); raises :class:`UsageError` if the trial's walk
     would come back to a connection later than the DUT keeps it (before
     the phase runs), or if the DUT lost frames of it :data:`ATTEMPTS`
     times in a row."""
@@ -108,6 +119,7 @@ def run(spec: TrialSpec, record: dict[str, Any], rate_fps: float, load_fps: floa
     for attempt in range(1, ATTEMPTS + 1):
         started = time.monotonic()
         eng = engine.run_trial(phase, pid_file=engine_pid_file)
+        learned = take_learned_tuples(eng)
         took_s = time.monotonic() - started
         tx = sum(s["tx_frames"] for s in eng["streams"])
         rx = sum(s["rx_frames"] for s in eng["streams"])
@@ -124,4 +136,4 @@ def run(spec: TrialSpec, record: dict[str, Any], rate_fps: float, load_fps: floa
                          f"lower the phase's rate (preliminary_rate_fps, --preliminary-rate) below the DUT's "
                          f"connection establishment rate, or its connections (preliminary_connections, "
                          f"--preliminary-connections) below its table's capacity", "preliminary_rate_fps")
-    return out
+    return out, learned

@@ -2,7 +2,9 @@
 
 Ports are the two testers, named after their nodes (``t1``, ``t2``); streams
 are named ``ipv4-t1-t2`` and so on. The engine sends from t1 to t2, and from
-t2 to t1 as well when bidirectional, each direction at the requested rate.
+t2 to t1 as well when bidirectional, each direction at the requested rate;
+through a DUT that keeps state, t2's streams answer t1's connections
+(:mod:`.answers`).
 Senders and the receiver are pinned per the lab's CPU plan. Frames larger
 than the path carries whole are fragmented at the source (IPv4 to the
 sender's link, IPv6 to the path MTU).
@@ -24,7 +26,7 @@ from ..lab import interface
 from ..lab.protocol import Lab
 from ..lab.model import translation
 from ..lab.model.tunnel import Tunnel
-from . import mesh, packet_io
+from . import answers, mesh, packet_io, preliminary
 from ..core import ext_headers, frames
 from .path import LabPath
 from .request import TrialRequest
@@ -63,7 +65,11 @@ def engine_spec(lab: Lab, request: TrialRequest, fps: float) -> TrialSpec:
     if walks and request.ext_headers and ext_headers.has_routing_header(request.ext_headers):
         raise UsageError(f"the {request.ext_headers} preset's routing header names the final destination: not "
                          "with a table's destinations", "ext_headers")
-    streams = [s for src, dst in pairs for s in _pair_streams(lab, request, src, dst, tunnel, walks)]
+    if request.bidirectional and not request.mesh and preliminary.needed(lab, request):
+        forward = _pair_streams(lab, request, "t1", "t2", tunnel, walks)
+        streams = forward + answers.replies(forward)  # t2 answers t1's connections (trial/answers.py)
+    else:
+        streams = [s for src, dst in pairs for s in _pair_streams(lab, request, src, dst, tunnel, walks)]
     return TrialSpec(ports, tuple(streams), duration_s=request.duration_s, drain_s=request.drain_s,
                      drain_until_received=True,  # nothing is late once every frame arrived (engine-spec.md)
                      learning_settle_s=request.settle_s, rx_cpu=plan.tester_rx,
