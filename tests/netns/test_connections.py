@@ -1,7 +1,7 @@
 """RFC 9693's metrics on the lab (methods/stateful.py over
 trial/connections.py), as root, on the tests' own lab site: known answers
 through stateful NAT64: R1 made to hold at most 1,000 connections gives a
-measured capacity of 1,000 (within 2 %), and R1 made to open at most 2,000
+measured capacity of 1,000 (within 2 %, RFC 9693's search), and R1 made to open at most 2,000
 connections a second gives an establishment rate within 5 % of it; and
 ``v6bench test connections`` finds a known capacity through NAT44 and
 NAT64 from the command line, storing every phase; R1's idle timeout set
@@ -47,13 +47,17 @@ def connections() -> LabConnections:
 
 
 def test_a_translator_holding_1000_connections_has_a_capacity_of_1000():
+    """By RFC 9693's search (sizes doubled from 250, a rate search at each,
+    then bisected); the command-line test below searches by bisection."""
     try:
         lab_up("--max-connections", "1000")
         with lock.locked(SITE, "test"):
-            found = stateful.table_capacity(connections(), stateful.Params(
-                search_max_connections=2000, connections=1000, open_rate_fps=2000, validate_rate_fps=2000, resolution=0.01))
+            found = stateful.table_capacity_rfc9693(connections(), stateful.Params(
+                search_max_connections=2000, connections=1000, capacity_search="rfc9693", capacity_start=250,
+                min_rate_fps=500, max_rate_fps=20_000, validate_rate_fps=2000, resolution=0.01))
         assert not found.tester_limited and 980 <= found.value <= 1000, found.value
         assert found.failed is not None and found.failed <= 1000 * 1.02 + 1, found.failed
+        assert 2000 in {x for x, _, _ in found.trials}, "doubled past the table"
         # The idle timeout set on R1 and read back; a tear-down is one netlink request that empties the table.
         r1 = state.load(SITE).node("r1")["netns"]
         with lock.locked(SITE, "test"):

@@ -160,6 +160,8 @@ def test_rfc9693s_capacity_search_finds_the_table_within_2_percent(capacity):
     sizes = list(dict.fromkeys(int(x) for x, _, _ in found.trials))
     doubled = [1_000 * 2 ** k for k in range(len(sizes)) if 1_000 * 2 ** k <= 2 * capacity]
     assert sizes[:len(doubled)] == doubled and doubled[-1] > capacity
+    beyond = [x for x, _, _ in found.trials if x > capacity]
+    assert len(beyond) == len(set(beyond)), "a size beyond the table is unsafe after one trial at the deciding rate"
     out = stateful.run(dut, p)["capacity"]
     assert out["search"] == "rfc9693" and capacity * 0.98 <= out["value"] <= capacity and not out["is_lower_bound"]
 

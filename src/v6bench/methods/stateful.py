@@ -190,10 +190,18 @@ def table_capacity_rfc9693(t: ConnectionTester, p: Params) -> Found:
     :data:`GAMMA` of the last safe size's, to ``resolution`` of the size.
     A size beyond the table fails at every rate: its preliminary frames
     beyond the table's capacity are lost. Each rate search starts at the
-    last safe rate and goes no lower than the share that decides."""
+    last safe rate and goes no lower than the share that decides; it tries
+    that share first, and a size that fails it is unsafe at once (the rate
+    search assumes, as every bisection does, that a size failing a rate
+    fails every higher one)."""
     trials: list = []
 
     def rate(n: int, top: float, floor: float) -> float:
+        if floor > 0:
+            verdict, opened, back = _holds(t, n, max(floor, p.min_rate_fps), p)
+            trials.append((float(n), opened, back))
+            if verdict is False:
+                return 0.0
         found = _bisect(max(floor, p.min_rate_fps), top, lambda r: _holds(t, n, r, p), p.resolution,
                         integer=False)
         trials.extend((float(n), o, b) for _, o, b in found.trials)
