@@ -30,6 +30,7 @@ from ..lab.model.spec import DEFAULT as DEFAULT_LAB, ROUTERS
 from ..lab.model.tunnel import NAMES as TUNNELS
 from ..methods.stateful import CAPACITY_SEARCHES
 from ..lab.model.translation import MODES as NAT64_MODES
+from ..lab.model.xlat import MODES as XLAT_MODES
 from ..methods.throughput import SEARCHES, STARTS
 from ..core.tester import RESET_KINDS
 from ..store.connection import ENV as DB_ENV, default_location
@@ -86,6 +87,9 @@ DUT = {
     "nat64": Option("--nat64", "NAT64 on R1 (topology a; TAYGA on namespace routers): t1's IPv6 frames go to "
                     "t2's IPv4 address in the prefix 2001:2:0:6464::/96 and arrive as IPv4; stateless (SIIT, "
                     "RFC 7915) or stateful (RFC 6146: TAYGA and source NAT) [none]", choices=NAT64_MODES),
+    "xlat": Option("--xlat", "double translation on topology b: 464 (464XLAT, RFC 6877: a CLAT on R1 and a "
+                   "stateful PLAT on R2, t1's IPv4 crossing R1-R2 as IPv6; namespace routers, TAYGA) [none]",
+                   choices=XLAT_MODES),
     "tunnel": Option("--tunnel", "topology b: IPv4 in IPv6 or IPv6 in IPv4 between R1 and R2; namespace routers "
                      "(stand-ins): 4in6 by SRv6 encap, 6in4 by VXLAN; VM routers (real): 4in6 by ip6tnl, 6in4 by "
                      "sit, gre6in4, gre4in6 [none]", choices=TUNNELS),

@@ -15,6 +15,7 @@ from .machine import lock as machine_lock
 from .model.dut import DutConfig
 from .model.site import Site
 from .model.spec import LabSpec
+from .model import xlat
 from .model.tunnel import Tunnel
 from .protocol import Lab, Observer, Record
 
@@ -85,13 +86,14 @@ def up(site: Site, spec: LabSpec, dut: DutConfig | None) -> Lab:
 def tunnel(lab: Lab) -> Tunnel | None:
     """The tunnel the lab's path carries between R1 and R2 (its overhead
     counts in the line rate, trial/path.py), as its routers make it; None
-    without one or on an external lab (its tunnels are its own)."""
-    return backends.of(lab).tunnel(lab.dut_config.tunnel)
+    without one or on an external lab (its tunnels are its own). 464XLAT's
+    IPv6-only link counts as one (lab/model/xlat.LINK)."""
+    return xlat.LINK if lab.dut_config.xlat else backends.of(lab).tunnel(lab.dut_config.tunnel)
 
 
 def spec_tunnel(spec: LabSpec, dut: DutConfig) -> Tunnel | None:
     """:func:`tunnel` of the lab ``spec`` and ``dut`` would give, before any lab."""
-    return backends.for_spec(spec).tunnel(dut.tunnel)
+    return xlat.LINK if dut.xlat else backends.for_spec(spec).tunnel(dut.tunnel)
 
 
 def tunnel_record(lab: Lab) -> Record | None:

@@ -60,7 +60,8 @@ def render(r: dict) -> str:
                          f"({f['rx_fragments_per_s']:,.0f}/s), {f['reassembled_frames']:,} frames whole, "
                          f"{f['incomplete_frames']:,} incomplete")
     lines += _dut_cpu_lines(r)
-    lines += translator_lines(r["dut"].get("translator"))
+    clat = r["dut"].get("clat")
+    lines += translator_lines(clat) + translator_lines(r["dut"].get("translator"), plat=bool(clat))
     if r["status"] != "completed":
         lines.append(f"status: {r['status']}")
     if r["tester_limited"]:
@@ -106,12 +107,15 @@ def _dut_cpu_lines(r: dict) -> list[str]:
     return lines
 
 
-def translator_lines(t: dict | None) -> list[str]:
-    """The NAT64's own account of a trial (``dut.translator``): what went
-    into and came out of the translator, and its sessions."""
+def translator_lines(t: dict | None, plat: bool = False) -> list[str]:
+    """A translator's own account of a trial (``dut.translator``, R1's NAT64
+    or with ``plat`` 464XLAT's PLAT; ``dut.clat``, its CLAT): what went
+    into and came out of it, and its sessions."""
     if not t:
         return []
-    line = (f"translator ({t['mode']} NAT64): {t['into_frames']:,} frames in, {t['out_frames']:,} out"
+    name = "CLAT (stateless, R1)" if t["mode"] == "clat" else \
+        "PLAT (stateful NAT64, R2)" if plat else f"{t['mode']} NAT64"
+    line = (f"translator ({name}): {t['into_frames']:,} frames in, {t['out_frames']:,} out"
             + ("" if t["running"] else "; NOT RUNNING after the trial"))
     if t["mode"] == "stateful":
         line += (f"; connections tracked {t['sessions_before']:,} before, {t['sessions']:,} after"

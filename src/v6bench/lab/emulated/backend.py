@@ -84,12 +84,12 @@ class NamespaceBackend:
         return control.describe(lab)
 
     def clear_connections(self, lab: LabState) -> float:
-        """Empties R1's connection table (:mod:`.connections`); the time it took [s]."""
-        return connections.clear(lab.node("r1")["netns"], bool(lab.dut_config.max_connections))
+        """Empties the stateful router's connection table (:mod:`.connections`); the time it took [s]."""
+        return connections.clear(lab.node(lab.dut_config.stateful_router)["netns"], bool(lab.dut_config.max_connections))
 
     def hold_connections(self, lab: LabState, timeout_s: float) -> float | None:
-        """R1's connection-tracking UDP timeouts (:mod:`.connections`)."""
-        return connections.hold(lab.node("r1")["netns"], timeout_s)
+        """The stateful router's connection-tracking UDP timeouts (:mod:`.connections`)."""
+        return connections.hold(lab.node(lab.dut_config.stateful_router)["netns"], timeout_s)
 
     def router_command(self, node: dict[str, Any], argv: list[str]) -> str:
         """``argv``'s output on router ``node`` (its record in the lab's node list): in its namespace."""

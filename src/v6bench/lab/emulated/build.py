@@ -127,12 +127,12 @@ class NamespaceRouters:
         if dut.tunnel:
             tunnel_setup.configure(site, topo, dut.tunnel, mtu.of("r1", "r2"), scoped=dut.scope == "flow2")
         split = cpu_plan.arrangement == "split"
-        tayga = translator.start(site, topo, dut.nat64, cpu_plan.router_cpu(0) if split else None) if dut.nat64 else None
+        taygas = translator.start_all(site, topo, dut, cpu_plan)
         for node in topo.nodes:
             wait_carrier(site, node)
         threads = arrange_cpus(site, topo, cpu_plan) if split else []
-        if tayga and split:  # the translator's work is R1's: its CPU time is sampled with R1's NAPI threads
-            threads.append(tayga)
+        if split:  # a translator's work is its router's: its CPU time is sampled with the router's NAPI threads
+            threads += taygas
         return nodes_json, threads, fib
 
 

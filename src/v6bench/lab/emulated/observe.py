@@ -21,8 +21,8 @@ from ..machine import cost, napi
 from ..machine.cpu_window import Sampler
 from . import translator
 from .configured import acl_counters
-from ..model import translation
-from ..model.topology import ROUTER, TESTER
+from ..model import translation, xlat
+from ..model.topology import ROUTER, TESTER, parse_topology
 from .state import LabState
 
 COUNTERS = ("rx_packets", "tx_packets", "rx_dropped", "tx_dropped")
@@ -37,7 +37,7 @@ class Snapshot:
     cpu_ns: dict[int, int | None]
     counters: dict[str, dict[str, int]]  # "r1/r1-t2" → counters
     acl: dict[str, dict[str, dict[str, int]]]  # "r1" → configured.acl_counters()
-    translator: dict[str, Any] | None = None  # R1's NAT64 (translator.state), with nat64
+    translator: dict[str, Any] | None = None  # each TAYGA's state (translator.state) by router, with translation
 
 
 def snapshot(lab: LabState) -> Snapshot:
@@ -56,8 +56,9 @@ def snapshot(lab: LabState) -> Snapshot:
     acl = {}
     if lab.dut_config.acl:
         acl = {n["name"]: acl_counters(n["netns"]) for n in lab.nodes if n["role"] == ROUTER}
-    nat64 = translator.state(lab.node("r1")["netns"], lab.dut_config.nat64) if lab.dut_config.nat64 else None
-    return Snapshot(cpu, counters, acl, nat64)
+    taygas = translator.taygas(parse_topology(lab.topology), lab.dut_config)
+    held = {t.router: translator.state(lab.node(t.router)["netns"], t.stateful) for t in taygas} if taygas else None
+    return Snapshot(cpu, counters, acl, held)
 
 
 def sampler(lab: LabState) -> Sampler:
@@ -110,8 +111,10 @@ def difference(lab: LabState, before: Snapshot, after: Snapshot, traffic_s: floa
            "forwarding": cost.forwarding([_share(r, traffic_s) for r in routers], NAPI_BASIS, None,
                                          [ns / window_ns if ns is not None else None
                                           for ns in cpus_ns.values()] if window else None)}
-    if after.translator is not None:
-        out["translator"] = translated(lab.dut_config.nat64, before, after)
+    for t in translator.taygas(parse_topology(lab.topology), lab.dut_config):
+        # R1's NAT64, or 464XLAT's PLAT ("translator", keeping state) and CLAT ("clat")
+        out["clat" if t.tun == xlat.CLAT_DEV else "translator"] = translated(t, lab.dut_config.nat64 or "stateful",
+                                                                             before, after)
     if after.acl:
         out["acl"] = {router: {fam: {k: v - before.acl.get(router, {}).get(fam, {}).get(k, 0) for k, v in c.items()}
                                for fam, c in fams.items()} for router, fams in after.acl.items()}
@@ -139,20 +142,21 @@ def _busy(threads: list[dict[str, Any]], before: Snapshot, after: Snapshot, traf
                    window_s=window["window_ns"] / 1e9)
     return out
 
-def translated(mode: str, before: Snapshot, after: Snapshot) -> dict[str, Any]:
-    """R1's NAT64 over one trial (the trial's ``dut.translator``): the
-    frames the kernel handed TAYGA (``into_frames``) and TAYGA handed back
+def translated(t: translation.Tayga, mode: str, before: Snapshot, after: Snapshot) -> dict[str, Any]:
+    """TAYGA ``t`` over one trial (the trial's ``dut.translator``, R1's
+    NAT64 of ``mode`` or 464XLAT's PLAT; ``dut.clat``, its CLAT): the frames
+    the kernel handed TAYGA (``into_frames``) and TAYGA handed back
     translated (``out_frames``), read from its tun device; whether TAYGA
-    still ran; in the stateful mode the connection-tracking entries before
+    still ran; if it keeps state, the connection-tracking entries before
     and after and the connections the source NAT opened (``new_sessions``)."""
-    dev = f"r1/{translation.TUN_DEV}"
+    dev = f"{t.router}/{t.tun}"
     b, a = before.counters.get(dev, {}), after.counters.get(dev, {})
-    now = after.translator or {}
-    out = {"mode": mode, "running": now.get("running"),
+    now = (after.translator or {}).get(t.router, {})
+    out = {"mode": mode if t.tun != xlat.CLAT_DEV else "clat", "running": now.get("running"),
            "into_frames": a.get("tx_packets", 0) - b.get("tx_packets", 0),
            "out_frames": a.get("rx_packets", 0) - b.get("rx_packets", 0)}
-    if mode == "stateful":
-        bt = before.translator or {}
+    if t.stateful:
+        bt = (before.translator or {}).get(t.router, {})
         out.update(sessions_before=bt.get("sessions"), sessions=now.get("sessions"),
                    new_sessions=None if now.get("nat_matches") is None or bt.get("nat_matches") is None
                    else now["nat_matches"] - bt["nat_matches"])

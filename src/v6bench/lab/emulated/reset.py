@@ -97,19 +97,16 @@ def reset(site: Site, lab: LabState, kind: str, router: str = "r1") -> tuple[Lab
     if lab.dut_config.tunnel:  # its routes went with the links (and its device with a hard reset's namespace)
         tunnel_setup.configure(site, topo, lab.dut_config.tunnel, lab.mtu.of("r1", "r2"), only=router,
                          scoped=lab.dut_config.scope == "flow2")
-    tayga = None
-    if lab.dut_config.nat64 and router == "r1" and kind == "hard":  # TAYGA ended with the namespace: started again
-        split = lab.cpu_plan.arrangement == "split"
-        tayga = translator.start(site, topo, lab.dut_config.nat64, lab.cpu_plan.router_cpu(0) if split else None,
-                                 router)
+    # A TAYGA ended with the namespace: started again.
+    taygas = translator.start_all(site, topo, lab.dut_config, lab.cpu_plan, only=router) if kind == "hard" else []
     if lab.fib is not None:  # the table went with its next hops' link (or namespace): learned again, as a router does
         d = lab.dut_config
         fib_load.load(site, topo, d.table, d.table_seed, d.destinations,
                       fib_load.namespace_shells(site, topo, d.table, d.table_seed), only=router)
-    threads, pinning = _repin(site, lab, topo, router, known, [t for t in lab.napi
-                                                             if not (tayga and t["ifname"] == translator.THREAD)])
-    if tayga and lab.cpu_plan.arrangement == "split":
-        threads.append(tayga)
+    threads, pinning = _repin(site, lab, topo, router, known, [
+        t for t in lab.napi if not (taygas and t["ifname"] == translator.THREAD and t["node"] == router)])
+    if lab.cpu_plan.arrangement == "split":
+        threads += taygas
     new = dataclasses.replace(lab, napi=tuple(threads))
     save(site, new)
     end_ns = time.time_ns()

@@ -58,6 +58,12 @@ control; ``nat44`` may join it there (IPv4's flow 2 through source NAT),
 so one trial holds native IPv4 and IPv6, NAT44 and NAT64. The stateful
 mode's source NAT is in a table of its own (``v6bench_nat64``).
 
+``xlat``: ``464``, double translation (464XLAT, RFC 6877) on topology b:
+a CLAT on R1 and a PLAT on R2 (:mod:`v6bench.lab.model.xlat`); t1's IPv4
+crosses the link between them as IPv6 and arrives at t2 as IPv4, IPv6
+is forwarded as before. The PLAT keeps state (its source NAT is in a
+table of its own, as the stateful mode's).
+
 ``max_connections`` and ``max_new_fps`` make a DUT of known connection
 capacity and establishment rate, the known answers of RFC 9693's metrics
 (:mod:`v6bench.methods.stateful`), as ``limit_fps`` is throughput's: R1
@@ -106,6 +112,7 @@ from ...core.frames import FLOW2_SRC_PORTS, Traffic, check_scope, port_match
 from ...core.params import check
 from ...fib.shapes import TABLES
 from . import translation, tunnel
+from .xlat import MODES as XLAT_MODES
 from .topology import Topology
 
 TABLE = "v6bench"
@@ -138,6 +145,8 @@ class DutConfig:
     tunnel: str = ""  # "", "4in6", "6in4"; on VM routers also "gre6in4", "gre4in6" (topology b; lab/model/tunnel.py)
     #: "", "stateless" or "stateful": NAT64 on R1 (lab/model/translation.py).
     nat64: str = ""
+    #: "" or "464": 464XLAT, a CLAT on R1 and a PLAT on R2 (lab/model/xlat.py).
+    xlat: str = ""
     #: A DUT of known connection capacity and establishment rate (RFC 9693's known answers): R1 holds at most this
     #: many IPv4 connections to a destination (nftables ``ct count``), and opens at most this many a second; 0: none.
     max_connections: int = 0
@@ -168,6 +177,11 @@ class DutConfig:
               "not with the 4in6 tunnel: R1 encapsulates IPv4 before the NAT hook")
         check(self.nat64 in ("", *translation.MODES), "nat64",
               f"{self.nat64!r} is not one of {', '.join(translation.MODES)} (or none)")
+        check(self.xlat in ("", *XLAT_MODES), "xlat", f"{self.xlat!r} is not one of {', '.join(XLAT_MODES)} (or none)")
+        check(not (self.xlat and (self.nat64 or self.nat44 or self.tunnel or self.acl or self.limit_fps
+                                  or self.max_connections or self.max_new_fps)), "xlat",
+              "464XLAT is the DUT's scenario alone: not with nat64, nat44, a tunnel, an ACL or limits")
+        check(not (self.xlat and self.scope != "all"), "xlat", "464XLAT translates every IPv4 frame: scope all")
         for key in ("max_connections", "max_new_fps"):
             v = getattr(self, key)
             check(isinstance(v, int) and not isinstance(v, bool) and 0 <= v <= 100_000_000, key,
@@ -186,7 +200,8 @@ class DutConfig:
               f"and {MAX_DESTINATIONS:,})")
         check(self.table == "none" or self.scope == "all", "scope",
               "a table is in the router for every flow: no flow2 scope with it")
-        check(not (self.nat64 and self.has_table), "nat64", "not with a table (its destinations are t2's, not translated)")
+        check(not ((self.nat64 or self.xlat) and self.has_table), "nat64" if self.nat64 else "xlat",
+              "not with a table (its destinations are t2's, not translated)")
         scenarios = sum(map(bool, (self.acl, self.nat44 or self.nat64, self.tunnel)))
         check(self.scope == "all" or scenarios == 1, "scope",
               "flow2 pairs one scenario with its control: give exactly one of acl, nat44 (and nat64) and tunnel "
@@ -194,9 +209,16 @@ class DutConfig:
 
     @property
     def keeps_state(self) -> bool:
-        """Whether R1 tracks connections of test frames (NAT44, stateful NAT64): a frame with a new 5-tuple
-        opens a connection, so RFC 4814's pseudorandom ports need RFC 9693's phases (core/frames.PORTS)."""
-        return self.nat44 or self.nat64 == "stateful" or bool(self.max_connections or self.max_new_fps)
+        """Whether the DUT tracks connections of test frames (NAT44, stateful NAT64, 464XLAT's PLAT): a frame
+        with a new 5-tuple opens a connection, so RFC 4814's pseudorandom ports need RFC 9693's phases
+        (core/frames.PORTS)."""
+        return (self.nat44 or self.nat64 == "stateful" or bool(self.xlat)
+                or bool(self.max_connections or self.max_new_fps))
+
+    @property
+    def stateful_router(self) -> str:
+        """The router whose connection table a test reads, sets and empties: R2 (464XLAT's PLAT) or R1."""
+        return "r2" if self.xlat else "r1"
 
     @property
     def known_limits_fps(self) -> tuple[int, ...]:
@@ -246,6 +268,8 @@ class DutConfig:
             parts.append("IPv4 source NAT")
         if self.nat64:
             parts.append(f"{self.nat64} NAT64 (prefix {translation.PREFIX})")
+        if self.xlat:
+            parts.append(f"464XLAT: CLAT on R1, stateful PLAT on R2 (prefix {translation.PREFIX})")
         if self.limit_fps:
             parts.append(f"limit {self.limit_fps:,} frames/s per direction")
         if self.max_connections:
@@ -333,8 +357,13 @@ def _nat44(cfg: DutConfig, topo: Topology, router: str) -> str:
 
 def ruleset(cfg: DutConfig, topo: Topology, router: str, tayga: bool = True) -> str | None:
     """The nftables text for ``router`` of ``topo`` (None if it needs none);
-    ``tayga``: with stateful NAT64, the source NAT TAYGA's pool needs
+    ``tayga``: with stateful NAT64 (or 464XLAT's PLAT), the source NAT TAYGA's pool needs
     (a namespace router's; Jool in a VM router's kernel needs none)."""
+    if cfg.xlat:  # the PLAT's source NAT on R2, as the stateful NAT64's on R1; the CLAT keeps no state
+        if router != "r2" or not tayga:
+            return None
+        _, out = ports(topo, router)
+        return translation.stateful_nat(out, topo.node(router).interface(out).ipv4.split("/")[0])
     if router != "r1" or not (cfg.limit_fps or cfg.acl or cfg.nat44 or cfg.nat64 == "stateful" or cfg.max_connections
                               or cfg.max_new_fps):
         return None

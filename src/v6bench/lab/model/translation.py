@@ -101,6 +101,27 @@ def tayga_conf(mode: str, t1_ipv6: str, data_dir: str) -> str:
     return "".join(f"{x}\n" for x in lines)
 
 
+@dataclass(frozen=True)
+class Tayga:
+    """One TAYGA on a router: its tun device, its configuration (tayga.conf(5)
+    lines without ``data-dir``, which is the lab's), the ``ip`` arguments
+    of the routes into it and past it, and whether it keeps state (a
+    dynamic pool behind source NAT: the router's connections are read
+    around each trial)."""
+
+    router: str
+    tun: str
+    conf: tuple[str, ...]
+    routes: tuple[tuple[str, ...], ...]
+    stateful: bool
+
+
+def nat64(mode: str, t1_ipv6: str) -> Tayga:
+    """R1's NAT64 of ``mode`` (t1's IPv6 address: the stateless mode maps it)."""
+    conf = tuple(x for x in tayga_conf(mode, t1_ipv6, "").splitlines() if not x.startswith("data-dir"))
+    return Tayga("r1", TUN_DEV, conf, tuple(tuple(r) for r in routes(mode)), mode == "stateful")
+
+
 def routes(mode: str) -> list[list[str]]:
     """``ip`` arguments that route the prefix and the mode's IPv4 side into
     TAYGA's tun device on R1."""
