@@ -447,8 +447,9 @@ mod tests {
         use crate::walk::WalkSpec;
         for (v4, src) in [(true, "198.19.0.1"), (false, "2001:2::64:1")] {
             let mut log = TupleLog::new(3, if v4 { 4 } else { 6 });
+            let me: IpAddr = if v4 { "198.19.0.2".parse().unwrap() } else { "2001:2:0:1::2".parse().unwrap() };
             for (seq, port) in [(0u64, 61_000u16), (1, 1024), (2, 65_535)] {
-                log.learn(seq, src.parse().unwrap(), port, 7 + seq as u16);
+                log.learn(seq, (src.parse().unwrap(), me), port, 7 + seq as u16);
             }
             let w = WalkSpec { reply_to: Some(log.result().records), ..Default::default() }.plan("w", if v4 { 4 } else { 6 }, |_: &IpAddr| true).unwrap();
             let mut st = stream(v4, 128);
@@ -458,7 +459,11 @@ mod tests {
             for (seq, (port, from)) in [(61_000u16, 7u16), (1024, 8), (65_535, 9), (61_000, 7)].into_iter().enumerate() {
                 let n = t.write(&mut buf, seq as u64, 1_700_000_000_000_000_000, seq as u64);
                 verify(&buf[..n], v4);
-                let (d_at, l4) = if v4 { (30..34, 34) } else { (38..54, 54) };
+                let (s_at, d_at, l4) = if v4 { (26..30, 30..34, 34) } else { (22..38, 38..54, 54) };
+                assert_eq!(buf[s_at].to_vec(), match me {
+                    IpAddr::V4(a) => a.octets().to_vec(),
+                    IpAddr::V6(a) => a.octets().to_vec(),
+                }, "from the learned destination");
                 assert_eq!(buf[d_at].to_vec(), match src.parse::<IpAddr>().unwrap() {
                     IpAddr::V4(a) => a.octets().to_vec(),
                     IpAddr::V6(a) => a.octets().to_vec(),

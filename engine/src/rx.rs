@@ -375,7 +375,7 @@ impl RxState {
                 }
             }
             if let (Some(log), Some((src_port, dst_port))) = (&mut self.streams[stream].tuples, udp::ports(seg)) {
-                log.learn(seq, addrs.0, src_port, dst_port);
+                log.learn(seq, addrs, src_port, dst_port);
             }
         }
         self.count(pi, part, rx_ns)
@@ -503,7 +503,7 @@ mod tests {
         let learned = st.streams[1].tuples.as_ref().unwrap().result();
         assert_eq!((learned.count, learned.missing), (6, 94));
         let rep = crate::tuples::replies("r", &learned.records, 4, &|_: &IpAddr| true).unwrap();
-        assert_eq!(&rep.dst_ip[..4], &[198, 18, 254, 1]);
+        assert_eq!((&rep.dst_ip[..4], &rep.src_ip[..4]), (&[198, 18, 254, 1][..], &[198, 19, 0, 2][..]));
         assert_eq!((&rep.dst_port[..2], &rep.src_port[..2]), (&crate::spec::DEFAULT_SRC_PORT.to_be_bytes()[..], &crate::spec::DEFAULT_DST_PORT.to_be_bytes()[..]));
     }
 

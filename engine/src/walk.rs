@@ -42,8 +42,9 @@ pub struct WalkSpec {
     pub src_port: Vec<PortEntry>,
     /// Replies to connections learned on receive (`tuples.rs`): base64
     /// records; frame `k` goes to record `k mod n`'s source address and
-    /// port, from its destination port. Takes the place of `dst_ip`,
-    /// `dst_port` and `src_port`; sent in the records' order.
+    /// port, from its destination address and port. Takes the place of
+    /// `dst_ip`, `src_ip`, `dst_port` and `src_port`; sent in the records'
+    /// order.
     pub reply_to: Option<String>,
     #[serde(default)]
     pub order: Order,
@@ -152,8 +153,8 @@ impl WalkSpec {
         }
         let mut fields = Vec::new();
         if let Some(text) = &self.reply_to {
-            if !(self.dst_ip.is_empty() && self.dst_port.is_empty() && self.src_port.is_empty()) {
-                return Err(format!("{f}.reply_to: gives dst_ip, dst_port and src_port; not with them"));
+            if !(self.dst_ip.is_empty() && self.src_ip.is_empty() && self.dst_port.is_empty() && self.src_port.is_empty()) {
+                return Err(format!("{f}.reply_to: gives dst_ip, src_ip, dst_port and src_port; not with them"));
             }
             if self.order == Order::Permuted {
                 return Err(format!("{f}.reply_to: replies pair each record's fields, so they are sent in the records' order (not \"permuted\")"));
@@ -163,6 +164,7 @@ impl WalkSpec {
                 return Err(format!("{f}.reply_to: more than {MAX_VALUES} records"));
             }
             fields.push(Field { kind: Kind::DstIp, width: r.address_len, values: r.dst_ip.into() });
+            fields.push(Field { kind: Kind::SrcIp, width: r.address_len, values: r.src_ip.into() });
             fields.push(Field { kind: Kind::DstPort, width: 2, values: r.dst_port.into() });
             fields.push(Field { kind: Kind::SrcPort, width: 2, values: r.src_port.into() });
         }

@@ -117,7 +117,8 @@ def test_ipv6_from_t1_goes_to_t2s_ipv4_address_in_the_prefix_and_t2_answers_its_
     assert (reply4["ip_version"], reply4["frame_size"], "rx_ip_version" in reply4) == (4, 128, False)
     assert reply6["walk"] == {"reply_to": "learn:ipv6-t1-t2", "order": "sequential"}
     assert "dst_ip" not in reply6 and "src_port" not in reply6
-    record = base64.b64encode(bytes([198, 18, 66, 1]) + (61000).to_bytes(2, "big") + (7).to_bytes(2, "big")).decode()
+    record = base64.b64encode(bytes([4, 198, 18, 66, 1, 198, 19, 0, 2]) + (61000).to_bytes(2, "big")
+                              + (7).to_bytes(2, "big")).decode()
     filled = answers.fill(engine_spec(nat64_lab("stateful"), make_request("50/50", 128, "10kfps", 2, True), 10_000),
                           {"ipv6-t1-t2": record, "ipv4-t1-t2": record}).to_json()
     planned = {s["name"]: s for s in check(engine_bin, filled)["streams"]}

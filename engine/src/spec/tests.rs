@@ -420,20 +420,20 @@ fn learning_and_replying_streams_are_checked() {
     s["streams"][0]["learn_tuples"] = serde_json::json!(true);
     s["duration_s"] = serde_json::json!(5000.0);
     assert!(spec(s).unwrap_err().starts_with("streams[0].learn_tuples: the stream sends 4500000 frames, more than the 4194304"));
-    // 198.19.0.1:40000 -> :7, as an IPv4 record
-    let record = "xhMAAZxAAAc=";
+    // 198.19.0.1:40000 -> 198.18.0.2:7, as IPv4 records
+    let record = "BMYTAAHGEgACnEAABw==";
     let mut s = base();
     s["streams"][0]["walk"] = serde_json::json!({"reply_to": record});
     let p = spec(s.clone()).unwrap();
-    assert_eq!((p.streams[0].dst_ip, p.streams[0].dst_port, p.streams[0].src_port), ("198.19.0.1".parse::<IpAddr>().unwrap(), 40000, 7));
+    assert_eq!((p.streams[0].dst_ip, p.streams[0].src_ip, p.streams[0].dst_port, p.streams[0].src_port), ("198.19.0.1".parse::<IpAddr>().unwrap(), "198.18.0.2".parse::<IpAddr>().unwrap(), 40000, 7));
     s["streams"][0]["walk"] = serde_json::json!({"reply_to": record, "order": "permuted"});
     assert!(spec(s.clone()).unwrap_err().starts_with("streams[0].walk.reply_to: replies pair each record's fields"));
     s["streams"][0]["walk"] = serde_json::json!({"reply_to": record, "dst_port": [9]});
-    assert!(spec(s.clone()).unwrap_err().starts_with("streams[0].walk.reply_to: gives dst_ip, dst_port and src_port"));
+    assert!(spec(s.clone()).unwrap_err().starts_with("streams[0].walk.reply_to: gives dst_ip, src_ip, dst_port and src_port"));
     s["streams"][0]["walk"] = serde_json::json!({"reply_to": record});
     s["streams"][0]["dst_ip"] = serde_json::json!("198.19.0.2");
     assert!(spec(s.clone()).unwrap_err().starts_with("streams[0]: give dst_ip or walk.dst_ip, not both"));
     s["streams"][0].as_object_mut().unwrap().remove("dst_ip");
     s["streams"][1]["walk"] = serde_json::json!({"reply_to": record});
-    assert!(spec(s).unwrap_err().contains("not a whole number of IPv6 records"));
+    assert!(spec(s).unwrap_err().contains("records of IPv4 frames; this stream is IPv6"));
 }

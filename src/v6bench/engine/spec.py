@@ -70,8 +70,8 @@ class Walk:
     ``seed`` (the engine's default 1), the same every cycle. ``reply_to``:
     a stream's ``learned_tuples`` records (base64, engine/src/tuples.rs),
     frame ``k`` answering record ``k mod n``: to its source address and
-    port, from its destination port (in place of ``dst_ip``, ``dst_port``
-    and ``src_port``, in the records' order)."""
+    port, from its destination address and port (in place of ``dst_ip``,
+    ``src_ip``, ``dst_port`` and ``src_port``, in the records' order)."""
 
     dst_ip: tuple[str, ...] = ()
     src_ip: tuple[str, ...] = ()
@@ -84,8 +84,9 @@ class Walk:
     def __post_init__(self) -> None:
         if not (self.dst_ip or self.src_ip or self.dst_port or self.src_port or self.reply_to):
             raise ValueError("a walk walks at least one of dst_ip, src_ip, dst_port, src_port, reply_to")
-        if self.reply_to is not None and (self.dst_ip or self.dst_port or self.src_port or self.order != "sequential"):
-            raise ValueError("a walk's reply_to gives dst_ip, dst_port and src_port, in the records' order")
+        if self.reply_to is not None and (self.dst_ip or self.src_ip or self.dst_port or self.src_port
+                                          or self.order != "sequential"):
+            raise ValueError("a walk's reply_to gives dst_ip, src_ip, dst_port and src_port, in the records' order")
         if self.order not in WALK_ORDERS:
             raise ValueError(f"walk order {self.order!r} is not one of {WALK_ORDERS}")
         if self.seed is not None and self.order != "permuted":

@@ -10,9 +10,9 @@ of the same share. It is sent in the family t1's frames arrive in at t2,
 at the size they arrive (across a NAT64, IPv4 20 bytes shorter than the
 IPv6 sent), and arrives at t1 as t1's family. Its frame ``k`` goes to
 the ``k``-th connection the preliminary phase learned from the t1
-stream (its source address and port as they arrived at t2, from its
-destination port: engine ``walk.reply_to``), so no port the DUT chose
-is guessed.
+stream (to its source address and port as they arrived at t2, from its
+destination address and port: engine ``walk.reply_to``), so no address
+or port the DUT chose is guessed.
 
 A reply stream is built before the phase with a placeholder
 (:data:`PENDING` and the t1 stream's name) that the engine refuses as
@@ -48,9 +48,6 @@ def replies(t1_streams: list[Stream]) -> list[Stream]:
         if s.fragment_mtu is not None:
             raise UsageError(f"{s.frame_size}-byte frames are cut at the source; t2 answers the connections "
                              "of whole frames (a smaller frame size)", "frame_size")
-        if s.walk is not None and s.walk.dst_ip:
-            raise UsageError("t2 answers t1's connections from its own address: not with frames to a table's "
-                             "destinations through a DUT that keeps state", "bidirectional")
         arrives = s.rx_ip_version or s.ip_version
         size = s.frame_size + HEADER_CHANGE.get((s.ip_version, arrives), 0)
         out.append(Stream(reply_name(s.name), "t2", "t1", arrives, size, s.share,
@@ -60,9 +57,9 @@ def replies(t1_streams: list[Stream]) -> list[Stream]:
 
 
 def records(text: str, ip_version: int) -> int:
-    """How many connections ``text`` (base64 records of IPv``ip_version``
-    addresses and two ports, engine/src/tuples.rs) holds."""
-    return len(base64.b64decode(text)) // ((4 if ip_version == 4 else 16) + 4)
+    """How many connections ``text`` (a version byte, then records of two
+    IPv``ip_version`` addresses and two ports, engine/src/tuples.rs) holds."""
+    return (len(base64.b64decode(text)) - 1) // (2 * (4 if ip_version == 4 else 16) + 4)
 
 
 def _answers(s: Stream) -> str | None:

@@ -14,7 +14,7 @@ The open phase's frames learn, at t2, the 4-tuples they arrived with
 NAT chose). ``validate(N, R)``: one frame from t2 to each connection the
 last ``open`` learned (up to N), at R frames/s, frame k answering the
 k-th (the engine's ``walk.reply_to``: to its source address and port,
-from its destination port; no port is guessed): a frame passes back to
+from its destination address and port; nothing is guessed): a frame passes back to
 t1 (as IPv6 across the NAT64) only through a connection R1 holds.
 """
 
