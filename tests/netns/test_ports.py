@@ -48,6 +48,34 @@ def test_each_frame_has_its_own_ports_and_a_scoped_acl_still_finds_flow_2(tmp_pa
         v6bench("lab", "down")
 
 
+def test_many_addresses_cross_the_router_each_pair_once_a_cycle(tmp_path):
+    """``--addresses 64`` (trial/addresses.py): the router routes the ranges, every frame arrives, and on R1's
+    link to t2 (tshark, apart from the engine) each family's frames carry 64 sources and 64 destinations, the
+    first 64 of each range, every one of them within the first 64 frames; each stream made as many distinct
+    4-tuples as frames (its ports walk too)."""
+    up = v6bench("lab", "up")
+    assert up.returncode == 0, up.stderr
+    try:
+        r1 = state.load(SITE).node("r1")["netns"]
+        pcap = tmp_path / "r1-t2.pcap"
+        with capture(r1, "r1-t2", pcap, 1000, "udp") as tshark:
+            res = trial_json("--mix", "50/50", "--frame-size", "128", "--rate", "1kfps", "--duration", "1",
+                             "--addresses", "64")
+        assert res["lost_frames"] == 0 and res["rx_frames"] == 1000, res["tester_limited_reasons"]
+        assert res["addresses"]["count"] == 64 and {s["distinct_flows"] for s in res["streams"]} == {500}
+        rows = tshark_fields(pcap, "ip.src", "ip.dst", "ipv6.src", "ipv6.dst")
+        assert len(rows) == 1000, (len(rows), tshark)
+        for fam, (s_at, d_at), first_src, first_dst in ((4, (0, 1), "198.18.128.", "198.19.128."),
+                                                        (6, (2, 3), "2001:2:0:8000::", "2001:2:0:9000::")):
+            pairs = [(r[s_at], r[d_at]) for r in rows if r[s_at]]
+            assert len(pairs) == 500, fam
+            assert len({s for s, _ in pairs}) == len({d for _, d in pairs}) == 64, fam
+            assert len(set(pairs[:64])) == 64, "each pair once in a cycle"
+            assert all(s.startswith(first_src) and d.startswith(first_dst) for s, d in pairs), fam
+    finally:
+        v6bench("lab", "down")
+
+
 def test_through_a_dut_that_keeps_state_the_preliminary_phase_opens_every_connection_the_trial_uses(tmp_path):
     up = v6bench("lab", "up", "--nat44", "--nat64", "stateful")
     assert up.returncode == 0, up.stderr

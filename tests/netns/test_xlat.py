@@ -5,17 +5,20 @@ PLAT, equal byte for byte the packets scapy builds from them by RFC 7915
 (an independent encoder: addresses by RFC 6052, the UDP checksum over
 the new pseudo-header); both ways, t2 answers t1's connections through
 PLAT and CLAT, every frame arrives, and no IPv4 test frame crosses
-between the routers."""
+between the routers; a hard reset of R1 starts its CLAT again and leaves
+no TAYGA behind."""
 
 from __future__ import annotations
 
 import contextlib
+from pathlib import Path
 
 import pytest
 from scapy.all import IP, UDP, IPv6, Raw, rdpcap
 
 from cli_site import PREFIX, RUN_DIR, capture, clean_site, remove_run_dir, trial_json, v6bench  # noqa: F401
-from v6bench.lab.emulated import state
+from v6bench.lab.emulated import reset, state
+from v6bench.lab.machine import lock
 from v6bench.lab.model import translation, xlat
 from v6bench.lab.model.site import Site
 
@@ -24,6 +27,19 @@ SITE = Site(RUN_DIR, PREFIX)
 #: Hops a frame's TTL loses in a translating router: forwarded into TAYGA, translated (RFC 7915 §4.1,
 #: §5.1: the translator decrements it as a router does), forwarded out (measured: 64 → 61 → 58).
 HOPS_A_ROUTER = 3
+
+
+def taygas() -> list[int]:
+    """Every TAYGA process of the tests' lab site on this machine."""
+    out = []
+    for d in Path("/proc").iterdir():
+        try:
+            if d.name.isdigit() and (d / "comm").read_text().strip() == "tayga" and \
+                    str(RUN_DIR) in (d / "cmdline").read_text():
+                out.append(int(d.name))
+        except OSError:
+            continue
+    return out
 
 
 def test_464xlat_frames_are_rfc_7915s_at_both_links_and_t2_answers_through_both(tmp_path):
@@ -63,5 +79,12 @@ def test_464xlat_frames_are_rfc_7915s_at_both_links_and_t2_answers_through_both(
         assert res["lost_frames"] == 0 and res["rx_frames"] == 1000, res["tester_limited_reasons"]
         assert res["dut"]["translator"]["new_sessions"] == 0 and res["dut"]["clat"]["out_frames"] == 500, res["dut"]
         assert not rdpcap(str(v4_between)), tshark
+        # A hard reset of R1 rebuilds its namespace and starts the CLAT again, leaving no TAYGA behind.
+        with lock.locked(SITE, "test"):
+            reset.reset(SITE, state.load(SITE), "hard", "r1")
+        assert len(taygas()) == 2, taygas()
+        res = trial_json("--mix", "100/0", "--ports", "fixed", "--frame-size", "128", "--rate", "5fps",
+                         "--duration", "1")
+        assert res["lost_frames"] == 0 and res["dut"]["clat"]["out_frames"] == 5, res["dut"]
     finally:
         v6bench("lab", "down")

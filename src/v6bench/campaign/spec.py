@@ -365,15 +365,17 @@ def _traffic(k: registry.Kind | registry.HostKind, t: dict, mx: Matrix, where: F
     for key in ("ext_headers", "icmp_echo", "ext_headers_scope", "ports", "foreground"):
         if key in t and not isinstance(t[key], str):
             raise UsageError(f"expected a string, got {t[key]!r}", (*where, key))
-    if "flows" in t and (not isinstance(t["flows"], int) or isinstance(t["flows"], bool)):
-        raise UsageError(f"expected a whole number, got {t['flows']!r}", (*where, "flows"))
+    for key in ("flows", "addresses"):
+        if key in t and (not isinstance(t[key], int) or isinstance(t[key], bool)):
+            raise UsageError(f"expected a whole number, got {t[key]!r}", (*where, key))
     runs_s = t.get("runs_s")
     if runs_s is not None and (not isinstance(runs_s, (int, float)) or isinstance(runs_s, bool)):
         raise UsageError(f"expected seconds, got {runs_s!r}", (*where, "runs_s"))
     traffic = Traffic(t.get("ext_headers"), t.get("icmp_echo"), t.get("flows", 1), t.get("ext_headers_scope", "all"),
                       None if runs_s is None else float(runs_s), t.get("ports", "auto"),
                       t.get("preliminary_connections", Traffic.preliminary_connections),
-                      t.get("preliminary_rate_fps", Traffic.preliminary_rate_fps), t.get("foreground", Traffic.foreground))
+                      t.get("preliminary_rate_fps", Traffic.preliminary_rate_fps), t.get("foreground", Traffic.foreground),
+                      t.get("addresses", 1))
     for j, mix in enumerate(mx.mixes):
         for n, fs in enumerate(mx.frame_sizes):
             for bi in sorted({d == "bi" for d in mx.directions}):

@@ -124,6 +124,10 @@ RUNS = Option("--runs", "send the streams in runs of this length each in turn in
 PRELIMINARY_CONNECTIONS = Option("--preliminary-connections", "through a DUT that keeps state (NAT44, stateful NAT64): "
                                  "how many connections each stream's RFC 4814 ports walk, all opened by RFC 9693's "
                                  "preliminary phase before every trial [10000]", metavar="N")
+ADDRESSES = Option("--addresses", "t1's frames from N source addresses to N destination addresses (and t2's "
+                   "back), each walked in a seeded permutation of a range every lab routes (198.18.128.0/17 and "
+                   "198.19.128.0/17; 2001:2:0:8000::/64 and 2001:2:0:9000::/64): many flows for receive-side "
+                   "scaling [1: the testers' own]", metavar="N")
 PRELIMINARY_RATE = Option("--preliminary-rate", "the preliminary phase's rate per sending port, frames/s, below the "
                           "DUT's connection establishment rate [10000]", metavar="FPS")
 FOREGROUND = Option("--foreground", "with --flows 2: n/m, n of every m frames of a family are flow 2's (the "

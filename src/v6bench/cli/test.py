@@ -22,7 +22,7 @@ from ..methods import registry, throughput
 from ..core.params import parse
 from ..store.db import Store
 from . import render
-from .options import BIDIRECTIONAL, EXT_HEADERS, EXT_HEADERS_SCOPE, FLOWS, FOREGROUND, ICMP_ECHO, PORTS, PRELIMINARY_CONNECTIONS, PRELIMINARY_RATE, RUNS, SEARCH, Option, Options, add_db, add_json, add_lab, add_params, add_selftest, dut_of, dut_table, items, lab_table, params_table, value
+from .options import ADDRESSES, BIDIRECTIONAL, EXT_HEADERS, EXT_HEADERS_SCOPE, FLOWS, FOREGROUND, ICMP_ECHO, PORTS, PRELIMINARY_CONNECTIONS, PRELIMINARY_RATE, RUNS, SEARCH, Option, Options, add_db, add_json, add_lab, add_params, add_selftest, dut_of, dut_table, items, lab_table, params_table, value
 from .trial import current_lab, translation_options
 
 MIXES = Option("--mix", "comma-separated IPv4/IPv6 mixes")
@@ -59,6 +59,7 @@ def add(sub: argparse._SubParsersAction, parser_class: type) -> None:
                 o.add("preliminary_connections", PRELIMINARY_CONNECTIONS)
                 o.add("preliminary_rate_fps", PRELIMINARY_RATE)
                 o.add("foreground", FOREGROUND)
+                o.add("addresses", ADDRESSES)
             o.add("drain_s", DRAIN, default=DEFAULTS["drain_s"], help_default=DEFAULTS["drain_s"])
             o.add("settle_s", SETTLE)
         add_params(o, k.name, k.params, searches=frames and k.searches)

@@ -18,7 +18,7 @@ from ..trial.warmup import warm_up
 from ..core.frames import MESH_PATTERNS
 from ..trial.request import make_request
 from . import lab as lab_cmd
-from .options import BIDIRECTIONAL, EXT_HEADERS, EXT_HEADERS_SCOPE, FLOWS, FOREGROUND, ICMP_ECHO, PORTS, PRELIMINARY_CONNECTIONS, PRELIMINARY_RATE, RUNS, Option, Options, add_db, add_json, add_lab, add_selftest, value
+from .options import ADDRESSES, BIDIRECTIONAL, EXT_HEADERS, EXT_HEADERS_SCOPE, FLOWS, FOREGROUND, ICMP_ECHO, PORTS, PRELIMINARY_CONNECTIONS, PRELIMINARY_RATE, RUNS, Option, Options, add_db, add_json, add_lab, add_selftest, value
 
 TRIAL = {  # field: (option, default)
     "mix": (Option("--mix", "IPv4/IPv6 percentages of frames, e.g. 100/0, 90/10, 0/100"), "50/50"),
@@ -41,6 +41,7 @@ def add(sub: argparse._SubParsersAction, parser_class: type) -> None:
     o.add("ports", PORTS)
     o.add("preliminary_connections", PRELIMINARY_CONNECTIONS)
     o.add("preliminary_rate_fps", PRELIMINARY_RATE)
+    o.add("addresses", ADDRESSES)
     o.add("foreground", FOREGROUND)
     o.add("mesh", Option("--mesh", "mesh traffic among the testers of a mesh:N topology, --rate per sending port: "
                          + "; ".join(f"{k}: {v}" for k, v in MESH_PATTERNS.items()), choices=tuple(MESH_PATTERNS)))
@@ -63,7 +64,7 @@ def current_lab(site: Site) -> tuple[dict, DutConfig]:
 
 def translation_options(args: argparse.Namespace) -> dict:
     """The traffic options of RFC 9693's and RFC 8219's translators given (``preliminary_connections``,
-    ``preliminary_rate_fps``, ``foreground``)."""
+    ``preliminary_rate_fps``, ``foreground``), and the addresses the frames walk (``addresses``)."""
     out: dict = {}
     if getattr(args, "preliminary_connections", None) is not None:
         out["preliminary_connections"] = value(int, args.preliminary_connections, "preliminary_connections")
@@ -71,6 +72,8 @@ def translation_options(args: argparse.Namespace) -> dict:
         out["preliminary_rate_fps"] = value(float, args.preliminary_rate_fps, "preliminary_rate_fps")
     if getattr(args, "foreground", None) is not None:
         out["foreground"] = args.foreground
+    if getattr(args, "addresses", None) is not None:
+        out["addresses"] = value(int, args.addresses, "addresses")
     return out
 
 

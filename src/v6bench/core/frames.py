@@ -131,6 +131,10 @@ class Traffic:
     #: scenario scoped to it: a translator, NAT44), the other m - n flow 1's (the background, native): RFC 8219's
     #: foreground and background traffic as siitperf sends it (:func:`flow_weights`).
     foreground: str = "1/2"
+    #: How many source and how many destination addresses t1's frames walk (and t2's, back), each in a seeded
+    #: permutation of a range every lab routes (lab/model/topology.SOURCES, DESTINATIONS), so that a DUT's
+    #: receive-side scaling sees many flows (draft-lencse-bmwg-multiple-ip-addresses); 1: the testers' own.
+    addresses: int = 1
 
     def frames_json(self) -> dict:
         """The stored keys that say what the frames are (a throughput is reused only with the same); ``ports``
@@ -139,7 +143,7 @@ class Traffic:
         return {"ext_headers": self.ext_headers, "icmp_echo": self.icmp_echo,
                 **({"ext_headers_scope": self.ext_headers_scope} if self.ext_headers_scope != "all" else {}),
                 "ports": self.ports,
-                **{k: getattr(self, k) for k in ("preliminary_connections", "preliminary_rate_fps")
+                **{k: getattr(self, k) for k in ("preliminary_connections", "preliminary_rate_fps", "addresses")
                    if getattr(self, k) != getattr(Traffic, k)}}
 
     def to_json(self) -> dict:
@@ -153,13 +157,15 @@ class Traffic:
     def from_json(cls, d: dict) -> "Traffic":
         return cls(d.get("ext_headers"), d.get("icmp_echo"), d.get("flows", 1), d.get("ext_headers_scope", "all"),
                    d.get("runs_s"), d.get("ports", "fixed"), d.get("preliminary_connections", cls.preliminary_connections),
-                   d.get("preliminary_rate_fps", cls.preliminary_rate_fps), d.get("foreground", cls.foreground))
+                   d.get("preliminary_rate_fps", cls.preliminary_rate_fps), d.get("foreground", cls.foreground),
+                   d.get("addresses", 1))
 
     def describe(self) -> str:
         return "".join(f" +{x}" for x in (self.ext_headers, self.icmp_echo and f"echo-{self.icmp_echo}") if x) + \
             (" on flow 2" if self.ext_headers_scope != "all" else "") + (f" ×{self.flows} flows" if self.flows != 1 else "") + \
             (f" in {self.runs_s:g}-s runs" if self.runs_s is not None else "") + \
-            (f" foreground {self.foreground}" if self.foreground != Traffic.foreground else "")
+            (f" foreground {self.foreground}" if self.foreground != Traffic.foreground else "") + \
+            (f" ×{self.addresses} addresses" if self.addresses != 1 else "")
 
     def on_flow2(self) -> dict[int, str]:
         """What the second flow of each IP version carries that the first
@@ -223,6 +229,8 @@ def ports_used(asked: str) -> str:
 
 #: The preliminary phase's bounds: connections a stream walks, and its rate [frames/s].
 PRELIMINARY_CONNECTIONS = (1, 4_000_000)
+#: ``addresses``: 1 (the testers' own) up to the routed ranges' size (lab/model/topology.SOURCES, a /17).
+ADDRESSES = (1, 32_768)
 PRELIMINARY_RATE_FPS = (1.0, 10_000_000.0)
 
 
@@ -326,6 +334,13 @@ def check(traffic: Traffic, mix: Mix, frame_size: int, bidirectional: bool, mesh
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not lo <= value <= hi \
                 or (name == "preliminary_connections" and not isinstance(value, int)):
             raise UsageError(f"{value!r} is outside {lo:,.0f}..{hi:,.0f}" + (" (a whole number)" if name.endswith("connections") else " frames/s"), name)
+    if isinstance(traffic.addresses, bool) or not isinstance(traffic.addresses, int) \
+            or not ADDRESSES[0] <= traffic.addresses <= ADDRESSES[1]:
+        raise UsageError(f"{traffic.addresses!r} is outside {ADDRESSES[0]}..{ADDRESSES[1]:,} (a whole number)",
+                         "addresses")
+    if traffic.addresses != 1 and (mesh or traffic.icmp_echo):
+        raise UsageError("many addresses are for UDP test frames between t1 and t2 (not a mesh, not ICMP echo)",
+                         "addresses")
     if traffic.ext_headers_scope != "all" and not (traffic.ext_headers and traffic.flows == 2):
         raise UsageError("puts the extension headers on the second flow only: needs ext_headers and flows = 2",
                          "ext_headers_scope")

@@ -116,6 +116,11 @@ def check_machine(spec: LabSpec, dut: DutConfig) -> None:
     backends.for_spec(spec).check_machine(spec, dut)
 
 
+def routes_address_ranges(lab: Lab) -> bool:
+    """Whether the lab's routers route the ranges of many addresses (core/frames.Traffic.addresses)."""
+    return backends.of(lab).routes_address_ranges
+
+
 def empties_connections(spec: LabSpec) -> bool:
     """Whether the DUT's connection table can be emptied before each of RFC 9693's measurements on the
     kind of lab ``spec`` asks for (:func:`clear_connections`)."""

@@ -129,7 +129,9 @@ class Backend(Protocol):
       ``check_machine``: what this machine must have installed to build it;
       ``empties_connections``: whether RFC 9693's tests can empty its DUT's
       connection table (``clear_connections``) and set how long it keeps an
-      idle connection (``hold_connections``);
+      idle connection (``hold_connections``); ``routes_address_ranges``:
+      whether its routers route the ranges of many addresses
+      (lab/model/topology.SOURCES, DESTINATIONS);
     - ``up``: the lab ``lab up`` builds and keeps; ``take``: the lab a trial
       or a scenario runs on, locked throughout (built or taken into use,
       configured, and undone when the use ends);
@@ -147,6 +149,7 @@ class Backend(Protocol):
     """
 
     empties_connections: bool
+    routes_address_ranges: bool
 
     def dut_config(self, d: Record, spec: LabSpec) -> DutConfig: ...
 

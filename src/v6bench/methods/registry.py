@@ -42,7 +42,7 @@ class Point:
 #: The keys of a ``[[test]]`` table that set the test's frames (core/frames.Traffic) and its throughput search;
 #: a kind that sends test frames takes them all (campaign/spec.py).
 FRAME_KEYS = ("throughput_search", "ext_headers", "icmp_echo", "flows", "ext_headers_scope", "ports",
-              "preliminary_connections", "preliminary_rate_fps", "foreground", "runs_s")
+              "preliminary_connections", "preliminary_rate_fps", "foreground", "runs_s", "addresses")
 #: The ``[matrix]`` keys, which a ``[[test]]`` may set for itself.
 MATRIX_KEYS = ("mixes", "frame_sizes", "directions", "repeat", "drain_s", "settle_s")
 

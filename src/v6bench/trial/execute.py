@@ -35,7 +35,7 @@ from ..lab.machine import cost, wakeful
 from ..lab import interface
 from ..lab.protocol import Lab
 from ..engine.result import take_learned_tuples
-from . import answers, mesh, packet_io, preliminary, tester_limits
+from . import addresses, answers, mesh, packet_io, preliminary, tester_limits
 from .path import LabPath
 from .request import TrialRequest
 from .spec import engine_spec, ports_record
@@ -62,6 +62,7 @@ def _stream_summary(s: dict[str, Any]) -> dict[str, Any]:
         "reordered_frames": s["reordered_frames"],
         "duplicate_frames": s["duplicate_frames"],
         "negative_latency_frames": s.get("negative_latency_frames", 0),
+        **({"distinct_flows": n} if (n := addresses.distinct_flows(s)) is not None else {}),
         "latency_ns": {k: lat[k] for k in LATENCY_KEYS} if lat else None,
         "pdv_ns": s.get("pdv_ns"),
         "ipdv_ns": s.get("ipdv_ns"),
@@ -111,6 +112,7 @@ def summarize(lab: Lab, request: TrialRequest, fps: float, eng: dict[str, Any], 
         **({"foreground": request.foreground} if request.flows == 2 else {}),
         "order_seed": request.order_seed,
         "ports": ports if ports is not None else ports_record(lab, request),
+        **({"addresses": addresses.record(request.addresses)} if request.addresses > 1 else {}),
         "runs_s": request.runs_s,
         "mesh": request.mesh,
         "mesh_start_spread_s": spread_s,

@@ -42,6 +42,10 @@ def check_on_dut(traffic: Traffic, dut: DutConfig) -> None:
     if dut.scope == "flow2" and traffic.flows != 2:
         raise UsageError("the DUT's scenario is on each family's second flow only (its scope is flow2): "
                          "send two flows (flows = 2, --flows 2), or the trial would not meet it", "flows")
+    if traffic.addresses != 1 and (dut.keeps_state or dut.nat64 or dut.has_table):
+        raise UsageError("many addresses walk the lab's routed ranges: not through a DUT that keeps state (the "
+                         "preliminary phase opens connections of one address pair), a NAT64 (its addresses are "
+                         "the translator's) or a table (t1's frames walk its destinations)", "addresses")
 
 
 def check_connections(traffic: Traffic, mix: Mix, bidirectional: bool, dut: DutConfig) -> None:
@@ -54,9 +58,9 @@ def check_connections(traffic: Traffic, mix: Mix, bidirectional: bool, dut: DutC
         raise UsageError(f"{mix}: connections are opened by one family: mix 100/0 (NAT44) or 0/100 (NAT64)", "mix")
     plain = Traffic()
     others = (traffic.ext_headers, traffic.icmp_echo, traffic.flows, traffic.ext_headers_scope, traffic.runs_s,
-              traffic.preliminary_connections, traffic.preliminary_rate_fps, traffic.foreground)
+              traffic.preliminary_connections, traffic.preliminary_rate_fps, traffic.foreground, traffic.addresses)
     defaults = (plain.ext_headers, plain.icmp_echo, plain.flows, plain.ext_headers_scope, plain.runs_s,
-                plain.preliminary_connections, plain.preliminary_rate_fps, plain.foreground)
+                plain.preliminary_connections, plain.preliminary_rate_fps, plain.foreground, plain.addresses)
     if others != defaults or bidirectional:  # any UDP ports: the phases walk their own
         raise UsageError("connections are opened by plain UDP frames from t1, one flow, one way (no extension "
                          "headers, ICMP echo, runs or second flow; not bidirectional)", "connections")

@@ -54,7 +54,7 @@ class LabTester:
                            runs_s=self.traffic.runs_s, ports=self.traffic.ports,
                            preliminary_connections=self.traffic.preliminary_connections,
                            preliminary_rate_fps=self.traffic.preliminary_rate_fps,
-                           foreground=self.traffic.foreground)
+                           foreground=self.traffic.foreground, addresses=self.traffic.addresses)
         r = execute.trial(self.lab, req, self.site.engine_pid_file, adjust, during, self.selftest, with_preliminary)
         extra = {}
         if r.get("action"):

@@ -62,6 +62,8 @@ class TrialRequest:
     preliminary_rate_fps: float = frames.Traffic.preliminary_rate_fps
     #: With two flows, n of every m frames of a family are flow 2's (core/frames.Traffic.foreground).
     foreground: str = frames.Traffic.foreground
+    #: Source and destination addresses t1's frames walk (core/frames.Traffic.addresses).
+    addresses: int = 1
 
     def __post_init__(self) -> None:
         if self.mesh is not None:
@@ -78,7 +80,7 @@ class TrialRequest:
     @property
     def traffic(self) -> Traffic:
         return Traffic(self.ext_headers, self.icmp_echo, self.flows, self.ext_headers_scope, self.runs_s, self.ports,
-                       self.preliminary_connections, self.preliminary_rate_fps, self.foreground)
+                       self.preliminary_connections, self.preliminary_rate_fps, self.foreground, self.addresses)
 
     def check_on_lab(self, topology: str, link_speed_bps: float, mtu: Mtus, tunnel: Tunnel | None,
                      dut: DutConfig = DutConfig()) -> float:
@@ -118,8 +120,8 @@ def make_request(mix: str, frame_size: int, rate: str, duration_s: float, bidire
                  flows: int = 1, ext_headers_scope: str = "all", runs_s: float | None = None,
                  ports: str = "auto", preliminary_connections: int = Traffic.preliminary_connections,
                  preliminary_rate_fps: float = Traffic.preliminary_rate_fps,
-                 foreground: str = Traffic.foreground) -> TrialRequest:
+                 foreground: str = Traffic.foreground, addresses: int = 1) -> TrialRequest:
     return TrialRequest(parse_mix(mix), int(frame_size), parse_rate(rate), float(duration_s), bidirectional,
                         ext_headers=ext_headers, icmp_echo=icmp_echo, mesh=mesh, flows=flows, ext_headers_scope=ext_headers_scope,
                         runs_s=runs_s, ports=ports, preliminary_connections=preliminary_connections,
-                        preliminary_rate_fps=preliminary_rate_fps, foreground=foreground)
+                        preliminary_rate_fps=preliminary_rate_fps, foreground=foreground, addresses=addresses)

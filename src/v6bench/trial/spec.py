@@ -26,7 +26,7 @@ from ..lab import interface
 from ..lab.protocol import Lab
 from ..lab.model import translation
 from ..lab.model.tunnel import Tunnel
-from . import answers, mesh, packet_io, preliminary
+from . import addresses, answers, mesh, packet_io, preliminary
 from ..core import ext_headers, frames
 from .path import LabPath
 from .request import TrialRequest
@@ -62,9 +62,12 @@ def engine_spec(lab: Lab, request: TrialRequest, fps: float) -> TrialSpec:
         ports = tuple(replace(p, tx_run_frames=max(1, round(request.runs_s * fps))) if p.sends else p for p in ports)
     tunnel = interface.tunnel(lab)
     walks = table_walks(lab)
-    if walks and request.ext_headers and ext_headers.has_routing_header(request.ext_headers):
+    if request.addresses > 1 and not interface.routes_address_ranges(lab):
+        raise UsageError("many addresses need the router's routes toward their ranges, which only a lab v6bench "
+                         "built holds (an external router routes what its own configuration does)", "addresses")
+    if (walks or request.addresses > 1) and request.ext_headers and ext_headers.has_routing_header(request.ext_headers):
         raise UsageError(f"the {request.ext_headers} preset's routing header names the final destination: not "
-                         "with a table's destinations", "ext_headers")
+                         "with a table's destinations or many addresses", "ext_headers")
     if request.bidirectional and lab.dut_config.xlat and not preliminary.needed(lab, request):
         raise UsageError("through 464XLAT t2's IPv4 reaches t1 only by answering t1's connections: RFC 4814 ports "
                          "(not --ports fixed) and UDP frames, when bidirectional", "bidirectional")
@@ -100,6 +103,8 @@ def _pair_streams(lab: Lab, request: TrialRequest, src: str, dst: str, tunnel: T
             stream = _icmp_echo(lab, request.icmp_echo, stream)
         elif (src, dst) == ("t1", "t2") and version in walks:
             stream = replace(stream, walk=walks[version])
+        elif request.addresses > 1:  # many flows for receive-side scaling (trial/addresses.py)
+            stream = replace(stream, walk=addresses.walk(version, request.addresses, src, request.order_seed))
         first.append(stream)
     # Further flows: the same frames from their own UDP source port (core/frames.FLOW_SRC_PORT: what a
     # DUT scenario scoped to flow 2 matches; unscoped, an A/A control), listed flow by flow so that the

@@ -62,6 +62,7 @@ class NamespaceBackend:
     #: Whether R1's connection table can be emptied and counted (``clear_connections``): RFC 9693's
     #: ``connections`` test needs it (campaign/spec.py checks it before any lab is used).
     empties_connections = True
+    routes_address_ranges = True  # the topology's static routes hold them (lab/model/topology.py)
 
     def check_test(self, spec: LabSpec, test_kind: str, runs_host_stacks: bool, reset_kinds: tuple[str, ...]) -> None:
         """What a test of ``test_kind`` needs of this kind of lab, checked

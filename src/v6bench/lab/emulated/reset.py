@@ -36,7 +36,7 @@ from pyroute2.netlink.rtnl.ndmsg import NUD_FAILED, NUD_INCOMPLETE
 from ...core.errors import LabError
 from ...core.tester import RESET_KINDS as KINDS
 from . import build, fib_load, translator, tunnel_setup
-from ..machine import napi
+from ..machine import napi, nsctl
 from ..model.site import Site
 from .state import LabState, save
 from ..model.topology import Node, Topology, parse_topology
@@ -116,8 +116,8 @@ def reset(site: Site, lab: LabState, kind: str, router: str = "r1") -> tuple[Lab
 
 def _take_down(site: Site, node: Node, kind: str) -> None:
     """A soft reset takes the router's links down; a hard one its whole
-    namespace, its interfaces kept aside in a holding namespace and moved
-    into the new one."""
+    namespace and what runs in it (a translator), its interfaces kept
+    aside in a holding namespace and moved into the new one."""
     if kind == "soft":
         _links_down(site, node)
         return
@@ -126,7 +126,7 @@ def _take_down(site: Site, node: Node, kind: str) -> None:
     pr_netns.create(hold)
     try:
         _move(site.netns(node.name), hold, names)
-        pr_netns.remove(site.netns(node.name))
+        nsctl.remove(site.netns(node.name))  # its processes too: a namespace outlives its name while one runs
         build.create_node_namespace(site, node)
         _move(hold, site.netns(node.name), names)
     finally:

@@ -28,6 +28,7 @@ class ExternalBackend:
     DUT_KEYS = ("table", "table_seed", "destinations")
     #: Its DUT's connection table is its own (``clear_connections`` refuses).
     empties_connections = False
+    routes_address_ranges = False  # the router holds what its own configuration routes
 
     def dut_config(self, d: dict[str, Any], spec: LabSpec) -> DutConfig:
         """The DUT is configured by the file's ``apply`` command: of

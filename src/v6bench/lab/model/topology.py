@@ -27,7 +27,10 @@ Addressing (RFC 2544 App. C, RFC 5180 §5.2; /24 and /64 subnets):
   on a router–router link the lower router is .1 / ::1, the higher .2 / ::2;
 - ``p2p``: one link 198.18.0.0/24, 2001:2::/64, t1 at .2 / ::2 and t2 at .3 / ::3;
 - ``mesh:N``: tester tK (K ≥ 3) on 198.18.(30+K).0/24 and 2001:2:0:(30+K)::/64
-  (t3: 198.18.33.0/24, 2001:2:0:33::/64), router .1, tester .2.
+  (t3: 198.18.33.0/24, 2001:2:0:33::/64), router .1, tester .2;
+- many addresses (:data:`SOURCES`, :data:`DESTINATIONS`): 198.18.128.0/17 and
+  2001:2:0:8000::/64 routed toward t1, 198.19.128.0/17 and 2001:2:0:9000::/64
+  toward t2, by every router.
 
 Tester addresses belong to the packet engine, never to the tester's kernel.
 """
@@ -60,6 +63,11 @@ class Subnet:
 #: The subnet at t1's side, at t2's side, and of the link rJ–rJ+1.
 LEFT = Subnet(ipaddress.IPv4Network("198.18.0.0/24"), ipaddress.IPv6Network("2001:2::/64"))
 RIGHT = Subnet(ipaddress.IPv4Network("198.19.0.0/24"), ipaddress.IPv6Network("2001:2:0:1::/64"))
+#: The ranges t1's frames come from and go to with many addresses (core/frames.Traffic.addresses): every router
+#: routes SOURCES toward t1 and DESTINATIONS toward t2, each via the next hop on the way (a tester's own address
+#: at the ends), so that a tester port answers for a whole range as a router behind it would.
+SOURCES = Subnet(ipaddress.IPv4Network("198.18.128.0/17"), ipaddress.IPv6Network("2001:2:0:8000::/64"))
+DESTINATIONS = Subnet(ipaddress.IPv4Network("198.19.128.0/17"), ipaddress.IPv6Network("2001:2:0:9000::/64"))
 
 
 def mesh_tester(k: int) -> Subnet:
@@ -205,9 +213,9 @@ def _chain(name: str, routers: int) -> Topology:
             # subnets to the right (links idx+1..) via the right neighbour.
             left_if = ifaces[names[idx - 1]][-1]  # the left neighbour's right-hand end
             right_if = ifaces[names[idx + 1]][0]  # the right neighbour's left-hand end
-            for s in subnets[: idx - 1]:
+            for s in [*subnets[: idx - 1], SOURCES]:
                 routes += [Route(str(s.ipv4), left_if.ipv4.split("/")[0]), Route(str(s.ipv6), left_if.ipv6.split("/")[0])]
-            for s in subnets[idx + 1 :]:
+            for s in [*subnets[idx + 1 :], DESTINATIONS]:
                 routes += [Route(str(s.ipv4), right_if.ipv4.split("/")[0]), Route(str(s.ipv6), right_if.ipv6.split("/")[0])]
         nodes.append(Node(n, role, tuple(ifaces[n]), tuple(routes)))
     return Topology(name, tuple(nodes))
