@@ -10,6 +10,9 @@ trial, naming the rate (or the connections) to lower."""
 
 from __future__ import annotations
 
+import contextlib
+from typing import Iterator
+
 import pytest
 
 from cli_site import PREFIX, RUN_DIR, capture, clean_site, remove_run_dir, trial_json, tshark_fields, v6bench  # noqa: F401
@@ -20,11 +23,19 @@ pytestmark = [pytest.mark.netns, pytest.mark.usefixtures("clean_site", "remove_r
 SITE = Site(RUN_DIR, PREFIX)
 
 
-def test_each_frame_has_its_own_ports_and_a_scoped_acl_still_finds_flow_2(tmp_path):
-    up = v6bench("lab", "up", "--acl", "1", "--acl-family", "ipv6", "--scope", "flow2")
+@contextlib.contextmanager
+def lab_up(*options: str) -> Iterator[str]:
+    """A lab (``lab up OPTIONS``) for the block, taken down after it; yields R1's namespace."""
+    up = v6bench("lab", "up", *options)
     assert up.returncode == 0, up.stderr
     try:
-        r1 = state.load(SITE).node("r1")["netns"]
+        yield state.load(SITE).node("r1")["netns"]
+    finally:
+        v6bench("lab", "down")
+
+
+def test_each_frame_has_its_own_ports_and_a_scoped_acl_still_finds_flow_2(tmp_path):
+    with lab_up("--acl", "1", "--acl-family", "ipv6", "--scope", "flow2") as r1:
         pcap = tmp_path / "r1-t2.pcap"
         with capture(r1, "r1-t2", pcap, 2000, "udp") as tshark:
             res = trial_json("--mix", "50/50", "--frame-size", "128", "--rate", "1kfps", "--duration", "1",
@@ -44,8 +55,6 @@ def test_each_frame_has_its_own_ports_and_a_scoped_acl_still_finds_flow_2(tmp_pa
         assert flow2 == 500, flow2
         # The scoped ACL walks IPv6's flow 2 only: its permit matched exactly that flow's 250 frames.
         assert res["dut"]["acl"]["r1"]["v6"] == {"permit": 250, "deny": 0}, res["dut"]["acl"]
-    finally:
-        v6bench("lab", "down")
 
 
 def test_many_addresses_cross_the_router_each_pair_once_a_cycle(tmp_path):
@@ -53,10 +62,7 @@ def test_many_addresses_cross_the_router_each_pair_once_a_cycle(tmp_path):
     link to t2 (tshark, apart from the engine) each family's frames carry 64 sources and 64 destinations, the
     first 64 of each range, every one of them within the first 64 frames; each stream made as many distinct
     4-tuples as frames (its ports walk too)."""
-    up = v6bench("lab", "up")
-    assert up.returncode == 0, up.stderr
-    try:
-        r1 = state.load(SITE).node("r1")["netns"]
+    with lab_up() as r1:
         pcap = tmp_path / "r1-t2.pcap"
         with capture(r1, "r1-t2", pcap, 1000, "udp") as tshark:
             res = trial_json("--mix", "50/50", "--frame-size", "128", "--rate", "1kfps", "--duration", "1",
@@ -72,15 +78,10 @@ def test_many_addresses_cross_the_router_each_pair_once_a_cycle(tmp_path):
             assert len({s for s, _ in pairs}) == len({d for _, d in pairs}) == 64, fam
             assert len(set(pairs[:64])) == 64, "each pair once in a cycle"
             assert all(s.startswith(first_src) and d.startswith(first_dst) for s, d in pairs), fam
-    finally:
-        v6bench("lab", "down")
 
 
 def test_through_a_dut_that_keeps_state_the_preliminary_phase_opens_every_connection_the_trial_uses(tmp_path):
-    up = v6bench("lab", "up", "--nat44", "--nat64", "stateful")
-    assert up.returncode == 0, up.stderr
-    try:
-        r1 = state.load(SITE).node("r1")["netns"]
+    with lab_up("--nat44", "--nat64", "stateful") as r1:
         pcap = tmp_path / "r1-t1.pcap"  # as sent: R1's source NAT may move a port where two inside addresses meet
         with capture(r1, "r1-t1", pcap, 3100, "udp") as tshark:
             res = trial_json("--mix", "50/50", "--frame-size", "128", "--rate", "2kfps", "--duration", "1",
@@ -99,18 +100,13 @@ def test_through_a_dut_that_keeps_state_the_preliminary_phase_opens_every_connec
         sent = [(int(r[2]), int(r[3])) for r in rows if r[0] == "198.18.0.2" or r[1] == "2001:2::2"]
         assert len(sent) == 2 * 506 + 2000, (len(sent), tshark)  # the phase's frames, then the trial's
         assert set(sent) == {(s, d) for s in range(1024, 1047) for d in range(1, 23)}
-    finally:
-        v6bench("lab", "down")
 
 
 def test_both_ways_t2_answers_on_the_connections_the_phase_learned(tmp_path):
     """RFC 9693's Responder (trial/answers.py): t2's frames go to the address and port R1's NAT chose for
     each of t1's connections (read off the wire by tshark, apart from the engine), from its destination
     port; every frame arrives both ways, IPv4's answers to IPv6 as IPv6, and the trial opens no session."""
-    up = v6bench("lab", "up", "--nat44", "--nat64", "stateful")
-    assert up.returncode == 0, up.stderr
-    try:
-        r1 = state.load(SITE).node("r1")["netns"]
+    with lab_up("--nat44", "--nat64", "stateful") as r1:
         pcap = tmp_path / "r1-t2.pcap"
         with capture(r1, "r1-t2", pcap, 2 * 110 + 2 * 500, "udp") as tshark:
             res = trial_json("--mix", "50/50", "--frame-size", "128", "--rate", "500fps", "--duration", "1",
@@ -126,8 +122,6 @@ def test_both_ways_t2_answers_on_the_connections_the_phase_learned(tmp_path):
         answers = [(r[1], int(r[3]), int(r[2])) for r in rows if r[0] == t2]  # t2's frames, read back the same way
         assert len(opened) == 2 * 110 and len(answers) == 500, (len(opened), len(answers), tshark)
         assert set(answers) <= opened and len(set(answers)) == 2 * 110
-    finally:
-        v6bench("lab", "down")
 
 
 def test_a_preliminary_phase_the_dut_cannot_keep_stops_the_trial_naming_the_rate():
