@@ -70,7 +70,7 @@ def test_resets_show_as_receive_gaps(tmp_path, kind):
     least the reset's own work, and the router's NAPI threads, which the
     kernel starts anew, are pinned again."""
     out = _run(tmp_path, "test", "reset", "--kinds", kind, "--mix", "50/50", "--frame-size", "128", "--link-speed", "100M",
-               "--dut-limit", str(LIMIT_FPS), "--trial-duration", "2", "--reset-at-s", "1", "--resolution", "0.05", "--drain", "0.5",
+               "--dut-limit", str(LIMIT_FPS), "--trial-duration", "2", "--reset-at-s", "1", "--resolution", "0.2", "--drain", "0.5",
                "--settle", "0.1", "--repeat", "1")
     (t,) = out["tests"]
     r = t["result"]
