@@ -4,12 +4,17 @@ NAT on R2, the IPv6-only link's 20 bytes in the path's line rate, and the
 engine spec of a trial through both (t2 answering t1's connections)."""
 
 import dataclasses
+import re
 
 import pytest
 
 from v6bench.core.errors import UsageError
 from v6bench.lab import interface
-from v6bench.lab.model import translation, xlat
+from v6bench.lab.emulated.build import SYSCTLS
+from v6bench.lab.model import jool, translation, xlat
+from v6bench.lab.model.mtu import Mtus
+from v6bench.lab.model.topology import ROUTER
+from v6bench.lab.vm import vm_config
 from v6bench.lab.model.dut import DutConfig, ruleset
 from v6bench.lab.model.spec import LabSpec, dut_config
 from v6bench.lab.model.topology import parse_topology
@@ -57,13 +62,27 @@ def test_the_xlat_key_refuses_what_it_cannot_join(d, words):
     assert e.value.field == ("xlat",)
 
 
-def test_464xlat_needs_topology_b_and_namespace_routers():
+def test_464xlat_needs_topology_b_and_on_vm_routers_jool_translates_in_the_guests():
     with pytest.raises(UsageError, match="topology b") as e:
         dut_config({"xlat": "464"}, LabSpec(topology="a"))
     assert e.value.field == ("xlat",)
-    with pytest.raises(UsageError, match="namespace routers") as e:
-        VmBackend().dut_config({"xlat": "464"}, LabSpec(topology="b", router_kind="vm"))
-    assert e.value.field == ("xlat",)
+    assert VmBackend().dut_config({"xlat": "464"}, LabSpec(topology="b", router_kind="vm")).xlat == "464"
+    b = parse_topology("b")
+
+    def script(router: str) -> list[str]:  # "ip" as the guest runs it, whatever its path
+        text = vm_config.startup_script(b, router, Mtus(), SYSCTLS[ROUTER], DutConfig(xlat="464"), 1e9)
+        return [re.sub(r"^/\S*/ip ", "ip ", line) for line in text.splitlines()]
+    r1 = script("r1")
+    at = r1.index("jool_siit instance add v6bench --netfilter --pool6 2001:2:0:6464::/96")
+    assert r1[at + 1:at + 3] == ["jool_siit -i v6bench eamt add 198.18.0.2/32 2001:2:0:4646::c612:2/128",
+                                 "ip -6 route replace 2001:2:0:6464::/96 via 2001:2:0:11::2"]
+    r2 = script("r2")
+    at = r2.index("jool instance add v6bench --netfilter --pool6 2001:2:0:6464::/96")
+    assert r2[at + 1:at + 4] == ["jool -i v6bench pool4 add 198.19.0.1 61001-65535 --udp",
+                                 "ip -6 route replace 2001:2:0:4646::/96 via 2001:2:0:11::1",
+                                 "ip -4 route replace unreachable 198.18.0.0/24"]
+    assert not any(line.startswith("nft") for line in r1 + r2), "Jool's NAT64 keeps its own sessions"
+    assert jool.translators("", "464") == [("r2", "stateful", "translator"), ("r1", "stateless", "clat")]
 
 
 def test_the_ipv6_only_link_counts_20_bytes_a_frame_in_the_line_rate_and_t2_answers():

@@ -1,7 +1,8 @@
 """NAT64 on a VM router: Jool in the guest's kernel (``[dut] nat64`` with
 ``router = "vm"``), the same translator as :mod:`.translation` describes
 with the same addresses, built by Jool instead of TAYGA (no commands run
-here: the guest's startup script runs these lines, lab/vm/vm_config.py).
+here: the guest's startup script runs these lines, lab/vm/vm_config.py);
+464XLAT's CLAT and PLAT likewise (:func:`xlat_commands`).
 
 - ``stateless``: SIIT Jool (RFC 7915) in netfilter mode, pool6
   :data:`~.translation.PREFIX`, and one EAMT entry (RFC 7757) mapping t1's
@@ -22,7 +23,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from . import translation
+from . import translation, xlat
+from .topology import Topology
 
 #: The Jool instance's name in the guest.
 INSTANCE = "v6bench"
@@ -47,6 +49,28 @@ def setup_commands(mode: str, t1_ipv6: str, r1_t2_ipv4: str) -> list[list[str]]:
     else:
         out.append([jool, "-i", INSTANCE, "pool4", "add", r1_t2_ipv4, "{}-{}".format(*POOL4_PORTS), "--udp"])
     return out
+
+
+def xlat_commands(topo: Topology, router: str) -> list[list[str]]:
+    """464XLAT on VM routers (:mod:`.xlat`): SIIT Jool as the CLAT on R1
+    (pool6 the NAT64 prefix, one EAMT entry mapping t1's IPv4 address to
+    its CLAT address), NAT64 Jool as the PLAT on R2 (pool4 R2's address
+    toward t2, as :func:`setup_commands`), and the routes past them."""
+    if router == "r1":
+        t1_v4 = topo.node("t1").interfaces[0].ipv4.split("/")[0]
+        out = [["jool_siit", "instance", "add", INSTANCE, "--netfilter", "--pool6", str(translation.PREFIX)],
+               ["jool_siit", "-i", INSTANCE, "eamt", "add", f"{t1_v4}/32", f"{xlat.clat_address(t1_v4)}/128"]]
+    else:
+        out = setup_commands("stateful", "", topo.node(router).interface(f"{router}-t2").ipv4.split("/")[0])
+    return out + [["ip", *r] for r in xlat.routes(topo)[router]]
+
+
+def translators(nat64: str, xlat_mode: str) -> list[tuple[str, str, str]]:
+    """The Jools a VM lab's DUT runs, as (router, mode, the trial record's key): R1's NAT64
+    (``translator``), or 464XLAT's PLAT on R2 (``translator``) and CLAT on R1 (``clat``)."""
+    if nat64:
+        return [("r1", nat64, "translator")]
+    return [("r2", "stateful", "translator"), ("r1", "stateless", "clat")] if xlat_mode else []
 
 
 def stats_command(mode: str) -> list[str]:

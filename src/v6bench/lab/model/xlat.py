@@ -64,22 +64,28 @@ def taygas(nat64: str, xlat: str, topo: Topology) -> tuple[Tayga, ...]:
     return _xlat(topo) if xlat else ()
 
 
+def routes(topo: Topology) -> dict[str, tuple[tuple[str, ...], ...]]:
+    """The ``ip`` arguments of the routes past the translators, by router:
+    R1 sends the NAT64 prefix to R2, R2 the CLAT's prefix to R1 and holds
+    t1's IPv4 network unreachable (whatever translates, TAYGA or Jool)."""
+    (t1,) = topo.node("t1").interfaces
+    return {"r1": (("-6", "route", "replace", str(translation.PREFIX), "via", _peer(topo, "r1", "r2", 6)),),
+            "r2": (("-6", "route", "replace", str(CLAT_PREFIX), "via", _peer(topo, "r2", "r1", 6)),
+                   ("-4", "route", "replace", "unreachable", str(ipaddress.ip_interface(t1.ipv4).network)))}
+
+
 def _xlat(topo: Topology) -> tuple[Tayga, Tayga]:
-    """The CLAT on R1 and the PLAT on R2 of topology b ``topo``."""
+    """The CLAT on R1 and the PLAT on R2 of topology b ``topo`` (TAYGA)."""
     (t1,) = topo.node("t1").interfaces
     (t2,) = topo.node("t2").interfaces
     t1_v4 = t1.ipv4.split("/")[0]
+    past = routes(topo)
     clat = Tayga("r1", CLAT_DEV,
                  (f"tun-device {CLAT_DEV}", f"ipv4-addr {CLAT_V4}", f"ipv6-addr {CLAT_V6}",
                   f"prefix {translation.PREFIX}", f"map {t1_v4} {clat_address(t1_v4)}"),
                  (("-4", "route", "replace", str(ipaddress.ip_interface(t2.ipv4).network), "dev", CLAT_DEV),
                   ("-4", "route", "replace", f"{CLAT_V4}/32", "dev", CLAT_DEV),
-                  ("-6", "route", "replace", str(CLAT_PREFIX), "dev", CLAT_DEV),
-                  ("-6", "route", "replace", str(translation.PREFIX), "via", _peer(topo, "r1", "r2", 6))),
+                  ("-6", "route", "replace", str(CLAT_PREFIX), "dev", CLAT_DEV), *past["r1"]),
                  False)
     plat = translation.nat64("stateful", "")
-    t1_net = str(ipaddress.ip_interface(t1.ipv4).network)
-    plat = replace(plat, router="r2",
-                   routes=(*plat.routes, ("-6", "route", "replace", str(CLAT_PREFIX), "via", _peer(topo, "r2", "r1", 6)),
-                           ("-4", "route", "replace", "unreachable", t1_net)))
-    return clat, plat
+    return clat, replace(plat, router="r2", routes=(*plat.routes, *past["r2"]))

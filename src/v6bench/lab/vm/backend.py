@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...core.errors import LabError, UsageError
+from ...core.errors import LabError
 from ..emulated.backend import NamespaceBackend
 from ..emulated.state import LabState
 from ..model import tunnel
@@ -26,14 +26,6 @@ class VmBackend(NamespaceBackend):
     tunnels_where = "on VM routers"
     tunnel_stand_in = False
     empties_connections = False
-
-    def dut_config(self, d: dict[str, Any], spec: LabSpec) -> DutConfig:
-        """The namespace routers' ``[dut]``, but 464XLAT (TAYGA's CLAT and PLAT run on namespace routers;
-        Jool's in the guest is not built yet)."""
-        dut = super().dut_config(d, spec)
-        if dut.xlat:
-            raise UsageError("464XLAT runs on namespace routers for now (--router ns)", "xlat")
-        return dut
 
     def clear_connections(self, lab: LabState) -> float:
         raise LabError("RFC 9693's connection measurements run on namespace routers for now (the VM router's "

@@ -67,6 +67,8 @@ def startup_script(topo: Topology, router: str, mtu: Mtus, sysctls: dict[str, An
             lines.append(_q(["tc", *shape.tbf_args(i.name, link_speed_bps, mtu.of(i.node, i.peer_node))]))
     if dut.tunnel:  # topology b only (lab/model/tunnel.check_topology): routers r1 and r2
         lines += tunnel_lines(topo, router, dut.tunnel, mtu, dut.scope == "flow2")
+    if dut.xlat:  # topology b: the CLAT on R1, the PLAT on R2 (lab/model/xlat.py)
+        lines += [_q(argv) for argv in jool.xlat_commands(topo, router)]
     if dut.nat64 and router == "r1":  # topology a only (lab/model/dut.py)
         t1_ipv6 = topo.node("t1").interfaces[0].ipv6.split("/")[0]
         r1_t2 = node.interface("r1-t2").ipv4.split("/")[0]

@@ -212,18 +212,18 @@ class VmObserver:
                 self.observers.append(SnmpObserver(dut, connect(dut)))
                 self.vms.append(vm_of(node))
 
-    def before(self) -> tuple[list[Any], dict[str, Any] | None]:
+    def before(self) -> tuple[list[Any], dict[str, dict[str, Any] | None]]:
         return [o.before() for o in self.observers], self._jool()
 
-    def _jool(self) -> dict[str, Any] | None:
-        """R1's Jool counters (lab/model/jool.py) with NAT64, else None; None too where its instance is gone."""
-        mode = self.lab.dut_config.nat64
-        if not mode:
-            return None
-        try:
-            return jool.parse_stats(guest_of(self.lab.node("r1")).command(jool.stats_command(mode)))
-        except LabError:
-            return None
+    def _jool(self) -> dict[str, dict[str, Any] | None]:
+        """Each Jool's counters (lab/model/jool.py) by router; None where its instance is gone."""
+        out: dict[str, dict[str, Any] | None] = {}
+        for router, mode, _ in jool.translators(self.lab.dut_config.nat64, self.lab.dut_config.xlat):
+            try:
+                out[router] = jool.parse_stats(guest_of(self.lab.node(router)).command(jool.stats_command(mode)))
+            except LabError:
+                out[router] = None
+        return out
 
     @contextmanager
     def during(self, limit_s: float, traffic_s: float | None = None) -> Iterator[tuple[list[Any], Sampler, list[int]]]:
@@ -268,8 +268,11 @@ class VmObserver:
                                for c, ns in window["cpus"].items()}
         out["forwarding"] = cost.with_runs(cost.forwarding([_qemu_share(r["host"]) for r in routers], QEMU_BASIS),
                                            eng, host)
-        if self.lab.dut_config.nat64:
-            out["translator"] = jool.translated(self.lab.dut_config.nat64, jool_before, self._jool())
+        now = self._jool()
+        for router, mode, key in jool.translators(self.lab.dut_config.nat64, self.lab.dut_config.xlat):
+            out[key] = jool.translated(mode, jool_before.get(router), now.get(router))
+        if "clat" in out:
+            out["clat"]["mode"] = "clat"
         return out
 
     def reasons(self, eng: dict[str, Any], observed: dict[str, Any], reset_router: str | None) -> list[str]:
