@@ -194,7 +194,7 @@ def test_a_dut_of_known_connection_capacity_and_rate_counts_and_limits_new_conne
     text = ruleset(DutConfig(max_connections=1000, max_new_fps=2000), a, "r1")
     fwd = chain(text, "forward")
     assert "ct state new add @connections { ip daddr ct count over 1000 } counter drop" in fwd
-    assert "meta nfproto ipv4 ct state new limit rate over 2000/second burst 5 packets counter drop" in fwd
+    assert "meta nfproto ipv4 ct state new limit rate over 2000/second burst 40 packets counter drop" in fwd
     assert "set connections" in text and DutConfig(max_connections=1).keeps_state
     assert not DutConfig(nat64="stateless").keeps_state and DutConfig(nat64="stateful").keeps_state
     with pytest.raises(UsageError, match="max_new_fps"):
