@@ -90,6 +90,8 @@ DUT = {
     "xlat": Option("--xlat", "double translation on topology b: 464 (464XLAT, RFC 6877: a CLAT on R1 and a "
                    "stateful PLAT on R2, t1's IPv4 crossing R1-R2 as IPv6; namespace routers, TAYGA) [none]",
                    choices=XLAT_MODES),
+    "dslite": Option("--dslite", "encapsulation on topology b of VM routers: DS-Lite (RFC 6333: a B4 on R1 tunnels "
+                     "t1's IPv4 in IPv6 to the AFTR on R2, which decapsulates it and does NAT44)", switch=True),
     "tunnel": Option("--tunnel", "topology b: IPv4 in IPv6 or IPv6 in IPv4 between R1 and R2; namespace routers "
                      "(stand-ins): 4in6 by SRv6 encap, 6in4 by VXLAN; VM routers (real): 4in6 by ip6tnl, 6in4 by "
                      "sit, gre6in4, gre4in6 [none]", choices=TUNNELS),

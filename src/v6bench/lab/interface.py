@@ -15,7 +15,7 @@ from .machine import lock as machine_lock
 from .model.dut import DutConfig
 from .model.site import Site
 from .model.spec import LabSpec
-from .model import xlat
+from .model import dslite, xlat
 from .model.tunnel import Tunnel
 from .protocol import Lab, Observer, Record
 
@@ -87,13 +87,19 @@ def tunnel(lab: Lab) -> Tunnel | None:
     """The tunnel the lab's path carries between R1 and R2 (its overhead
     counts in the line rate, trial/path.py), as its routers make it; None
     without one or on an external lab (its tunnels are its own). 464XLAT's
-    IPv6-only link counts as one (lab/model/xlat.LINK)."""
-    return xlat.LINK if lab.dut_config.xlat else backends.of(lab).tunnel(lab.dut_config.tunnel)
+    IPv6-only link and DS-Lite's softwire count as one (:func:`_scenario_link`)."""
+    return _scenario_link(lab.dut_config) or backends.of(lab).tunnel(lab.dut_config.tunnel)
 
 
 def spec_tunnel(spec: LabSpec, dut: DutConfig) -> Tunnel | None:
     """:func:`tunnel` of the lab ``spec`` and ``dut`` would give, before any lab."""
-    return xlat.LINK if dut.xlat else backends.for_spec(spec).tunnel(dut.tunnel)
+    return _scenario_link(dut) or backends.for_spec(spec).tunnel(dut.tunnel)
+
+
+def _scenario_link(dut: DutConfig) -> Tunnel | None:
+    """The R1–R2 link of a transition scenario that is not a ``tunnel``: 464XLAT's (lab/model/xlat.LINK) or
+    DS-Lite's (lab/model/dslite.LINK)."""
+    return xlat.LINK if dut.xlat else dslite.LINK if dut.dslite else None
 
 
 def tunnel_record(lab: Lab) -> Record | None:

@@ -65,9 +65,9 @@ def check_connections(traffic: Traffic, mix: Mix, bidirectional: bool, dut: DutC
         raise UsageError("connections are opened by plain UDP frames from t1, one flow, one way (no extension "
                          "headers, ICMP echo, runs or second flow; not bidirectional)", "connections")
     (version, _), = mix.versions
-    keeps = (dut.nat44 or bool(dut.xlat)) if version == 4 else dut.nat64 == "stateful"
+    keeps = (dut.nat44 or dut.answers_only) if version == 4 else dut.nat64 == "stateful"
     if not keeps or dut.scope != "all":
-        needed = 'nat44 = true (--nat44) or xlat = "464"' if version == 4 else 'nat64 = "stateful" (--nat64 stateful)'
+        needed = 'nat44 = true (--nat44), xlat = "464" or dslite = true' if version == 4 else 'nat64 = "stateful" (--nat64 stateful)'
         raise UsageError(f"{mix}: IPv{version}'s connections need a DUT that keeps them on every flow: {needed}, "
                          f"scope all", "mix")
 

@@ -68,8 +68,9 @@ def engine_spec(lab: Lab, request: TrialRequest, fps: float) -> TrialSpec:
     if (walks or request.addresses > 1) and request.ext_headers and ext_headers.has_routing_header(request.ext_headers):
         raise UsageError(f"the {request.ext_headers} preset's routing header names the final destination: not "
                          "with a table's destinations or many addresses", "ext_headers")
-    if request.bidirectional and lab.dut_config.xlat and not preliminary.needed(lab, request):
-        raise UsageError("through 464XLAT t2's IPv4 reaches t1 only by answering t1's connections: RFC 4814 ports "
+    if request.bidirectional and lab.dut_config.answers_only and not preliminary.needed(lab, request):
+        raise UsageError(f"through {'464XLAT' if lab.dut_config.xlat else 'DS-Lite'} t2's IPv4 reaches t1 only by "
+                         "answering t1's connections: RFC 4814 ports "
                          "(not --ports fixed) and UDP frames, when bidirectional", "bidirectional")
     if request.bidirectional and not request.mesh and preliminary.needed(lab, request):
         forward = _pair_streams(lab, request, "t1", "t2", tunnel, walks)

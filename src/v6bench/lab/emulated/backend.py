@@ -7,9 +7,10 @@ from __future__ import annotations
 from contextlib import contextmanager
 from typing import Any, Iterator
 
+from ...core.errors import UsageError
 from ...core.rates import format_link_speed
 from ..model import spec as lab_spec
-from ..model import tunnel
+from ..model import dslite, tunnel
 from ..model.dut import DutConfig
 from ..model.site import Site
 from ..model.spec import LabSpec
@@ -32,10 +33,17 @@ class NamespaceBackend:
     tunnels_where = 'on namespace routers (gre: use router = "vm")'
     tunnel_stand_in = True
 
+    #: Why these routers cannot be DS-Lite's B4 and AFTR (lab/model/dslite.py), or None where they can.
+    no_dslite: str | None = ("DS-Lite needs VM routers (--router vm): this kernel has no ip6tnl in namespaces, and "
+                             "its SRv6 stand-in decapsulates past the hooks where the AFTR's NAT44 runs")
+
     def dut_config(self, d: dict[str, Any], spec: LabSpec) -> DutConfig:
-        """The ``[dut]`` table (lab/model/spec.dut_config), its tunnel one these routers have."""
+        """The ``[dut]`` table (lab/model/spec.dut_config), its tunnel one these routers have, DS-Lite where
+        they can."""
         dut = lab_spec.dut_config(d, spec)
         self.tunnel(dut.tunnel)
+        if dut.dslite and self.no_dslite:
+            raise UsageError(self.no_dslite, "dslite")
         return dut
 
     def tunnel(self, name: str) -> Tunnel | None:
@@ -43,6 +51,9 @@ class NamespaceBackend:
         return tunnel.find(name, self.tunnels, self.tunnels_where) if name else None
 
     def tunnel_record(self, lab: LabState) -> dict[str, Any] | None:
+        """The ``tunnel``'s record, or DS-Lite's softwire's (a real device: only routers that can make it)."""
+        if lab.dut_config.dslite:
+            return tunnel.record(dslite.LINK, False)
         return tunnel.record(self.tunnel(lab.dut_config.tunnel), self.tunnel_stand_in)
 
     def up(self, site: Site, spec: LabSpec, dut: DutConfig | None) -> LabState:

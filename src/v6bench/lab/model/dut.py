@@ -62,7 +62,9 @@ mode's source NAT is in a table of its own (``v6bench_nat64``).
 a CLAT on R1 and a PLAT on R2 (:mod:`v6bench.lab.model.xlat`); t1's IPv4
 crosses the link between them as IPv6 and arrives at t2 as IPv4, IPv6
 is forwarded as before. The PLAT keeps state (its source NAT is in a
-table of its own, as the stateful mode's).
+table of its own, as the stateful mode's). ``dslite``: encapsulation
+(DS-Lite, RFC 6333) on topology b of VM routers, a B4 on R1 and an AFTR
+with NAT44 on R2 (:mod:`v6bench.lab.model.dslite`).
 
 ``max_connections`` and ``max_new_fps`` make a DUT of known connection
 capacity and establishment rate, the known answers of RFC 9693's metrics
@@ -112,7 +114,7 @@ from dataclasses import asdict, dataclass
 from ...core.frames import FLOW2_SRC_PORTS, Traffic, check_scope, port_match
 from ...core.params import check
 from ...fib.shapes import TABLES
-from . import translation, tunnel
+from . import dslite, translation, tunnel
 from .xlat import MODES as XLAT_MODES
 from .topology import Topology
 
@@ -148,6 +150,8 @@ class DutConfig:
     nat64: str = ""
     #: "" or "464": 464XLAT, a CLAT on R1 and a PLAT on R2 (lab/model/xlat.py).
     xlat: str = ""
+    #: DS-Lite: a B4 on R1 and an AFTR on R2, VM routers (lab/model/dslite.py).
+    dslite: bool = False
     #: A DUT of known connection capacity and establishment rate (RFC 9693's known answers): R1 holds at most this
     #: many IPv4 connections to a destination (nftables ``ct count``), and opens at most this many a second; 0: none.
     max_connections: int = 0
@@ -183,6 +187,10 @@ class DutConfig:
                                   or self.max_connections or self.max_new_fps)), "xlat",
               "464XLAT is the DUT's scenario alone: not with nat64, nat44, a tunnel, an ACL or limits")
         check(not (self.xlat and self.scope != "all"), "xlat", "464XLAT translates every IPv4 frame: scope all")
+        check(not (self.dslite and (self.xlat or self.nat64 or self.nat44 or self.tunnel or self.acl or self.limit_fps
+                                    or self.max_connections or self.max_new_fps or self.scope != "all")), "dslite",
+              "DS-Lite is the DUT's scenario alone, on every frame: not with xlat, nat64, nat44, a tunnel, an ACL, "
+              "limits or a scope")
         for key in ("max_connections", "max_new_fps"):
             v = getattr(self, key)
             check(isinstance(v, int) and not isinstance(v, bool) and 0 <= v <= 100_000_000, key,
@@ -201,7 +209,8 @@ class DutConfig:
               f"and {MAX_DESTINATIONS:,})")
         check(self.table == "none" or self.scope == "all", "scope",
               "a table is in the router for every flow: no flow2 scope with it")
-        check(not ((self.nat64 or self.xlat) and self.has_table), "nat64" if self.nat64 else "xlat",
+        check(not ((self.nat64 or self.xlat or self.dslite) and self.has_table),
+              "nat64" if self.nat64 else "xlat" if self.xlat else "dslite",
               "not with a table (its destinations are t2's, not translated)")
         scenarios = sum(map(bool, (self.acl, self.nat44 or self.nat64, self.tunnel)))
         check(self.scope == "all" or scenarios == 1, "scope",
@@ -213,13 +222,19 @@ class DutConfig:
         """Whether the DUT tracks connections of test frames (NAT44, stateful NAT64, 464XLAT's PLAT): a frame
         with a new 5-tuple opens a connection, so RFC 4814's pseudorandom ports need RFC 9693's phases
         (core/frames.PORTS)."""
-        return (self.nat44 or self.nat64 == "stateful" or bool(self.xlat)
+        return (self.nat44 or self.nat64 == "stateful" or self.answers_only
                 or bool(self.max_connections or self.max_new_fps))
 
     @property
+    def answers_only(self) -> bool:
+        """Whether t2's IPv4 reaches t1 only by answering t1's connections (464XLAT's PLAT, DS-Lite's AFTR on R2)."""
+        return bool(self.xlat) or self.dslite
+
+    @property
     def stateful_router(self) -> str:
-        """The router whose connection table a test reads, sets and empties: R2 (464XLAT's PLAT) or R1."""
-        return "r2" if self.xlat else "r1"
+        """The router whose connection table a test reads, sets and empties: R2 (464XLAT's PLAT, DS-Lite's
+        AFTR) or R1."""
+        return "r2" if self.answers_only else "r1"
 
     @property
     def known_limits_fps(self) -> tuple[int, ...]:
@@ -235,7 +250,7 @@ class DutConfig:
 
     def to_json(self) -> dict[str, Any]:
         """The fields, but a default scope and, without a table, the table's (records made before tables stay equal)."""
-        quiet = {"scope": "all", **({"table": "none", "table_seed": 1, "destinations": 4096} if not self.has_table else {})}
+        quiet = {"scope": "all", "dslite": False, **({"table": "none", "table_seed": 1, "destinations": 4096} if not self.has_table else {})}
         return {k: v for k, v in asdict(self).items() if k not in quiet or v != quiet[k]}
 
     @classmethod
@@ -271,6 +286,8 @@ class DutConfig:
             parts.append(f"{self.nat64} NAT64 (prefix {translation.PREFIX})")
         if self.xlat:
             parts.append(f"464XLAT: CLAT on R1, stateful PLAT on R2 (prefix {translation.PREFIX})")
+        if self.dslite:
+            parts.append("DS-Lite: B4 on R1, AFTR with NAT44 on R2")
         if self.limit_fps:
             parts.append(f"limit {self.limit_fps:,} frames/s per direction")
         if self.max_connections:
@@ -367,6 +384,8 @@ def ruleset(cfg: DutConfig, topo: Topology, router: str, tayga: bool = True) -> 
     """The nftables text for ``router`` of ``topo`` (None if it needs none);
     ``tayga``: with stateful NAT64 (or 464XLAT's PLAT), the source NAT TAYGA's pool needs
     (a namespace router's; Jool in a VM router's kernel needs none)."""
+    if cfg.dslite:  # the AFTR's NAT44 on R2 (lab/model/dslite.py); the B4 keeps no state
+        return dslite.aftr_ruleset(topo) if router == "r2" else None
     if cfg.xlat:  # the PLAT's source NAT on R2, as the stateful NAT64's on R1; the CLAT keeps no state
         if router != "r2" or not tayga:
             return None

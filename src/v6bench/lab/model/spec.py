@@ -128,4 +128,7 @@ def dut_config(d: dict[str, Any], lab: LabSpec) -> DutConfig:
     if dut.xlat and lab.topology != "b":
         raise UsageError(f"464XLAT's CLAT is on R1 and its PLAT on R2 of topology b (t1 -- r1 -- r2 -- t2), "
                          f"not {lab.topology}", "xlat")
+    if dut.dslite and lab.topology != "b":
+        raise UsageError(f"DS-Lite's B4 is on R1 and its AFTR on R2 of topology b (t1 -- r1 -- r2 -- t2), "
+                         f"not {lab.topology}", "dslite")
     return dut

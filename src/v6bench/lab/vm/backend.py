@@ -25,6 +25,7 @@ class VmBackend(NamespaceBackend):
     tunnels = tunnel.VM_TUNNELS
     tunnels_where = "on VM routers"
     tunnel_stand_in = False
+    no_dslite = None  # the guest's kernel has ip6tnl and NAT after it (lab/model/dslite.py)
     empties_connections = False
 
     def clear_connections(self, lab: LabState) -> float:

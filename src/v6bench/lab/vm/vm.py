@@ -13,6 +13,8 @@ the lab's namespaces kills it, lab/emulated/build.py) on the router's CPU, with
   answers (CPU and counters, lab/external/snmp.py, as for a physical router);
 - its console on the first serial port (``NODE-console.log`` in the run
   directory) and its control channel on the second (lab/vm/guest.py);
+- QEMU's machine protocol (QMP) on ``NODE-qmp.sock`` in the run directory,
+  through which a link's frames can be written to a file (lab/vm/capture.py);
 - a 1-MiB virtio disk holding the startup configuration the guest runs at
   every boot (the host writes it: the router's addresses, routes and
   rules), so a hard reset (guest reboot) comes back configured by itself.
@@ -33,7 +35,7 @@ import os
 import struct
 import subprocess
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from ...core.errors import LabError
@@ -151,6 +153,8 @@ class Vm:
     qemu_version: str
     cpu: int | None = None
     memory_mb: int = MEMORY_MB
+    #: QEMU's netdev id of each guest NIC, by the guest's interface name (``{"r1-r2": "n1"}``).
+    netdevs: dict[str, str] = field(default_factory=dict)
 
     @property
     def guest(self) -> Guest:
@@ -159,6 +163,10 @@ class Vm:
     @property
     def socket_path(self) -> Path:
         return control_socket(self.run_dir, self.node)
+
+    @property
+    def qmp_path(self) -> Path:
+        return qmp_socket(self.run_dir, self.node)
 
     @property
     def console_log(self) -> Path:
@@ -171,12 +179,16 @@ class Vm:
     def to_json(self) -> dict[str, Any]:
         return {"node": self.node, "netns": self.netns, "pid": self.pid, "accel": self.accel,
                 "boot_s": round(self.boot_s, 2), "run_dir": str(self.run_dir), "qemu_version": self.qemu_version,
-                "cpu": self.cpu, "memory_mb": self.memory_mb}
+                "cpu": self.cpu, "memory_mb": self.memory_mb, "netdevs": self.netdevs}
 
     @classmethod
     def from_json(cls, d: dict[str, Any]) -> "Vm":
         return cls(d["node"], d["netns"], d["pid"], d["accel"], d["boot_s"], Path(d["run_dir"]), d["qemu_version"],
-                   d.get("cpu"), d.get("memory_mb", MEMORY_MB))
+                   d.get("cpu"), d.get("memory_mb", MEMORY_MB), d.get("netdevs", {}))
+
+
+def qmp_socket(run_dir: Path, node: str) -> Path:
+    return run_dir / f"{node}-qmp.sock"
 
 
 def qemu_version() -> str:
@@ -219,6 +231,7 @@ def _boot(node: str, netns: str, run_dir: Path, ports: list[VmPort], cpu: int | 
     img = vm_image.image_dir()
     sock = control_socket(run_dir, node)
     sock.unlink(missing_ok=True)
+    qmp_socket(run_dir, node).unlink(missing_ok=True)
     console = run_dir / f"{node}-console.log"
     fds = []
     netdevs = []
@@ -242,7 +255,7 @@ def _boot(node: str, netns: str, run_dir: Path, ports: list[VmPort], cpu: int | 
                 "-append", f"console=ttyS0 panic=-1 quiet tsc=reliable no_timer_check v6bench.if={names},{mgmt_mac}=mgmt",
                 "-serial", f"file:{console}", "-serial", f"unix:{sock},server=on,wait=off",
                 "-drive", f"file={run_dir / f'{node}-startup.img'},format=raw,if=virtio",
-                "-monitor", "none"]
+                "-monitor", "none", "-qmp", f"unix:{qmp_socket(run_dir, node)},server=on,wait=off"]
         if table_disk is not None:
             argv += ["-drive", f"file={table_disk},format=raw,if=virtio,readonly=on"]
         for k, (port, netdev) in enumerate(zip([*ports, None], netdevs)):
@@ -268,4 +281,5 @@ def _boot(node: str, netns: str, run_dir: Path, ports: list[VmPort], cpu: int | 
         err = (run_dir / f"{node}-qemu.err").read_text(errors="replace").strip()[-300:]
         tail = console.read_text(errors="replace").strip()[-300:] if console.exists() else ""
         raise LabError(f"{e} ({accel}); qemu: {err or '-'}; console: …{tail}") from None
-    return Vm(node, netns, proc.pid, accel, boot_s, run_dir, version, cpu, memory_mb)
+    return Vm(node, netns, proc.pid, accel, boot_s, run_dir, version, cpu, memory_mb,
+              {p.guest_ifname: f"n{k}" for k, p in enumerate(ports)})

@@ -16,7 +16,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..model import dut as dut_rules
-from ..model import jool
+from ..model import dslite, jool
 from ..emulated import shape
 from ..model import tunnel
 from .guest import shell_line
@@ -67,6 +67,9 @@ def startup_script(topo: Topology, router: str, mtu: Mtus, sysctls: dict[str, An
             lines.append(_q(["tc", *shape.tbf_args(i.name, link_speed_bps, mtu.of(i.node, i.peer_node))]))
     if dut.tunnel:  # topology b only (lab/model/tunnel.check_topology): routers r1 and r2
         lines += tunnel_lines(topo, router, dut.tunnel, mtu, dut.scope == "flow2")
+    if dut.dslite:  # topology b: the B4 on R1, the AFTR on R2 (lab/model/dslite.py; its NAT44 in the rule set)
+        lines += tunnel_lines(topo, router, dslite.TUNNEL, mtu)
+        lines += [_q(argv) for argv in dslite.softwire_commands(router)]
     if dut.xlat:  # topology b: the CLAT on R1, the PLAT on R2 (lab/model/xlat.py)
         lines += [_q(argv) for argv in jool.xlat_commands(topo, router)]
     if dut.nat64 and router == "r1":  # topology a only (lab/model/dut.py)
@@ -84,8 +87,8 @@ def links_up_script(topo: Topology, router: str, mtu: Mtus, dut: DutConfig = Dut
     lines = [_q(["ip", "link", "set", "dev", i.name, "up"]) for i in node.interfaces]
     lines += [_q(["ip", "neigh", "flush", "nud", s]) for s in ("incomplete", "failed")]
     lines += [_q(["ip", "route", "replace", r.dst, "via", r.gateway]) for r in mtu_routes(node, mtu)]
-    if dut.tunnel:  # its route again over the static one just restored
-        lines += tunnel_route_lines(topo, router, dut.tunnel, dut.scope == "flow2")
+    if dut.tunnel or dut.dslite:  # its route again over the static one just restored
+        lines += tunnel_route_lines(topo, router, dut.tunnel or dslite.TUNNEL, dut.scope == "flow2")
     return "\n".join(lines) + "\n"
 
 
