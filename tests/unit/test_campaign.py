@@ -266,6 +266,8 @@ def test_scenarios_merge_over_lab_and_dut_and_expand_with_their_names():
     assert keys[0] == "plain/0:throughput:100/0:128:uni:1" and "nat/1:recovery:100/0:128:uni:1" in keys
     assert sum(k.startswith("small-mtu/") for k in keys) == 2
     assert c.lab == c.scenarios[0].lab  # the first scenario's lab is the campaign's
+    named = spec.parse_campaign(text.replace('name = "small-mtu"', 'name = "small-mtu"\ncompare_with = "nat"'), "s.toml")
+    assert [s.compare_with for s in named.scenarios] == ["", "", "nat"]
 
 
 @pytest.mark.parametrize("edit, message", [
@@ -278,6 +280,10 @@ def test_scenarios_merge_over_lab_and_dut_and_expand_with_their_names():
     (lambda t: t.replace('mtu = "r1-r2=1000"', 'mtu = "r1-r2=1000", speed = 1'), r"scenario\[2\]\.lab\.speed: unknown key"),
     # IPv6 cannot cross the 1000-B link: the test is checked against the scenario's lab.
     (lambda t: t, r"test\[0\]\.mixes\[1\]: in scenario small-mtu: 0/100: .*1280"),
+    (lambda t: t.replace('name = "nat"', 'name = "nat"\ncompare_with = "small-mtu"'),
+     r"scenario\[1\]\.compare_with: 'small-mtu' is not a scenario above this one \(known: plain\)"),
+    (lambda t: t.replace('name = "nat"\ndut = { nat44 = true }', 'name = "nat"\ncontrol_of = "plain"\ncompare_with = "plain"'),
+     r"scenario\[1\]\.compare_with: an A/A control is compared with the scenario it controls"),
 ])
 def test_bad_scenarios_name_the_field(edit, message):
     with pytest.raises(UsageError, match=message):

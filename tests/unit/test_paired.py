@@ -217,3 +217,28 @@ def test_network_types_compare_the_duts_cost_per_frame_across_trials_too():
     assert [p.metric for p in scenario_pairs.network_types(blind)] == ["median delay [µs]"]
     assert scenario_pairs.network_type_cost_ns(trial(4, 9000.0), 4, one_family=False) is None
     assert scenario_pairs.network_type_cost_ns(trial(4, 9000.0, {"4": 8800.0, "6": 9100.0}), 6, one_family=False) == 9100.0
+
+
+def test_a_scenario_is_compared_with_the_one_it_names_where_that_ran_the_test():
+    """``compare_with`` (campaign/spec.py): a scenario on another lab is
+    compared with its own reference, not with the run's first; where the
+    named one ran no test of the kind, the first of those that did is the
+    reference; an A/A control still pairs with what it controls."""
+    row = {"load": "10kfps", "load_fps": 1e4, "tester_limited_trials": 0, "families": {}}
+
+    def trial():
+        streams = [{"name": "ipv4-t1-t2", "ip_version": 4, "latency_ns": {"p50": 20_000, "p99": 40_000}}]
+        return {"call": "measure", "call_args": {"load_fps": 1e4}, "tester_limited": False, "streams": streams,
+                "result": {"suspect_reasons": []}}
+
+    def test(k, name, **params):
+        return data.TestData(k, "latency", "100/0", 128, False, 0, {"params": {}, "scenario": name, **params},
+                             {"loads": [row]}, (trial(),), scenario_index=k)
+
+    tests = (test(0, "native"), test(1, "native-b"), test(2, "xlat", compare_with="native-b"),
+             test(3, "again", control_of="native"), test(4, "lone", compare_with="absent"))
+    refs = scenario_pairs._reference(list(tests))
+    assert refs == {"native": "native", "native-b": "native", "xlat": "native-b", "again": "native", "lone": "native"}
+    pairs = {(p.name_a, p.name_b) for p in scenario_pairs.network_types(data.RunData({"environment": {}}, None, tests, 0))}
+    assert ("native-b IPv4", "xlat IPv4") in pairs and not any(b.startswith("xlat") and a.startswith("native IPv4")
+                                                             for a, b in pairs), pairs

@@ -78,6 +78,8 @@ class Scenario:
     tests: tuple[int, ...]
     #: An A/A control: the same lab and DUT as the scenario named here, compared with it like any two series.
     control_of: str = ""
+    #: The scenario this one's series are compared with (report/scenario_pairs._reference); "": the run's first.
+    compare_with: str = ""
 
 
 @dataclass(frozen=True)

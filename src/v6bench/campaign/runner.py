@@ -318,6 +318,7 @@ def _start_test(store: Store, run_id: int, p: ScheduledTest, sc: Scenario,
               **({"scenario": p.scenario} if p.scenario else {}),
               **({"lab_build": lab_build} if lab_build else {}),
               **({"control_of": sc.control_of} if sc.control_of else {}),
+              **({"compare_with": sc.compare_with} if sc.compare_with else {}),
               **({"flow2": f2} if (f2 := flow2_scenarios(sc.dut, p.test.traffic)) else {}),
               **({"flow2_dut": sorted(str(v) for v in d2)} if (d2 := sc.dut.on_flow2()) else {})}
     return store.start_test(run_id, p.key, p.test.kind, str(p.mix), p.frame_size, p.bidirectional,

@@ -35,7 +35,8 @@ name = "quick"
 [[scenario]] # name; [scenario.lab] and [scenario.dut] keys override [lab] and [dut]
              # (dut.scope = "flow2": the ACL, NAT or tunnel on the second flow of
              # each family only, the first its control in the same trials; flows = 2);
-             # control_of = "name": an A/A control, run exactly as that scenario
+             # control_of = "name": an A/A control, run exactly as that scenario;
+             # compare_with = "name": compared with that scenario (default: the run's first)
 [design]     # order = "randomized" (default) | "file"; seed = N (default: drawn at
              # the start of a run and recorded with it); sequential = true with
              # max_blocks = N (and precision_pct = 1.0): blocks added until decided
@@ -259,7 +260,7 @@ def _scenarios(d: dict, lab_d: dict, dut_d: dict, n_tests: int, selected: dict[i
             if n not in names:
                 raise UsageError(f"{n!r} is not a scenario (known: {', '.join(names)})", ("test", i, "scenarios", k))
     return tuple(Scenario(x.name, x.lab, x.dut, tuple(i for i in range(n_tests) if i not in selected or x.name in selected[i]),
-                          x.control_of) for x in out)
+                          x.control_of, x.compare_with) for x in out)
 
 
 def _scenario(j: int, sc: Any, above: list[Scenario], lab_d: dict, dut_d: dict, base: Path) -> Scenario:
@@ -267,23 +268,33 @@ def _scenario(j: int, sc: Any, above: list[Scenario], lab_d: dict, dut_d: dict, 
     where: Field = ("scenario", j)
     if not isinstance(sc, dict):
         raise UsageError("expected a [[scenario]] table", where)
-    only_keys(sc, ("name", "description", "lab", "dut", "control_of"), where)
+    only_keys(sc, ("name", "description", "lab", "dut", "control_of", "compare_with"), where)
     name = sc.get("name")
     if not isinstance(name, str) or not name or not set(name) <= SCENARIO_NAME_CHARS:
         raise UsageError(f"expected a name of a-z, 0-9 and -, got {name!r}", (*where, "name"))
     if name in (x.name for x in above):
         raise UsageError(f"{name!r} is used twice", (*where, "name"))
-    if "control_of" in sc:
-        of = next((x for x in above if x.name == sc["control_of"]), None)
-        if of is None:
-            raise UsageError(f"{sc['control_of']!r} is not a scenario above this one "
-                             f"(known: {', '.join(x.name for x in above) or 'none'})", (*where, "control_of"))
+    if "control_of" in sc and "compare_with" in sc:
+        raise UsageError("an A/A control is compared with the scenario it controls", (*where, "compare_with"))
+    named = {k: _above(sc[k], above, (*where, k)) for k in ("control_of", "compare_with") if k in sc}
+    if "control_of" in named:
+        of = named["control_of"]
         for key in ("lab", "dut"):
             if key in sc:
                 raise UsageError(f"a control runs exactly as {of.name!r}: it takes no {key} of its own", (*where, key))
         return Scenario(name, of.lab, of.dut, (), of.name)
     lab = _lab({**lab_d, **subtable(sc, "lab", where)}, (*where, "lab"), base)
-    return Scenario(name, lab, _dut({**dut_d, **subtable(sc, "dut", where)}, lab, (*where, "dut")), ())
+    return Scenario(name, lab, _dut({**dut_d, **subtable(sc, "dut", where)}, lab, (*where, "dut")), (),
+                    compare_with=named["compare_with"].name if "compare_with" in named else "")
+
+
+def _above(name: Any, above: list[Scenario], where: Field) -> Scenario:
+    """The scenario named ``name`` among those ``above`` (a control or a comparison names one defined before it)."""
+    of = next((x for x in above if x.name == name), None)
+    if of is None:
+        raise UsageError(f"{name!r} is not a scenario above this one (known: {', '.join(x.name for x in above) or 'none'})",
+                         where)
+    return of
 
 
 def _test(i: int, t: dict, base: Matrix, counted: bool) -> TestSpec:

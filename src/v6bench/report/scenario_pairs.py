@@ -1,5 +1,5 @@
 """Scenarios against their reference (the scenario they are an A/A
-control of, else the run's first): the searched values, throughput and
+control of, else the one they name, ``compare_with``, else the run's first): the searched values, throughput and
 RFC 9693's connection metrics (:func:`scenario_searches`), and, as
 network types (:func:`network_types`, seed 003 Table 3), the per-trial
 median delay and cost per frame of each scenario and family, where the
@@ -23,9 +23,14 @@ def network_type(t: TestData, version: int) -> str:
 
 
 def _reference(ts: list[TestData]) -> dict[str, str]:
-    """Each scenario's reference: the scenario it is a control of, else the run's first."""
+    """Each scenario's reference among tests ``ts``: the scenario it is a
+    control of, else the one it names to be compared with (``compare_with``)
+    where that ran these tests, else the first of ``ts`` in the campaign's
+    order."""
     first = min(ts, key=lambda t: t.scenario_index).scenario
-    return {t.scenario: t.params.get("control_of") or first for t in ts}
+    ran = {t.scenario for t in ts}
+    return {t.scenario: t.params.get("control_of") or (t.params.get("compare_with") if t.params.get("compare_with") in ran
+                                                       else first) for t in ts}
 
 
 def _control_of(name: str, ts: list[TestData]) -> str | None:

@@ -71,8 +71,8 @@ def comparisons(data: RunData) -> Section | None:
     if scen:
         blocks.append(Table("scenarios", "Scenarios against their reference",
                             ("metric", "point", "scenario (B)", "reference (A)") + COMPARISON_COLUMNS, tuple(scen),
-                            "Each scenario against the scenario it is an A/A control of, else the run's first (delays: "
-                            "the delay section). " + HOW_TO_READ))
+                            "Each scenario against the scenario it is an A/A control of, else the one it names "
+                            "(compare_with), else the run's first (delays: the delay section). " + HOW_TO_READ))
     blocks.append(Table("descriptive", "Descriptive statistics over repetitions",
                         ("metric", "point", "family") + DESCRIPTION_COLUMNS, tuple(desc),
                         "Mode: the most frequent value when a value repeats. Skewness and excess kurtosis within ±2 is "
