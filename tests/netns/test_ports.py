@@ -135,3 +135,30 @@ def test_a_preliminary_phase_the_dut_cannot_keep_stops_the_trial_naming_the_rate
                        "--duration", "1")
     assert fixed["ports"] == {"asked": "fixed", "used": "fixed"} and "preliminary" not in fixed
     assert {(s["src_port"], s["dst_port"]) for s in fixed["engine"]["streams"]} == {(49184, 7)}
+
+
+@pytest.mark.skipif(len(__import__("os").sched_getaffinity(0)) < 2, reason="steering needs 2 CPUs")
+def test_with_receive_packet_steering_one_flow_is_forwarded_on_one_cpu_and_many_flows_on_each():
+    """``--rps all`` (lab/emulated/rps.py): R1's receive queues steer each
+    frame by its flow's hash; one flow (fixed ports, one address pair) is
+    forwarded on one CPU, every frame; many (RFC 4814 ports over 64
+    addresses a side) on both CPUs, neither taking more than 3/4 (for a
+    fair hash each takes half, ± 0.5 % at one standard deviation over
+    10,000 frames). Counted by R1's own per-CPU rules, read with the trial."""
+    from v6bench.lab.machine import nsctl
+
+    with lab_up("--rps", "all") as r1:
+        mask = nsctl.command(r1, ["cat", "/sys/class/net/r1-t1/queues/rx-0/rps_cpus"]).strip()
+        assert int(mask.replace(",", ""), 16) == 3, mask
+        one = trial_json("--mix", "100/0", "--ports", "fixed", "--frame-size", "128", "--rate", "10kfps", "--duration", "1")
+        many = trial_json("--mix", "100/0", "--addresses", "64", "--frame-size", "128", "--rate", "10kfps",
+                          "--duration", "1")
+        for res in (one, many):
+            assert res["lost_frames"] == 0 and res["rx_frames"] == 10_000, res["tester_limited_reasons"]
+        by_cpu = {k: r["dut"]["rps"]["r1"] for k, r in (("one", one), ("many", many))}
+        assert sorted(by_cpu["one"]) == sorted(by_cpu["many"]) == ["0", "1"], by_cpu
+        # The learning phase's few frames (other flows) may land on the other CPU; the flow's 10,000 do not.
+        assert max(by_cpu["one"].values()) >= 10_000 and min(by_cpu["one"].values()) <= 10, by_cpu
+        assert sum(by_cpu["many"].values()) >= 10_000 and max(by_cpu["many"].values()) <= 7_500, by_cpu
+        assert "distinct_flows" not in one["streams"][0] and many["streams"][0]["distinct_flows"] > 1000, \
+            many["streams"][0]

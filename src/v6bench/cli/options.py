@@ -25,7 +25,7 @@ from ..core.errors import Field, UsageError, field_path
 from ..lab.model.cpus import ARRANGEMENTS
 from ..core.rates import format_link_speed
 from ..fib.shapes import TABLES
-from ..lab.model.dut import ACL_AT, ACL_FAMILIES, DutConfig
+from ..lab.model.dut import ACL_AT, ACL_FAMILIES, RPS_MODES, DutConfig
 from ..lab.model.spec import DEFAULT as DEFAULT_LAB, ROUTERS
 from ..lab.model.tunnel import NAMES as TUNNELS
 from ..methods.stateful import CAPACITY_SEARCHES
@@ -92,6 +92,9 @@ DUT = {
                    choices=XLAT_MODES),
     "dslite": Option("--dslite", "encapsulation on topology b of VM routers: DS-Lite (RFC 6333: a B4 on R1 tunnels "
                      "t1's IPv4 in IPv6 to the AFTR on R2, which decapsulates it and does NAT44)", switch=True),
+    "rps": Option("--rps", "receive packet steering on namespace routers: each frame forwarded on a CPU chosen by "
+                  "its flow's hash, counted per CPU with every trial (dut.rps); dut: over the DUT's CPUs (2 or more), "
+                  "all: over every CPU, the tester's too [none]", choices=RPS_MODES),
     "tunnel": Option("--tunnel", "topology b: IPv4 in IPv6 or IPv6 in IPv4 between R1 and R2; namespace routers "
                      "(stand-ins): 4in6 by SRv6 encap, 6in4 by VXLAN; VM routers (real): 4in6 by ip6tnl, 6in4 by "
                      "sit, gre6in4, gre4in6 [none]", choices=TUNNELS),

@@ -11,11 +11,12 @@ from ...core.errors import UsageError
 from ...core.rates import format_link_speed
 from ..model import spec as lab_spec
 from ..model import dslite, tunnel
+from ..model.cpus import plan as cpu_plan
 from ..model.dut import DutConfig
 from ..model.site import Site
 from ..model.spec import LabSpec
 from ..model.tunnel import Tunnel
-from . import build, configured, connections, control, observe, translator
+from . import build, configured, connections, control, observe, rps, translator
 from ..machine import nsctl
 from . import reset as lab_reset
 from .state import LabState
@@ -37,13 +38,19 @@ class NamespaceBackend:
     no_dslite: str | None = ("DS-Lite needs VM routers (--router vm): this kernel has no ip6tnl in namespaces, and "
                              "its SRv6 stand-in decapsulates past the hooks where the AFTR's NAT44 runs")
 
+    #: Why these routers cannot steer received frames over CPUs (lab/emulated/rps.py), or None where they can.
+    no_rps: str | None = None
+
     def dut_config(self, d: dict[str, Any], spec: LabSpec) -> DutConfig:
-        """The ``[dut]`` table (lab/model/spec.dut_config), its tunnel one these routers have, DS-Lite where
-        they can."""
+        """The ``[dut]`` table (lab/model/spec.dut_config), its tunnel one these routers have, DS-Lite and RPS
+        where they can."""
         dut = lab_spec.dut_config(d, spec)
         self.tunnel(dut.tunnel)
         if dut.dslite and self.no_dslite:
             raise UsageError(self.no_dslite, "dslite")
+        if dut.rps and self.no_rps:
+            raise UsageError(self.no_rps, "rps")
+        rps.check(dut, cpu_plan(spec.cpu_arrangement))
         return dut
 
     def tunnel(self, name: str) -> Tunnel | None:

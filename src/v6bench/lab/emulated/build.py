@@ -23,7 +23,7 @@ from pyroute2 import netns as pr_netns
 from ... import engine
 from ...core.errors import LabError
 from ..model import dut as dut_rules
-from . import configured, fib_load, shape, translator, tunnel_setup
+from . import configured, fib_load, rps, shape, translator, tunnel_setup
 from ..machine import napi, nsctl
 from ..model import tunnel
 from ..model.dut import DutConfig
@@ -131,6 +131,7 @@ class NamespaceRouters:
         for node in topo.nodes:
             wait_carrier(site, node)
         threads = arrange_cpus(site, topo, cpu_plan) if split else []
+        rps.apply(site, topo, dut, cpu_plan)
         if split:  # a translator's work is its router's: its CPU time is sampled with the router's NAPI threads
             threads += taygas
         return nodes_json, threads, fib

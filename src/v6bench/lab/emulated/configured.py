@@ -62,13 +62,15 @@ def rulesets(nodes: list[dict[str, Any]], command: Command) -> dict[str, str]:
 
 
 #: What else configures a router's datapath, recorded verbatim with every
-#: run: qdiscs (``--shape``), routes (static, tunnel encapsulation), and
-#: links with their MTUs and tunnel devices (``--mtu``, ``--tunnel``).
+#: run: qdiscs (``--shape``), routes (static, tunnel encapsulation),
+#: links with their MTUs and tunnel devices (``--mtu``, ``--tunnel``), and
+#: the size of the connection table ("none" before connection tracking loads).
 DATAPATH_COMMANDS = {
     "tc_qdisc": ["tc", "qdisc", "show"],
     "ipv4_routes": ["ip", "-4", "route", "show"],
     "ipv6_routes": ["ip", "-6", "route", "show"],
     "links": ["ip", "-d", "-o", "link", "show"],
+    "conntrack_max": ["sh", "-c", "cat /proc/sys/net/netfilter/nf_conntrack_max 2>/dev/null || echo none"],
 }
 
 

@@ -19,7 +19,7 @@ from pyroute2 import IPRoute
 
 from ..machine import cost, napi
 from ..machine.cpu_window import Sampler
-from . import translator
+from . import rps, translator
 from .configured import acl_counters
 from ..model import translation, xlat
 from ..model.topology import ROUTER, TESTER, parse_topology
@@ -38,6 +38,7 @@ class Snapshot:
     counters: dict[str, dict[str, int]]  # "r1/r1-t2" → counters
     acl: dict[str, dict[str, dict[str, int]]]  # "r1" → configured.acl_counters()
     translator: dict[str, Any] | None = None  # each TAYGA's state (translator.state) by router, with translation
+    rps: dict[str, dict[str, int]] | None = None  # frames forwarded on each CPU (rps.counts) by router, with RPS
 
 
 def snapshot(lab: LabState) -> Snapshot:
@@ -58,7 +59,8 @@ def snapshot(lab: LabState) -> Snapshot:
         acl = {n["name"]: acl_counters(n["netns"]) for n in lab.nodes if n["role"] == ROUTER}
     taygas = translator.taygas(parse_topology(lab.topology), lab.dut_config)
     held = {t.router: translator.state(lab.node(t.router)["netns"], t.stateful) for t in taygas} if taygas else None
-    return Snapshot(cpu, counters, acl, held)
+    steered = {n["name"]: rps.counts(n["netns"]) for n in lab.nodes if n["role"] == ROUTER} if lab.dut_config.rps else None
+    return Snapshot(cpu, counters, acl, held, steered)
 
 
 def sampler(lab: LabState) -> Sampler:
@@ -115,6 +117,9 @@ def difference(lab: LabState, before: Snapshot, after: Snapshot, traffic_s: floa
         # R1's NAT64, or 464XLAT's PLAT ("translator", keeping state) and CLAT ("clat")
         out["clat" if t.tun == xlat.CLAT_DEV else "translator"] = translated(t, lab.dut_config.nat64 or "stateful",
                                                                              before, after)
+    if after.rps is not None and before.rps is not None:  # frames each router forwarded on each CPU
+        out["rps"] = {router: {cpu: n - before.rps.get(router, {}).get(cpu, 0) for cpu, n in by_cpu.items()}
+                      for router, by_cpu in after.rps.items()}
     if after.acl:
         out["acl"] = {router: {fam: {k: v - before.acl.get(router, {}).get(fam, {}).get(k, 0) for k, v in c.items()}
                                for fam, c in fams.items()} for router, fams in after.acl.items()}

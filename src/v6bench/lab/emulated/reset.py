@@ -35,7 +35,7 @@ from pyroute2.netlink.rtnl.ndmsg import NUD_FAILED, NUD_INCOMPLETE
 
 from ...core.errors import LabError
 from ...core.tester import RESET_KINDS as KINDS
-from . import build, fib_load, translator, tunnel_setup
+from . import build, fib_load, rps, translator, tunnel_setup
 from ..machine import napi, nsctl
 from ..model.site import Site
 from .state import LabState, save
@@ -93,6 +93,7 @@ def reset(site: Site, lab: LabState, kind: str, router: str = "r1") -> tuple[Lab
     _forget_unresolved(site.netns(router))
     if kind == "hard":
         build.configure_dut(site, topo, lab.dut_config, lab.link_speed_bps, lab.mtu, only=router)
+        rps.apply(site, topo, lab.dut_config, lab.cpu_plan, only=router)
     build.address(site, node, lab.mtu)
     if lab.dut_config.tunnel:  # its routes went with the links (and its device with a hard reset's namespace)
         tunnel_setup.configure(site, topo, lab.dut_config.tunnel, lab.mtu.of("r1", "r2"), only=router,

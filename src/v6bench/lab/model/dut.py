@@ -83,6 +83,9 @@ inside a different prefix of the table that is its longest match, in a
 seeded permutation (the engine's ``walk``), so each frame's lookup walks
 the table. ``table_seed`` makes the table (the same seed, the same table).
 
+``rps``: receive packet steering on namespace routers, over the DUT's
+CPUs or every CPU (:mod:`v6bench.lab.emulated.rps`).
+
 ``shape``: the routers' interfaces are shaped to the link speed
 (:mod:`v6bench.lab.emulated.shape`, tc, not nftables). ``tunnel``: IPv4 in IPv6 or
 IPv6 in IPv4 between R1 and R2 on topology b (:mod:`v6bench.lab.model.tunnel`).
@@ -130,6 +133,8 @@ ACL_FAMILIES = ("both", "ipv4", "ipv6")
 #: Destinations a family a table's trials walk at most (the engine walks up to 4 M; the lab keeps them as text).
 MAX_DESTINATIONS = 1_000_000
 DENY_BASE_V4 = ipaddress.ip_network("198.19.100.0/24")
+#: Receive packet steering: over the DUT's CPUs, or over every CPU (the tester's too).
+RPS_MODES = ("dut", "all")
 DENY_BASE_V6 = ipaddress.ip_network("2001:2:0:64::/64")
 
 
@@ -152,6 +157,9 @@ class DutConfig:
     xlat: str = ""
     #: DS-Lite: a B4 on R1 and an AFTR on R2, VM routers (lab/model/dslite.py).
     dslite: bool = False
+    #: Receive packet steering on namespace routers: "" none, "dut" over the DUT's CPUs, "all" over every CPU
+    #: (lab/emulated/rps.py).
+    rps: str = ""
     #: A DUT of known connection capacity and establishment rate (RFC 9693's known answers): R1 holds at most this
     #: many IPv4 connections to a destination (nftables ``ct count``), and opens at most this many a second; 0: none.
     max_connections: int = 0
@@ -191,6 +199,7 @@ class DutConfig:
                                     or self.max_connections or self.max_new_fps or self.scope != "all")), "dslite",
               "DS-Lite is the DUT's scenario alone, on every frame: not with xlat, nat64, nat44, a tunnel, an ACL, "
               "limits or a scope")
+        check(self.rps in ("", *RPS_MODES), "rps", f"{self.rps!r} is not one of {', '.join(RPS_MODES)} (or none)")
         for key in ("max_connections", "max_new_fps"):
             v = getattr(self, key)
             check(isinstance(v, int) and not isinstance(v, bool) and 0 <= v <= 100_000_000, key,
@@ -250,7 +259,8 @@ class DutConfig:
 
     def to_json(self) -> dict[str, Any]:
         """The fields, but a default scope and, without a table, the table's (records made before tables stay equal)."""
-        quiet = {"scope": "all", "dslite": False, **({"table": "none", "table_seed": 1, "destinations": 4096} if not self.has_table else {})}
+        quiet = {"scope": "all", "dslite": False, "rps": "",
+                 **({"table": "none", "table_seed": 1, "destinations": 4096} if not self.has_table else {})}
         return {k: v for k, v in asdict(self).items() if k not in quiet or v != quiet[k]}
 
     @classmethod
@@ -294,6 +304,9 @@ class DutConfig:
             parts.append(f"at most {self.max_connections:,} connections")
         if self.max_new_fps:
             parts.append(f"at most {self.max_new_fps:,} new connections/s")
+        if self.rps:
+            parts.append("receive packet steering over " + ("the DUT's CPUs" if self.rps == "dut"
+                                                            else "every CPU, the tester's included"))
         if self.shape:
             parts.append("egress shaped at link speed")
         if self.tunnel:

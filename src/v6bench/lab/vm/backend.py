@@ -26,6 +26,7 @@ class VmBackend(NamespaceBackend):
     tunnels_where = "on VM routers"
     tunnel_stand_in = False
     no_dslite = None  # the guest's kernel has ip6tnl and NAT after it (lab/model/dslite.py)
+    no_rps = "receive packet steering runs on namespace routers: a VM router's guest has one vCPU"
     empties_connections = False
 
     def clear_connections(self, lab: LabState) -> float:

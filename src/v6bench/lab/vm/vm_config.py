@@ -27,6 +27,9 @@ from ..model.topology import Topology
 from .vm import MGMT_GUEST, MGMT_HOST, MGMT_PREFIX, SNMP_COMMUNITY, SNMP_WRITE_COMMUNITY
 
 SNMPD_CONF = "/run/snmpd.conf"
+#: A stateful VM router's connection table: its guest's kernel sizes it by memory (2,048 entries in 256 MB), below
+#: the 10,100 connections a stream of RFC 9693's preliminary phase opens by default; 65,536 (up to about 20 MB).
+CONNTRACK_SYSCTLS = {"net.netfilter.nf_conntrack_buckets": 16384, "net.netfilter.nf_conntrack_max": 65536}
 
 
 _q = shell_line
@@ -62,6 +65,8 @@ def startup_script(topo: Topology, router: str, mtu: Mtus, sysctls: dict[str, An
     text = dut_rules.ruleset(dut, topo, router, tayga=False)  # Jool translates in the kernel: no pool to NAT
     if text:
         lines.append(f"{_q(['nft', '-f', '-'])} <<'EOF'\n{text}EOF")
+        if dut.keeps_state:  # the rule set loaded connection tracking: its table as large as a router's
+            lines += [f"sysctl -q -w {k}={v}" for k, v in CONNTRACK_SYSCTLS.items()]
     if dut.shape:
         for i in node.interfaces:
             lines.append(_q(["tc", *shape.tbf_args(i.name, link_speed_bps, mtu.of(i.node, i.peer_node))]))
