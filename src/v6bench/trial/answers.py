@@ -27,13 +27,10 @@ from dataclasses import replace
 
 from ..core.errors import UsageError
 from ..engine.spec import Stream, TrialSpec, Walk
+from ..lab.model import translation
 
 #: A reply stream's ``walk.reply_to`` before the phase: this, then the name of the t1 stream it answers.
 PENDING = "learn:"
-
-
-#: How a translator changes a frame's size [bytes]: a 40-byte IPv6 header for a 20-byte IPv4 one, or back.
-HEADER_CHANGE = {(6, 4): -20, (4, 6): 20}
 
 
 def reply_name(name: str) -> str:
@@ -49,7 +46,7 @@ def replies(t1_streams: list[Stream]) -> list[Stream]:
             raise UsageError(f"{s.frame_size}-byte frames are cut at the source; t2 answers the connections "
                              "of whole frames (a smaller frame size)", "frame_size")
         arrives = s.rx_ip_version or s.ip_version
-        size = s.frame_size + HEADER_CHANGE.get((s.ip_version, arrives), 0)
+        size = s.frame_size + translation.size_change(s.ip_version, arrives)
         out.append(Stream(reply_name(s.name), "t2", "t1", arrives, size, s.share,
                           walk=Walk(reply_to=PENDING + s.name),
                           rx_ip_version=s.ip_version if arrives != s.ip_version else None))

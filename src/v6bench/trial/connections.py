@@ -29,6 +29,7 @@ from ..core.frames import RFC4814_DST, RFC4814_SRC, Mix
 from ..core.tester import Measurement
 from ..engine.spec import Stream, TrialSpec, Walk
 from ..lab import interface
+from ..lab.model import translation
 from ..lab.protocol import Lab
 from . import answers
 
@@ -102,7 +103,7 @@ class LabConnections:
 
         def adjust(spec: TrialSpec) -> TrialSpec:
             (first,) = [s for s in spec.streams if s.tx_port == "t1"]
-            size = first.frame_size + answers.HEADER_CHANGE.get((self.version, 4), 0)
+            size = first.frame_size + translation.size_change(self.version, 4)
             back = Stream("validate", "t2", "t1", 4, size, 1, walk=Walk(reply_to=self.learned),
                           rx_ip_version=self.version)
             t1 = next(p for p in spec.ports if p.name == "t1")

@@ -211,7 +211,7 @@ def _translated(lab: Lab, stream: Stream, flow: int, request: TrialRequest) -> S
         return stream
     receiver = lab.node(stream.rx_port)["interfaces"][0]
     dst, rx_version = translation.destination(dut.nat64, stream.ip_version, receiver["ipv4"], addresses)
-    grown = stream.frame_size + (20 if rx_version == 6 else 0)
+    grown = stream.frame_size + max(0, translation.size_change(stream.ip_version, rx_version))
     if grown - 18 > lab.mtu.of(stream.rx_port, "r1"):
         raise UsageError(f"{stream.frame_size}-byte IPv4 frames arrive as {grown}-byte IPv6 frames, more than "
                          f"t1's link takes (MTU {lab.mtu.of(stream.rx_port, 'r1')})", "frame_size")

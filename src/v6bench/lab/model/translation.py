@@ -36,6 +36,13 @@ from dataclasses import dataclass
 MODES = ("stateless", "stateful")
 #: The network-specific NAT64 prefix (RFC 6052 §2.2, /96) in 2001:2::/48.
 PREFIX = ipaddress.IPv6Network("2001:2:0:6464::/96")
+#: A translated frame's growth [bytes] (RFC 7915): a 40-byte IPv6 header in place of a 20-byte IPv4 one.
+HEADER_GROWTH_BYTES = 20
+
+
+def size_change(from_version: int, to_version: int) -> int:
+    """How many bytes longer a frame of IP ``from_version`` arrives as ``to_version`` through a translator."""
+    return {(4, 6): HEADER_GROWTH_BYTES, (6, 4): -HEADER_GROWTH_BYTES}.get((from_version, to_version), 0)
 #: TAYGA's own IPv4 address (the source of its ICMPv4 errors) and IPv6 address.
 TAYGA_V4 = ipaddress.ip_address("198.18.64.1")
 TAYGA_V6 = ipaddress.ip_address("2001:2:0:6465::1")
