@@ -64,9 +64,11 @@ def vm_lab(*options: str):
         v6bench("lab", "down")
 
 
-#: The hard reset's trial [s] (reset 1 s in): a reboot under TCG measured 11.3-13.4 s to forwarding again (guest
-#: answering after 11.9 s), and once, on a fresh clone's make test, not within 15 s; so 23 s after the reset.
-HARD_RESET_TRIAL_S = 24.0
+def hard_reset_trial_s(boot_s: float) -> float:
+    """The hard reset's trial [s] (reset 1 s in), from the guest's boot at ``lab up``: on EPYC-25 a reboot under TCG
+    took 11.3-13.4 s to forwarding again (boot 11.9 s), once not within 15 s, so 23 s after the reset; on Xeon-167
+    the guest booted in 18.7 s and was not forwarding 23 s after the reset: twice the boot where that is longer."""
+    return 1.0 + max(23.0, 2 * boot_s)
 
 
 #: Each family's cost per frame in runs against the whole trial's (the same QEMU threads over part of its window).
@@ -93,6 +95,7 @@ def test_vm_router_lab_trials_snmp_search_resets_and_a_killed_qemu(nothing_left,
     r1 = next(n for n in st["nodes"] if n["name"] == "r1")
     assert r1["vm"]["accel"] in ("kvm", "tcg") and qemu_processes() == [r1["vm"]["pid"]]
     assert os.sched_getaffinity(r1["vm"]["pid"]) == {r1["vm"]["cpu"]}  # the router's own CPU
+    hard_trial_s = hard_reset_trial_s(r1["vm"]["boot_s"])
     assert "VM: QEMU" in v6bench("lab", "status").stdout
     # Below the limiter: every frame through, counted by the guest's IF-MIB as by the engine (+ ARP/ND).
     # Sent in 0.1-s runs: QEMU's threads, sampled every 20 ms, give each family's cost inside the trial.
@@ -142,7 +145,7 @@ repeat = 1
 [[test]]
 kind = "reset"
 kinds = ["hard"]
-trial_duration_s = {HARD_RESET_TRIAL_S}
+trial_duration_s = {hard_trial_s}
 reset_at_s = 1.0
 load_pct_of_throughput = 50
 repeat = 1
@@ -166,7 +169,7 @@ order = "file"
             assert fam["lost_frames"] > 0 and fam["reset_time_s"] is not None and fam.get("recovered") is not False, (rep["reset_kind"], fam)
     # A reboot is longer than links down and up; the guest answered again within the trial.
     assert hard["families"]["4"]["reset_time_s"] > soft["families"]["4"]["reset_time_s"]
-    assert hard["guest_answered_after_s"] < HARD_RESET_TRIAL_S - 2, hard
+    assert hard["guest_answered_after_s"] < hard_trial_s - 2, hard
     # The campaign ran on the lab that is up, which is up still.
     assert qemu_processes() == [r1["vm"]["pid"]]
     # QEMU killed: the next command finds a stale lab and removes it.
@@ -232,7 +235,10 @@ def test_a_vm_router_translates_with_jool_in_its_kernel(nothing_left, mode):
             assert by[("t1->t2", 6)]["rx_ip_version"] == 4 and by[("t2->t1", 4)]["rx_ip_version"] == 6, by.keys()
             translated = by[("t1->t2", 6)]["rx_frames"] + by[("t2->t1", 4)]["rx_frames"]
         else:
-            res = trial_json("--mix", "50/50", "--frame-size", "128", "--flows", "2")
+            # A TCG guest opens fewer than 10,000 Jool sessions a second on Xeon-167 (32,581 of 40,400 passed), so
+            # 1,000 connections a stream at 2,000/s.
+            res = trial_json("--mix", "50/50", "--frame-size", "128", "--flows", "2", "--preliminary-connections", "1000",
+                             "--preliminary-rate", "2000")
             assert res["preliminary"]["rx_frames"] == res["preliminary"]["tx_frames"], res["preliminary"]
             translated = next(s["rx_frames"] for s in res["streams"] if s.get("rx_ip_version") == 4)
         assert res["lost_frames"] == 0 and res["rx_frames"] == res["tx_frames"], res["tester_limited_reasons"]
