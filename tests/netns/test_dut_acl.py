@@ -190,23 +190,33 @@ def test_shaping_holds_a_router_port_to_the_link_speed():
             v6bench("lab", "down")
 
 
+#: A sender slipped this long [ns] in a 1-s trial was throttled (measured 185-450 ms), not stalled by its host (at most
+#: 21 ms seen on Xeon-167).
+THROTTLED_SLIP_NS = 100_000_000
+
+
 def test_a_router_slower_than_the_load_drops_large_frames_it_does_not_throttle_the_tester():
     """R1 walking a 150-rule list in and out forwards about 48,000 frames/s
     of 1518 B on EPYC-25 (48,100–48,400 in four 1- and 2-s trials) and
-    74,000–84,000 on Xeon-167 (all of 1 Gb/s's 81,274: so a 10G link).
-    Offered 100,000 a second for 2 s (at 120,000 the sender stalled 18 ms
-    in a 1-s trial of make test on Xeon-167), its input queue (veth's
-    256-frame ring) overflows and the frames it cannot take are refused,
-    counted and lost, as a router's input queue drops them; the tester
-    keeps its schedule. With the AF_XDP transmit socket's
-    default send buffer (208 KiB: about 90 skbs of 1518 B in flight, fewer
-    than that ring) the sender was throttled instead: nothing lost, the
-    schedule slipped by 185–450 ms, every such trial tester-limited
-    (engine/src/xsk.rs, SNDBUF_PER_CHUNK)."""
+    65,000–84,000 on Xeon-167 (all of 1 Gb/s's 81,274 at times: so a 10G
+    link). Offered 120,000 a second, its input queue (veth's 256-frame
+    ring) overflows and the frames it cannot take are refused, counted and
+    lost (Xeon-167: 33–48 % in eight 1-s trials), as a router's input
+    queue drops them; the tester keeps its schedule. With the AF_XDP
+    transmit socket's default send buffer (208 KiB: about 90 skbs of 1518 B
+    in flight, fewer than that ring) the sender was throttled instead:
+    nothing lost, the schedule slipped by 185–450 ms (engine/src/xsk.rs,
+    SNDBUF_PER_CHUNK). The sender's slip is the assertion, not
+    ``tester_limited``: on 2 CPUs the tester's receive work shares the
+    sender's CPU, and its host stalls (1.6–21 ms of slip in those eight
+    trials, three of them over the 0.5 % that makes a trial tester-limited)
+    are not the throttling this test is about; :data:`THROTTLED_SLIP_NS` lies
+    between them."""
     _ok("lab", "up", "--topology", "a", "--link-speed", "10G", "--acl", "150", "--acl-at", "both")
     try:
-        r = trial_json("--mix", "100/0", "--frame-size", "1518", "--rate", "100kfps", "--duration", "2")
-        assert not r["tester_limited"], r["tester_limited_reasons"]
+        r = trial_json("--mix", "100/0", "--frame-size", "1518", "--rate", "120kfps", "--duration", "1")
+        (tx,) = [p["tx"] for p in r["engine"]["ports"] if p["name"] == "t1"]
+        assert tx["slipped_ns"] < THROTTLED_SLIP_NS and tx["unsent_frames"] == 0, (tx, r["tester_limited_reasons"])
         refused = sum(s["refused_frames"] for s in r["streams"])
         assert r["loss_ratio"] > 0.1 and refused > 0, (r["loss_ratio"], refused, r["rx_frames"])
     finally:
