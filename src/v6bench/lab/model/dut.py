@@ -133,9 +133,9 @@ ACL_FAMILIES = ("both", "ipv4", "ipv6")
 #: Destinations a family a table's trials walk at most (the engine walks up to 4 M; the lab keeps them as text).
 MAX_DESTINATIONS = 1_000_000
 DENY_BASE_V4 = ipaddress.ip_network("198.19.100.0/24")
+DENY_BASE_V6 = ipaddress.ip_network("2001:2:0:64::/64")
 #: Receive packet steering: over the DUT's CPUs, or over every CPU (the tester's too).
 RPS_MODES = ("dut", "all")
-DENY_BASE_V6 = ipaddress.ip_network("2001:2:0:64::/64")
 
 
 @dataclass(frozen=True)

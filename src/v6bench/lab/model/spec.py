@@ -125,10 +125,7 @@ def dut_config(d: dict[str, Any], lab: LabSpec) -> DutConfig:
     tunnel.check_topology(dut.tunnel, lab.topology)
     if dut.nat64 and lab.topology != "a":
         raise UsageError(f"NAT64 is on R1 of topology a (t1 -- r1 -- t2), not {lab.topology}", "nat64")
-    if dut.xlat and lab.topology != "b":
-        raise UsageError(f"464XLAT's CLAT is on R1 and its PLAT on R2 of topology b (t1 -- r1 -- r2 -- t2), "
-                         f"not {lab.topology}", "xlat")
-    if dut.dslite and lab.topology != "b":
-        raise UsageError(f"DS-Lite's B4 is on R1 and its AFTR on R2 of topology b (t1 -- r1 -- r2 -- t2), "
-                         f"not {lab.topology}", "dslite")
+    for key, ends in (("xlat", "464XLAT's CLAT is on R1 and its PLAT"), ("dslite", "DS-Lite's B4 is on R1 and its AFTR")):
+        if getattr(dut, key) and lab.topology != "b":
+            raise UsageError(f"{ends} on R2 of topology b (t1 -- r1 -- r2 -- t2), not {lab.topology}", key)
     return dut

@@ -38,11 +38,6 @@ MODES = ("stateless", "stateful")
 PREFIX = ipaddress.IPv6Network("2001:2:0:6464::/96")
 #: A translated frame's growth [bytes] (RFC 7915): a 40-byte IPv6 header in place of a 20-byte IPv4 one.
 HEADER_GROWTH_BYTES = 20
-
-
-def size_change(from_version: int, to_version: int) -> int:
-    """How many bytes longer a frame of IP ``from_version`` arrives as ``to_version`` through a translator."""
-    return {(4, 6): HEADER_GROWTH_BYTES, (6, 4): -HEADER_GROWTH_BYTES}.get((from_version, to_version), 0)
 #: TAYGA's own IPv4 address (the source of its ICMPv4 errors) and IPv6 address.
 TAYGA_V4 = ipaddress.ip_address("198.18.64.1")
 TAYGA_V6 = ipaddress.ip_address("2001:2:0:6465::1")
@@ -57,6 +52,11 @@ TUN_DEV = "nat64"
 NAT64_TABLE = "v6bench_nat64"
 #: RFC 6052 §2.2's prefix lengths.
 PREFIX_LENGTHS = (32, 40, 48, 56, 64, 96)
+
+
+def size_change(from_version: int, to_version: int) -> int:
+    """How many bytes longer a frame of IP ``from_version`` arrives as ``to_version`` through a translator."""
+    return {(4, 6): HEADER_GROWTH_BYTES, (6, 4): -HEADER_GROWTH_BYTES}.get((from_version, to_version), 0)
 
 
 def embed(prefix: ipaddress.IPv6Network, v4: ipaddress.IPv4Address | str) -> ipaddress.IPv6Address:

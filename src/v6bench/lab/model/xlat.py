@@ -41,7 +41,8 @@ CLAT_V6 = ipaddress.ip_address("2001:2:0:4647::1")
 CLAT_DEV = "clat"
 #: The link from R1 to R2 as the path's line rate and MTU checks see it (trial/path.py): IPv4 carried
 #: 20 bytes longer (a 40-byte IPv6 header for a 20-byte IPv4 one), as a tunnel's overhead is.
-LINK = Tunnel("464XLAT", 4, translation.HEADER_GROWTH_BYTES, "IPv4 translated to IPv6 by the CLAT and back by the PLAT (RFC 6877)")
+LINK = Tunnel("464XLAT", 4, translation.HEADER_GROWTH_BYTES,
+              "IPv4 translated to IPv6 by the CLAT and back by the PLAT (RFC 6877)")
 
 
 def clat_address(t1_ipv4: str) -> ipaddress.IPv6Address:
