@@ -121,17 +121,20 @@ demo: lab-setup
 # Every test: engine unit tests, then Python unit and netns (root) tiers.
 # Deterministic: property tests draw fixed cases (tests/properties.py), so a
 # commit gives the same answer on every clone.
+# The unit tier runs on 2 workers (pytest-xdist: it times nothing, and its simulations are CPU-bound), the netns
+# tier on one: its trials time frames and need the CPUs to themselves.
 test: setup $(STAMPS)/apt-test
 	@$(PICK_CARGO) cd engine && $$c test --release --locked
+	$(VENV)/bin/pytest -q --durations=10 -n 2 -m "not netns" tests
 	@# The builds' files written back before the netns tests time anything: on fresh clones the first trials,
 	@# right after the release build, lost validation frames no tester counter showed (3 of 4 runs; suspected:
 	@# the kernel's write-back of the build; with this, the next run passed them).
 	@sync; sleep 5
-	$(VENV)/bin/pytest -q --durations=30 tests
+	$(VENV)/bin/pytest -q --durations=30 -m netns tests
 
 test-unit: setup $(STAMPS)/apt-test
 	@$(PICK_CARGO) cd engine && $$c test --release --locked
-	$(VENV)/bin/pytest -q -m "not netns" tests
+	$(VENV)/bin/pytest -q -n 2 -m "not netns" tests
 
 # Exploring runs of the property tests, apart from `make test`: new cases on
 # every run, FUZZ_SCALE times each test's own count (tests/properties.py);

@@ -17,6 +17,7 @@ import pytest
 
 from cli_site import PREFIX, RUN_DIR, capture, clean_site, remove_run_dir, trial_json, tshark_fields, v6bench  # noqa: F401
 from v6bench.lab.emulated import state
+from v6bench.trial import preliminary
 from v6bench.lab.model.site import Site
 
 pytestmark = [pytest.mark.netns, pytest.mark.usefixtures("clean_site", "remove_run_dir")]
@@ -83,7 +84,9 @@ def test_many_addresses_cross_the_router_each_pair_once_a_cycle(tmp_path):
 def test_through_a_dut_that_keeps_state_the_preliminary_phase_opens_every_connection_the_trial_uses(tmp_path):
     with lab_up("--nat44", "--nat64", "stateful") as r1:
         pcap = tmp_path / "r1-t1.pcap"  # as sent: R1's source NAT may move a port where two inside addresses meet
-        with capture(r1, "r1-t1", pcap, 3100, "udp") as tshark:
+        # Up to preliminary.ATTEMPTS phases: a phase that lost a frame is run again (once in CI on an Intel Xeon,
+        # 2 CPUs: 3,100 frames captured, this count's old limit), and each is on the wire.
+        with capture(r1, "r1-t1", pcap, preliminary.ATTEMPTS * 2 * 506 + 2000 + 10, "udp") as tshark:
             res = trial_json("--mix", "50/50", "--frame-size", "128", "--rate", "2kfps", "--duration", "1",
                              "--preliminary-connections", "500", "--preliminary-rate", "5000")
         assert res["lost_frames"] == 0 and res["rx_frames"] == 2000, res["tester_limited_reasons"]
@@ -98,7 +101,10 @@ def test_through_a_dut_that_keeps_state_the_preliminary_phase_opens_every_connec
         assert tr["sessions_before"] >= 2 * 506 and tr["new_sessions"] == 0, tr
         rows = tshark_fields(pcap, "ip.src", "ipv6.src", "udp.srcport", "udp.dstport")
         sent = [(int(r[2]), int(r[3])) for r in rows if r[0] == "198.18.0.2" or r[1] == "2001:2::2"]
-        assert len(sent) == 2 * 506 + 2000, (len(sent), tshark)  # the phase's frames, then the trial's
+        # The phase's frames, then the trial's; a phase run again adds its first attempt's frames up to where the
+        # DUT's input dropped them (a veth ring full drops before tshark's tap).
+        most = pre["attempts"] * 2 * 506 + 2000
+        assert len(sent) == most if pre["attempts"] == 1 else 2 * 506 + 2000 < len(sent) <= most, (len(sent), tshark)
         assert set(sent) == {(s, d) for s in range(1024, 1047) for d in range(1, 23)}
 
 
@@ -108,7 +114,7 @@ def test_both_ways_t2_answers_on_the_connections_the_phase_learned(tmp_path):
     port; every frame arrives both ways, IPv4's answers to IPv6 as IPv6, and the trial opens no session."""
     with lab_up("--nat44", "--nat64", "stateful") as r1:
         pcap = tmp_path / "r1-t2.pcap"
-        with capture(r1, "r1-t2", pcap, 2 * 110 + 2 * 500, "udp") as tshark:
+        with capture(r1, "r1-t2", pcap, preliminary.ATTEMPTS * 2 * 110 + 2 * 500, "udp") as tshark:  # a phase run again
             res = trial_json("--mix", "50/50", "--frame-size", "128", "--rate", "500fps", "--duration", "1",
                              "--bidirectional", "--preliminary-connections", "100", "--preliminary-rate", "5000")
         assert res["lost_frames"] == 0 and res["rx_frames"] == 1000, res["tester_limited_reasons"]

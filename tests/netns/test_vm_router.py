@@ -90,33 +90,35 @@ def test_vm_router_lab_trials_snmp_search_resets_and_a_killed_qemu(nothing_left,
     up = v6bench("lab", "up", "--router", "vm", "--link-speed", "100M", "--dut-limit", str(LIMIT_FPS), "--json",
                  timeout=180)
     assert up.returncode == 0, up.stderr
-    st = json.loads(v6bench("lab", "status", "--json").stdout)
-    assert st["router"] == "vm"
-    r1 = next(n for n in st["nodes"] if n["name"] == "r1")
-    assert r1["vm"]["accel"] in ("kvm", "tcg") and qemu_processes() == [r1["vm"]["pid"]]
-    assert os.sched_getaffinity(r1["vm"]["pid"]) == {r1["vm"]["cpu"]}  # the router's own CPU
-    hard_trial_s = hard_reset_trial_s(r1["vm"]["boot_s"])
-    assert "VM: QEMU" in v6bench("lab", "status").stdout
-    # Below the limiter: every frame through, counted by the guest's IF-MIB as by the engine (+ ARP/ND).
-    # Sent in 0.1-s runs: QEMU's threads, sampled every 20 ms, give each family's cost inside the trial.
-    r = cli_site.trial_json("--mix", "50/50", "--frame-size", "128", "--rate", "1000fps", "--duration", "2",
-                            "--runs", "0.1")
-    assert r["tx_frames"] == 2000 and r["rx_frames"] == 2000 and not r["tester_limited"], r
-    assert r["lab"]["router"] == "vm" and r["lab"]["vms"]["r1"]["accel"] == r1["vm"]["accel"]
-    assert r["lab"]["vm_image"]["kernel_release"] and r["lab"]["vm_image"]["initrd_sha256"]
-    ifs = r["dut"]["interfaces"]
-    assert 2000 <= ifs["r1/r1-t1"]["rx_packets"] <= 2000 + CONTROL_FRAMES_MAX, ifs
-    assert 2000 <= ifs["r1/r1-t2"]["tx_packets"] <= 2000 + CONTROL_FRAMES_MAX, ifs
-    host = r["dut"]["routers"][0]["host"]
-    assert 0 < host["qemu_busy_ratio"] <= 1.05 and host["cpu"] == r1["vm"]["cpu"], host
-    each = r["dut_cost"]["by_family"]
-    assert all(COST_RATIO[0] < each[v] / r["dut_cost"]["ns_per_frame"] < COST_RATIO[1] for v in ("4", "6")), r["dut_cost"]
-    # Above the limiter the guest's nftables drops the excess: the DUT's loss, not the tester's.
-    r = cli_site.trial_json("--mix", "100/0", "--frame-size", "128", "--rate", f"{2 * LIMIT_FPS}fps", "--duration", "2")
-    assert not r["tester_limited"], r["tester_limited_reasons"]
-    assert 0.95 * LIMIT_FPS * 2 <= r["rx_frames"] <= 1.03 * LIMIT_FPS * 2, r["rx_frames"]
-    campaign = tmp_path / "vm.toml"
-    campaign.write_text(f"""\
+    try:
+        st = json.loads(v6bench("lab", "status", "--json").stdout)
+        assert st["router"] == "vm"
+        r1 = next(n for n in st["nodes"] if n["name"] == "r1")
+        assert r1["vm"]["accel"] in ("kvm", "tcg") and qemu_processes() == [r1["vm"]["pid"]]
+        assert os.sched_getaffinity(r1["vm"]["pid"]) == {r1["vm"]["cpu"]}  # the router's own CPU
+        hard_trial_s = hard_reset_trial_s(r1["vm"]["boot_s"])
+        assert "VM: QEMU" in v6bench("lab", "status").stdout
+        # Below the limiter: every frame through, counted by the guest's IF-MIB as by the engine (+ ARP/ND).
+        # Sent in 0.1-s runs: QEMU's threads, sampled every 20 ms, give each family's cost inside the trial.
+        r = cli_site.trial_json("--mix", "50/50", "--frame-size", "128", "--rate", "1000fps", "--duration", "2",
+                                "--runs", "0.1")
+        assert r["tx_frames"] == 2000 and r["rx_frames"] == 2000 and not r["tester_limited"], r
+        assert r["lab"]["router"] == "vm" and r["lab"]["vms"]["r1"]["accel"] == r1["vm"]["accel"]
+        assert r["lab"]["vm_image"]["kernel_release"] and r["lab"]["vm_image"]["initrd_sha256"]
+        assert r["lab"]["vm_image"]["kernel_entry"] == "pvh"  # Debian's kernel booted uncompressed (lab/vm/pvh.py)
+        ifs = r["dut"]["interfaces"]
+        assert 2000 <= ifs["r1/r1-t1"]["rx_packets"] <= 2000 + CONTROL_FRAMES_MAX, ifs
+        assert 2000 <= ifs["r1/r1-t2"]["tx_packets"] <= 2000 + CONTROL_FRAMES_MAX, ifs
+        host = r["dut"]["routers"][0]["host"]
+        assert 0 < host["qemu_busy_ratio"] <= 1.05 and host["cpu"] == r1["vm"]["cpu"], host
+        each = r["dut_cost"]["by_family"]
+        assert all(COST_RATIO[0] < each[v] / r["dut_cost"]["ns_per_frame"] < COST_RATIO[1] for v in ("4", "6")), r["dut_cost"]
+        # Above the limiter the guest's nftables drops the excess: the DUT's loss, not the tester's.
+        r = cli_site.trial_json("--mix", "100/0", "--frame-size", "128", "--rate", f"{2 * LIMIT_FPS}fps", "--duration", "2")
+        assert not r["tester_limited"], r["tester_limited_reasons"]
+        assert 0.95 * LIMIT_FPS * 2 <= r["rx_frames"] <= 1.03 * LIMIT_FPS * 2, r["rx_frames"]
+        campaign = tmp_path / "vm.toml"
+        campaign.write_text(f"""\
 name = "vm"
 [lab]
 router = "vm"
@@ -135,6 +137,7 @@ search = "binary"
 trial_duration_s = 1.0
 resolution = 0.05
 repeat = 1
+confirm_losses = 1      # a TCG guest stalled now and then (Xeon-167): 95 of 2,032 and 73 of 1,778 frames lost, NDR 1,714
 [[test]]
 kind = "reset"
 kinds = ["soft"]
@@ -151,34 +154,37 @@ load_pct_of_throughput = 50
 repeat = 1
 [design]
 order = "file"
-""")
-    r = v6bench("run", str(campaign), "--db", str(tmp_path / "r.db"), "--json", timeout=400)
-    assert r.returncode == 0, r.stderr
-    out = json.loads(r.stdout)
-    env = out["run"]["environment"]
-    assert "limit rate over" in env["dut"]["rulesets"]["r1"], env["dut"]  # read from the guest
-    tests = {t["kind"]: t for t in out["tests"]}
-    ndr = tests["throughput"]["result"]["ndr_fps"]
-    assert 0.93 * LIMIT_FPS <= ndr <= 1.026 * LIMIT_FPS, ndr
-    resets = [t["result"]["kinds"] for t in out["tests"] if t["kind"] == "reset"]
-    soft, hard = resets[0]["soft"]["repetitions"][0], resets[1]["hard"]["repetitions"][0]
-    for rep in (soft, hard):
-        assert not rep["tester_limited"], rep
-        for v in ("4", "6"):
-            fam = rep["families"][v]
-            assert fam["lost_frames"] > 0 and fam["reset_time_s"] is not None and fam.get("recovered") is not False, (rep["reset_kind"], fam)
-    # A reboot is longer than links down and up; the guest answered again within the trial.
-    assert hard["families"]["4"]["reset_time_s"] > soft["families"]["4"]["reset_time_s"]
-    assert hard["guest_answered_after_s"] < hard_trial_s - 2, hard
-    # The campaign ran on the lab that is up, which is up still.
-    assert qemu_processes() == [r1["vm"]["pid"]]
-    # QEMU killed: the next command finds a stale lab and removes it.
-    os.kill(r1["vm"]["pid"], signal.SIGKILL)
-    time.sleep(0.5)
-    assert json.loads(v6bench("lab", "status", "--json").stdout)["up"] is False
-    down = v6bench("lab", "down")
-    assert down.returncode == 0 and "removed" in down.stdout, down
-    assert not namespaces() and not qemu_processes()
+    """)
+        r = v6bench("run", str(campaign), "--db", str(tmp_path / "r.db"), "--json", timeout=400)
+        assert r.returncode == 0, r.stderr
+        out = json.loads(r.stdout)
+        env = out["run"]["environment"]
+        assert "limit rate over" in env["dut"]["rulesets"]["r1"], env["dut"]  # read from the guest
+        tests = {t["kind"]: t for t in out["tests"]}
+        ndr = tests["throughput"]["result"]["ndr_fps"]
+        assert 0.93 * LIMIT_FPS <= ndr <= 1.026 * LIMIT_FPS, ndr
+        resets = [t["result"]["kinds"] for t in out["tests"] if t["kind"] == "reset"]
+        soft, hard = resets[0]["soft"]["repetitions"][0], resets[1]["hard"]["repetitions"][0]
+        for rep in (soft, hard):
+            assert not rep["tester_limited"], rep
+            for v in ("4", "6"):
+                fam = rep["families"][v]
+                assert fam["lost_frames"] > 0 and fam["reset_time_s"] is not None and fam.get("recovered") is not False, (rep["reset_kind"], fam)
+        # A reboot is longer than links down and up; the guest answered again within the trial.
+        assert hard["families"]["4"]["reset_time_s"] > soft["families"]["4"]["reset_time_s"]
+        assert hard["guest_answered_after_s"] < hard_trial_s - 2, hard
+        # The campaign ran on the lab that is up, which is up still.
+        assert qemu_processes() == [r1["vm"]["pid"]]
+        # QEMU killed: the next command finds a stale lab and removes it.
+        os.kill(r1["vm"]["pid"], signal.SIGKILL)
+        time.sleep(0.5)
+        assert json.loads(v6bench("lab", "status", "--json").stdout)["up"] is False
+        down = v6bench("lab", "down")
+        assert down.returncode == 0 and "removed" in down.stdout, down
+        assert not namespaces() and not qemu_processes()
+    except BaseException:  # a failure takes its lab down itself (the fixtures then check, not clean)
+        v6bench("lab", "down")
+        raise
 
 
 def test_a_vm_router_with_four_tester_ports_carries_full_mesh_traffic(nothing_left):

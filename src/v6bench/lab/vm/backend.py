@@ -56,7 +56,8 @@ class VmBackend(NamespaceBackend):
     def prepare(self) -> str:
         """Builds the guest image from this machine's Debian packages if it is missing or stale (:mod:`.vm_image`)."""
         m = vm_image.build()
-        return (f"VM router image in {vm_image.image_dir()}: kernel {m['kernel_release']}, initramfs "
+        entry = "booted at its PVH entry" if m.get("kernel_entry") == "pvh" else "a bzImage: no PVH entry"
+        return (f"VM router image in {vm_image.image_dir()}: kernel {m['kernel_release']} ({entry}), initramfs "
                 f"{m['initrd_bytes'] / 1e6:.1f} MB")
 
     def record(self, lab: LabState) -> dict[str, Any]:

@@ -251,7 +251,7 @@ def _boot(node: str, netns: str, run_dir: Path, ports: list[VmPort], cpu: int | 
         argv = ["qemu-system-x86_64", "-name", f"v6bench-{node}", "-nodefaults", "-no-user-config", "-nographic",
                 "-machine", f"pc,accel={accel}", "-cpu", "host" if accel == "kvm" else "max",
                 "-smp", "1", "-m", str(memory_mb),
-                "-kernel", str(img / "vmlinuz"), "-initrd", str(img / "initrd.gz"),
+                "-kernel", str(vm_image.kernel_path()), "-initrd", str(img / "initrd.gz"),
                 "-append", f"console=ttyS0 panic=-1 quiet tsc=reliable no_timer_check v6bench.if={names},{mgmt_mac}=mgmt",
                 "-serial", f"file:{console}", "-serial", f"unix:{sock},server=on,wait=off",
                 "-drive", f"file={run_dir / f'{node}-startup.img'},format=raw,if=virtio",

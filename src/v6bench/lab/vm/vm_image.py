@@ -2,7 +2,9 @@
 packages (``make setup`` runs ``v6bench lab vm-image``).
 
 - the kernel: Debian's ``linux-image-amd64`` (``/boot/vmlinuz-R`` with its
-  modules in ``/lib/modules/R``; the newest release that has both);
+  modules in ``/lib/modules/R``; the newest release that has both), kept
+  uncompressed as ``vmlinux`` where it has a PVH entry (:mod:`.pvh`), else
+  as the bzImage ``vmlinuz``;
 - an initramfs (gzip'd newc cpio): ``busybox-static`` as ``/bin/busybox``
   and init (:file:`guest/init`), the ``ip``, ``tc``, ``nft``, ``snmpd``,
   ``jool`` and ``jool_siit`` binaries with every library ``ldd`` names,
@@ -34,8 +36,13 @@ import subprocess
 from pathlib import Path
 
 from ...core.errors import LabError
+from . import pvh
 
 DEFAULT_DIR = "/var/lib/v6bench/vm"
+#: The kernel's file in the image: the ELF booted at its PVH entry (:mod:`.pvh`), or the bzImage where the kernel
+#: has no such entry (a guest then boots seconds slower under TCG, decompressing itself).
+VMLINUX = "vmlinux"
+VMLINUZ = "vmlinuz"
 INIT = Path(__file__).with_name("guest") / "init"
 BINARIES = ("/usr/bin/ip", "/usr/sbin/tc", "/usr/sbin/nft", "/usr/sbin/snmpd", "/usr/bin/jool", "/usr/bin/jool_siit")
 PACKAGES = ("linux-image-amd64", "busybox-static", "iproute2", "nftables", "snmpd", "qemu-system-x86",
@@ -256,20 +263,32 @@ def build(out_dir: Path | None = None) -> dict[str, Any]:
     manifest_path = out_dir / "manifest.json"
     if manifest_path.exists():
         old = json.loads(manifest_path.read_text())
-        if all(old.get(k) == v for k, v in inputs.items()) and (out_dir / "vmlinuz").exists() \
+        if all(old.get(k) == v for k, v in inputs.items()) and (out_dir / old.get("kernel_file", "-")).exists() \
                 and (out_dir / "initrd.gz").exists():
             return dict(old)
     out_dir.mkdir(parents=True, exist_ok=True)
     initrd = initramfs(release)
-    kernel = Path(f"/boot/vmlinuz-{release}").read_bytes()
+    bzimage = Path(f"/boot/vmlinuz-{release}").read_bytes()
+    elf = pvh.extract(bzimage)
+    entry = "pvh" if elf is not None and pvh.has_entry(elf) else "bzimage"
+    kernel_file, kernel = (VMLINUX, elf) if entry == "pvh" and elf is not None else (VMLINUZ, bzimage)
+    for stale in (VMLINUX, VMLINUZ):
+        (out_dir / stale).unlink(missing_ok=True)
     (out_dir / "initrd.gz.tmp").write_bytes(initrd)
-    (out_dir / "vmlinuz.tmp").write_bytes(kernel)
+    (out_dir / f"{kernel_file}.tmp").write_bytes(kernel)
     os.replace(out_dir / "initrd.gz.tmp", out_dir / "initrd.gz")
-    os.replace(out_dir / "vmlinuz.tmp", out_dir / "vmlinuz")
-    manifest = {**inputs, "vmlinuz_sha256": hashlib.sha256(kernel).hexdigest(),
+    os.replace(out_dir / f"{kernel_file}.tmp", out_dir / kernel_file)
+    manifest = {**inputs, "vmlinuz_sha256": hashlib.sha256(bzimage).hexdigest(), "kernel_entry": entry,
+                "kernel_file": kernel_file, "kernel_sha256": hashlib.sha256(kernel).hexdigest(),
                 "initrd_sha256": hashlib.sha256(initrd).hexdigest(), "initrd_bytes": len(initrd)}
     manifest_path.write_text(json.dumps(manifest, indent=2) + "\n")
     return manifest
+
+
+def kernel_path() -> Path:
+    """The kernel QEMU boots (``-kernel``): the built image's ``vmlinux`` at
+    its PVH entry where the kernel has one (:mod:`.pvh`), else its bzImage."""
+    return image_dir() / str(load_manifest().get("kernel_file", VMLINUZ))
 
 
 def load_manifest() -> dict[str, Any]:

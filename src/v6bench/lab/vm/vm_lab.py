@@ -184,7 +184,8 @@ def guest_of(node: dict[str, Any]) -> guest.Guest:
 
 def image_record() -> dict[str, Any]:
     m = vm_image.load_manifest()
-    return {k: m.get(k) for k in ("kernel_release", "packages", "initrd_sha256", "vmlinuz_sha256")}
+    return {k: m.get(k) for k in ("kernel_release", "packages", "initrd_sha256", "vmlinuz_sha256", "kernel_entry",
+                                   "kernel_sha256")}
 
 
 def snmp_dut(node: dict[str, Any]) -> SnmpDut:
