@@ -15,6 +15,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
+import spoiled
 from spoiled import unspoiled
 
 PREFIX = f"v6l{os.getpid() % 10000}-"
@@ -91,26 +92,48 @@ def capture(netns: str, ifname: str, pcap: Path, count: int, bpf: str | None = N
     ``pcap`` while the body runs: the body starts once tshark says the capture
     has started (CAPTURE_STARTED; not after a fixed pause, which a loaded
     machine can outlast), and tshark stops by itself 6 s after it started; the
-    file is complete when the block ends. Yields a list that then holds
-    tshark's last words (frames captured, and dropped if any), for the
-    messages of assertions that count frames."""
+    file is complete when the block ends. A trial the tester spoiled and
+    :func:`spoiled.unspoiled` runs again is captured afresh (the file then
+    holds the kept trial's frames, within 6 s of its start). Yields a list
+    that then holds tshark's last words (frames captured, and dropped if
+    any), for the messages of assertions that count frames."""
     cmd = ["ip", "netns", "exec", netns, "tshark", "-q", "-i", ifname, "-a", "duration:6", "-c", str(count), "-w", str(pcap)]
-    cap = subprocess.Popen(cmd + (["-f", bpf] if bpf else []), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    said: list[str] = []
-    listener = threading.Thread(target=lambda: said.extend(line.strip() for line in cap.stderr), daemon=True)
-    listener.start()
-    try:
+    now: dict = {}
+
+    def start() -> None:
+        cap = subprocess.Popen(cmd + (["-f", bpf] if bpf else []), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                               text=True)
+        said: list[str] = []
+        listener = threading.Thread(target=lambda: said.extend(line.strip() for line in cap.stderr), daemon=True)
+        listener.start()
+        now.update(cap=cap, said=said, listener=listener)
         deadline = time.monotonic() + CAPTURE_START_S
         while not any(CAPTURE_STARTED in line for line in said) and listener.is_alive() and time.monotonic() < deadline:
             time.sleep(0.02)
         assert any(CAPTURE_STARTED in line for line in said), \
             f"tshark did not start capturing on {ifname} in {netns} within {CAPTURE_START_S} s: {said}"
-        last: list[str] = []
+
+    def end() -> None:
+        if "cap" in now:
+            now["cap"].wait(timeout=30)
+            now["listener"].join(timeout=5)
+
+    def again() -> None:
+        if now["cap"].poll() is None:
+            now["cap"].terminate()  # tshark closes its file on SIGTERM
+        end()
+        start()
+
+    last: list[str] = []
+    try:
+        start()
+        spoiled.BEFORE_RETRY.append(again)
         yield last
     finally:
-        cap.wait(timeout=30)
-        listener.join(timeout=5)
-    last.extend(line for line in said if "captured" in line or "dropped" in line)
+        if again in spoiled.BEFORE_RETRY:
+            spoiled.BEFORE_RETRY.remove(again)
+        end()
+    last.extend(line for line in now["said"] if "captured" in line or "dropped" in line)
 
 
 def facing(lab, tester: str) -> tuple[str, str]:

@@ -20,6 +20,10 @@ from v6bench.trial.execute import suspect_reasons
 
 #: At most this many runs of one trial: the first and the product's own repeats.
 TRIAL_RUNS = 1 + RETRIES
+#: Called before a trial runs again: each capture open around it starts afresh (cli_site.capture), so its
+#: file holds the kept trial's frames alone (one CI run captured a spoiled trial's 1,000 frames and the
+#: repeat's, where the test counted 1,000).
+BEFORE_RETRY: list[Callable[[], None]] = []
 
 
 def spoiled(result: dict) -> bool:
@@ -38,7 +42,10 @@ def unspoiled(run: Callable[[], dict]) -> dict:
     """The first of at most :data:`TRIAL_RUNS` results of ``run()`` the
     tester did not spoil; if all were, the last, so the test's own
     assertion says what failed and why."""
-    for _ in range(TRIAL_RUNS):
+    for attempt in range(TRIAL_RUNS):
+        if attempt:
+            for restart in list(BEFORE_RETRY):
+                restart()
         result = run()
         if not spoiled(result):
             break

@@ -73,7 +73,9 @@ def test_lab_up_status_trial_down(topology, routers):
 def test_temporary_lab_is_built_and_removed():
     p = v6bench("trial", "--rate", "1kfps", "--duration", "1", "--mix", "0/100", "--frame-size", "84")
     assert p.returncode == 0, p.stderr
-    assert "IPv6" in p.stdout and "temporary lab" in p.stdout and "tester_limited" in p.stdout
+    # The tester's status either way: "no", or its reasons (a host stall: once 998 of 1,000 frames/s offered).
+    assert "IPv6" in p.stdout and "temporary lab" in p.stdout, p.stdout
+    assert "tester_limited: no" in p.stdout or "TESTER LIMITED: this trial says nothing" in p.stdout, p.stdout
     assert not namespaces()
 
 
