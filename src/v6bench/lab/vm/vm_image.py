@@ -263,7 +263,7 @@ def build(out_dir: Path | None = None) -> dict[str, Any]:
     manifest_path = out_dir / "manifest.json"
     if manifest_path.exists():
         old = json.loads(manifest_path.read_text())
-        if all(old.get(k) == v for k, v in inputs.items()) and (out_dir / old.get("kernel_file", "-")).exists() \
+        if all(old.get(k) == v for k, v in inputs.items()) and (out_dir / kernel_file(old)).exists() \
                 and (out_dir / "initrd.gz").exists():
             return dict(old)
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -271,15 +271,16 @@ def build(out_dir: Path | None = None) -> dict[str, Any]:
     bzimage = Path(f"/boot/vmlinuz-{release}").read_bytes()
     elf = pvh.extract(bzimage)
     entry = "pvh" if elf is not None and pvh.has_entry(elf) else "bzimage"
-    kernel_file, kernel = (VMLINUX, elf) if entry == "pvh" and elf is not None else (VMLINUZ, bzimage)
+    kernel = elf if entry == "pvh" and elf is not None else bzimage
+    name = kernel_file({"kernel_entry": entry})
     for stale in (VMLINUX, VMLINUZ):
         (out_dir / stale).unlink(missing_ok=True)
     (out_dir / "initrd.gz.tmp").write_bytes(initrd)
-    (out_dir / f"{kernel_file}.tmp").write_bytes(kernel)
+    (out_dir / f"{name}.tmp").write_bytes(kernel)
     os.replace(out_dir / "initrd.gz.tmp", out_dir / "initrd.gz")
-    os.replace(out_dir / f"{kernel_file}.tmp", out_dir / kernel_file)
+    os.replace(out_dir / f"{name}.tmp", out_dir / name)
     manifest = {**inputs, "vmlinuz_sha256": hashlib.sha256(bzimage).hexdigest(), "kernel_entry": entry,
-                "kernel_file": kernel_file, "kernel_sha256": hashlib.sha256(kernel).hexdigest(),
+                "kernel_sha256": hashlib.sha256(kernel).hexdigest(),
                 "initrd_sha256": hashlib.sha256(initrd).hexdigest(), "initrd_bytes": len(initrd)}
     manifest_path.write_text(json.dumps(manifest, indent=2) + "\n")
     return manifest
@@ -288,7 +289,12 @@ def build(out_dir: Path | None = None) -> dict[str, Any]:
 def kernel_path() -> Path:
     """The kernel QEMU boots (``-kernel``): the built image's ``vmlinux`` at
     its PVH entry where the kernel has one (:mod:`.pvh`), else its bzImage."""
-    return image_dir() / str(load_manifest().get("kernel_file", VMLINUZ))
+    return image_dir() / kernel_file(load_manifest())
+
+
+def kernel_file(manifest: dict[str, Any]) -> str:
+    """The kernel's file named by a manifest's ``kernel_entry``."""
+    return VMLINUX if manifest.get("kernel_entry") == "pvh" else VMLINUZ
 
 
 def load_manifest() -> dict[str, Any]:
