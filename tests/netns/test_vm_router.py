@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 import cli_site
+import spoiled
 from cli_site import PREFIX, RUN_DIR, clean_site, namespaces, remove_run_dir, v6bench  # noqa: F401
 
 pytestmark = [pytest.mark.netns, pytest.mark.usefixtures("clean_site", "remove_run_dir")]
@@ -70,6 +71,11 @@ def hard_reset_trial_s(boot_s: float) -> float:
     the guest booted in 18.7 s and was not forwarding 23 s after the reset: twice the boot where that is longer."""
     return 1.0 + max(23.0, 2 * boot_s)
 
+
+#: The soft reset's trial [s] (reset 1 s in). Xeon-167 under TCG: the guest's links down and up took 1.3-2.8 s and
+#: IPv6 came back 1.4-3.1 s after the reset (IPv4 0.3-0.7 s), 4 trials; in CI both families were still losing frames
+#: 3 s after it. 8 s after the reset: 2.6 times the longest measured.
+SOFT_RESET_TRIAL_S = 9.0
 
 #: Each family's cost per frame in runs against the whole trial's (the same QEMU threads over part of its window).
 COST_RATIO = (0.5, 2.0)
@@ -141,7 +147,7 @@ confirm_losses = 1      # a TCG guest stalled now and then (Xeon-167): 95 of 2,0
 [[test]]
 kind = "reset"
 kinds = ["soft"]
-trial_duration_s = 4.0
+trial_duration_s = {SOFT_RESET_TRIAL_S}
 reset_at_s = 1.0
 load_pct_of_throughput = 50
 repeat = 1
@@ -213,13 +219,21 @@ def test_the_dut_configurations_run_inside_the_guest(nothing_left):
     port, the link's MTU."""
     with vm_lab("--acl", "25", "--acl-at", "both", "--nat44", "--mtu", "1400", "--shape", "--link-speed", "100M"):
         # Fixed ports: the rule counters below count the trial's frames alone, with no preliminary phase before them.
-        res = trial_json("--mix", "50/50", "--frame-size", "1518", "--ports", "fixed")
+        # The guest's counters add up every run of the trial: a run the tests' retry rule repeats (spoiled.py) is
+        # counted from the ruleset as it stood before the repeat (in CI the counters read 2,000 and 4,000 for one trial).
+        before = {"rules": guest_cmd("r1", "/usr/sbin/nft", "list", "ruleset")}
+        rebase = lambda: before.update(rules=guest_cmd("r1", "/usr/sbin/nft", "list", "ruleset"))
+        spoiled.BEFORE_RETRY.append(rebase)
+        try:
+            res = trial_json("--mix", "50/50", "--frame-size", "1518", "--ports", "fixed")
+        finally:
+            spoiled.BEFORE_RETRY.remove(rebase)
         assert res["rx_frames"] == 1000 and res["lost_frames"] == 0, (res["lost_frames"], res["tester_limited_reasons"])
         rules = guest_cmd("r1", "/usr/sbin/nft", "list", "ruleset")
         # 500 datagrams a family, each checked in and out; IPv4's two fragments are one datagram again by then
         # (NAT's connection tracking reassembles them), IPv6's are checked one by one.
-        for line in ("ip daddr 198.19.0.2 counter packets 1000 ", "ip6 daddr 2001:2:0:1::2 counter packets 2000 "):
-            assert line in rules, rules
+        for rule, packets in (("ip daddr 198.19.0.2", 1000), ("ip6 daddr 2001:2:0:1::2", 2000)):
+            assert rule_packets(rules, rule) - rule_packets(before["rules"], rule) == packets, rules
         snat = next(x for x in rules.splitlines() if "snat to 198.19.0.1" in x)
         assert "counter packets 0 " not in snat, snat
         qdiscs = guest_cmd("r1", "/usr/sbin/tc", "qdisc", "show")
@@ -257,6 +271,12 @@ def test_a_vm_router_translates_with_jool_in_its_kernel(nothing_left, mode):
         assert t["out_frames"] >= translated > 0, (t, translated)
         if mode == "stateful":
             assert t["sessions"] >= res["preliminary"]["connections_per_stream"]["2"], t
+
+
+def rule_packets(ruleset: str, rule: str) -> int:
+    """The packets nftables counted for the rule of ``ruleset`` (``nft list ruleset``) that starts with ``rule``."""
+    (line,) = [x for x in ruleset.splitlines() if x.strip().startswith(rule + " counter packets ")]
+    return int(line.split("counter packets ")[1].split()[0])
 
 
 def guest_cmd(node: str, *argv: str) -> str:
