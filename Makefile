@@ -130,7 +130,7 @@ test: setup $(STAMPS)/apt-test
 	@# right after the release build, lost validation frames no tester counter showed (3 of 4 runs; suspected:
 	@# the kernel's write-back of the build; with this, the next run passed them).
 	@sync; sleep 5
-	$(VENV)/bin/pytest -q --durations=30 -m netns tests
+	$(VENV)/bin/pytest -q --durations=0 --durations-min=1 -m netns tests
 
 test-unit: setup $(STAMPS)/apt-test
 	@$(PICK_CARGO) cd engine && $$c test --release --locked
