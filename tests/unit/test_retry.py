@@ -157,6 +157,27 @@ def test_the_selftest_does_not_repeat_a_trial_whose_sender_fell_short_of_its_rat
     assert len(below) == (1 + selftest.RETRIES) * len({c[2] for c in below})  # stalled there: every attempt ran
 
 
+def test_the_selftest_searches_on_from_the_rate_its_senders_reached_at_the_links():
+    """The first trial at 10 Gb/s (128 B: 8.4 million frames/s) shows the
+    most the senders send (here 300,000 frames/s); the search goes on from
+    there, not down from the link's rate by halves: the same capacity to the
+    resolution, every trial in the result, and fewer trials than the
+    halving search (6 against 11 in this simulation)."""
+    from v6bench import selftest
+
+    line = selftest.line_rate_fps(selftest.LINK_BPS, 128)
+    t = SimulatedTester(250_000, buffer_frames=0, tester_max_fps=300_000)
+    r, attempts = selftest.search_capacity(t, 128)
+    loads = [c[2] for c in t.calls]
+    assert loads[0] == line and loads[1] == 300_000 and attempts == len(loads) == len(r.trials)
+    assert 250_000 * (1 - selftest.RESOLUTION) <= r.throughput_fps <= 250_000 and r.failed_fps is not None
+    halving = selftest.binary_search.search(selftest.Retrying(selftest._Beyond(SimulatedTester(
+        250_000, buffer_frames=0, tester_max_fps=300_000)), selftest.RETRIES), selftest.TRIAL_S, line,
+        selftest.RESOLUTION, max_trials=selftest.MAX_SEARCH_TRIALS)
+    assert halving.throughput_fps == pytest.approx(r.throughput_fps, rel=selftest.RESOLUTION)
+    assert (len(halving.trials), len(r.trials)) == (11, 6)
+
+
 def test_a_sender_that_keeps_slipping_is_beyond_the_tester_but_a_passing_pause_is_not():
     """In ``slip`` mode the engine's ``offered_fps`` leaves the slipped pauses
     out (docs/engine-spec.md), so a sender far too slow for the rate still
