@@ -3,10 +3,16 @@
 
 SHELL := /bin/bash
 export PATH := $(HOME)/.cargo/bin:$(PATH)
+# A target's independent prerequisites are made side by side: the engine's release build (on one CPU for
+# most of its time: one codegen unit and LTO), its tests' build and pip's downloads overlap (about a minute
+# of make test's set-up on 2 CPUs). apt runs one install at a time (dpkg's lock): each stamp that installs
+# packages waits for the one before it, and whatever needs a package waits for the packages.
+MAKEFLAGS += -j3
 
 VENV    := .venv
 PY      := $(VENV)/bin/python
 ENGINE  := engine/target/release/v6bench-engine
+ENGINE_SRC = $(shell find engine/src -name '*.rs') engine/Cargo.toml engine/Cargo.lock
 STAMPS  := .make
 # The namespace lab's (make demo needs no more). bird2 announces a table to an external lab's DUT over BGP;
 # v6bench runs its own BIRD in a namespace, so a system BIRD that installing it started is stopped and
@@ -84,23 +90,31 @@ APT_MISSING = missing=""; for p in $(1); do dpkg -s $$p >/dev/null 2>&1 || missi
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \
 	fi
 
-$(STAMPS)/apt-test: Makefile $(STAMPS)/apt
+$(STAMPS)/apt-test: Makefile $(STAMPS)/apt | $(STAMPS)/apt-vm
 	@$(call APT_MISSING,$(TEST_APT_PKGS),for the tests)
 	@touch $@
 
-$(STAMPS)/apt-bench: Makefile $(STAMPS)/apt
+$(STAMPS)/apt-bench: Makefile $(STAMPS)/apt | $(STAMPS)/apt-vm
 	@$(call APT_MISSING,$(BENCH_APT_PKGS),for the benchmarks)
 	@touch $@
 
-$(ENGINE): $(shell find engine/src -name '*.rs') engine/Cargo.toml engine/Cargo.lock
+$(ENGINE): $(ENGINE_SRC) | $(STAMPS)/apt
 	@$(PICK_CARGO) echo "building the engine with $$($$c --version)"; cd engine && $$c build --release --locked
 	@touch $@
 
-$(STAMPS)/venv: pyproject.toml
+# The engine's unit tests in cargo's test profile: overflow checks on (a sum that wraps fails a test instead of
+# passing a wrong plan), and quicker to build than a second optimised build; in a target directory of their
+# own, so that they build beside the release binary (one cargo locks its whole target directory).
+ENGINE_TESTS = cd engine && $$c test --locked --target-dir target/tests
+$(STAMPS)/engine-tests: $(ENGINE_SRC) | $(STAMPS)/apt
+	@$(PICK_CARGO) $(ENGINE_TESTS) --no-run -q
+	@touch $@
+
+$(STAMPS)/venv: pyproject.toml | $(STAMPS)/apt
 	@mkdir -p $(STAMPS)
 	python3 -m venv $(VENV)
 	$(VENV)/bin/pip install -q --upgrade pip
-	$(VENV)/bin/pip install -q -e '.[test]'
+	$(VENV)/bin/pip install -q --no-compile -e '.[test]'
 	@touch $@
 
 # The VM router's guest image (kernel + initramfs in /var/lib/v6bench/vm, docs/vm-router.md);
@@ -123,8 +137,8 @@ demo: lab-setup
 # commit gives the same answer on every clone.
 # The unit tier runs on 2 workers (pytest-xdist: it times nothing, and its simulations are CPU-bound), the netns
 # tier on one: its trials time frames and need the CPUs to themselves.
-test: setup $(STAMPS)/apt-test
-	@$(PICK_CARGO) cd engine && $$c test --release --locked
+test: setup $(STAMPS)/apt-test $(STAMPS)/engine-tests
+	@$(PICK_CARGO) $(ENGINE_TESTS)
 	$(VENV)/bin/pytest -q --durations=10 -n 2 -m "not netns" tests
 	@# The builds' files written back before the netns tests time anything: on fresh clones the first trials,
 	@# right after the release build, lost validation frames no tester counter showed (3 of 4 runs; suspected:
@@ -132,8 +146,8 @@ test: setup $(STAMPS)/apt-test
 	@sync; sleep 5
 	$(VENV)/bin/pytest -q --durations=0 --durations-min=1 -m netns tests
 
-test-unit: setup $(STAMPS)/apt-test
-	@$(PICK_CARGO) cd engine && $$c test --release --locked
+test-unit: setup $(STAMPS)/apt-test $(STAMPS)/engine-tests
+	@$(PICK_CARGO) $(ENGINE_TESTS)
 	$(VENV)/bin/pytest -q -n 2 -m "not netns" tests
 
 # Exploring runs of the property tests, apart from `make test`: new cases on
@@ -148,7 +162,7 @@ ENGINE_FUZZ_SCALE ?= 1000
 fuzz: setup $(STAMPS)/apt-test
 	@mkdir -p .fuzz
 	@seed=$$(od -An -N4 -tu4 /dev/urandom | tr -d ' '); echo "engine property tests: seed $$seed (V6BENCH_FUZZ_SEED), $(ENGINE_FUZZ_SCALE) x the cases"; \
-	$(PICK_CARGO) cd engine && V6BENCH_FUZZ_SEED=$$seed V6BENCH_FUZZ_SCALE=$(ENGINE_FUZZ_SCALE) $$c test --release --locked arbitrary_
+	$(PICK_CARGO) cd engine && V6BENCH_FUZZ_SEED=$$seed V6BENCH_FUZZ_SCALE=$(ENGINE_FUZZ_SCALE) $$c test --profile checked --locked arbitrary_
 	V6BENCH_FUZZ=1 V6BENCH_FUZZ_SCALE=$(FUZZ_SCALE) V6BENCH_KILL_SEED=random $(VENV)/bin/pytest -q -s -m property --hypothesis-show-statistics tests
 
 # Performance against peer tools measured in the same run (docs/performance.md).

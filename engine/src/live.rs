@@ -418,7 +418,7 @@ fn send(job: &LiveJob, t0: u64, deadline: u64, stop: &AtomicBool, rep: &mut TxRe
     let mut base = vec![0u8; job.template.len()];
     job.template.write(&mut base, 0, 0, 0);
     let period = period_ps(job.rate_fps, job.frames)?;
-    let probe = sock::packet_socket()?;
+    let probe = sock::ioctl_socket()?;
     let probe_fd = std::os::unix::io::AsRawFd::as_raw_fd(&probe);
     let ifindex = sock::if_info(probe_fd, &job.interface)?.index;
     let state = ArrayMap::new(STATE_LEN)?;

@@ -38,10 +38,12 @@ impl Schedule {
         }
         let g = shares.iter().fold(0, |g, &s| gcd(g, s));
         let shares: Vec<u64> = shares.iter().map(|s| s / g).collect();
-        let window: u64 = shares.iter().sum();
-        if window > MAX_WINDOW {
-            return Err(format!("shares reduce to a window of {window} frames; at most {MAX_WINDOW} are supported"));
-        }
+        // Summed with a check: shares near u64::MAX would otherwise wrap to a small window.
+        let window = match shares.iter().try_fold(0u64, |w, &s| w.checked_add(s)) {
+            Some(w) if w <= MAX_WINDOW => w,
+            Some(w) => return Err(format!("shares reduce to a window of {w} frames; at most {MAX_WINDOW} are supported")),
+            None => return Err(format!("shares reduce to a window above {} frames; at most {MAX_WINDOW} are supported", u64::MAX)),
+        };
         let w = window as i64;
         let mut credit = vec![0i64; shares.len()];
         let mut order = Vec::with_capacity(window as usize);
@@ -338,5 +340,8 @@ mod tests {
         assert!(Schedule::new(&[]).is_err());
         assert!(Schedule::new(&[1, 0]).is_err());
         assert!(Schedule::new(&[99_999, 99_998]).is_err());
+        // Coprime shares whose sum passes u64::MAX are refused, not wrapped to a window of 0.
+        assert!(Schedule::new(&[u64::MAX, 1]).is_err());
+        assert!(Schedule::runs(&[u64::MAX - 1, 3], 1).is_err());
     }
 }

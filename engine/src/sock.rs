@@ -189,6 +189,20 @@ pub fn packet_socket() -> Result<OwnedFd, String> {
     Ok(unsafe { OwnedFd::from_raw_fd(fd) })
 }
 
+/// A socket for interface ioctls only (`if_info`, `channels`): a UDP
+/// socket, whose close is immediate, where a packet socket's close waits
+/// for an RCU grace period (`packet_release`'s `synchronize_net`, about
+/// 10 ms a port in every trial).
+pub fn ioctl_socket() -> Result<OwnedFd, String> {
+    // SAFETY: plain socket(2) call; the fd is owned below.
+    let fd = unsafe { libc::socket(libc::AF_INET, libc::SOCK_DGRAM | libc::SOCK_CLOEXEC, 0) };
+    if fd < 0 {
+        return Err(errno("cannot open a socket for interface queries"));
+    }
+    // SAFETY: `fd` is a fresh descriptor we own.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+}
+
 /// Binds `fd` to interface `ifindex` for `protocol` (host order; 0 = none).
 pub fn bind(fd: RawFd, ifindex: i32, protocol: u16) -> Result<(), String> {
     // SAFETY: sockaddr_ll is plain data.

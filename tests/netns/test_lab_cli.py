@@ -13,6 +13,7 @@ import time
 
 import pytest
 
+import cli_site
 from cli_site import ENV, PREFIX, RUN_DIR, clean_site, engine_processes, namespaces, remove_run_dir, trial_json, v6bench  # noqa: F401
 
 pytestmark = [pytest.mark.netns, pytest.mark.usefixtures("clean_site", "remove_run_dir")]
@@ -51,6 +52,8 @@ def test_lab_up_status_trial_down(topology, routers):
     for key in ("intended_fps", "offered_fps", "tx_frames", "rx_frames", "lost_frames", "loss_ratio", "tester_limited"):
         assert key in r
     assert r["intended_fps"] == 4000 and r["tx_frames"] == 4000
+    # The pause after learning it had: the tests' default (cli_site.SETTLE_S), measured in the engine's learning time.
+    assert r["settle_s"] == float(cli_site.SETTLE_S) <= r["engine"]["learning_s"] < float(cli_site.SETTLE_S) + 3, r["engine"]
     by = {(s["direction"], s["ip_version"]): s for s in r["streams"]}
     assert {k: s["tx_frames"] for k, s in by.items()} == {
         ("t1->t2", 4): 1800, ("t1->t2", 6): 200, ("t2->t1", 4): 1800, ("t2->t1", 6): 200}

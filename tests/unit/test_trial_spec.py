@@ -168,21 +168,37 @@ def test_trials_whose_schedule_is_the_measurement_catch_up(monkeypatch, engine_b
     assert got == {"measure": "slip", "burst": "catch_up", "step": "catch_up", "reset": "catch_up"}
 
 
-def test_the_pause_after_learning_is_the_engines_default_unless_the_request_sets_one(engine_bin):
+def test_the_pause_after_learning_is_the_engines_default_unless_the_request_or_the_environment_sets_one(
+        engine_bin, monkeypatch):
     """RFC 2544 §23's pause after the learning frames: the engine's 0.5 s
-    unless asked (the self-test on p2p asks for none, selftest.py)."""
+    unless asked (the self-test on p2p asks for none, selftest.py);
+    ``$V6BENCH_SETTLE_S`` sets the default of requests that set none
+    (trial/settle.py), and a bad one is refused naming the variable."""
     from dataclasses import replace
 
     from v6bench.core.errors import UsageError
+    from v6bench.trial import settle
 
+    monkeypatch.delenv(settle.ENV, raising=False)
     req = make_request("100/0", 128, "10kfps", 1, False)
     lab = lab_of("a")
     assert "learning" not in engine_spec(lab, req, req.check_against(LabPath.of(lab))).to_json()
+    assert settle.applied_s(None) == 0.5
     spec = engine_spec(lab, replace(req, settle_s=0.0), req.check_against(LabPath.of(lab))).to_json()
     assert spec["learning"] == {"settle_s": 0.0}
     check(engine_bin, spec)
     with pytest.raises(UsageError, match="outside 0..60 s"):
         replace(req, settle_s=61.0)
+    monkeypatch.setenv(settle.ENV, "0.1")
+    assert engine_spec(lab, req, req.check_against(LabPath.of(lab))).to_json()["learning"] == {"settle_s": 0.1}
+    spec = engine_spec(lab, replace(req, settle_s=0.3), req.check_against(LabPath.of(lab))).to_json()
+    assert spec["learning"] == {"settle_s": 0.3}  # the request's own wins
+    for bad, why in (("soon", "'soon' is not a number of seconds"), ("-1", "-1 s is outside 0..60 s"),
+                     ("61", "61 s is outside 0..60 s")):
+        monkeypatch.setenv(settle.ENV, bad)
+        with pytest.raises(UsageError, match=why) as e:
+            engine_spec(lab, req, req.check_against(LabPath.of(lab)))
+        assert e.value.field == (settle.ENV,), e.value.field
 
 
 def test_the_round_robins_order_is_drawn_per_trial_from_its_seed(engine_bin):

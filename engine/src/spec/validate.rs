@@ -232,8 +232,8 @@ impl TrialSpec {
         }
         let rate = spec.tx_rate.as_ref().ok_or_else(|| format!("{f}.tx_rate: port {name:?} sends streams and needs a rate"))?;
         let shares: Vec<u64> = mine.iter().map(|&s| streams[s].share).collect();
-        let total: u64 = shares.iter().sum();
-        let mean = |x: &dyn Fn(&StreamPlan) -> f64| mine.iter().map(|&s| x(&streams[s]) * streams[s].share as f64).sum::<f64>() / total as f64;
+        let total: f64 = shares.iter().map(|&s| s as f64).sum(); // weights only: never wraps (the schedule checks the shares)
+        let mean = |x: &dyn Fn(&StreamPlan) -> f64| mine.iter().map(|&s| x(&streams[s]) * streams[s].share as f64).sum::<f64>() / total;
         let mean_frame_size = mean(&|s| s.frame_size as f64);
         let mean_wire_frames = mean(&|s| s.wire_frame_sizes().len() as f64);
         let mean_wire_bytes = mean(&|s| s.wire_frame_sizes().iter().sum::<usize>() as f64);

@@ -35,7 +35,7 @@ from ..lab.machine import cost, wakeful
 from ..lab import interface
 from ..lab.protocol import Lab
 from ..engine.result import take_learned_tuples
-from . import addresses, answers, mesh, packet_io, preliminary, tester_limits
+from . import addresses, answers, mesh, packet_io, preliminary, settle, tester_limits
 from .path import LabPath
 from .request import TrialRequest
 from .spec import engine_spec, ports_record
@@ -150,7 +150,7 @@ ENGINE_LEAD_S = LEARNING_S + DEFAULT_SETTLE_S
 
 def engine_lead_s(settle_s: float | None) -> float:
     """:data:`ENGINE_LEAD_S` for a trial whose settle is ``settle_s`` (None: the engine's default)."""
-    return LEARNING_S + (DEFAULT_SETTLE_S if settle_s is None else settle_s)
+    return LEARNING_S + settle.applied_s(settle_s)
 
 
 def _bound_s(spec: TrialSpec) -> float:
@@ -211,7 +211,7 @@ def trial(lab: Lab, request: TrialRequest, engine_pid_file: Path | None = None,
         observed = watch.after(before, polled, eng)  # stored as the result's "dut" record
     out = summarize(lab, request, fps, eng, observed, watch.reasons(eng, observed, (done.get("result") or {}).get("router")),
                     ports)
-    out["lab"]["cpu_idle"] = cpu_idle
+    out["lab"]["cpu_idle"], out["settle_s"] = cpu_idle, settle.applied_s(spec.learning_settle_s)  # the pause it had
     if opened is not None:
         out["preliminary"] = opened
     out.update({"learned_tuples": learned_tuples} if learned_tuples else {})  # taken off by trial/lab_tester.py

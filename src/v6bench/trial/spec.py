@@ -26,7 +26,7 @@ from ..lab import interface
 from ..lab.protocol import Lab
 from ..lab.model import translation
 from ..lab.model.tunnel import Tunnel
-from . import addresses, answers, mesh, packet_io, preliminary
+from . import addresses, answers, mesh, packet_io, preliminary, settle
 from ..core import ext_headers, frames
 from .path import LabPath
 from .request import TrialRequest
@@ -79,7 +79,7 @@ def engine_spec(lab: Lab, request: TrialRequest, fps: float) -> TrialSpec:
         streams = [s for src, dst in pairs for s in _pair_streams(lab, request, src, dst, tunnel, walks)]
     return TrialSpec(ports, tuple(streams), duration_s=request.duration_s, drain_s=request.drain_s,
                      drain_until_received=True,  # nothing is late once every frame arrived (engine-spec.md)
-                     learning_settle_s=request.settle_s, rx_cpu=plan.tester_rx,
+                     learning_settle_s=settle.of(request.settle_s), rx_cpu=plan.tester_rx,
                      rx_priority=plan.tester_rx_priority, tester_limited_backlog_frames=input_queue_frames(lab),
                      after_stall=AFTER_STALL, netns_prefix=lab.netns_prefix,
                      allow_root_netns=lab.allow_root_netns,
