@@ -131,11 +131,9 @@ def capture(netns: str, ifname: str, pcap: Path, count: int, bpf: str | None = N
     last: list[str] = []
     try:
         start()
-        spoiled.BEFORE_RETRY.append(again)
-        yield last
+        with spoiled.before_retry(again):
+            yield last
     finally:
-        if again in spoiled.BEFORE_RETRY:
-            spoiled.BEFORE_RETRY.remove(again)
         end()
     last.extend(line for line in now["said"] if "captured" in line or "dropped" in line)
 

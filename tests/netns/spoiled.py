@@ -13,7 +13,8 @@ injects, a far end that cannot receive) does not retry.
 
 from __future__ import annotations
 
-from typing import Callable
+from contextlib import contextmanager
+from typing import Callable, Iterator
 
 from v6bench.methods.retry import RETRIES
 from v6bench.trial.execute import suspect_reasons
@@ -24,6 +25,18 @@ TRIAL_RUNS = 1 + RETRIES
 #: file holds the kept trial's frames alone (one CI run captured a spoiled trial's 1,000 frames and the
 #: repeat's, where the test counted 1,000).
 BEFORE_RETRY: list[Callable[[], None]] = []
+
+
+@contextmanager
+def before_retry(restart: Callable[[], None]) -> Iterator[None]:
+    """Calls ``restart`` before each repeat of a spoiled trial run inside
+    the block (a capture started afresh, counters read again), never after it."""
+    BEFORE_RETRY.append(restart)
+    try:
+        yield
+    finally:
+        if restart in BEFORE_RETRY:
+            BEFORE_RETRY.remove(restart)
 
 
 def spoiled(result: dict) -> bool:
