@@ -12,7 +12,7 @@ MAKEFLAGS += -j3
 VENV    := .venv
 PY      := $(VENV)/bin/python
 ENGINE  := engine/target/release/v6bench-engine
-ENGINE_SRC = $(shell find engine/src -name '*.rs') engine/Cargo.toml engine/Cargo.lock
+ENGINE_SRC := $(shell find engine/src -name '*.rs') engine/Cargo.toml engine/Cargo.lock
 STAMPS  := .make
 # The namespace lab's (make demo needs no more). bird2 announces a table to an external lab's DUT over BGP;
 # v6bench runs its own BIRD in a namespace, so a system BIRD that installing it started is stopped and

@@ -12,7 +12,7 @@ from ..core.errors import UsageError
 from ..core.rates import Rate, format_link_speed, line_rate_fps, parse_rate
 from ..core import frames
 from ..core.frames import Mix, Traffic, parse_mix
-from . import fit
+from . import fit, settle
 from .path import LabPath
 from ..lab.model.dut import DutConfig
 from ..lab.model.mtu import Mtus
@@ -74,8 +74,8 @@ class TrialRequest:
         frames.check_runs_fit(self.runs_s, self.mix, self.flows, self.duration_s, self.foreground)
         if not 0 <= self.drain_s <= 600:
             raise UsageError(f"{self.drain_s:g} s is outside 0..600 s", "drain_s")
-        if self.settle_s is not None and not 0 <= self.settle_s <= 60:
-            raise UsageError(f"{self.settle_s:g} s is outside 0..60 s", "settle_s")
+        if self.settle_s is not None:
+            settle.check(self.settle_s, "settle_s")
 
     @property
     def traffic(self) -> Traffic:

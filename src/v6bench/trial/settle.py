@@ -19,8 +19,15 @@ from ..core.errors import UsageError
 from ..engine.spec import DEFAULT_SETTLE_S
 
 ENV = "V6BENCH_SETTLE_S"
-#: The longest settle a trial takes [s] (as ``settle_s`` itself, trial/request.py).
+#: The longest settle a trial takes [s], whoever sets it.
 MAX_SETTLE_S = 60.0
+
+
+def check(settle_s: float, field: str) -> float:
+    """``settle_s`` if within 0..:data:`MAX_SETTLE_S`, else a UsageError naming ``field``."""
+    if not 0 <= settle_s <= MAX_SETTLE_S:
+        raise UsageError(f"{settle_s:g} s is outside 0..{MAX_SETTLE_S:g} s", field)
+    return settle_s
 
 
 def default_s() -> float | None:
@@ -32,9 +39,7 @@ def default_s() -> float | None:
         value = float(text)
     except ValueError:
         raise UsageError(f"{text!r} is not a number of seconds", ENV) from None
-    if not 0 <= value <= MAX_SETTLE_S:
-        raise UsageError(f"{value:g} s is outside 0..{MAX_SETTLE_S:g} s", ENV)
-    return value
+    return check(value, ENV)
 
 
 def of(settle_s: float | None) -> float | None:
