@@ -39,6 +39,13 @@ def before_retry(restart: Callable[[], None]) -> Iterator[None]:
             BEFORE_RETRY.remove(restart)
 
 
+def start_afresh() -> None:
+    """What a repeat of a spoiled trial does first: every capture open around
+    it starts afresh (the restarts :func:`before_retry` holds)."""
+    for restart in list(BEFORE_RETRY):
+        restart()
+
+
 def spoiled(result: dict) -> bool:
     """Whether the tester spoiled a result (the engine's, or ``v6bench trial
     --json``'s): tester-limited by a stall (a load beyond the tester's
@@ -57,8 +64,7 @@ def unspoiled(run: Callable[[], dict]) -> dict:
     assertion says what failed and why."""
     for attempt in range(TRIAL_RUNS):
         if attempt:
-            for restart in list(BEFORE_RETRY):
-                restart()
+            start_afresh()
         result = run()
         if not spoiled(result):
             break

@@ -81,6 +81,9 @@ def signature(payload: bytes) -> tuple[int, int, int]:
 #: the first with other work beside the run, the second on an idle machine); 6 of 6 passed alone.
 ATTEMPTS = 3
 
+#: A latency no frame stamped on the right clocks reaches in this trial: 0.1 s.
+SANE_LATENCY_NS = 100_000_000
+
 
 def _captured_trial(lab) -> tuple[dict, list[list[bytes]], int, int]:
     """One 2-s trial with the router's captures: the result, the frames
@@ -116,7 +119,10 @@ def test_frames_are_exact_and_counted_once(router_lab):
         assert s["tx_frames"] == s["rx_frames"] == 40_000
         assert s["lost_frames"] == s["duplicate_frames"] == s["reordered_frames"] == s["refused_frames"] == 0
         lat = s["latency_ns"]
-        assert lat["count"] == 40_000 and 0 < lat["min"] <= lat["p50"] < 1_000_000
+        # Stamps on the right clocks: a wrong one is off by seconds or more. The median itself is the host's
+        # (3-4 us on an idle Intel Xeon, 2026-12-01; 5.5 ms in one CI run, whose first trial a 64-ms stall spoiled:
+        # suspected: both senders spin on the 2 CPUs and the router's softirqs wait their turn).
+        assert lat["count"] == 40_000 and 0 < lat["min"] <= lat["p50"] < SANE_LATENCY_NS, lat
         assert s["negative_latency_frames"] == 0
     assert not r["tester_limited"], r["tester_limited_reasons"]
     for p in r["ports"]:

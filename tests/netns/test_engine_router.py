@@ -9,6 +9,7 @@ import os
 import signal
 import subprocess
 import time
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -483,6 +484,44 @@ def test_af_xdp_counts_frames_on_every_receive_queue(router_lab_2q):
     for s in r["streams"]:
         assert s["rx_frames"] == s["tx_frames"]
         assert s["lost_frames"] == s["reordered_frames"] == 0
+
+
+@contextmanager
+def queue_held(lab):
+    """Tester b's receive queue 0 held by an AF_XDP socket of another process
+    (xsk_holder.py) until the body ends or calls the yielded release."""
+    holder = subprocess.Popen(["ip", "netns", "exec", lab.t2, "python3", str(Path(__file__).with_name("xsk_holder.py")), lab.t2_if],
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        yield lambda: holder.stdin.close()
+    finally:
+        if not holder.stdin.closed:
+            holder.stdin.close()
+        holder.wait(timeout=10)
+
+
+def test_af_xdp_waits_for_a_queue_another_socket_holds_and_says_so_when_it_stays_held(router_lab, tmp_path):
+    """A queue another AF_XDP socket holds makes bind say EBUSY, as does one
+    whose socket just closed until the kernel's deferred release of its
+    buffer pool has run (a trial straight after another failed so in 4 of 30
+    runs, 2026-12-01): the engine waits for it, 2 s at most
+    (xsk.rs QUEUE_RELEASE_WAIT), then fails naming the queue."""
+    spec = mix_spec(router_lab, rate_fps=2_000, duration_s=0.5, backend="af_xdp")
+    with queue_held(router_lab) as release:
+        p = start_engine(spec, tmp_path)
+        time.sleep(1.0)
+        release()
+        out, err = p.communicate(timeout=30)
+    assert p.returncode == 0, err
+    assert json.loads(out)["totals"]["rx_frames"] == json.loads(out)["totals"]["tx_frames"] == 1_000
+    with queue_held(router_lab):
+        started = time.monotonic()
+        p = start_engine(spec, tmp_path)
+        out, err = p.communicate(timeout=30)
+        took_s = time.monotonic() - started
+    assert p.returncode == 1 and "cannot bind the AF_XDP socket to queue 0: Device or resource busy" in err, err
+    assert 2.0 <= took_s < 20, took_s
 
 
 def test_auto_sends_with_one_sender_where_it_takes_af_packet(router_lab):

@@ -29,14 +29,32 @@ def dump(vm: Vm, ifname: str, path: Path, maxlen_bytes: int = 2048) -> Iterator[
     complete when it ends. One at a time a NIC, several NICs at once."""
     if ifname not in vm.netdevs:
         raise LabError(f"{vm.node} has no NIC {ifname} (it has {', '.join(vm.netdevs) or 'none recorded'})")
-    dump_id = f"v6bench-dump-{ifname}"
-    qmp(vm, {"execute": "object-add", "arguments": {"qom-type": "filter-dump", "id": dump_id,
-                                                     "netdev": vm.netdevs[ifname], "file": str(path),
-                                                     "maxlen": maxlen_bytes}})
+    _add(vm, ifname, path, maxlen_bytes)
     try:
         yield path
     finally:
-        qmp(vm, {"execute": "object-del", "arguments": {"id": dump_id}})
+        _delete(vm, ifname)
+
+
+def restart(vm: Vm, ifname: str, path: Path, maxlen_bytes: int = 2048) -> None:
+    """Inside :func:`dump`'s block for the same NIC: the file starts afresh
+    (QEMU truncates it), holding what the NIC carries from now on."""
+    _delete(vm, ifname)
+    _add(vm, ifname, path, maxlen_bytes)
+
+
+def _add(vm: Vm, ifname: str, path: Path, maxlen_bytes: int) -> None:
+    qmp(vm, {"execute": "object-add", "arguments": {"qom-type": "filter-dump", "id": _dump_id(ifname),
+                                                     "netdev": vm.netdevs[ifname], "file": str(path),
+                                                     "maxlen": maxlen_bytes}})
+
+
+def _delete(vm: Vm, ifname: str) -> None:
+    qmp(vm, {"execute": "object-del", "arguments": {"id": _dump_id(ifname)}})
+
+
+def _dump_id(ifname: str) -> str:
+    return f"v6bench-dump-{ifname}"
 
 
 def qmp(vm: Vm, command: dict[str, Any]) -> Any:
