@@ -374,6 +374,14 @@ def with_outage(lab, spec: dict, tmp_path) -> dict:
     return json.loads(out)
 
 
+def assert_dropped_are_refused(port: dict) -> None:
+    """The port's kernel count of frames it could not send is the test
+    frames the engine counted refused, and at most the ARP or ND replies it
+    sent besides (one sent into an outage: a fresh clone's run, 2026-12-01)."""
+    extra = port["interface_counters"]["tx_dropped"] - port["tx"]["refused_frames"]
+    assert 0 <= extra <= port["rx"]["replies_sent"], (extra, port["rx"], port["tx"])
+
+
 @BACKENDS
 def test_frames_due_while_the_link_is_down_are_refused_and_lost(router_lab, tmp_path, backend):
     """The router's end of the sending link goes down for 200 ms at 20,000
@@ -391,7 +399,7 @@ def test_frames_due_while_the_link_is_down_are_refused_and_lost(router_lab, tmp_
     assert 2_000 <= tx["refused_frames"] <= 8_000, tx  # 200 ms ≈ 4,000 frames, plus the commands' own time
     assert tx["max_backlog_frames"] < 1_000, tx
     assert tx["tx_frames"] + tx["refused_frames"] == 60_000
-    assert port["interface_counters"]["tx_dropped"] == tx["refused_frames"]
+    assert_dropped_are_refused(port)
     assert sum(s["refused_frames"] for s in r["streams"]) == tx["refused_frames"]
     assert r["totals"]["tx_frames"] == 60_000
     assert r["totals"]["lost_frames"] >= tx["refused_frames"]
@@ -551,16 +559,15 @@ def test_the_receive_thread_runs_at_fifo_only_beside_af_xdp(router_lab, tmp_path
     p = start_engine(mix_spec(router_lab, rate_fps=2_000, duration_s=2, backend="af_xdp", rx_priority=1), tmp_path)
     try:
         policy = None
-        for _ in range(200):
+        while policy is None and p.poll() is None:  # the trial is bounded: so is this
             time.sleep(0.01)
             rx = [t for t in Path(f"/proc/{p.pid}/task").iterdir() if (t / "comm").read_text().strip() == "rx"]
             if rx:
                 time.sleep(0.5)  # past the thread's start, where it sets its policy
                 policy = os.sched_getscheduler(int(rx[0].name))
-                break
-        assert policy == os.SCHED_FIFO
     finally:
         out, err = p.communicate(timeout=30)
+    assert policy == os.SCHED_FIFO, err
     assert p.returncode == 0, err
     assert json.loads(out)["rx_priority"] == 1
 
