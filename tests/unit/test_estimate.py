@@ -198,6 +198,23 @@ def test_a_kind_s_history_with_other_parameters_stands_in_where_no_model_counts_
     assert "trials from this kind's runs with other parameters" in render.plan(c, p, "here")
 
 
+def test_without_history_rfc_9693_s_rates_are_planned_from_their_bisection_and_the_tear_down_s_measurements():
+    """transition-quick's connections test was planned as one 1.5-s trial a point (54 s for a run of 4 min 36
+    s, run H): its establishment rate bisects from its top, two engine runs a step, and its tear-down rate
+    opens and validates N three times; each run's traffic follows from N and the rates."""
+    c = _with_connections('connections = 10000\nmax_rate_fps = 500000\nopen_rate_fps = 20000\n'
+                          'validate_rate_fps = 20000\nmetrics = ["establishment_rate", "tear_down_rate"]')
+    conn = c.tests[2]
+    assert estimate.expected_trials(conn) == (24.0, 48.0)  # 2 × (7 halvings to 1 % + 2) + 2 × 3
+    establish_s, tear_down_s = 10_000 * (4 / 500_000 + 1 / 20_000) / 2, 10_000 * (1 / 20_000 + 1 / 20_000) / 2
+    assert estimate.rate_phase_s(conn) == pytest.approx((18 * establish_s + 6 * tear_down_s) / 24)  # 0.34 s
+    planned = estimate.plan(c, estimate.History(), 0).tests[2]
+    assert (planned.trials, planned.guessed) == (24.0, True)
+    assert planned.seconds_a_trial == pytest.approx(estimate.rate_phase_s(conn) + estimate.fallback_beyond_s(conn))
+    everything = _with_connections("connections = 10000").tests[2]  # every metric, the capacity's search too
+    assert estimate.expected_trials(everything)[0] == 16.0 + 18.0 + 6.0
+
+
 def test_a_table_capacity_search_is_planned_from_its_bisection_not_from_the_establishment_rate_s_history():
     """transition's capacity search (run 15: 16 trials in 302 s, each opening up to 300,000 connections at
     10,000/s and validating them at 20,000/s) was planned from the establishment rate's short trials (65 s for

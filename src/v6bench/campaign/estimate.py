@@ -27,7 +27,7 @@ from ..core import frames, machine, rates
 from ..core.frames import Mix
 from ..lab.model.dut import DutConfig
 from ..fib.shapes import TABLES
-from ..methods import binary_search, registry
+from ..methods import binary_search, registry, stateful
 from ..store.db import Store
 from ..trial.execute import ENGINE_LEAD_S, engine_lead_s
 from .model import Campaign, Scenario, TestSpec
@@ -187,18 +187,48 @@ def capacity_only(t: TestSpec) -> bool:
 
 
 def trial_s(t: TestSpec) -> float | None:
-    """One trial's traffic [s] as the test's parameters give it (None: they give none). A capacity search's
-    trials open N connections and then validate them (methods/stateful.py), N at
-    :data:`CAPACITY_MEAN_SHARE` of its top on average: each is counted at half the two phases."""
+    """One trial's traffic [s] as the test's parameters give it (None: they give none); a table capacity
+    search's, :func:`rate_runs`' (an RFC 9693 rate test's is history's first: :func:`plan`)."""
     p = t.params
     if capacity_only(t):
-        n = CAPACITY_MEAN_SHARE * p.search_max_connections
-        return n * (1 / p.open_rate_fps + 1 / p.validate_rate_fps) / 2
+        return rate_phase_s(t)
     for name in ("trial_duration_s", "duration_s"):
         if isinstance(getattr(p, name, None), (int, float)):
             return float(getattr(p, name))
     over = getattr(p, "overload_s", None)
     return float(over + getattr(p, "hold_s", 0.0)) if isinstance(over, (int, float)) else None
+
+
+def rate_runs(t: TestSpec) -> list[tuple[float, float]]:
+    """An RFC 9693 test's engine runs a point, per metric it measures: (runs, their mean traffic [s]);
+    empty for other tests (methods/stateful.py). Every run of a pair opens N connections, then validates
+    them at ``validate_rate_fps``. The capacity's bisection from its top: N at :data:`CAPACITY_MEAN_SHARE`
+    of it on average, opened at ``open_rate_fps``. The establishment rate's bisection from its top rate,
+    as a search's (:func:`expected_trials`), opening at a quarter of that top on average (its rates halve
+    towards the answer; run H of campaigns/log/reproducing-2026-12.md: 0.02-0.16 s for 10,000 from a
+    top of 500,000/s). The tear-down rate's measurements open at ``open_rate_fps``. Run H took 20-34
+    runs a point of the two rates at resolution 0.05, 0.29 s of traffic each (the model: 20, 0.31 s)."""
+    if t.kind != "connections":
+        return []
+    p = t.params
+    steps = math.ceil(math.log2(1 / p.resolution))
+    n = float(p.connections)
+    out = []
+    if "capacity" in p.metrics:
+        size = CAPACITY_MEAN_SHARE * p.search_max_connections
+        out.append((2.0 * (steps + 1), size * (1 / p.open_rate_fps + 1 / p.validate_rate_fps) / 2))
+    if "establishment_rate" in p.metrics:
+        out.append((2.0 * (steps + 2), n * (4 / p.max_rate_fps + 1 / p.validate_rate_fps) / 2))
+    if "tear_down_rate" in p.metrics:
+        out.append((2.0 * stateful.TEAR_DOWN_REPEATS, n * (1 / p.open_rate_fps + 1 / p.validate_rate_fps) / 2))
+    return out
+
+
+def rate_phase_s(t: TestSpec) -> float | None:
+    """The mean traffic of an RFC 9693 test's engine runs [s] (:func:`rate_runs`; None: not such a test)."""
+    runs = rate_runs(t)
+    total = sum(k for k, _ in runs)
+    return sum(k * s for k, s in runs) / total if total else None
 
 
 #: Kinds whose trial count follows from their parameters alone (each load ``repeat`` times); every other
@@ -277,7 +307,7 @@ def expected_trials(t: TestSpec, router: str = "ns") -> tuple[float, float]:
     others ``repeat`` trials."""
     p = t.params
     if capacity_only(t):
-        trials = 2.0 * (math.ceil(math.log2(1 / p.resolution)) + 1)
+        trials = rate_runs(t)[0][0]
         return trials, trials + 2.0
     repeat = float(getattr(p, "repeat", 1) or 1)
     if getattr(p, "resolution", None) and t.kind in SEARCHES:
@@ -292,6 +322,9 @@ def expected_trials(t: TestSpec, router: str = "ns") -> tuple[float, float]:
     if t.kind == "loss":
         given = float(len(getattr(p, "loads_pct", ()) or ()))
         return (given, given) if given else (6.0, 10.0)
+    runs = sum(k for k, _ in rate_runs(t))
+    if runs:  # RFC 9693's rates, with or without the capacity
+        return runs, 2.0 * runs
     loads = len(getattr(p, "loads", ()) or ()) or 1
     runs = getattr(registry.kind(t.kind), "runs_a_point", 1)
     return repeat * loads * runs, repeat * loads * runs
@@ -401,7 +434,7 @@ def plan(c: Campaign, h: History, selftests: int = 1) -> Plan:
             beyond_s += w * (beyond + settle_excess_s(t.matrix.settle_s) if beyond is not None else
                              (h.overhead_s + settle_excess_s(t.matrix.settle_s) if h.overhead_s is not None
                               else fallback_beyond_s(t)))
-            traffic_s = traffic_s if traffic_s is not None else (_alike(h.traffic_s, key, True) or 1.0)
+            traffic_s = traffic_s if traffic_s is not None else (_alike(h.traffic_s, key, True) or rate_phase_s(t) or 1.0)
             exact = exact and known is not None and key in h.trials
             alike = alike and known is not None
         # The preliminary phase where some of the test's scenarios keep state: its mean over the test's points.

@@ -235,7 +235,11 @@ def establishment_rate(t: ConnectionTester, p: Params) -> Found:
                    lambda r: _holds(t, p.connections, r, p), p.resolution, integer=False)
 
 
-def tear_down_rate(t: ConnectionTester, p: Params, repeats: int = 3) -> dict:
+#: The tear-down rate's measurements (each a table opened, validated and deleted, and an empty one deleted): their medians.
+TEAR_DOWN_REPEATS = 3
+
+
+def tear_down_rate(t: ConnectionTester, p: Params, repeats: int = TEAR_DOWN_REPEATS) -> dict:
     """The connection tear-down rate [connections/s]: ``connections``
     deleted over the time their deletion took beyond deleting an empty
     table's (the fixed cost of the command), medians of ``repeats``."""
