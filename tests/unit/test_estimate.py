@@ -9,6 +9,7 @@ from v6bench.campaign import estimate, spec
 from v6bench.campaign import plan as run_order
 from v6bench.cli import render
 from v6bench.store.db import Store
+from v6bench.trial import settle
 
 CAMPAIGN = """
 name = "p"
@@ -106,6 +107,18 @@ def test_a_settle_other_than_the_engines_default_moves_what_a_trial_costs_with_o
     assert h.overhead_s == pytest.approx(1.9)  # at the default settle
     latency = [t for t in (estimate.plan(c, h, 0).tests[1], estimate.plan(quick, h, 0).tests[1])]
     assert [t.seconds_a_trial for t in latency] == pytest.approx([3.0 + 1.9, 3.0 + 1.5])
+
+
+def test_a_test_that_sets_no_settle_is_planned_at_the_settle_its_trials_will_have(monkeypatch):
+    """``$V6BENCH_SETTLE_S`` gives the trials that set no settle theirs (trial/settle.py): the plan counts it
+    too, where it counted the engine's 0.5 s; a test that sets its own keeps it."""
+    c = spec.parse_campaign(CAMPAIGN, "p.toml")
+    own = spec.parse_campaign(CAMPAIGN.replace("drain_s = 0.5", "drain_s = 0.5\nsettle_s = 0.3"), "p.toml")
+    monkeypatch.delenv(settle.ENV, raising=False)
+    before = [estimate.plan(x, estimate.History(), 0).tests[0].seconds_a_trial for x in (c, own)]
+    monkeypatch.setenv(settle.ENV, "0.1")
+    after = [estimate.plan(x, estimate.History(), 0).tests[0].seconds_a_trial for x in (c, own)]
+    assert before[0] - after[0] == pytest.approx(0.4) and after[1] == pytest.approx(before[1])
 
 
 def test_a_sequential_design_plans_its_given_blocks_and_at_most_its_maximum():

@@ -29,6 +29,7 @@ from ..lab.model.dut import DutConfig
 from ..fib.shapes import TABLES
 from ..methods import binary_search, registry, stateful
 from ..store.db import Store
+from ..trial import settle
 from ..trial.execute import ENGINE_LEAD_S, engine_lead_s
 from .model import Campaign, Scenario, TestSpec
 from .plan import ScheduledTest, expand, schedule, visits
@@ -431,8 +432,8 @@ def plan(c: Campaign, h: History, selftests: int = 1) -> Plan:
             beyond = _alike(h.beyond_s, key, of_kind)
             w = n / max(1, len(points))
             trials += w * (known if known is not None else low)
-            beyond_s += w * (beyond + settle_excess_s(t.matrix.settle_s) if beyond is not None else
-                             (h.overhead_s + settle_excess_s(t.matrix.settle_s) if h.overhead_s is not None
+            beyond_s += w * (beyond + settle_excess_s(planned_settle_s(t)) if beyond is not None else
+                             (h.overhead_s + settle_excess_s(planned_settle_s(t)) if h.overhead_s is not None
                               else fallback_beyond_s(t)))
             traffic_s = traffic_s if traffic_s is not None else (_alike(h.traffic_s, key, True) or rate_phase_s(t) or 1.0)
             exact = exact and known is not None and key in h.trials
@@ -452,6 +453,12 @@ def plan(c: Campaign, h: History, selftests: int = 1) -> Plan:
                 {name: seconds[k] for name, k in each.items()})
 
 
+def planned_settle_s(t: TestSpec) -> float | None:
+    """The settle ``t``'s trials will have [s]: the test's, else ``$V6BENCH_SETTLE_S`` (trial/settle.py),
+    else None (the engine's default)."""
+    return settle.of(t.matrix.settle_s)
+
+
 def settle_excess_s(settle_s: float | None) -> float:
     """What a test's ``settle_s`` adds to each trial beyond the engine's default settle [s] (negative: saves).
     A machine's cost a trial (:attr:`History.overhead_s`, :data:`FALLBACK_TRIAL_S`) is kept at the default."""
@@ -461,7 +468,7 @@ def settle_excess_s(settle_s: float | None) -> float:
 def fallback_beyond_s(t: TestSpec) -> float:
     """A trial's cost beyond its traffic [s] without history: its drain and
     :data:`FALLBACK_TRIAL_S`, and its settle's :func:`settle_excess_s`."""
-    return t.matrix.drain_s + FALLBACK_TRIAL_S + settle_excess_s(t.matrix.settle_s)
+    return t.matrix.drain_s + FALLBACK_TRIAL_S + settle_excess_s(planned_settle_s(t))
 
 
 def preliminary_s(t: TestSpec, mix: Mix, dut: DutConfig) -> float:
@@ -474,7 +481,7 @@ def preliminary_s(t: TestSpec, mix: Mix, dut: DutConfig) -> float:
             and not registry.kind(t.kind).opens_connections):  # RFC 9693's own tests open theirs
         return 0.0
     streams = len(mix.versions) * t.traffic.flows
-    return t.traffic.preliminary_connections * streams / t.traffic.preliminary_rate_fps + engine_lead_s(t.matrix.settle_s)
+    return t.traffic.preliminary_connections * streams / t.traffic.preliminary_rate_fps + engine_lead_s(planned_settle_s(t))
 
 
 def selftests_due(store: Store, c: Campaign) -> int:
