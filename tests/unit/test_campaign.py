@@ -115,6 +115,59 @@ def test_a_ctrl_c_outside_a_test_s_own_handler_leaves_no_test_running_once_the_r
     assert store.run(rid)["status"] == "interrupted"
 
 
+def test_a_point_the_dut_refuses_is_stored_failed_with_its_reason_and_the_run_goes_on(tmp_path):
+    """A long campaign stopped at one point whose DUT refused it (DS-Lite's preliminary phase losing frames,
+    campaigns/log/reproducing-2026-12.md, run C) and lost the rest: the point is stored failed with the
+    reason, said as it happens and in the run's table, and every other point runs."""
+    from v6bench.core.errors import Refused
+    from v6bench.report import results as results_text
+
+    c = spec.parse_campaign(GOOD, "t.toml")
+    store, _, make = _run(tmp_path, c)
+    why = "RFC 9693's preliminary phase: the DUT passed 2,779 of 10,100 frames"
+
+    def refusing(p):
+        t = make(p)
+        if p.key == "0:throughput:0/100:128:uni:1":
+            def measure(d, load):
+                raise Refused(why, "preliminary_rate_fps")
+            t.measure = measure
+        return t
+    rid = store.start_run(c.name, "test", {"kernel": "x"}, None, c.path, c.sha256, c.text)
+    lines = []
+    runner.run_points(c, store, rid, refusing, lines.append)
+    status = {t["point_key"]: (t["status"], t.get("error")) for t in store.tests(rid)}
+    assert len(status) == 6 and [k for k, (s, _) in status.items() if s != "done"] == ["0:throughput:0/100:128:uni:1"]
+    assert status["0:throughput:0/100:128:uni:1"] == ("failed", f"Refused: preliminary_rate_fps: {why}")
+    assert any(line.startswith(f"    refused: preliminary_rate_fps: {why}") for line in lines), lines
+    table = results_text.tests_table(store.tests(rid))
+    assert "failed" in table and why in table
+
+
+def test_a_run_with_a_refused_point_prints_its_table_and_exits_1(tmp_path, monkeypatch, capsys):
+    """The run went on past a refused point (above); the command says so in its exit status and one line."""
+    import argparse
+    import contextlib
+
+    from v6bench.cli import test as cli_test
+
+    c = spec.parse_campaign(GOOD, "t.toml")
+    db = tmp_path / "r.db"
+
+    def run(site, c, store, resume, command, budget_s=None):
+        rid = store.start_run(c.name, command, {"kernel": "x"}, None, c.path, c.sha256, c.text)
+        for key, status in (("0:throughput:100/0:128:uni:1", "done"), ("1:recovery:0/100:128:uni:1", "failed")):
+            tid = store.start_test(rid, key, key.split(":")[1], key.split(":")[2], 128, False, 1, {})
+            store.finish_test(tid, status, None, "Refused: the DUT passed 1 of 2 frames" if status == "failed" else None)
+        store.finish_run(rid, "finished")
+        return rid
+    monkeypatch.setattr(cli_test.runner, "run", run)
+    monkeypatch.setattr(cli_test.runner, "exclusive", lambda site, c: contextlib.nullcontext())
+    assert cli_test._run(None, c, argparse.Namespace(db=str(db), json=False), resume=False) == 1
+    out, err = capsys.readouterr()
+    assert "the DUT passed 1 of 2 frames" in out and "1 test(s) of run 1 failed" in err
+
+
 def test_run_records_every_trial_and_resume_skips_done_tests(tmp_path):
     c = spec.parse_campaign(GOOD, "t.toml")
     store, made, make = _run(tmp_path, c, stop_after=10)

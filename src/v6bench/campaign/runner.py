@@ -7,7 +7,9 @@ is a campaign of one test built from the options.
 
 A point whose test finished in this run is skipped on ``--resume``; one
 that was in flight when the run stopped is run again in its own row, its
-recorded trials replayed (:class:`.recorder.Recorder`).
+recorded trials replayed (:class:`.recorder.Recorder`). A point the DUT
+refused (:class:`~..core.errors.Refused`) is stored ``failed`` with the
+reason and the run goes on; a resumed run tries it again.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from typing import Any, Callable
 
 from .. import __version__, selftest
 from ..core import frames, phases
-from ..core.errors import UsageError
+from ..core.errors import Refused, UsageError
 from ..core.tester import HostTester, Tester
 from ..host import iperf
 from ..host.stack_tester import StackTester
@@ -293,7 +295,12 @@ def run_points(c: Campaign, store: Store, run_id: int, make_tester: Callable[[Sc
         left_s = eta.left_s([q for q in plan[position - 1:] if q.key not in done])
         progress(f"[{bar:<20}] {position}/{len(plan)} {p.describe()}" + (f" · ETA {eta_text(left_s)}, ends about {ends_at(left_s)}" if left_s else ""))
         started = time.monotonic()
-        result, rec = _run_point(store, run_id, p, sc_of[p.scenario], make_tester, lab_build)
+        try:
+            result, rec = _run_point(store, run_id, p, sc_of[p.scenario], make_tester, lab_build)
+        except Refused as e:  # stored failed with its reason (_run_point); the run goes on
+            done.add(p.key)
+            progress(f"    refused: {e} ({time.monotonic() - started:.0f} s)")
+            continue
         took = time.monotonic() - started
         eta.test_took(p.test.index, took, point_of(p))
         done.add(p.key)

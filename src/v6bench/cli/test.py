@@ -123,6 +123,10 @@ def _run(site: Site, c: campaign_spec.Campaign, args: argparse.Namespace, resume
             print(f"note: {line}", file=sys.stderr, flush=True)
         run_id = runner.run(site, c, store, resume, " ".join(["v6bench", *sys.argv[1:]]), budget_s=budget_s)
         print(render.run(store, run_id, args.json))
+        failed = [t for t in store.tests(run_id) if t["status"] != "done"]
+    if failed:  # points the DUT refused (campaign/runner.py): the run went on; its exit says so
+        print(f"{len(failed)} test(s) of run {run_id} failed (their reasons in the table above)", file=sys.stderr)
+        return 1
     return 0
 
 

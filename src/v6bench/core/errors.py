@@ -48,6 +48,15 @@ class UsageError(V6benchError):
         return f"{field_path(self.field)}: {self.message}" if self.field else self.message
 
 
+class Refused(UsageError):
+    """A point the DUT cannot be measured at with its test's settings,
+    found while measuring it (RFC 9693's preliminary phase: the DUT did not
+    pass every frame). ``v6bench trial`` stops with it (exit status 2); a
+    run stores the point's test ``failed`` with the reason and goes on with
+    its other points (campaign/runner.py), so a long campaign is not lost to
+    one point."""
+
+
 class LabError(V6benchError):
     """The lab cannot be built, found, locked or used. Exit status 2."""
 

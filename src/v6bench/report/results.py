@@ -141,7 +141,7 @@ def throughput_table(tests: list[dict]) -> list[str]:
 
 def tests_table(tests: list[dict]) -> str:
     lines = throughput_table(tests)
-    others = [t for t in tests if t["kind"] != "throughput"]
+    others = [t for t in tests if t["kind"] != "throughput" or not t["result"]]  # a search that failed: its reason
     if others:
         if lines:
             lines.append("")

@@ -40,7 +40,7 @@ from dataclasses import replace
 
 from .. import engine
 from ..core import frames
-from ..core.errors import UsageError
+from ..core.errors import Refused, UsageError
 from ..engine.spec import TrialSpec
 from ..lab.protocol import Lab
 from ..lab.model.dut import DutConfig
@@ -131,7 +131,7 @@ def run(spec: TrialSpec, record: dict[str, Any], rate_fps: float, load_fps: floa
            # How long a stream's walk takes to come back to a pair: its connection must outlive that.
            "revisit_s": revisit_s, "dut_timeout_s": dut_timeout_s}
     if rx < tx or not tx:
-        raise UsageError(f"RFC 9693's preliminary phase: the DUT passed {rx:,} of {tx:,} frames at {rate_fps:,.0f} "
+        raise Refused(f"RFC 9693's preliminary phase: the DUT passed {rx:,} of {tx:,} frames at {rate_fps:,.0f} "
                          f"frames/s in {ATTEMPTS} attempts, so not every connection the trial uses was opened; "
                          f"lower the phase's rate (preliminary_rate_fps, --preliminary-rate) below the DUT's "
                          f"connection establishment rate, or its connections (preliminary_connections, "
