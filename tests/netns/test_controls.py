@@ -44,6 +44,13 @@ COPY = (('loads = ["2kfps", "8kfps", "12kfps", "16kfps"]', 'loads = ["2kfps", "1
         ("drain_s = 0.2", "drain_s = 0.1\nsettle_s = 0.1"))
 #: An A/A "differs" below this Benjamini–Hochberg p fails the test (chance: at most 1 run in 200).
 AA_CHANCE = 0.005
+#: The tester's self-tested capacity [frames/s] the controls need: the searches go above the 30,000-frame/s
+#: DUT and the latency trials run at up to 16,000 a second, and a load above 90 % of the capacity is the
+#: tester's limit; twice that DUT's. On Xeon-167 (2026-12-01) the self-test found 260,000-420,000 in most
+#: hours and 20,684 and 18,219 in one (the latency floor's error bar 21.7 us against 1.9): every search
+#: stopped at the tester's limit (a lower bound) and spoiled trials left A/A comparisons short, no verdict
+#: on the DUTs, right or wrong. Below it the test skips, saying why.
+TESTER_NEEDS_FPS = 60_000
 
 
 @pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="the split arrangement needs 2 CPUs")
@@ -64,6 +71,7 @@ def test_aa_control_finds_nothing_and_known_differences_are_found(tmp_path):
         decided = verdicts.of(data.load(store, run_id))
         design = store.run(run_id)["environment"]["design"]
         scenarios_env = store.run(run_id)["environment"]["scenarios"]
+        capacity_fps = store.selftest(scenarios_env["limit-30k"]["selftest_id"])["capacity"]["128"]["capacity_fps"]
     # Each scenario was checked against the self-test of its own CPU arrangement.
     tested = {name: e["selftest_id"] for name, e in scenarios_env.items()}
     assert None not in tested.values() and tested["inline"] != tested["limit-20k"] == tested["limit-30k"], tested
@@ -72,13 +80,17 @@ def test_aa_control_finds_nothing_and_known_differences_are_found(tmp_path):
     scenario = [k.split("/")[0] for k in design["schedule"]]
     assert sum(a != b for a, b in zip(scenario, scenario[1:])) >= 4 * 5 - 5
 
+    if capacity_fps < TESTER_NEEDS_FPS:
+        pytest.skip(f"the tester's self-test found {capacity_fps:,.0f} frames/s, below the {TESTER_NEEDS_FPS:,} the "
+                    "controls need: their trials measured the tester (a host far slower than usual), not the DUTs")
     # The A/A comparisons a verdict was reached in: one a trial's lost value (a tester stall, the DUT's CPUs
     # busy with something else for its cost per frame) left short of 5 a side says "not enough repetitions",
     # which is no verdict, right or wrong.
-    aa = [(p, c) for (metric, point, b), (p, c) in decided.items() if "A/A control" in b and c.outcome != "few"]
+    # Nor is "not measured" (a search stopped at the tester's limit: a lower bound) a verdict.
+    aa = [(p, c) for (metric, point, b), (p, c) in decided.items() if "A/A control" in b and c.outcome in ("differs", "none")]
     assert len(aa) >= 8, [p.key for p, _ in aa]  # NDR, PDR, and per load and family the delays and the cost per frame
-    chance = [(p.key, c.verdict) for p, c in aa if c.outcome != "none"]
-    assert len(chance) <= 1 and all(c.p_adjusted >= AA_CHANCE for _, c in aa if c.outcome != "none"), chance
+    chance = [(p.key, c.verdict) for p, c in aa if c.outcome == "differs"]
+    assert len(chance) <= 1 and all(c.p_adjusted >= AA_CHANCE for _, c in aa if c.outcome == "differs"), chance
     if chance:
         warnings.warn(f"one A/A comparison differs, at a rate chance gives (≤ 1 run in 20): {chance}")
     assert all(c.mde_pct is not None and "over the A/A controls" in c.verdict for _, c in aa)

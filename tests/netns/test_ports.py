@@ -11,6 +11,7 @@ trial, naming the rate (or the connections) to lower."""
 from __future__ import annotations
 
 import contextlib
+import json
 from typing import Iterator
 
 import pytest
@@ -141,6 +142,19 @@ def test_a_preliminary_phase_the_dut_cannot_keep_stops_the_trial_naming_the_rate
                        "--duration", "1")
     assert fixed["ports"] == {"asked": "fixed", "used": "fixed"} and "preliminary" not in fixed
     assert {(s["src_port"], s["dst_port"]) for s in fixed["engine"]["streams"]} == {(49184, 7)}
+
+
+def test_a_test_whose_points_the_dut_refuses_stores_each_failed_and_goes_on(tmp_path):
+    """The same refusal in a run: each point is stored failed with the reason, the run goes on to the
+    next and ends "finished", and the command exits 1 saying how many failed."""
+    db = tmp_path / "r.db"
+    r = v6bench("test", "latency", "--nat44", "--max-connections", "500", "--mix", "100/0", "--frame-size", "128,256",
+                "--loads", "1kfps", "--duration", "1", "--repeat", "1", "--preliminary-connections", "2000",
+                "--selftest", "never", "--db", str(db), "--json", timeout=300)
+    assert r.returncode == 1 and "2 test(s) of run 1 failed" in r.stderr, r.stderr
+    assert r.stderr.count("refused: preliminary_rate_fps: RFC 9693's preliminary phase: the DUT passed") == 2, r.stderr
+    out = json.loads(r.stdout)
+    assert out["run"]["status"] == "finished" and [t["status"] for t in out["tests"]] == ["failed", "failed"], out["run"]
 
 
 @pytest.mark.skipif(len(__import__("os").sched_getaffinity(0)) < 2, reason="steering needs 2 CPUs")
