@@ -20,10 +20,15 @@ import pytest
 import cli_site
 import spoiled
 from cli_site import PREFIX, RUN_DIR, clean_site, namespaces, remove_run_dir, v6bench  # noqa: F401
+from v6bench.lab.model.dut import burst_frames
 
 pytestmark = [pytest.mark.netns, pytest.mark.usefixtures("clean_site", "remove_run_dir")]
 
 LIMIT_FPS = 3000
+#: Frames that can wait for the guest when a trial ends, to reach its limiter after the tester stopped: a tap's
+#: queue (the kernel's TUN_READQ_SIZE) and the virtio-net receive ring QEMU gives the guest (its default size).
+TAP_QUEUE_FRAMES = 500
+VIRTIO_RING_FRAMES = 256
 #: Frames a port carries beside the test frames (ARP, NS and their answers).
 CONTROL_FRAMES_MAX = 10
 
@@ -124,7 +129,10 @@ def test_vm_router_lab_trials_snmp_search_resets_and_a_killed_qemu(nothing_left,
         # Above the limiter the guest's nftables drops the excess: the DUT's loss, not the tester's.
         r = cli_site.trial_json("--mix", "100/0", "--frame-size", "128", "--rate", f"{2 * LIMIT_FPS}fps", "--duration", "2")
         assert not r["tester_limited"], r["tester_limited_reasons"]
-        assert 0.95 * LIMIT_FPS * 2 <= r["rx_frames"] <= 1.03 * LIMIT_FPS * 2, r["rx_frames"]
+        # At most the limit over the trial, its bucket, and the frames still queued for a guest that stalled near the
+        # end (CI: 6,343 of 6,000, beyond a bound of +3 %); far below the 12,000 sent either way.
+        most = LIMIT_FPS * 2 + burst_frames(LIMIT_FPS) + TAP_QUEUE_FRAMES + VIRTIO_RING_FRAMES
+        assert 0.95 * LIMIT_FPS * 2 <= r["rx_frames"] <= most, (r["rx_frames"], most)
         campaign = tmp_path / "vm.toml"
         campaign.write_text(f"""\
 name = "vm"
