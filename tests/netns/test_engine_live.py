@@ -16,6 +16,7 @@ from scapy.layers.l2 import Ether
 
 from v6bench import engine
 
+from spoiled import TRIAL_RUNS, spoiled
 from test_engine_router import (assert_a_stall_is_the_testers, assert_a_stall_slipped, assert_dropped_are_refused, ip_in_receives,
                                 stalled, with_outage)
 
@@ -76,11 +77,11 @@ def signature(payload: bytes) -> tuple[int, int, int]:
     return int.from_bytes(payload[2:4], "big"), int.from_bytes(payload[4:10], "big"), int.from_bytes(payload[10:18], "big")
 
 
-#: Trials the exactness test runs at most: one a host stall spoiled (the sender fell behind and caught up,
-#: ``tester_limited``: the machine's doing, not the engine's) is run again, as v6bench's methods do. Seen in 2 of
-#: 6 fresh clones' make test on 2026-11-27 (stalls of 64 and 72 ms at the start, 1,289 and 1,446 frames behind;
-#: the first with other work beside the run, the second on an idle machine); 6 of 6 passed alone.
-ATTEMPTS = 3
+#: Trials the exactness test runs at most: one the host spoiled (the sender fell behind and caught up, or
+#: offered less than the rate: ``tester_limited``, the machine's doing, not the engine's) is run again, as
+#: v6bench's methods do (spoiled.py). Seen in 2 of 6 fresh clones' make test on 2026-11-27 (stalls of 64 and
+#: 72 ms at the start, 1,289 and 1,446 frames behind); 6 of 6 passed alone.
+ATTEMPTS = TRIAL_RUNS
 
 #: A latency no frame stamped on the right clocks reaches in this trial: 0.1 s.
 SANE_LATENCY_NS = 100_000_000
@@ -100,20 +101,14 @@ def _captured_trial(lab) -> tuple[dict, list[list[bytes]], int, int]:
     return r, [[bytes.fromhex(x) for x in c.communicate(timeout=30)[0].split()] for c in caps], before, started_ns
 
 
-def _stalled(r: dict) -> bool:
-    """The trial was spoiled by a stall of the host only: its every reason is a sender behind schedule."""
-    reasons = r["tester_limited_reasons"]
-    return bool(reasons) and all("behind schedule" in x for x in reasons)
-
-
 def test_frames_are_exact_and_counted_once(router_lab):
     lab = router_lab
     live_ready(lab)
     for attempt in range(1, ATTEMPTS + 1):
         r, frames, before, started_ns = _captured_trial(lab)
-        if not _stalled(r):
+        if not spoiled(r):  # the tier's retry rule (spoiled.py): a busy host's port offered 0.295 % short once
             break
-        warnings.warn(f"trial {attempt} of {ATTEMPTS} spoiled by a host stall: {r['tester_limited_reasons']}")
+        warnings.warn(f"trial {attempt} of {ATTEMPTS} spoiled by the host: {r['tester_limited_reasons']}")
     assert [p["backend"] for p in r["ports"]] == ["xdp_live", "xdp_live"]
     v4, v6 = r["streams"]
     for s in (v4, v6):
