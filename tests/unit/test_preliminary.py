@@ -132,3 +132,16 @@ def test_a_bidirectional_phase_opens_t1s_connections_learning_them_for_t2s_answe
     filled = answers.fill(trial, learned)
     assert {s.name: s.walk.reply_to for s in filled.streams if s.tx_port == "t2"} == \
         {"ipv4-t2-t1": "r-ipv4-t1-t2", "ipv6-t2-t1": "r-ipv6-t1-t2"}
+
+
+def test_a_refused_phase_names_what_else_arrived():
+    """The refusal's clue: the receivers' fragments, incomplete datagrams,
+    foreign frames, bad checksums and ICMP errors, summed over the ports,
+    the nonzero ones only (464XLAT's 1498-B frames arrive as fragments)."""
+    eng = {"ports": [{"name": "t1", "rx": {"fragment_frames": 0, "icmp_error_frames": 3}},
+                     {"name": "t2", "rx": {"fragment_frames": 20_200, "incomplete_datagrams": 7, "foreign_frames": 0}},
+                     {"name": "t3"}]}
+    assert preliminary.arrived(eng) == ("its last attempt's receivers counted 20,200 fragments, 7 datagrams left incomplete, "
+                            "3 ICMP errors")
+    assert preliminary.arrived({"ports": [{"name": "t2", "rx": {"fragment_frames": 0}}]}) == \
+        "its last attempt's receivers counted nothing else"

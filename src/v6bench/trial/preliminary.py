@@ -135,5 +135,21 @@ def run(spec: TrialSpec, record: dict[str, Any], rate_fps: float, load_fps: floa
                          f"frames/s in {ATTEMPTS} attempts, so not every connection the trial uses was opened; "
                          f"lower the phase's rate (preliminary_rate_fps, --preliminary-rate) below the DUT's "
                          f"connection establishment rate, or its connections (preliminary_connections, "
-                         f"--preliminary-connections) below its table's capacity", "preliminary_rate_fps")
+                         f"--preliminary-connections) below its table's capacity ({arrived(eng)})", "preliminary_rate_fps")
     return out, learned
+
+
+#: The receive counters a refused phase's message names (docs/engine-spec.md), in words.
+ARRIVED = (("fragment_frames", "fragments"), ("incomplete_datagrams", "datagrams left incomplete"),
+           ("foreign_frames", "foreign frames"), ("bad_checksum_frames", "bad checksums"),
+           ("icmp_error_frames", "ICMP errors"))
+
+
+def arrived(eng: dict[str, Any]) -> str:
+    """What the receiving ports counted beside the test frames in a
+    phase's engine result, in words: the nonzero :data:`ARRIVED` counters
+    summed over the ports (a refusal's clue: a path that fragments, a DUT
+    that answers with errors)."""
+    sums = {key: sum(int((p.get("rx") or {}).get(key) or 0) for p in eng.get("ports", [])) for key, _ in ARRIVED}
+    seen = [f"{sums[key]:,} {words}" for key, words in ARRIVED if sums[key]]
+    return "its last attempt's receivers counted " + (", ".join(seen) if seen else "nothing else")
