@@ -21,8 +21,8 @@ from contextlib import contextmanager
 from typing import Iterator
 
 #: The phases, in the order a report lists them.
-PHASES = ("self-test", "lab up and down", "table warm-up", "between trials", "preliminary phase", "observe the DUT",
-          "engine start and stop", "learning and settle", "traffic", "drain", "host-stack runs")
+PHASES = ("self-test", "lab up and down", "table warm-up", "between trials", "DUT restabilizes", "preliminary phase",
+          "observe the DUT", "engine start and stop", "learning and settle", "traffic", "drain", "host-stack runs")
 
 #: Phases whose own work is what they time: phases entered inside them count to them (the self-test's
 #: trials are the self-test's time, not the run's traffic).

@@ -54,6 +54,13 @@ def hold_connections(lab: Lab, timeout_s: float) -> float | None:
     return backends.of(lab).hold_connections(lab, timeout_s)
 
 
+def restabilize(lab: Lab) -> Record | None:
+    """Waits until the DUT holds no incomplete datagram an earlier trial left (RFC 2544 §23: the DUT
+    restabilizes between trials; lab/emulated/leftovers.py); what it held and the wait, None when it held
+    none or the lab cannot see them (an external DUT)."""
+    return backends.of(lab).restabilize(lab)
+
+
 def describe(lab: Lab) -> str:
     return backends.of(lab).describe(lab)
 

@@ -129,7 +129,8 @@ class Backend(Protocol):
       ``check_machine``: what this machine must have installed to build it;
       ``empties_connections``: whether RFC 9693's tests can empty its DUT's
       connection table (``clear_connections``) and set how long it keeps an
-      idle connection (``hold_connections``); ``routes_address_ranges``:
+      idle connection (``hold_connections``); ``restabilize``: waits out
+      what an earlier trial left in the DUT (its incomplete datagrams); ``routes_address_ranges``:
       whether its routers route the ranges of many addresses
       (lab/model/topology.SOURCES, DESTINATIONS);
     - ``up``: the lab ``lab up`` builds and keeps; ``take``: the lab a trial
@@ -173,6 +174,8 @@ class Backend(Protocol):
     def clear_connections(self, lab: Any) -> float: ...
 
     def hold_connections(self, lab: Any, timeout_s: float) -> float | None: ...
+
+    def restabilize(self, lab: Any) -> Record | None: ...
 
     def describe(self, lab: Any) -> str: ...
 

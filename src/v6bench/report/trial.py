@@ -59,6 +59,7 @@ def render(r: dict) -> str:
             lines.append(f"fragments {s['direction']} IPv{s['ip_version']}: {sent}{f['rx_fragments']:,} received "
                          f"({f['rx_fragments_per_s']:,.0f}/s), {f['reassembled_frames']:,} frames whole, "
                          f"{f['incomplete_frames']:,} incomplete")
+    lines += restabilized_lines(r)
     lines += _dut_cpu_lines(r)
     clat = r["dut"].get("clat")
     lines += translator_lines(clat) + translator_lines(r["dut"].get("translator"), plat=bool(clat))
@@ -89,6 +90,16 @@ def _stream_rows(r: dict) -> list[tuple[str, ...]]:
     rows.append(("total", "", f"{r['tx_frames']:,}", f"{r['rx_frames']:,}", f"{r['lost_frames']:,}",
                  f"{r['loss_ratio'] * 100:.3f} %", "", "", "", "", "", "", ""))
     return rows
+
+
+def restabilized_lines(r: dict) -> list[str]:
+    """The incomplete datagrams earlier trials left in the DUT, waited out before this one (``restabilized``)."""
+    w = r.get("restabilized")
+    if not w:
+        return []
+    held = ", ".join(f"{name} {h['datagrams']:,} ({h['bytes'] / 1e6:.1f} MB)" for name, h in w["routers"].items())
+    return [f"before the trial: the DUT held incomplete datagrams of earlier trials ({held}); waited "
+            f"{w['waited_s']:.1f} s for them to expire (RFC 2544 §23)"]
 
 
 def _dut_cpu_lines(r: dict) -> list[str]:

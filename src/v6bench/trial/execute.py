@@ -174,6 +174,9 @@ def trial(lab: Lab, request: TrialRequest, engine_pid_file: Path | None = None,
     returned dict is stored under ``action`` with ``action_at_s``, the
     time it started after the first frame was due.
 
+    First the DUT restabilizes (RFC 2544 §23): what an earlier trial left in it is waited out, and stored
+    under ``restabilized`` (:func:`interface.restabilize`).
+
     Through a DUT that keeps state with RFC 4814's ports, RFC 9693's
     preliminary phase (:mod:`.preliminary`) opens the trial's connections
     first, stored under ``preliminary``; ``with_preliminary=False`` leaves
@@ -187,15 +190,8 @@ def trial(lab: Lab, request: TrialRequest, engine_pid_file: Path | None = None,
     if adjust:
         spec = adjust(spec)
     spec = packet_io.settle(spec)
-    opened = None
     ports = ports_record(lab, request)
-    if with_preliminary and preliminary.needed(lab, request):
-        line = LabPath.of(lab).line_fps(request.frame_size, request.mix.ipv4_pct, request.bidirectional)
-        with phase("preliminary phase"):
-            held = interface.hold_connections(lab, IDLE_TIMEOUT_S)
-            opened, learned = preliminary.run(spec, ports, preliminary.rate_fps(request, line, lab.dut_config),
-                                              fps, engine_pid_file, held)
-            spec = answers.fill(spec, learned)
+    spec, leftover, opened = _before_traffic(lab, request, spec, ports, fps, engine_pid_file, with_preliminary)
     watch = interface.observer(lab)
     with phase("observe the DUT"):
         before = watch.before()
@@ -214,11 +210,30 @@ def trial(lab: Lab, request: TrialRequest, engine_pid_file: Path | None = None,
     out["lab"]["cpu_idle"], out["settle_s"] = cpu_idle, settle.applied_s(spec.learning_settle_s)  # the pause it had
     if opened is not None:
         out["preliminary"] = opened
+    if leftover is not None:
+        out["restabilized"] = leftover
     out.update({"learned_tuples": learned_tuples} if learned_tuples else {})  # taken off by trial/lab_tester.py
     tester_limits.apply(out, selftest, request.frame_size)
     if action:
         _record_action(out, done, eng)
     return out
+
+
+def _before_traffic(lab: Lab, request: TrialRequest, spec: TrialSpec, ports: dict[str, Any], fps: float,
+                    engine_pid_file: Path | None, with_preliminary: bool
+                    ) -> tuple[TrialSpec, dict[str, Any] | None, dict[str, Any] | None]:
+    """What precedes the trial's traffic (:func:`trial`): the DUT restabilizes, then RFC 9693's preliminary phase
+    where needed; the spec to run (with the answers t2 learned), what was waited out, and the phase's record."""
+    with phase("DUT restabilizes"):
+        leftover = interface.restabilize(lab)
+    if not (with_preliminary and preliminary.needed(lab, request)):
+        return spec, leftover, None
+    line = LabPath.of(lab).line_fps(request.frame_size, request.mix.ipv4_pct, request.bidirectional)
+    with phase("preliminary phase"):
+        held = interface.hold_connections(lab, IDLE_TIMEOUT_S)
+        opened, learned = preliminary.run(spec, ports, preliminary.rate_fps(request, line, lab.dut_config),
+                                          fps, engine_pid_file, held)
+    return answers.fill(spec, learned), leftover, opened
 
 
 class _DutAction:

@@ -5,6 +5,7 @@ does when v6bench builds the lab on this machine."""
 from __future__ import annotations
 
 from contextlib import contextmanager
+from functools import partial
 from typing import Any, Iterator
 
 from ...core.errors import UsageError
@@ -15,8 +16,9 @@ from ..model.cpus import plan as cpu_plan
 from ..model.dut import DutConfig
 from ..model.site import Site
 from ..model.spec import LabSpec
+from ..model.topology import ROUTER
 from ..model.tunnel import Tunnel
-from . import build, configured, connections, control, observe, rps, translator
+from . import build, configured, connections, control, leftovers, observe, rps, translator
 from ..machine import nsctl
 from . import reset as lab_reset
 from .state import LabState
@@ -109,6 +111,12 @@ class NamespaceBackend:
     def hold_connections(self, lab: LabState, timeout_s: float) -> float | None:
         """The stateful router's connection-tracking UDP timeouts (:mod:`.connections`)."""
         return connections.hold(lab.node(lab.dut_config.stateful_router)["netns"], timeout_s)
+
+    def restabilize(self, lab: LabState) -> dict[str, Any] | None:
+        """Waits out the incomplete datagrams the routers hold from a trial before (:mod:`.leftovers`), read
+        with :meth:`router_command` (a namespace's or a guest's ``/proc``)."""
+        return leftovers.wait_out({n["name"]: partial(self.router_command, n, ["cat", *leftovers.FILES])
+                                   for n in lab.nodes if n["role"] == ROUTER})
 
     def router_command(self, node: dict[str, Any], argv: list[str]) -> str:
         """``argv``'s output on router ``node`` (its record in the lab's node list): in its namespace."""

@@ -103,6 +103,10 @@ class ExternalBackend:
         raise LabError("RFC 9693's connection measurements need the DUT's connection table emptied: not built "
                        "for a router v6bench did not build (a lab file command would do it)")
 
+    def restabilize(self, lab: ExternalLab) -> dict[str, Any] | None:
+        """Not seen: None (a router v6bench did not build shows no reassembly queues over SNMP)."""
+        return None
+
     def hold_connections(self, lab: ExternalLab, timeout_s: float) -> float | None:
         """Not set here, nor known: None (the connections test is refused with clear_connections)."""
         return None
