@@ -145,3 +145,33 @@ def test_a_refused_phase_names_what_else_arrived():
                             "3 ICMP errors")
     assert preliminary.arrived({"ports": [{"name": "t2", "rx": {"fragment_frames": 0}}]}) == \
         "its last attempt's receivers counted nothing else"
+
+
+def test_a_phase_that_lost_frames_runs_again_after_the_dut_restabilized_up_to_its_attempts(monkeypatch):
+    """A lost frame: the DUT restabilizes (``between``) and the phase runs again, passing at its last attempt;
+    one more loss and it is refused, naming each attempt's loss."""
+    from v6bench import engine
+    from v6bench.core.errors import Refused
+    lab = stateful_lab()
+    req = dataclasses.replace(make_request("100/0", 128, "10kfps", 2, False, preliminary_connections=100,
+                                           preliminary_rate_fps=5000), order_seed=3)
+    trial, record = engine_spec(lab, req, 10_000), ports_record(lab, req)
+    events: list[str] = []
+
+    def phases(losses: list[int]):
+        def run_trial(spec, **_):
+            lost = losses.pop(0)
+            events.append(f"phase lost {lost}")
+            return {"streams": [{"name": s.name, "tx_frames": 110, "rx_frames": 110 - lost} for s in spec.streams],
+                    "ports": []}
+        return run_trial
+
+    monkeypatch.setattr(engine, "run_trial", phases([1] * (preliminary.ATTEMPTS - 1) + [0]))
+    out, _ = preliminary.run(trial, record, 5000, 10_000, dut_timeout_s=300.0, between=lambda: events.append("wait"))
+    assert out["attempts"] == preliminary.ATTEMPTS == 5 and out["rx_frames"] == out["tx_frames"]
+    assert events == ["phase lost 1"] + ["wait", "phase lost 1"] * 3 + ["wait", "phase lost 0"]
+    events.clear()
+    monkeypatch.setattr(engine, "run_trial", phases([1, 2, 3, 4, 5]))
+    with pytest.raises(Refused, match=r"in 5 attempts \(lost 1, 2, 3, 4, 5\)"):
+        preliminary.run(trial, record, 5000, 10_000, dut_timeout_s=300.0, between=lambda: events.append("wait"))
+    assert events.count("wait") == 4

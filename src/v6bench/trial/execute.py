@@ -24,6 +24,7 @@ import platform
 import threading
 import time
 from dataclasses import replace
+from functools import partial
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
@@ -232,7 +233,7 @@ def _before_traffic(lab: Lab, request: TrialRequest, spec: TrialSpec, ports: dic
     with phase("preliminary phase"):
         held = interface.hold_connections(lab, IDLE_TIMEOUT_S)
         opened, learned = preliminary.run(spec, ports, preliminary.rate_fps(request, line, lab.dut_config),
-                                          fps, engine_pid_file, held)
+                                          fps, engine_pid_file, held, partial(interface.restabilize, lab))
     return answers.fill(spec, learned), leftover, opened
 
 

@@ -33,7 +33,7 @@ refused before the phase runs.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import time
 from dataclasses import replace
@@ -50,8 +50,12 @@ from .request import TrialRequest
 
 #: The phase's drain [s]: long enough for the DUT's queue, short beside the trial's.
 DRAIN_S = 0.5
-#: How many times a phase that lost frames is run in all before the trial is refused.
-ATTEMPTS = 2
+#: How many times a phase that lost frames is run in all before the trial is refused. siitperf's search
+#: retakes a trial whose phase failed to fill the table until one does (its ``binary-rate-alg.sh-sf``); a
+#: bound here. Two were too few on Xeon-167: 464XLAT's 128-B search (2026-12-02, run T4) needed a second
+#: attempt in 6 of 28 trials, its phase at 10,000/s against the DUT's NDR of some 17,500, and was refused
+#: at its 29th when one frame was lost in each of two.
+ATTEMPTS = 5
 #: The phase's rate is at most this share of the path's line rate, and of any rate the DUT is known to
 #: hold (its limiter, its connection set-up limit): a shaped or slow link (large frames on 100M) or a
 #: limiter would drop the phase's frames, and a lost frame is a connection not opened.
@@ -93,8 +97,8 @@ def phase_spec(spec: TrialSpec, connections_per_stream: int, rate_fps: float) ->
 
 
 def run(spec: TrialSpec, record: dict[str, Any], rate_fps: float, load_fps: float,
-        engine_pid_file: Path | None = None,
-        dut_timeout_s: float | None = None) -> tuple[dict[str, Any], dict[str, str]]:
+        engine_pid_file: Path | None = None, dut_timeout_s: float | None = None,
+        between: Callable[[], object] = lambda: None) -> tuple[dict[str, Any], dict[str, str]]:
     """Runs the phase for the trial ``spec`` whose ports record (trial/spec.ports_record)
     is ``record``, at ``rate_fps`` per sending port; the trial's own load
     is ``load_fps`` per direction; ``dut_timeout_s``, how long the DUT keeps
@@ -103,7 +107,9 @@ def run(spec: TrialSpec, record: dict[str, Any], rate_fps: float, load_fps: floa
     answer (by the name of the stream answered; :func:`.answers.fill`); raises :class:`UsageError` if the trial's walk
     would come back to a connection later than the DUT keeps it (before
     the phase runs), or if the DUT lost frames of it :data:`ATTEMPTS`
-    times in a row."""
+    times in a row. ``between`` runs before each attempt after the first
+    (the DUT restabilizes: a lost attempt's fragments would meet the next
+    one's, which reuses their Identifications)."""
     per_stream = max(record["connections_per_stream"].values())
     phase = phase_spec(spec, per_stream, rate_fps)
     shares = {p.name: sum(s.share for s in spec.streams if s.tx_port == p.name) for p in spec.ports if p.sends}
@@ -116,7 +122,10 @@ def run(spec: TrialSpec, record: dict[str, Any], rate_fps: float, load_fps: floa
                          f"preliminary phase), later than the DUT keeps an idle one ({dut_timeout_s:,.0f} s): raise "
                          f"the load, or lower preliminary_connections (--preliminary-connections)",
                          "preliminary_connections")
+    lost: list[int] = []
     for attempt in range(1, ATTEMPTS + 1):
+        if attempt > 1:
+            between()
         started = time.monotonic()
         eng = engine.run_trial(phase, pid_file=engine_pid_file)
         learned = take_learned_tuples(eng)
@@ -125,6 +134,7 @@ def run(spec: TrialSpec, record: dict[str, Any], rate_fps: float, load_fps: floa
         rx = sum(s["rx_frames"] for s in eng["streams"])
         if tx and rx >= tx:
             break
+        lost.append(tx - rx)
     out = {"connections_per_stream": record["connections_per_stream"], "rate_fps": rate_fps,
            "frames_per_port": phase.frame_count, "tx_frames": tx, "rx_frames": rx, "attempts": attempt,
            "took_s": took_s,
@@ -132,7 +142,8 @@ def run(spec: TrialSpec, record: dict[str, Any], rate_fps: float, load_fps: floa
            "revisit_s": revisit_s, "dut_timeout_s": dut_timeout_s}
     if rx < tx or not tx:
         raise Refused(f"RFC 9693's preliminary phase: the DUT passed {rx:,} of {tx:,} frames at {rate_fps:,.0f} "
-                         f"frames/s in {ATTEMPTS} attempts, so not every connection the trial uses was opened; "
+                         f"frames/s in {ATTEMPTS} attempts (lost {', '.join(f'{n:,}' for n in lost)}), so not "
+                         f"every connection the trial uses was opened; "
                          f"lower the phase's rate (preliminary_rate_fps, --preliminary-rate) below the DUT's "
                          f"connection establishment rate, or its connections (preliminary_connections, "
                          f"--preliminary-connections) below its table's capacity ({arrived(eng)})", "preliminary_rate_fps")
