@@ -242,3 +242,38 @@ def test_a_scenario_is_compared_with_the_one_it_names_where_that_ran_the_test():
     pairs = {(p.name_a, p.name_b) for p in scenario_pairs.network_types(data.RunData({"environment": {}}, None, tests, 0))}
     assert ("native-b IPv4", "xlat IPv4") in pairs and not any(b.startswith("xlat") and a.startswith("native IPv4")
                                                              for a, b in pairs), pairs
+
+
+def test_a_delay_measured_where_the_dut_lost_frames_says_so():
+    """RFC 2544 §26.2 measures latency at the throughput: where the DUT lost
+    frames in a compared trial, the delay is mostly its queue's. The verdict
+    stands and names the series, its lossy trials and the worst loss; the
+    latency table shows each family's worst trial; no loss, no caveat."""
+    from v6bench.report.views.latency import latency
+
+    rng = __import__("numpy").random.default_rng(13)
+
+    def trial(i, lost_v6):
+        streams = [{"name": f"ipv{v}-t1-t2", "ip_version": v, "tx_frames": 10_000,
+                    "lost_frames": lost_v6 if v == 6 else 0,
+                    "latency_ns": {"p50": p, "p99": 2 * p, "mean": p, "min": p / 2, "max": 3 * p, "p999": 3 * p}}
+                   for v in (4, 6) for p in [20_000 * (1.2 if v == 6 else 1) * (1 + rng.normal(0, 1e-3))]]
+        return {"call": "measure", "call_args": {"load_fps": 1000.0}, "tester_limited": False, "streams": streams,
+                "result": {"suspect_reasons": []}}
+
+    def run(losses):
+        row = {"load": "1kfps", "load_fps": 1000.0, "tester_limited_trials": 0, "families": {}}
+        t = data.TestData(0, "latency", "50/50", 128, False, 0, {"params": {}}, {"loads": [row]},
+                          tuple(trial(i, lost) for i, lost in enumerate(losses)))
+        return data.RunData({"environment": {}}, None, (t,), 0)
+
+    lossy = run([0] * 7 + [12, 3_400, 50])
+    [(p, c)] = [(p, c) for p, c in verdicts.of(lossy).values() if p.metric == "median latency [µs]"]
+    assert c.outcome == "differs" and p.lossy == {"IPv6": [0.0012, 0.34, 0.005]}
+    assert c.verdict.startswith("IPv6 19.9 % slower, differs") and \
+        "the DUT lost frames: IPv6 in 3 trials (up to 34.00%)" in c.verdict and "RFC 2544 §26.2" in c.verdict
+    [table] = [b for b in latency(lossy).blocks if getattr(b, "id", "") == "latency"]
+    column = table.columns.index("DUT loss, worst trial [%]")
+    assert {r[5]: r[column] for r in table.rows} == {"IPv4": 0.0, "IPv6": pytest.approx(34.0)}
+    [(p, c)] = [(p, c) for p, c in verdicts.of(run([0] * 10)).values() if p.metric == "median latency [µs]"]
+    assert not p.lossy and "lost" not in c.verdict

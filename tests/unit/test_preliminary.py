@@ -167,9 +167,12 @@ def test_a_phase_that_lost_frames_runs_again_after_the_dut_restabilized_up_to_it
         return run_trial
 
     monkeypatch.setattr(engine, "run_trial", phases([1] * (preliminary.ATTEMPTS - 1) + [0]))
-    out, _ = preliminary.run(trial, record, 5000, 10_000, dut_timeout_s=300.0, between=lambda: events.append("wait"))
+    out, _ = preliminary.run(trial, record, 5000, 10_000, dut_timeout_s=300.0,
+                             between=lambda: events.append("wait") or {"waited_s": 1.5})
     assert out["attempts"] == preliminary.ATTEMPTS == 5 and out["rx_frames"] == out["tx_frames"]
     assert events == ["phase lost 1"] + ["wait", "phase lost 1"] * 3 + ["wait", "phase lost 0"]
+    lost = out["lost_by_attempt"]  # one frame a stream in each of the 4 lost attempts
+    assert len(lost) == 4 and len(set(lost)) == 1 and lost[0] >= 1 and out["between_attempts"] == [{"waited_s": 1.5}] * 4
     events.clear()
     monkeypatch.setattr(engine, "run_trial", phases([1, 2, 3, 4, 5]))
     with pytest.raises(Refused, match=r"in 5 attempts \(lost 1, 2, 3, 4, 5\)"):

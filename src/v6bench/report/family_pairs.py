@@ -107,13 +107,19 @@ def _latency(data: RunData, pairs: dict) -> None:
                         fam = trial_families(trial)
                         a, b = (value_ns(_native(t, fam.get(v, []))) for v in (4, 6))
                         p.add_pair(us(a), us(b))
+                        if a is not None and b is not None:
+                            for v in (4, 6):
+                                p.note_loss(f"IPv{v}", _native(t, fam.get(v, [])))
                 _runs_cost(t, pairs, point, left_out, load_trials(t, row))
                 continue
             p = pair_in(pairs, "median latency [µs]", point, "slower", "location")
             p.exclude(left_out, f"IPv{t.family}")
             for trial in load_trials(t, row):
-                m = trial_median_ns(trial_families(trial).get(t.family, []))
+                streams = trial_families(trial).get(t.family, [])
+                m = trial_median_ns(streams)
                 p.add(f"IPv{t.family}", us(m))
+                if m is not None:
+                    p.note_loss(f"IPv{t.family}", streams)
 
 
 def _runs_cost(t: TestData, pairs: dict, point: str, left_out: int, trials: list[dict]) -> None:
@@ -226,6 +232,9 @@ def flow_pairs(data: RunData) -> list[Pair]:
                         streams = trial_families(trial).get(v, [])
                         a, b = (value_ns(_of_flow(streams, k)) for k in (1, 2))
                         p.add_pair(us(a), us(b))
+                        if a is not None and b is not None:
+                            for k in (1, 2):
+                                p.note_loss(p.name_a if k == 1 else p.name_b, _of_flow(streams, k))
                 if any(costs):  # each flow's cost per frame, flow 2 against flow 1
                     p = pairs.setdefault(("cost", point, v), Pair(
                         "cost per frame [ns]", f"{point} IPv{v}", "more", "location", "flow 1",

@@ -51,6 +51,8 @@ class Pair:
     #: The lab build (campaign visit) of each value, per series, where the series come from labs built apart
     #: (scenarios): the comparison's unit is then the build (report/builds.py), not the trial.
     builds: dict[str, list[str]] = field(default_factory=dict)
+    #: Per series, the loss ratio of each compared trial whose compared streams lost frames (:meth:`note_loss`).
+    lossy: dict[str, list[float]] = field(default_factory=dict)
 
     @property
     def paired(self) -> bool:
@@ -104,6 +106,15 @@ class Pair:
         self.values.setdefault(self.name_a, []).append(a)
         self.values.setdefault(self.name_b, []).append(b)
 
+    def note_loss(self, name: str, streams: list[dict]) -> None:
+        """Notes the loss of the streams a trial's value of series ``name``
+        came from, if they lost frames: a delay measured where the DUT
+        drops is mostly its queue's, beyond the throughput RFC 2544 §26.2
+        measures latency at (:func:`loss_caveat`)."""
+        ratio = streams_loss_ratio(streams)
+        if ratio:
+            self.lossy.setdefault(name, []).append(ratio)
+
     def exclude(self, n: int = 1, name: str | None = None) -> None:
         """Counts ``n`` values left out, of series ``name`` where one series is theirs."""
         self.excluded += n
@@ -113,6 +124,24 @@ class Pair:
     @property
     def key(self) -> tuple[str, str, str]:
         return (self.metric, self.point, self.name_b)
+
+
+def streams_loss_ratio(streams: list[dict]) -> float | None:
+    """The share of the frames ``streams`` sent that did not arrive (None: nothing sent)."""
+    sent = sum(s.get("tx_frames", 0) for s in streams)
+    return sum(s.get("lost_frames", 0) for s in streams) / sent if sent else None
+
+
+def loss_caveat(p: Pair) -> str | None:
+    """What a delay comparison's reader must know when the DUT lost frames
+    in its trials: which series, in how many trials, how much at worst
+    (None where no compared trial lost any)."""
+    if not p.lossy:
+        return None
+    seen = ", ".join(f"{name} in {len(r)} trial{'s' if len(r) > 1 else ''} (up to {max(r):.2%})"
+                     for name, r in p.lossy.items())
+    return (f"the DUT lost frames: {seen}; a delay at a load beyond its throughput is mostly its queue's "
+            "(RFC 2544 §26.2 measures latency at the throughput)")
 
 
 def pair_in(pairs: dict, metric: str, point: str, higher: str, estimator: str, **kw) -> Pair:

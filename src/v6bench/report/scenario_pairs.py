@@ -81,9 +81,11 @@ def network_type_cost_ns(trial: dict, version: int, one_family: bool) -> float |
     return trial_cost_ns(trial) if one_family else None
 
 
+#: The delay metric of :data:`NETWORK_TYPE_METRICS`, whose pairs note the DUT's loss (:meth:`.samples.Pair.note_loss`).
+DELAY = "median delay [µs]"
 #: What network types compare, per trial and family: metric, what a larger value means, the value.
 NETWORK_TYPE_METRICS = (
-    ("median delay [µs]", "slower", lambda trial, v, streams, one: us(trial_median_ns(streams))),
+    (DELAY, "slower", lambda trial, v, streams, one: us(trial_median_ns(streams))),
     ("cost per frame [ns]", "more", lambda trial, v, streams, one: network_type_cost_ns(trial, v, one)),
 )
 
@@ -107,6 +109,7 @@ def network_types(data: RunData) -> list[Pair]:
         for load in dict.fromkeys(row["load"] for t in ts for row in t.result["loads"]):
             values: dict[str, dict[str, list[tuple[float, str]]]] = {m: {} for m, _, _ in NETWORK_TYPE_METRICS}
             where_of: dict[str, tuple[str, int]] = {}
+            delayed: dict[str, list[list[dict]]] = {}  # per network type, the streams of each trial with a delay
             for t in ts:
                 for row in (r for r in t.result["loads"] if r["load"] == load):
                     for trial in load_trials(t, row):
@@ -116,6 +119,8 @@ def network_types(data: RunData) -> list[Pair]:
                                 x = value(trial, v, streams, len(fams) == 1)
                                 if x is not None:
                                     values[metric].setdefault(network_type(t, v), []).append((x, t.lab_build))
+                                    if metric == DELAY:
+                                        delayed.setdefault(network_type(t, v), []).append(streams)
                             where_of[network_type(t, v)] = (t.scenario, v)
             names = list(dict.fromkeys(n for m in values.values() for n in m))
             by_place = {place: n for n, place in where_of.items()}
@@ -135,5 +140,8 @@ def network_types(data: RunData) -> list[Pair]:
                         for x, build in values[metric][of]:
                             # Two scenarios are two labs: the build is the unit; two families of one are one lab.
                             p.add(series, x, build if scenario else None)
+                        if metric == DELAY:
+                            for streams in delayed.get(of, []):
+                                p.note_loss(series, streams)
                     out.append(p)
     return out

@@ -56,11 +56,19 @@ def _sequential(p: samples.Pair, record: sequential.Record | None) -> Comparison
 
 
 def _decided(pairs: list[samples.Pair], record: sequential.Record | None) -> dict[tuple, tuple[samples.Pair, Comparison]]:
-    out = {p.key: (p, c) for p, c in zip(pairs, decide([_sequential(p, record) for p in pairs]))}
+    out = {p.key: (p, _with_loss(p, c)) for p, c in zip(pairs, decide([_sequential(p, record) for p in pairs]))}
     if record is not None and record.out_of_budget:
         out = {k: (p, replace(c, verdict=f"{c.verdict}; the time budget ran out before it was decided")
                    if record.ran_out(k) else c) for k, (p, c) in out.items()}
     return out
+
+
+def _with_loss(p: samples.Pair, c: Comparison) -> Comparison:
+    """The verdict, with what the DUT lost in the compared trials where it
+    lost any (:func:`.samples.loss_caveat`): the verdict stands, its reader
+    is told what the delays measured."""
+    caveat = samples.loss_caveat(p)
+    return replace(c, verdict=f"{c.verdict}; {caveat}") if caveat else c
 
 
 def _pairs(data: RunData) -> list[samples.Pair]:

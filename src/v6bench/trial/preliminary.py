@@ -109,7 +109,8 @@ def run(spec: TrialSpec, record: dict[str, Any], rate_fps: float, load_fps: floa
     the phase runs), or if the DUT lost frames of it :data:`ATTEMPTS`
     times in a row. ``between`` runs before each attempt after the first
     (the DUT restabilizes: a lost attempt's fragments would meet the next
-    one's, which reuses their Identifications)."""
+    one's, which reuses their Identifications); what it returns is stored
+    with each lost attempt's count."""
     per_stream = max(record["connections_per_stream"].values())
     phase = phase_spec(spec, per_stream, rate_fps)
     shares = {p.name: sum(s.share for s in spec.streams if s.tx_port == p.name) for p in spec.ports if p.sends}
@@ -123,9 +124,10 @@ def run(spec: TrialSpec, record: dict[str, Any], rate_fps: float, load_fps: floa
                          f"the load, or lower preliminary_connections (--preliminary-connections)",
                          "preliminary_connections")
     lost: list[int] = []
+    waited: list[object] = []
     for attempt in range(1, ATTEMPTS + 1):
         if attempt > 1:
-            between()
+            waited.append(between())
         started = time.monotonic()
         eng = engine.run_trial(phase, pid_file=engine_pid_file)
         learned = take_learned_tuples(eng)
@@ -139,7 +141,9 @@ def run(spec: TrialSpec, record: dict[str, Any], rate_fps: float, load_fps: floa
            "frames_per_port": phase.frame_count, "tx_frames": tx, "rx_frames": rx, "attempts": attempt,
            "took_s": took_s,
            # How long a stream's walk takes to come back to a pair: its connection must outlive that.
-           "revisit_s": revisit_s, "dut_timeout_s": dut_timeout_s}
+           "revisit_s": revisit_s, "dut_timeout_s": dut_timeout_s,
+           # Each refused attempt's loss, and what ``between`` reported before the next (None: nothing waited out).
+           **({"lost_by_attempt": lost, "between_attempts": waited} if lost else {})}
     if rx < tx or not tx:
         raise Refused(f"RFC 9693's preliminary phase: the DUT passed {rx:,} of {tx:,} frames at {rate_fps:,.0f} "
                          f"frames/s in {ATTEMPTS} attempts (lost {', '.join(f'{n:,}' for n in lost)}), so not "

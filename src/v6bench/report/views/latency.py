@@ -21,7 +21,7 @@ from .. import hdr
 from ..data import RunData
 from ..model import Figure, Section, Series, Table
 from .. import scenario_pairs, verdicts
-from ..samples import delay_where, load_trials
+from ..samples import delay_where, load_trials, streams_loss_ratio
 from ..scenario_pairs import network_type
 from ..stats import COMPARISON_COLUMNS, DESCRIPTION_COLUMNS, describe_histogram
 from .compare import HOW_TO_READ
@@ -66,14 +66,18 @@ def latency(data: RunData) -> Section | None:
             ipdv = f.get("ipdv_ns") or {}
             rows.append((t.scenario, t.mix + t.traffic, t.direction, fs, load, f"IPv{v}", len(rows_at), f["repetitions"],
                          _us(f["mean_ns"]), _us(f["typical_ns"]), _us(f["worst_case_ns"]), _us(f["min_ns"]), _us(f["max_ns"]),
-                         _us(f["pdv_p999_ns"]), _us(ipdv.get("median")), _us(floor.get("floor_ns")),
-                         _us(floor.get("stddev_ns")), sum(row.get("tester_limited_trials", 0) for _, row in rows_at)))
+                         _us(f["pdv_p999_ns"]), _us(ipdv.get("median")), _worst_loss_pct(rows_at, int(v)),
+                         _us(floor.get("floor_ns")), _us(floor.get("stddev_ns")),
+                         sum(row.get("tester_limited_trials", 0) for _, row in rows_at)))
     blocks.append(Table("latency", "Latency and delay variation per point",
                         ("scenario", "mix", "dir", "frame size [B]", "load", "family", "blocks", "repetitions", "mean [µs]",
                          "typical (median) [µs]", "worst case (p99.9) [µs]", "min [µs]", "max [µs]", "PDV p99.9 [µs]",
-                         "IPDV median [µs]", "tester floor [µs]", "tester floor ± [µs]", "tester-limited trials"), tuple(rows),
+                         "IPDV median [µs]", "DUT loss, worst trial [%]", "tester floor [µs]", "tester floor ± [µs]",
+                         "tester-limited trials"), tuple(rows),
                         "RFC 2544 mean, RFC 8219 typical and worst case, RFC 5481 PDV and IPDV, over the trials of "
-                        "all of a point's repetition blocks (repetitions: trials with a measured latency). The tester floor is the "
+                        "all of a point's repetition blocks (repetitions: trials with a measured latency). A load at "
+                        "which the DUT lost frames is beyond its throughput, where RFC 2544 §26.2 measures latency: "
+                        "the delay there is mostly its queue's. The tester floor is the "
                         "tester's own latency back to back (self-test: median of its trials' medians ± their standard "
                         "deviation): a delay near it is mostly the tester's."))
     return Section("latency", "Latency against frame size",
@@ -87,6 +91,15 @@ def _pooled(rows_at: list[tuple]) -> dict[str, dict]:
     the tester did not limit them, no delay is suspect)."""
     return summarize_trials([{v: ss for v, ss in families(trial).items() if t.family in (None, v)}
                              for t, row in rows_at for trial in load_trials(t, row)])
+
+
+def _worst_loss_pct(rows_at: list[tuple], version: int) -> float | None:
+    """The largest share of a family's frames the DUT lost in one of the
+    point's trials, in % (None: no trial sent that family)."""
+    ratios = [streams_loss_ratio([s for s in families(trial).get(version, []) if t.family in (None, version)])
+              for t, row in rows_at for trial in load_trials(t, row)]
+    known = [r for r in ratios if r is not None]
+    return 100 * max(known) if known else None
 
 
 def _us(ns: float | None) -> float | None:
