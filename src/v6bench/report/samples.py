@@ -108,9 +108,9 @@ class Pair:
 
     def note_loss(self, name: str, streams: list[dict]) -> None:
         """Notes the loss of the streams a trial's value of series ``name``
-        came from, if they lost frames: a delay measured where the DUT
-        drops is mostly its queue's, beyond the throughput RFC 2544 §26.2
-        measures latency at (:func:`loss_caveat`)."""
+        came from, if they lost frames: the load was beyond the DUT's
+        throughput, where RFC 2544 §26.2 measures latency, and a delay
+        there may be its full queue's (:func:`loss_caveat`)."""
         ratio = streams_loss_ratio(streams)
         if ratio:
             self.lossy.setdefault(name, []).append(ratio)
@@ -138,10 +138,10 @@ def loss_caveat(p: Pair) -> str | None:
     (None where no compared trial lost any)."""
     if not p.lossy:
         return None
-    seen = ", ".join(f"{name} in {len(r)} trial{'s' if len(r) > 1 else ''} (up to {max(r):.2%})"
+    seen = ", ".join(f"{name} in {len(r)} trial{'s' if len(r) > 1 else ''} (up to {100 * max(r):.2g} %)"
                      for name, r in p.lossy.items())
-    return (f"the DUT lost frames: {seen}; a delay at a load beyond its throughput is mostly its queue's "
-            "(RFC 2544 §26.2 measures latency at the throughput)")
+    return (f"the DUT lost frames: {seen}, so the load is beyond its throughput, where RFC 2544 §26.2 "
+            "measures latency (a queue that overflows adds its own delay)")
 
 
 def pair_in(pairs: dict, metric: str, point: str, higher: str, estimator: str, **kw) -> Pair:

@@ -76,8 +76,8 @@ def latency(data: RunData) -> Section | None:
                          "tester-limited trials"), tuple(rows),
                         "RFC 2544 mean, RFC 8219 typical and worst case, RFC 5481 PDV and IPDV, over the trials of "
                         "all of a point's repetition blocks (repetitions: trials with a measured latency). A load at "
-                        "which the DUT lost frames is beyond its throughput, where RFC 2544 §26.2 measures latency: "
-                        "the delay there is mostly its queue's. The tester floor is the "
+                        "which the DUT lost frames is beyond its throughput, where RFC 2544 §26.2 measures latency "
+                        "(a queue that overflows adds its own delay). The tester floor is the "
                         "tester's own latency back to back (self-test: median of its trials' medians ± their standard "
                         "deviation): a delay near it is mostly the tester's."))
     return Section("latency", "Latency against frame size",
