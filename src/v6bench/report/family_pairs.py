@@ -105,21 +105,15 @@ def _latency(data: RunData, pairs: dict) -> None:
                     p.exclude(left_out)
                     for trial in load_trials(t, row):
                         fam = trial_families(trial)
-                        a, b = (value_ns(_native(t, fam.get(v, []))) for v in (4, 6))
-                        p.add_pair(us(a), us(b))
-                        if a is not None and b is not None:
-                            for v in (4, 6):
-                                p.note_loss(f"IPv{v}", _native(t, fam.get(v, [])))
+                        sides = (_native(t, fam.get(4, [])), _native(t, fam.get(6, [])))
+                        p.add_pair(*(us(value_ns(s)) for s in sides), streams=sides)
                 _runs_cost(t, pairs, point, left_out, load_trials(t, row))
                 continue
             p = pair_in(pairs, "median latency [µs]", point, "slower", "location")
             p.exclude(left_out, f"IPv{t.family}")
             for trial in load_trials(t, row):
                 streams = trial_families(trial).get(t.family, [])
-                m = trial_median_ns(streams)
-                p.add(f"IPv{t.family}", us(m))
-                if m is not None:
-                    p.note_loss(f"IPv{t.family}", streams)
+                p.add(f"IPv{t.family}", us(trial_median_ns(streams)), streams=streams)
 
 
 def _runs_cost(t: TestData, pairs: dict, point: str, left_out: int, trials: list[dict]) -> None:
@@ -230,11 +224,8 @@ def flow_pairs(data: RunData) -> list[Pair]:
                         else "flow 2", design="paired", control=not scenario))
                     for trial in trials:
                         streams = trial_families(trial).get(v, [])
-                        a, b = (value_ns(_of_flow(streams, k)) for k in (1, 2))
-                        p.add_pair(us(a), us(b))
-                        if a is not None and b is not None:
-                            for k in (1, 2):
-                                p.note_loss(p.name_a if k == 1 else p.name_b, _of_flow(streams, k))
+                        sides = (_of_flow(streams, 1), _of_flow(streams, 2))
+                        p.add_pair(*(us(value_ns(s)) for s in sides), streams=sides)
                 if any(costs):  # each flow's cost per frame, flow 2 against flow 1
                     p = pairs.setdefault(("cost", point, v), Pair(
                         "cost per frame [ns]", f"{point} IPv{v}", "more", "location", "flow 1",

@@ -58,9 +58,10 @@ class Pair:
     def paired(self) -> bool:
         return self.design == "paired"
 
-    def add(self, name: str, value: float | None, build: str | None = None) -> None:
+    def add(self, name: str, value: float | None, build: str | None = None, streams: list[dict] | None = None) -> None:
         """One value of series ``name``; ``build``: the lab build it was
-        measured on, where the series are compared across builds."""
+        measured on, where the series are compared across builds;
+        ``streams``: a delay's streams, whose loss is noted (:meth:`note_loss`)."""
         if self.design != "unpaired":
             raise ValueError(f"{self.key}: a {self.design} comparison does not take values one at a time "
                              f"(add_pair, add_share)")
@@ -68,6 +69,7 @@ class Pair:
             self.values.setdefault(name, []).append(value)
             if build is not None:
                 self.builds.setdefault(name, []).append(build)
+            self.note_loss(name, streams or [])
 
     def add_searched(self, name: str, value: float | None, lower_bound: bool, at_line: bool,
                      build: str | None = None) -> None:
@@ -94,9 +96,11 @@ class Pair:
         if ipv6_share in (0.0, 1.0):
             self.values.setdefault(self.name_a if ipv6_share == 0.0 else self.name_b, []).append(value)
 
-    def add_pair(self, a: float | None, b: float | None) -> None:
+    def add_pair(self, a: float | None, b: float | None,
+                 streams: tuple[list[dict], list[dict]] | None = None) -> None:
         """One trial's values of A and B; a trial that measured only one of
-        them is left out (counted in ``excluded``, against the side it lacks)."""
+        them is left out (counted in ``excluded``, against the side it lacks);
+        ``streams``: A's and B's delay streams, whose loss is noted (:meth:`note_loss`)."""
         if not self.paired:
             raise ValueError(f"{self.key}: a {self.design} comparison does not take values a trial at a time "
                              "(add_pair)")
@@ -105,6 +109,8 @@ class Pair:
             return
         self.values.setdefault(self.name_a, []).append(a)
         self.values.setdefault(self.name_b, []).append(b)
+        for name, kept in zip((self.name_a, self.name_b), streams or ()):
+            self.note_loss(name, kept)
 
     def note_loss(self, name: str, streams: list[dict]) -> None:
         """Notes the loss of the streams a trial's value of series ``name``

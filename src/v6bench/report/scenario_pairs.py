@@ -107,9 +107,9 @@ def network_types(data: RunData) -> list[Pair]:
     ref = _reference(tests) if tests else {}
     for (traffic, d, fs), ts in by(tests, lambda t: (t.traffic, t.direction, t.frame_size)).items():
         for load in dict.fromkeys(row["load"] for t in ts for row in t.result["loads"]):
-            values: dict[str, dict[str, list[tuple[float, str]]]] = {m: {} for m, _, _ in NETWORK_TYPE_METRICS}
+            # Per metric and network type: each trial's value, lab build and streams (a delay's loss is noted).
+            values: dict[str, dict[str, list[tuple[float, str, list[dict]]]]] = {m: {} for m, _, _ in NETWORK_TYPE_METRICS}
             where_of: dict[str, tuple[str, int]] = {}
-            delayed: dict[str, list[list[dict]]] = {}  # per network type, the streams of each trial with a delay
             for t in ts:
                 for row in (r for r in t.result["loads"] if r["load"] == load):
                     for trial in load_trials(t, row):
@@ -118,9 +118,7 @@ def network_types(data: RunData) -> list[Pair]:
                             for metric, _, value in NETWORK_TYPE_METRICS:
                                 x = value(trial, v, streams, len(fams) == 1)
                                 if x is not None:
-                                    values[metric].setdefault(network_type(t, v), []).append((x, t.lab_build))
-                                    if metric == DELAY:
-                                        delayed.setdefault(network_type(t, v), []).append(streams)
+                                    values[metric].setdefault(network_type(t, v), []).append((x, t.lab_build, streams))
                             where_of[network_type(t, v)] = (t.scenario, v)
             names = list(dict.fromkeys(n for m in values.values() for n in m))
             by_place = {place: n for n, place in where_of.items()}
@@ -137,11 +135,8 @@ def network_types(data: RunData) -> list[Pair]:
                     p = Pair(metric, delay_where(traffic, d, fs, load), higher, "location", against, label,
                              control=bool(scenario) and _control_of(scenario, ts) == where_of[against][0])
                     for series, of in ((against, against), (label, name)):
-                        for x, build in values[metric][of]:
+                        for x, build, streams in values[metric][of]:
                             # Two scenarios are two labs: the build is the unit; two families of one are one lab.
-                            p.add(series, x, build if scenario else None)
-                        if metric == DELAY:
-                            for streams in delayed.get(of, []):
-                                p.note_loss(series, streams)
+                            p.add(series, x, build if scenario else None, streams if metric == DELAY else None)
                     out.append(p)
     return out
