@@ -29,6 +29,9 @@ VM_APT_PKGS := qemu-system-x86 linux-image-amd64 linux-headers-amd64 busybox-sta
 TEST_APT_PKGS := chromium postgresql
 # The translators, installed with their services kept from starting (the apt target).
 NO_START_PKGS := tayga jool-dkms jool-tools
+# The data planes beside the kernel's (lab/dataplanes/): the XDP forwarder is compiled with clang against libbpf's
+# headers and its counters read with bpftool.
+PLANE_APT_PKGS := clang libbpf-dev bpftool
 # Only the benchmarks compare with xdp-trafficgen.
 BENCH_APT_PKGS := xdp-tools
 # The engine needs Rust 1.88 or newer: a new enough cargo on PATH (rustup's
@@ -45,7 +48,7 @@ PICK_CARGO = c=cargo; ( $(call RUST_OK,cargo) ) || { c=/usr/bin/cargo; export RU
 all: setup
 
 # Everything: the namespace lab, VM routers and the translators.
-setup: lab-setup $(STAMPS)/apt-vm $(STAMPS)/vm-image
+setup: lab-setup $(STAMPS)/apt-vm $(STAMPS)/vm-image $(STAMPS)/apt-planes
 
 # The namespace lab: its packages, the engine, the virtual environment; v6bench on PATH.
 lab-setup: $(STAMPS)/apt $(ENGINE) $(STAMPS)/venv
@@ -90,7 +93,11 @@ APT_MISSING = missing=""; for p in $(1); do dpkg -s $$p >/dev/null 2>&1 || missi
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \
 	fi
 
-$(STAMPS)/apt-test: Makefile $(STAMPS)/apt | $(STAMPS)/apt-vm
+$(STAMPS)/apt-planes: Makefile $(STAMPS)/apt | $(STAMPS)/apt-vm
+	@$(call APT_MISSING,$(PLANE_APT_PKGS),for the data planes)
+	@touch $@
+
+$(STAMPS)/apt-test: Makefile $(STAMPS)/apt | $(STAMPS)/apt-vm $(STAMPS)/apt-planes
 	@$(call APT_MISSING,$(TEST_APT_PKGS),for the tests)
 	@touch $@
 

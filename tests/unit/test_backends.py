@@ -70,10 +70,11 @@ def test_each_kind_of_router_has_its_tunnels():
 
 
 #: Each folder of lab/ and the folders it may import (docs/architecture.md, "The lab"): the model runs
-#: nothing and imports no other folder; this machine's plumbing builds on the model; the emulated lab and
-#: external labs on both; VM routers on all three (a VM router's agent is read as an external router's).
-FOLDERS = {"model": set(), "machine": {"model"}, "emulated": {"model", "machine"}, "external": {"model", "machine"},
-           "vm": {"model", "machine", "emulated", "external"}}
+#: nothing and imports no other folder; this machine's plumbing and the data planes build on the model; the
+#: emulated lab and external labs on the first two (the emulated lab's routers on the data planes too); VM routers on all (a VM router's agent is read as an external router's).
+FOLDERS = {"model": set(), "machine": {"model"}, "dataplanes": {"model"},
+           "emulated": {"model", "machine", "dataplanes"}, "external": {"model", "machine"},
+           "vm": {"model", "machine", "emulated", "external", "dataplanes"}}
 #: What the layers above lab/ may import of it: the interface, the protocols, the model, this machine's plumbing.
 ABOVE_MAY = ("v6bench.lab", "v6bench.lab.interface", "v6bench.lab.protocol", "v6bench.lab.model", "v6bench.lab.machine")
 KIND_FOLDERS = ("emulated", "vm", "external")

@@ -27,6 +27,7 @@ from ..core.rates import format_link_speed
 from ..fib.shapes import TABLES
 from ..lab.model.dut import ACL_AT, ACL_FAMILIES, RPS_MODES, DutConfig
 from ..lab.model.spec import DEFAULT as DEFAULT_LAB, ROUTERS
+from ..lab.interface import data_planes
 from ..lab.model.tunnel import NAMES as TUNNELS
 from ..methods.stateful import CAPACITY_SEARCHES
 from ..lab.model.translation import MODES as NAT64_MODES
@@ -64,6 +65,9 @@ LAB = {
     "router": Option("--router", "how the routers are made: ns (this machine's kernel, in a namespace) or vm "
                      "(QEMU with Debian's kernel, its own CPU and real tunnels; docs/vm-router.md) [ns]",
                      choices=tuple(ROUTERS)),
+    "data_plane": Option("--data-plane", "what forwards in the routers: "
+                         + "; ".join(f"{k}: {v}" for k, v in data_planes().items())
+                         + " (docs/data-planes.md) [kernel]", choices=tuple(data_planes())),
 }
 #: The option of an external lab: ``trial`` and ``test`` take it; ``lab up`` builds the emulated lab.
 EXTERNAL_LAB = Option("--lab", "an external lab file (TOML, docs/external-lab.md): test the router it declares "

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import ContextManager
 
 from . import backends
+from .dataplanes import registry as data_plane_registry
 from .machine import lock as machine_lock
 from .model.dut import DutConfig
 from .model.site import Site
@@ -27,6 +28,11 @@ def for_trial(site: Site, spec: LabSpec, dut: DutConfig | None, apply: bool = Tr
     (ports checked, configuration applied unless not ``apply``, agent
     polled, a table announced)."""
     return backends.for_spec(spec).take(site, spec, dut, apply)
+
+
+def data_planes() -> dict[str, str]:
+    """Every data plane a router v6bench builds can forward with (``[lab] data_plane``), in words, by name."""
+    return {name: plane.summary for name, plane in data_plane_registry.REGISTRY.items()}
 
 
 def observer(lab: Lab) -> Observer:

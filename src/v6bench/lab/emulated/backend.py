@@ -10,6 +10,7 @@ from typing import Any, Iterator
 
 from ...core.errors import UsageError
 from ...core.rates import format_link_speed
+from ..dataplanes import registry as data_planes
 from ..model import spec as lab_spec
 from ..model import dslite, tunnel
 from ..model.cpus import plan as cpu_plan
@@ -47,6 +48,7 @@ class NamespaceBackend:
         """The ``[dut]`` table (lab/model/spec.dut_config), its tunnel one these routers have, DS-Lite and RPS
         where they can."""
         dut = lab_spec.dut_config(d, spec)
+        data_planes.check(spec.data_plane, self.routers.router_kind, dut)
         self.tunnel(dut.tunnel)
         if dut.dslite and self.no_dslite:
             raise UsageError(self.no_dslite, "dslite")
@@ -68,7 +70,7 @@ class NamespaceBackend:
     def up(self, site: Site, spec: LabSpec, dut: DutConfig | None) -> LabState:
         """Builds the lab ``lab up`` keeps (:func:`control.up`)."""
         return control.up(site, spec.topology, spec.link_speed_bps, spec.mtu, spec.cpu_arrangement,
-                          dut or DutConfig(), self.routers)
+                          dut or DutConfig(), self.routers, spec.data_plane)
 
     @contextmanager
     def take(self, site: Site, spec: LabSpec, dut: DutConfig | None, apply: bool = True) -> Iterator[LabState]:
@@ -76,7 +78,7 @@ class NamespaceBackend:
         temporary one built now and removed afterwards
         (:func:`control.for_trial`); ``apply`` is for external labs."""
         with control.for_trial(site, spec.topology, spec.link_speed_bps, spec.mtu, spec.cpu_arrangement, dut,
-                               self.routers) as lab:
+                               self.routers, spec.data_plane) as lab:
             yield lab
 
     #: Whether R1's connection table can be emptied and counted (``clear_connections``): RFC 9693's
@@ -90,8 +92,10 @@ class NamespaceBackend:
         emulated lab has all (its path's rules are trial/fit.py's)."""
 
     def check_machine(self, spec: LabSpec, dut: DutConfig) -> None:
-        """NAT64 on namespace routers needs TAYGA (:func:`.translator.binary`);
-        the rest is the namespace lab's set-up (``make demo`` installs it)."""
+        """NAT64 on namespace routers needs TAYGA (:func:`.translator.binary`),
+        a data plane its tools (lab/dataplanes/); the rest is the namespace
+        lab's set-up (``make demo`` installs it)."""
+        data_planes.find(spec.data_plane).check_machine()
         if dut.nat64:
             translator.binary()
 
@@ -142,13 +146,14 @@ class NamespaceBackend:
         return {"up": True, "topology": lab.topology, "link_speed_bps": lab.link_speed_bps, "mtu": lab.mtu.to_json(),
                 "temporary": lab.temporary, "created_at_unix_s": lab.created_at_unix_s,
                 "cpu_plan": lab.cpu_plan.to_json(), "nodes": list(lab.nodes), "napi_threads": list(lab.napi),
-                "router": lab.router_kind, "tunnel": self.tunnel_record(lab), "fib": lab.fib,
-                "description": self.describe(lab)}
+                "router": lab.router_kind, "data_plane": lab.data_plane, "tunnel": self.tunnel_record(lab),
+                "fib": lab.fib, "description": self.describe(lab)}
 
     def lab_table(self, lab: LabState) -> dict[str, Any]:
         """Its topology, link speed, MTUs and routers (the CPU arrangement is a trial's to give)."""
         return {"topology": lab.topology, "link_speed": format_link_speed(lab.link_speed_bps),
-                "mtu": lab.mtu.to_json(), "router": lab.router_kind}
+                "mtu": lab.mtu.to_json(), "router": lab.router_kind,
+                **({"data_plane": lab.data_plane} if lab.data_plane != data_planes.DEFAULT else {})}
 
     def table_offer(self, spec: LabSpec) -> None:
         """None: its routers are given the table when they are built (lab/emulated/fib_load.py)."""
@@ -164,4 +169,4 @@ class NamespaceBackend:
                 "cpu_plan": lab.cpu_plan.to_json(),
                 "napi_threads": [{k: t.get(k) for k in ("node", "ifname", "cpu", "policy", "priority")} for t in lab.napi],
                 "sysctls": lab.sysctls, "router": lab.router_kind, "tunnel": self.tunnel_record(lab),
-                "fib": lab.fib}
+                "fib": lab.fib, "data_plane": data_planes.find(lab.data_plane).record()}

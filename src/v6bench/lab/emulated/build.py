@@ -23,7 +23,9 @@ from pyroute2 import netns as pr_netns
 from ... import engine
 from ...core.errors import LabError
 from ..model import dut as dut_rules
-from . import configured, fib_load, rps, shape, translator, tunnel_setup
+from ..dataplanes import registry as data_planes
+from ..dataplanes.protocol import DataPlane
+from . import configured, fib_load, plane_host, rps, shape, translator, tunnel_setup
 from ..machine import napi, nsctl
 from ..model import tunnel
 from ..model.dut import DutConfig
@@ -84,7 +86,8 @@ class Routers(Protocol):
     each kind's): ``router_kind`` is recorded in the lab state (``LabState.router_kind``);
     ``holds_vm(node)``: the node's namespace only holds a VM (tester
     sysctls); ``make`` builds the routers and every link once the nodes'
-    namespaces exist, and returns the recorded node list, the NAPI threads
+    namespaces exist, with ``plane`` forwarding in them
+    (lab/dataplanes/), and returns the recorded node list, the NAPI threads
     arranged and the table's record (or None)."""
 
     router_kind: str
@@ -92,13 +95,15 @@ class Routers(Protocol):
     def holds_vm(self, node: Node) -> bool: ...
 
     def make(self, site: Site, topo: Topology, link_speed_bps: float, mtu: Mtus, cpu_plan: CpuPlan,
-             dut: DutConfig) -> tuple[list[dict[str, Any]], list[dict[str, Any]], dict[str, Any] | None]: ...
+             dut: DutConfig, plane: DataPlane) -> tuple[list[dict[str, Any]], list[dict[str, Any]], dict[str, Any] | None]: ...
 
 
 class NamespaceRouters:
     """Each router a namespace of this machine's kernel, joined to its
     neighbours by veth pairs; its DUT configuration, table and tunnel set
-    up in it; threaded NAPI arranged on the CPU plan's CPUs."""
+    up in it, then its data plane; threaded NAPI arranged on the CPU plan's
+    CPUs (after the data plane: veth keeps its NAPI threads when an XDP
+    program is attached, but they are read once everything is in place)."""
 
     router_kind = "ns"
 
@@ -106,7 +111,7 @@ class NamespaceRouters:
         return False
 
     def make(self, site: Site, topo: Topology, link_speed_bps: float, mtu: Mtus, cpu_plan: CpuPlan,
-             dut: DutConfig) -> tuple[list[dict[str, Any]], list[dict[str, Any]], dict[str, Any] | None]:
+             dut: DutConfig, plane: DataPlane) -> tuple[list[dict[str, Any]], list[dict[str, Any]], dict[str, Any] | None]:
         for left, right in topo.links():
             with IPRoute(netns=site.netns(left.node)) as ipr:
                 m = mtu.of(left.node, right.node)
@@ -128,6 +133,7 @@ class NamespaceRouters:
             tunnel_setup.configure(site, topo, dut.tunnel, mtu.of("r1", "r2"), scoped=dut.scope == "flow2")
         split = cpu_plan.arrangement == "split"
         taygas = translator.start_all(site, topo, dut, cpu_plan)
+        plane_host.set_up(plane, nodes_json)
         for node in topo.nodes:
             wait_carrier(site, node)
         threads = arrange_cpus(site, topo, cpu_plan) if split else []
@@ -142,16 +148,20 @@ NAMESPACE_ROUTERS = NamespaceRouters()
 
 
 def build(site: Site, topo: Topology, link_speed_bps: float, mtu: Mtus, cpu_plan: CpuPlan, temporary: bool,
-          dut: DutConfig = DutConfig(), routers: Routers = NAMESPACE_ROUTERS) -> LabState:
+          dut: DutConfig = DutConfig(), routers: Routers = NAMESPACE_ROUTERS,
+          data_plane: str = data_planes.DEFAULT) -> LabState:
     """Builds the lab; the caller holds the lock and has cleared stale labs.
     ``routers``: how its routers are made (:class:`Routers`; each a
-    namespace by default).
+    namespace by default); ``data_plane``: what forwards in them
+    (lab/dataplanes/registry.py, checked against the routers and ``dut``).
 
     On any failure, or Ctrl-C, whatever was created is removed and the
     error is raised again.
     """
     mtu.check([(a.node, b.node) for a, b in topo.links()])
     tunnel.check_topology(dut.tunnel, topo.name)
+    plane = data_planes.check(data_plane, routers.router_kind, dut)
+    plane.check_machine()
     existing = our_namespaces(site)
     if existing:
         raise LabError(f"namespaces {', '.join(existing)} exist already")
@@ -163,13 +173,13 @@ def build(site: Site, topo: Topology, link_speed_bps: float, mtu: Mtus, cpu_plan
     def state(status: str, nodes: Iterable[dict[str, Any]] = (), threads: Iterable[dict[str, Any]] = (),
               fib: dict[str, Any] | None = None) -> LabState:
         return LabState(topo.name, link_speed_bps, mtu, status, temporary, owner, started, cpu_plan,
-                        tuple(nodes), tuple(threads), sysctls, kernel, dut, routers.router_kind, fib)
+                        tuple(nodes), tuple(threads), sysctls, kernel, dut, routers.router_kind, fib, data_plane)
 
     save(site, state("building"))
     try:
         for node in topo.nodes:
             create_node_namespace(site, node, vm_holder=routers.holds_vm(node))
-        done = state("up", *routers.make(site, topo, link_speed_bps, mtu, cpu_plan, dut))
+        done = state("up", *routers.make(site, topo, link_speed_bps, mtu, cpu_plan, dut, plane))
         save(site, done)
         return done
     except BaseException as e:

@@ -11,6 +11,7 @@ from typing import Iterator
 
 from ...core.errors import LabError, UsageError
 from ...core.rates import format_link_speed
+from ..dataplanes import registry as data_planes
 from . import build, state
 from ..machine import lock
 from ..model.cpus import plan
@@ -39,13 +40,16 @@ def _recover(site: Site) -> LabState | None:
 
 
 def describe(lab: LabState) -> str:
+    plane = "" if lab.data_plane == data_planes.DEFAULT else f" forwarding with {data_planes.find(lab.data_plane).summary}"
     return (f"topology {lab.topology}, {format_link_speed(lab.link_speed_bps)} links, {lab.cpu_plan.arrangement} CPUs, "
-            f"{ROUTERS[lab.router_kind]} routers, DUT {lab.dut_config.describe()}")
+            f"{ROUTERS[lab.router_kind]} routers{plane}, DUT {lab.dut_config.describe()}")
 
 
 def up(site: Site, topology: str, link_speed_bps: float, mtu: Mtus, arrangement: str | None,
-       dut: DutConfig = DutConfig(), routers: build.Routers = build.NAMESPACE_ROUTERS) -> LabState:
-    """Builds the machine's lab, its routers made by ``routers``; refuses if one is up."""
+       dut: DutConfig = DutConfig(), routers: build.Routers = build.NAMESPACE_ROUTERS,
+       data_plane: str = data_planes.DEFAULT) -> LabState:
+    """Builds the machine's lab, its routers made by ``routers`` and forwarding with ``data_plane``; refuses if
+    one is up."""
     topo = parse_topology(topology)
     cpu_plan = plan(arrangement)
     _require_root()
@@ -53,7 +57,8 @@ def up(site: Site, topology: str, link_speed_bps: float, mtu: Mtus, arrangement:
         current = _recover(site)
         if current is not None:
             raise LabError(f"a lab is already up ({describe(current)}): run `v6bench lab down` first")
-        return build.build(site, topo, link_speed_bps, mtu, cpu_plan, temporary=False, dut=dut, routers=routers)
+        return build.build(site, topo, link_speed_bps, mtu, cpu_plan, temporary=False, dut=dut, routers=routers,
+                           data_plane=data_plane)
 
 
 def down(site: Site) -> list[str]:
@@ -81,7 +86,7 @@ def status(site: Site) -> tuple[LabState | None, bool]:
 @contextmanager
 def for_trial(site: Site, topology: str | None, link_speed_bps: float | None, mtu: Mtus | None,
               arrangement: str | None, dut: DutConfig | None = None,
-              routers: build.Routers | None = None) -> Iterator[LabState]:
+              routers: build.Routers | None = None, data_plane: str | None = None) -> Iterator[LabState]:
     """The lab a trial runs on, locked for the trial's whole length.
 
     The lab that is up if there is one (options given must match it);
@@ -99,6 +104,7 @@ def for_trial(site: Site, topology: str | None, link_speed_bps: float | None, mt
                 "cpu_arrangement": (arrangement, current.cpu_plan.arrangement),
                 "dut": (dut, current.dut_config),
                 "router": (routers.router_kind if routers else None, current.router_kind),
+                "data_plane": (data_plane, current.data_plane),
             }
             for field, (given, have) in wanted.items():
                 if given is not None and given != have:
@@ -109,7 +115,7 @@ def for_trial(site: Site, topology: str | None, link_speed_bps: float | None, mt
         lab = build.build(site, parse_topology(topology or DEFAULT.topology), link_speed_bps or DEFAULT.link_speed_bps,
                           mtu or DEFAULT.mtu,
                           plan(arrangement), temporary=True, dut=dut or DutConfig(),
-                          routers=routers or build.NAMESPACE_ROUTERS)
+                          routers=routers or build.NAMESPACE_ROUTERS, data_plane=data_plane or data_planes.DEFAULT)
         try:
             yield lab
         finally:

@@ -1,5 +1,6 @@
-"""What the lab itself measures around a trial: the DUT's CPU time and the
-kernel counters of every router interface.
+"""What the lab itself measures around a trial: the DUT's CPU time, the
+kernel counters of every router interface, and the routers' data plane's
+own count of what it forwarded (lab/dataplanes/), set beside the engine's.
 
 A router's forwarding work runs in the NAPI threads of its interfaces
 (:mod:`v6bench.lab.machine.napi`), so its CPU time over a trial is the sum of those
@@ -19,7 +20,8 @@ from pyroute2 import IPRoute
 
 from ..machine import cost, napi
 from ..machine.cpu_window import Sampler
-from . import rps, translator
+from ..dataplanes import registry as data_planes
+from . import plane_host, rps, translator
 from .configured import acl_counters
 from ..model import translation, xlat
 from ..model.topology import ROUTER, TESTER, parse_topology
@@ -39,6 +41,7 @@ class Snapshot:
     acl: dict[str, dict[str, dict[str, int]]]  # "r1" → configured.acl_counters()
     translator: dict[str, Any] | None = None  # each TAYGA's state (translator.state) by router, with translation
     rps: dict[str, dict[str, int]] | None = None  # frames forwarded on each CPU (rps.counts) by router, with RPS
+    plane: dict[str, dict[str, int]] | None = None  # the data plane's counts (lab/dataplanes/protocol.COUNTS) by router
 
 
 def snapshot(lab: LabState) -> Snapshot:
@@ -60,7 +63,8 @@ def snapshot(lab: LabState) -> Snapshot:
     taygas = translator.taygas(parse_topology(lab.topology), lab.dut_config)
     held = {t.router: translator.state(lab.node(t.router)["netns"], t.stateful) for t in taygas} if taygas else None
     steered = {n["name"]: rps.counts(n["netns"]) for n in lab.nodes if n["role"] == ROUTER} if lab.dut_config.rps else None
-    return Snapshot(cpu, counters, acl, held, steered)
+    plane = plane_host.counts(data_planes.find(lab.data_plane), lab.nodes)
+    return Snapshot(cpu, counters, acl, held, steered, plane)
 
 
 def sampler(lab: LabState) -> Sampler:
@@ -120,6 +124,10 @@ def difference(lab: LabState, before: Snapshot, after: Snapshot, traffic_s: floa
     if after.rps is not None and before.rps is not None:  # frames each router forwarded on each CPU
         out["rps"] = {router: {cpu: n - before.rps.get(router, {}).get(cpu, 0) for cpu, n in by_cpu.items()}
                       for router, by_cpu in after.rps.items()}
+    if after.plane is not None and before.plane is not None:
+        out["data_plane"] = {"name": lab.data_plane,
+                             "routers": {r: {k: n - before.plane.get(r, {}).get(k, 0) for k, n in c.items()}
+                                         for r, c in after.plane.items()}}
     if after.acl:
         out["acl"] = {router: {fam: {k: v - before.acl.get(router, {}).get(fam, {}).get(k, 0) for k, v in c.items()}
                                for fam, c in fams.items()} for router, fams in after.acl.items()}
@@ -168,6 +176,24 @@ def translated(t: translation.Tayga, mode: str, before: Snapshot, after: Snapsho
     return out
 
 
+def beside_engine(plane: dict[str, Any], eng: dict[str, Any]) -> dict[str, Any]:
+    """The data plane's counts over a trial (``dut.data_plane``) with the
+    engine's: ``engine_rx_ipv4_frames``/``…ipv6…`` (test frames the tester
+    received, by the family they arrived in) and, per router,
+    ``beyond_engine_ipv4_frames``/``…ipv6…``: what the router counted
+    forwarded less what the tester received. 0 for a router whose frames
+    all reach a tester port (topology a's R1, one way or both); frames lost
+    beyond it otherwise (a later router's loss)."""
+    rx = {4: 0, 6: 0}
+    for s in eng.get("streams", []):
+        fam = s.get("rx_ip_version") or s.get("ip_version")
+        if fam in rx:
+            rx[fam] += int(s.get("rx_frames") or 0)
+    routers = {r: {**c, **{f"beyond_engine_ipv{f}_frames": c[f"forwarded_ipv{f}_frames"] - rx[f] for f in (4, 6)}}
+               for r, c in plane["routers"].items()}
+    return {**plane, "routers": routers, "engine_rx_ipv4_frames": rx[4], "engine_rx_ipv6_frames": rx[6]}
+
+
 def _share(router: dict[str, Any], traffic_s: float) -> float | None:
     """A router's forwarding work in CPUs (lab/machine/cost.py), unrounded: its
     threads' run time over the window, else over the engine's traffic."""
@@ -199,6 +225,8 @@ class LabObserver:
         end_ns = start_ns + round(eng["traffic_s"] * 1e9)
         out = difference(self.lab, before, snapshot(self.lab), eng["traffic_s"], during.window(start_ns, end_ns))
         out["forwarding"] = cost.with_runs(out["forwarding"], eng, during)
+        if "data_plane" in out:
+            out["data_plane"] = beside_engine(out["data_plane"], eng)
         return out
 
     def reasons(self, eng: dict[str, Any], observed: dict[str, Any], reset_router: str | None) -> list[str]:

@@ -62,6 +62,8 @@ class LabState:
     router_kind: str = "ns"
     #: The forwarding table its routers hold (lab/emulated/fib_load.load's record), None without one.
     fib: dict[str, Any] | None = None
+    #: What forwards in its routers (lab/dataplanes/registry.REGISTRY); stored as ``data_plane``.
+    data_plane: str = "kernel"
 
     #: Its ports live in its own namespaces and its routers share this machine with the tester (lab/protocol.Lab).
     allow_root_netns = False
@@ -124,6 +126,7 @@ class LabState:
             "dut": self.dut_config.to_json(),
             "router": self.router_kind,
             "fib": self.fib,
+            "data_plane": self.data_plane,
         }
 
     @classmethod
@@ -134,7 +137,7 @@ class LabState:
             d["topology"], float(d["link_speed_bps"]), Mtus.from_json(d["mtu"]), d["status"], bool(d["temporary"]),
             int(d["owner_pid"]), float(d["created_at_unix_s"]), CpuPlan.from_json(d["cpu_plan"]),
             tuple(d["nodes"]), tuple(d["napi"]), dict(d["sysctls"]), d["kernel"], DutConfig.from_json(d.get("dut")),
-            d.get("router", "ns"), d.get("fib"),
+            d.get("router", "ns"), d.get("fib"), d.get("data_plane", "kernel"),
         )
 
     def node(self, name: str) -> dict[str, Any]:

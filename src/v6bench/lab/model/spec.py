@@ -25,7 +25,7 @@ from .mtu import Mtus
 from .mtu import parse as parse_mtu
 from .topology import parse_topology
 
-LAB_KEYS = ("topology", "link_speed", "mtu", "cpu_arrangement", "router", "file")
+LAB_KEYS = ("topology", "link_speed", "mtu", "cpu_arrangement", "router", "data_plane", "file")
 #: How the emulated lab's routers are made (``[lab] router``, ``--router``), each with the noun
 #: that describes them: ``ns``, this machine's kernel in a namespace beside the tester; ``vm``, a
 #: QEMU virtual machine with Debian's kernel on its own CPU (lab/vm/vm.py). lab/backends.REGISTRY has
@@ -39,7 +39,10 @@ class LabSpec:
     CPU arrangement (None: the machine's default, lab/model/cpus.py); or an
     external lab file's (``external``), whose one router between t1 and t2
     has the shape of topology ``a``. ``router_kind``: how the routers are
-    made (:data:`ROUTERS`; the ``[lab] router`` key)."""
+    made (:data:`ROUTERS`; the ``[lab] router`` key); ``data_plane``: what
+    forwards in them (``[lab] data_plane``, a name of
+    lab/dataplanes/registry.REGISTRY, checked there with the DUT
+    configuration by the backend's ``dut_config``)."""
 
     topology: str = "a"
     link_speed_bps: float = 1e9
@@ -47,6 +50,7 @@ class LabSpec:
     cpu_arrangement: str | None = None
     external: ExternalSpec | None = None
     router_kind: str = "ns"
+    data_plane: str = "kernel"
 
     @property
     def lab_kind(self) -> str:
@@ -61,7 +65,7 @@ DEFAULT = LabSpec()
 def lab_spec(d: dict[str, Any], base: Path | None = None) -> LabSpec:
     """The ``[lab]`` table: ``topology`` [a], ``link_speed`` [1G], ``mtu``
     [1500; or "LINK=BYTES,…", lab/model/mtu.py], ``cpu_arrangement``, ``router``
-    [ns; vm on a topology with routers]; or
+    [ns; vm on a topology with routers], ``data_plane`` [kernel]; or
     ``file``, an external lab file (lab/model/external_spec.py; relative to
     ``base``, the campaign file's directory), which alone sets the lab."""
     only_keys(d, LAB_KEYS)
@@ -90,7 +94,12 @@ def lab_spec(d: dict[str, Any], base: Path | None = None) -> LabSpec:
         raise UsageError(f"{router!r} is not one of {', '.join(ROUTERS)}", "router")
     if router != DEFAULT.router_kind and not parse_topology(topo).routers:
         raise UsageError(f"topology {topo} has no router to make a {router}", "router")
-    return LabSpec(topo, parse_link_speed(speed), mtu, arr, router_kind=router)
+    plane = d.get("data_plane", DEFAULT.data_plane)
+    if not isinstance(plane, str) or not plane:
+        raise UsageError(f"expected a data plane's name such as \"xdp\", got {plane!r}", "data_plane")
+    if plane != DEFAULT.data_plane and not parse_topology(topo).routers:
+        raise UsageError(f"topology {topo} has no router to forward with {plane}", "data_plane")
+    return LabSpec(topo, parse_link_speed(speed), mtu, arr, router_kind=router, data_plane=plane)
 
 
 def external_lab(d: dict[str, Any], base: Path | None) -> LabSpec:

@@ -35,6 +35,7 @@ from ..machine import cost
 from . import guest, vm, vm_config, vm_image
 from ..model.cpus import CpuPlan
 from ..model import jool
+from ..dataplanes.protocol import DataPlane
 from ..model.dut import DutConfig
 from ..machine.cpu_window import Sampler
 from ..model.external_spec import SnmpSpec
@@ -128,7 +129,8 @@ class VmRouters:
         return node.role == ROUTER
 
     def make(self, site: Site, topo: Topology, link_speed_bps: float, mtu: Mtus, cpu_plan: CpuPlan,
-             dut: DutConfig) -> tuple[list[dict[str, Any]], list[dict[str, Any]], dict[str, Any] | None]:
+             dut: DutConfig, plane: DataPlane) -> tuple[list[dict[str, Any]], list[dict[str, Any]], dict[str, Any] | None]:
+        """The VMs (``plane``: the kernel's forwarding, the one data plane VM routers have yet)."""
         vms, macs = start(site, topo, link_speed_bps, mtu, cpu_plan, dut, build.SYSCTLS[ROUTER])
         for node in topo.testers:
             macs.update(build.configure_node(site, node, mtu))

@@ -1,0 +1,1 @@
+"""Linux's kernel forwarding (``data_plane = "kernel"``, the default): :mod:`.plane`."""

@@ -1,0 +1,68 @@
+"""What a data plane is (:class:`DataPlane`) and what it acts on (:class:`RouterHost`).
+
+A data plane is set up in a router after the kernel gave the router its
+addresses, routes and DUT configuration, and before traffic; it counts
+what it forwarded in :data:`COUNTS` (cumulative, read before and after a
+trial, lab/emulated/observe.py). Everything it does to a router goes
+through the :class:`RouterHost`, so one data plane serves namespace and VM
+routers alike where both can run it (``router_kinds``).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Protocol
+
+from ..model.dut import DutConfig
+
+#: A data plane's own counts [frames], cumulative since it was set up: the transit frames it forwarded
+#: per family (every path), and of them those its slow path forwarded (handed to the kernel's forwarding
+#: by a fast path, an OVS upcall, a flowtable's first frames of a flow); 0 where it has no slow path.
+COUNTS = ("forwarded_ipv4_frames", "forwarded_ipv6_frames", "slow_path_frames")
+
+
+class RouterHost(Protocol):
+    """One router a data plane runs in: its ``name`` (``r1``), its test
+    ``interfaces`` (toward its neighbours), ``command`` (a program's output,
+    run in the router: its namespace or guest; raises LabError on failure)
+    and ``place`` (a file of the data plane's, put where the router can read
+    it; returns that path as the router sees it)."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def interfaces(self) -> tuple[str, ...]: ...
+
+    def command(self, argv: list[str]) -> str: ...
+
+    def place(self, name: str, source: Path) -> str: ...
+
+
+class DataPlane(Protocol):
+    """One way of forwarding in a router:
+
+    - ``name`` (the ``[lab] data_plane`` value), ``summary`` (in words);
+      ``router_kinds``: the routers it runs in (lab/model/spec.ROUTERS);
+    - ``carries``: the ``[dut]`` keys it can carry beside forwarding (a
+      configuration beyond them is refused before any lab is built,
+      :func:`.registry.check`); ``check_machine``: what this machine must
+      have installed (raises LabError naming the package);
+    - ``set_up``: made ready in one router (after its addresses, routes and
+      rule sets), returning what it did (recorded with the lab);
+    - ``counts``: its :data:`COUNTS` in one router now;
+    - ``record``: what produced it (program and tool versions), stored with
+      every result.
+    """
+
+    name: str
+    summary: str
+    router_kinds: tuple[str, ...]
+    carries: frozenset[str]
+
+    def check_machine(self) -> None: ...
+
+    def set_up(self, router: RouterHost) -> dict[str, Any]: ...
+
+    def counts(self, router: RouterHost) -> dict[str, int]: ...
+
+    def record(self) -> dict[str, Any]: ...

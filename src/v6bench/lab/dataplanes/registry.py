@@ -1,0 +1,38 @@
+"""Every data plane (:data:`REGISTRY`), and the check of a choice against a router kind and a DUT configuration."""
+
+from __future__ import annotations
+
+from ...core.errors import UsageError
+from ..model.dut import DutConfig
+from . import kernel, xdp  # noqa: F401 - the folders
+from .kernel.plane import PLANE as KERNEL
+from .protocol import DataPlane
+from .xdp.plane import PLANE as XDP
+
+#: Every data plane by its ``[lab] data_plane`` name; a new one is its folder and one line here.
+REGISTRY: dict[str, DataPlane] = {"kernel": KERNEL, "xdp": XDP}
+DEFAULT = "kernel"
+
+
+def find(name: str) -> DataPlane:
+    """The data plane ``name``; a UsageError naming the field ``data_plane`` and the choices otherwise."""
+    try:
+        return REGISTRY[name]
+    except KeyError:
+        raise UsageError(f"{name!r} is not one of {', '.join(REGISTRY)}", "data_plane") from None
+
+
+def check(name: str, router_kind: str, dut: DutConfig | None = None) -> DataPlane:
+    """The data plane ``name``, which must run on routers of ``router_kind`` and carry ``dut`` (every field
+    of it that is not the default must be one it ``carries``): refused in one line otherwise."""
+    plane = find(name)
+    if router_kind not in plane.router_kinds:
+        raise UsageError(f"the {name} data plane runs on {' or '.join(plane.router_kinds)} routers, not {router_kind}",
+                         "data_plane")
+    if dut is not None:
+        default = DutConfig()
+        for field in DutConfig.__dataclass_fields__:
+            if field not in plane.carries and getattr(dut, field) != getattr(default, field):
+                raise UsageError(f"{plane.summary} cannot carry {field} = {getattr(dut, field)!r}: the kernel's "
+                                 f"stack it passes by would do that (data_plane = \"kernel\" can)", field)
+    return plane

@@ -1,0 +1,1 @@
+"""An XDP forwarder looking routes up in the kernel's FIB (``data_plane = "xdp"``): :mod:`.plane`."""
