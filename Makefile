@@ -27,8 +27,9 @@ VM_APT_PKGS := qemu-system-x86 linux-image-amd64 linux-headers-amd64 busybox-sta
 # store's tests start their own cluster from Debian's binaries, as an unprivileged user, in a temporary
 # directory; a cluster that installing the package started is left as Debian runs it).
 TEST_APT_PKGS := chromium postgresql
-# The translators, installed with their services kept from starting (the apt target).
-NO_START_PKGS := tayga jool-dkms jool-tools
+# The translators and Open vSwitch (a data plane, lab/dataplanes/ovs/), installed with their services kept from
+# starting (the apt target): v6bench runs its own in a router's namespace.
+NO_START_PKGS := tayga jool-dkms jool-tools openvswitch-switch
 # The data planes beside the kernel's (lab/dataplanes/): the XDP forwarder is compiled with clang against libbpf's
 # headers and its counters read with bpftool.
 PLANE_APT_PKGS := clang libbpf-dev bpftool
@@ -81,7 +82,7 @@ $(STAMPS)/apt-vm: Makefile $(STAMPS)/apt
 	  echo "installing:$$missing (their services not started)"; p=/usr/sbin/policy-rc.d; made=; \
 	  if [ ! -e $$p ]; then printf '#!/bin/sh\nexit 101\n' > $$p && chmod +x $$p && made=1; fi; \
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; rc=$$?; \
-	  [ -z "$$made" ] || rm -f $$p; for u in tayga jool jool_siit; do systemctl disable $$u >/dev/null 2>&1 || true; done; \
+	  [ -z "$$made" ] || rm -f $$p; for u in tayga jool jool_siit openvswitch-switch; do systemctl disable $$u >/dev/null 2>&1 || true; done; \
 	  [ $$rc = 0 ]; \
 	fi
 	@touch $@

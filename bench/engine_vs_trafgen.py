@@ -60,6 +60,7 @@ from scipy.stats import binom
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 from v6bench import engine, stopping  # noqa: E402
+from v6bench.engine import local as local_engine  # noqa: E402
 from v6bench.lab.model.cpus import FIFO_PRIORITY  # noqa: E402
 
 import bench_log  # noqa: E402
@@ -251,7 +252,7 @@ def trafgen_config(mac_a: str, mac_b: str, workdir: Path) -> Path:
     s["ports"][0]["mac"] = mac_a
     s["ports"][0]["next_hop_mac"] = mac_b
     pcap = workdir / "frame.pcap"
-    engine.write_frames(s, pcap, count=1)
+    local_engine.write_frames(s, pcap, count=1)
     frame = pcap.read_bytes()[24 + 16 :]
     cfg = workdir / "frame.cfg"
     cfg.write_text("{ " + ", ".join(f"0x{b:02x}" for b in frame) + " }\n")

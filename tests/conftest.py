@@ -8,12 +8,13 @@ import properties  # noqa: F401  (loads the property tests' profile: determinist
 import pytest
 
 from v6bench import engine
+from v6bench.engine import local as local_engine
 
 
 @pytest.fixture(scope="session")
 def engine_bin():
     try:
-        return engine.binary()
+        return local_engine.binary()
     except engine.EngineError as e:  # pragma: no cover - set-up problem
         pytest.fail(str(e))
 

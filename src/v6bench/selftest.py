@@ -276,10 +276,7 @@ def _plain(v):
 
 @functools.cache  # the binary does not change under a running command; a run asks once per scenario visit
 def _engine_sha256() -> str | None:
-    try:
-        return hashlib.sha256(engine.binary().read_bytes()).hexdigest()
-    except (OSError, engine.EngineError):
-        return None
+    return engine.program_sha256()
 
 
 @functools.cache  # the machine does not change under a running command

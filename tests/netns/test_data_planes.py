@@ -3,13 +3,18 @@ lab site: the XDP forwarder attached to every R1 interface forwards both
 families both ways with its counts equal to the engine's, and writes an
 IPv4 frame as scapy decodes it (TTL, header checksum, MACs); a frame it cannot forward (IPv6 hop-by-hop options) takes the
 kernel's slow path and is counted so; the kernel's own count equals the
-engine's; a DUT configuration the XDP forwarder cannot carry is refused
+engine's; Open vSwitch's userspace datapath, its daemons in R1's
+namespace, forwards both families by routes and neighbours it learned,
+its flows' counts equal to the engine's, its threads' CPU time the
+router's, and nothing of it is left when the lab goes; a DUT configuration the XDP forwarder cannot carry is refused
 in one line before any lab is built."""
 
 from __future__ import annotations
 
 import json
+import os
 import subprocess
+from pathlib import Path
 
 import pytest
 from scapy.all import IP, UDP, Ether, raw
@@ -74,6 +79,39 @@ def test_the_xdp_forwarder_forwards_both_ways_counting_what_the_engine_counts(tm
         assert _agrees(hbh)["slow_path_frames"] == 500
     finally:
         v6bench("lab", "down")
+
+
+def ovs_processes_of_this_site() -> list[int]:
+    """ovsdb-server and ovs-vswitchd processes started for this test site's lab (their files lie in its run
+    directory)."""
+    out = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            cmd = Path(f"/proc/{pid}/cmdline").read_bytes()
+        except OSError:
+            continue
+        if (b"ovs-vswitchd" in cmd or b"ovsdb-server" in cmd) and str(RUN_DIR).encode() in cmd:
+            out.append(int(pid))
+    return out
+
+
+def test_open_vswitch_routes_both_ways_counting_what_the_engine_counts():
+    up = v6bench("lab", "up", "--data-plane", "ovs")
+    assert up.returncode == 0, up.stderr
+    try:
+        assert len(ovs_processes_of_this_site()) == 2
+        lab = state.load(SITE)
+        assert lab.data_plane == "ovs" and any(t["ifname"].startswith("ovs-vswitchd/") for t in lab.napi)
+        res = trial_json("--mix", "50/50", "--rate", "500fps", "--duration", "1", "--bidirectional")
+        assert res["lost_frames"] == 0 and res["rx_frames"] == 1000, res["tester_limited_reasons"]
+        counts = _agrees(res)
+        assert counts["forwarded_ipv4_frames"] == counts["forwarded_ipv6_frames"] == 500
+        # The datapath's misses: the first frame of each flow it caches, ARP and ND; far fewer than the frames.
+        assert 0 < counts["slow_path_frames"] < 100, counts
+        assert res["lab"]["data_plane"]["name"] == "ovs"
+    finally:
+        v6bench("lab", "down")
+    assert ovs_processes_of_this_site() == []
 
 
 def test_the_kernel_counts_what_the_engine_counts():

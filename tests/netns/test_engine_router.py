@@ -16,6 +16,7 @@ import pytest
 
 from spoiled import unspoiled
 from v6bench import engine
+from v6bench.engine import local as local_engine
 
 pytestmark = pytest.mark.netns
 
@@ -48,7 +49,7 @@ def unspoiled_trial(spec: dict) -> dict:
 def start_engine(spec: dict, tmp_path) -> subprocess.Popen:
     path = tmp_path / "spec.json"
     path.write_text(json.dumps(spec))
-    return subprocess.Popen([str(engine.binary()), "run", "--spec", str(path)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    return subprocess.Popen([str(local_engine.binary()), "run", "--spec", str(path)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
 def traffic_under_way(lab, frames: int = 1_000, timeout_s: float = 20) -> None:

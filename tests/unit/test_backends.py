@@ -20,8 +20,7 @@ from v6bench.campaign.model import Campaign
 from v6bench.core.errors import LabError
 from v6bench.lab import backends
 from v6bench.lab.emulated import translator
-from v6bench.lab.model import external_spec
-from v6bench.lab.model.spec import ROUTERS, LabSpec
+from v6bench.lab.model.spec import ROUTERS, LabSpec, lab_spec
 from v6bench.lab.protocol import Backend
 from v6bench.lab.vm import vm
 
@@ -38,9 +37,11 @@ def test_every_kind_of_lab_has_one_backend():
 
 def test_a_spec_asks_for_its_kind():
     assert backends.for_spec(LabSpec()) is backends.REGISTRY["ns"]
-    assert backends.for_spec(LabSpec(router_kind="vm")) is backends.REGISTRY["vm"]
-    ext = LabSpec(external=external_spec.load(EXAMPLE))
+    assert backends.for_spec(LabSpec(lab_kind="vm")) is backends.REGISTRY["vm"]
+    ext = lab_spec({"file": str(EXAMPLE)})
     assert ext.lab_kind == "external" and backends.for_spec(ext) is backends.REGISTRY["external"]
+    # Declared where the spec is made, not derived from its other fields: a new kind sets it and edits no LabSpec.
+    assert "lab_kind" in LabSpec.__dataclass_fields__ and not isinstance(getattr(LabSpec, "lab_kind", None), property)
 
 
 def test_nothing_above_the_lab_tells_the_kinds_apart():
@@ -146,7 +147,7 @@ def test_a_fourth_kind_is_reached_through_the_interface_by_its_registry_line(mon
 
     backend = LoopbackBackend()
     monkeypatch.setitem(backends.REGISTRY, "loopback", backend)
-    spec = LabSpec(router_kind="loopback")
+    spec = LabSpec(lab_kind="loopback")
     interface.check_test(spec, "throughput", False, ())
     assert backend.checked == ("loopback", "throughput", False, ()) and not interface.empties_connections(spec)
     with interface.for_trial(None, spec, None) as lab:
@@ -192,3 +193,17 @@ def test_a_run_of_nat64_on_namespace_routers_without_tayga_stops_before_its_self
         _run_until_the_self_test(monkeypatch, _campaign({}, {"nat64": "stateless"}))
     with pytest.raises(_SelfTestReached):  # without a translator TAYGA is not asked for
         _run_until_the_self_test(monkeypatch, _campaign({}, {}))
+
+
+def test_the_vm_backend_stands_beside_the_namespace_backend_each_typed_to_its_lab():
+    # The emulated lab's two kinds share a base (lab/emulated/backend.EmulatedBackend), neither inheriting the
+    # other; every Backend method names the kind's own lab type (no `lab: Any`), and each kind's folder declares
+    # its BACKEND as Backend[ItsLab], which the type checker (tests/unit/test_types.py) holds to the protocol.
+    from v6bench.lab.emulated.backend import EmulatedBackend, NamespaceBackend
+    from v6bench.lab.vm.backend import VmBackend
+
+    assert not issubclass(VmBackend, NamespaceBackend) and not issubclass(NamespaceBackend, VmBackend)
+    assert issubclass(VmBackend, EmulatedBackend) and issubclass(NamespaceBackend, EmulatedBackend)
+    assert "lab: Any" not in (SRC / "lab" / "protocol.py").read_text()
+    for kind, lab in (("emulated", "LabState"), ("vm", "LabState"), ("external", "ExternalLab")):
+        assert f"BACKEND: Backend[{lab}] = " in (SRC / "lab" / kind / "backend.py").read_text(), kind

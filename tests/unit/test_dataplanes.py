@@ -14,6 +14,8 @@ from v6bench.lab import backends, interface
 from v6bench.lab.dataplanes import registry
 from v6bench.lab.dataplanes.kernel.plane import forwarded
 from v6bench.lab.dataplanes.protocol import COUNTS, DataPlane
+from v6bench.lab.dataplanes.ovs import flows as ovs_flows
+from v6bench.lab.dataplanes.ovs.plane import ingress_ruleset, n_packets
 from v6bench.lab.dataplanes.xdp.plane import map_counts
 from v6bench.lab.emulated.observe import beside_engine
 from v6bench.lab.emulated.state import LabState
@@ -60,8 +62,8 @@ def test_a_data_plane_is_a_lab_key_of_a_topology_with_routers():
 def test_a_data_plane_is_checked_before_any_lab_with_the_dut_it_would_carry():
     ns = backends.REGISTRY["ns"]
     assert ns.dut_config({"table": "10k"}, lab_spec({"data_plane": "xdp"})).table == "10k"
-    with pytest.raises(UsageError, match="'ovs' is not one of kernel, xdp") as e:
-        ns.dut_config({}, lab_spec({"data_plane": "ovs"}))
+    with pytest.raises(UsageError, match="'vpp' is not one of kernel, xdp, ovs") as e:
+        ns.dut_config({}, lab_spec({"data_plane": "vpp"}))
     assert e.value.field == ("data_plane",)
     with pytest.raises(UsageError, match=r"cannot carry acl = 1: .*data_plane = \"kernel\" can") as e:
         ns.dut_config({"acl": 1}, lab_spec({"data_plane": "xdp"}))
@@ -106,7 +108,7 @@ def test_the_data_plane_counts_are_set_beside_the_engine_frames():
 
 def test_a_new_data_plane_is_its_folder_and_one_registry_line(monkeypatch):
     # Outside lab/dataplanes/, nothing imports a data plane's folder: the registry is where a new one is named.
-    folders = {"kernel", "xdp"}
+    folders = {"kernel", "xdp", "ovs"}
 
     def plane_folder(module: str) -> str | None:
         parts = module.split(".")
@@ -140,3 +142,64 @@ def test_a_new_data_plane_is_its_folder_and_one_registry_line(monkeypatch):
     assert "loopback" in interface.data_planes()
     with pytest.raises(UsageError, match="a loopback cannot carry acl"):
         ns.dut_config({"acl": 1}, lab_spec({"data_plane": "loopback"}))
+
+
+# R1 of topology a as the kernel gives it (ip -j route/addr): two connected routes a family, a static one beyond
+# each tester, the router's own addresses.
+ROUTES = [ovs_flows.Route("198.18.0.0/24", "r1-t1"), ovs_flows.Route("198.18.128.0/17", "r1-t1", "198.18.0.2"),
+          ovs_flows.Route("2001:2:0:1::/64", "r1-t2"), ovs_flows.Route("2001:2:0:9000::/64", "r1-t2", "2001:2:0:1::2"),
+          ovs_flows.Route("10.9.0.0/16", "mgmt")]
+MACS = {"r1-t1": "02:00:00:00:00:01", "r1-t2": "02:00:00:00:00:02"}
+
+
+def test_the_ovs_router_tables_route_by_longest_prefix_to_learned_neighbours():
+    table = ovs_flows.table(ROUTES, ["198.18.0.1", "2001:2:0:1::1"], {"r1-t1": 1, "r1-t2": 2}, MACS)
+    assert not any("10.9.0.0" in f for f in table)  # a route on a device that is not a port is left out
+    assert ("table=0,priority=124,ip,nw_dst=198.18.0.0/24,actions=set_field:02:00:00:00:00:01->eth_src,dec_ttl,"
+            "move:NXM_OF_IP_DST[]->NXM_NX_REG0[],load:1->NXM_NX_REG8[],resubmit(,1),resubmit(,2)") in table
+    # A gateway's address as the next hop: 198.18.0.2 and 2001:2:0:1::2 as the registers take them.
+    assert any("nw_dst=198.18.128.0/17" in f and "load:0xc6120002->NXM_NX_REG0[]" in f for f in table)
+    assert any("ipv6_dst=2001:2:0:9000::/64" in f and "load:0x20010002000000010000000000000002->NXM_NX_XXREG1[]" in f
+               and "priority=164" in f for f in table)
+    assert "table=0,priority=900,ip,nw_dst=198.18.0.1,actions=drop" in table
+    assert "table=0,priority=900,ipv6,ipv6_dst=2001:2:0:1::1,actions=drop" in table
+    # The neighbours are learned into table 1 from ARP and ND, in registers the routes' next hops do not overlap.
+    learns = [f for f in table if "learn(" in f]
+    assert len(learns) == 3 and all("load:1->NXM_NX_REG9[0]" in f for f in learns)
+    assert f"{ovs_flows.OUT_IPV4},actions=output:NXM_NX_REG8[]" in table
+
+
+def test_the_ovs_counts_are_read_from_its_flows_whatever_the_order_of_their_fields():
+    dump = ("NXST_FLOW reply (xid=0x8):\n"
+            " cookie=0x0, duration=5.3s, table=2, n_packets=2000, n_bytes=248000, idle_age=0, "
+            "priority=10,ip,reg9=0x1/0x1 actions=output:NXM_NX_REG8[]\n"
+            " cookie=0x0, duration=5.3s, table=2, n_packets=1999, n_bytes=247876, idle_age=0, "
+            "priority=10,reg9=0x1/0x1,ipv6 actions=output:NXM_NX_REG8[]\n")
+    assert n_packets(dump, ovs_flows.OUT_IPV4) == 2000 and n_packets(dump, ovs_flows.OUT_IPV6) == 1999
+
+
+def test_the_kernel_beside_ovs_drops_what_is_not_for_the_router():
+    text = ingress_ruleset({"r1-t1": ["198.18.0.1", "2001:2::1"], "r1-t2": ["198.19.0.1"]})
+    assert text.startswith("table netdev v6b_ovs {")
+    assert 'type filter hook ingress device "r1-t1" priority 0;' in text
+    assert "ip daddr != { 198.18.0.1 } drop" in text
+    assert "ip6 daddr != { 2001:2::1, fe80::/10, ff00::/8 } drop" in text
+    assert "ip6 daddr != { fe80::/10, ff00::/8 } drop" in text  # r1-t2 without IPv6 (a link below 1280 B)
+    assert text.count("chain in") == 2
+
+
+def test_ovs_runs_on_namespace_routers_and_carries_no_table():
+    ns = backends.REGISTRY["ns"]
+    with pytest.raises(UsageError, match="cannot carry table"):
+        ns.dut_config({"table": "10k"}, lab_spec({"data_plane": "ovs"}))
+    with pytest.raises(UsageError, match="runs on ns routers, not vm"):
+        backends.REGISTRY["vm"].dut_config({}, lab_spec({"router": "vm", "data_plane": "ovs"}))
+
+
+def test_a_hard_reset_is_refused_where_it_would_rebuild_r1_without_its_data_plane():
+    ns = backends.REGISTRY["ns"]
+    ns.check_test(lab_spec({}), "reset", False, ("soft", "hard"))
+    ns.check_test(lab_spec({"data_plane": "xdp"}), "reset", False, ("soft",))
+    with pytest.raises(UsageError, match="hard reset rebuilds R1 without its ovs data plane") as e:
+        ns.check_test(lab_spec({"data_plane": "ovs"}), "reset", False, ("hard",))
+    assert e.value.field == ("kinds",)

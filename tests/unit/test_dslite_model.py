@@ -43,12 +43,12 @@ def test_the_dslite_key_refuses_what_it_cannot_join(d, words):
 
 def test_ds_lite_needs_topology_b_and_vm_routers():
     with pytest.raises(UsageError, match="topology b") as e:
-        VmBackend().dut_config({"dslite": True}, LabSpec(topology="a", router_kind="vm"))
+        VmBackend().dut_config({"dslite": True}, LabSpec(topology="a", lab_kind="vm"))
     assert e.value.field == ("dslite",)
     with pytest.raises(UsageError, match="needs VM routers") as e:
         NamespaceBackend().dut_config({"dslite": True}, LabSpec(topology="b"))
     assert e.value.field == ("dslite",)
-    dut = VmBackend().dut_config({"dslite": True}, LabSpec(topology="b", router_kind="vm"))
+    dut = VmBackend().dut_config({"dslite": True}, LabSpec(topology="b", lab_kind="vm"))
     assert dut.dslite and dut.keeps_state and dut.answers_only and dut.stateful_router == "r2"
     assert "DS-Lite: B4 on R1, AFTR with NAT44 on R2" in dut.describe()
     assert "dslite" not in DutConfig().to_json() and DutConfig.from_json(dut.to_json()) == dut
@@ -82,7 +82,7 @@ def test_the_b4_tunnels_t2s_network_to_the_aftr_which_nats_it_and_sends_replies_
 def test_the_softwire_counts_40_bytes_a_frame_in_the_line_rate_and_t2_answers():
     lab = dataclasses.replace(lab_of("b"), dut_config=DutConfig(dslite=True))
     assert interface.tunnel(lab) is dslite.LINK
-    assert interface.spec_tunnel(LabSpec(topology="b", router_kind="vm"), DutConfig(dslite=True)) is dslite.LINK
+    assert interface.spec_tunnel(LabSpec(topology="b", lab_kind="vm"), DutConfig(dslite=True)) is dslite.LINK
     plain, through = LabPath.of(lab_of("b")), LabPath.of(lab)
     assert through.line_fps(128, 100) == pytest.approx(plain.line_fps(128, 100) * (128 + 20) / (128 + 20 + 40))
     spec = engine_spec(lab, make_request("100/0", 128, "10kfps", 2, True), 10_000)

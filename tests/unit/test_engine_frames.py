@@ -20,6 +20,7 @@ from scapy.packet import Raw
 from scapy.utils import rdpcap
 
 from v6bench import engine
+from v6bench.engine.local import write_frames
 
 SRC_MAC = "02:00:5e:00:00:01"
 DST_MAC = "02:00:5e:00:00:02"
@@ -65,7 +66,7 @@ CASES = [(4, 64), (4, 128), (4, 1518), (6, 84), (6, 128), (6, 1518), (4, 9216), 
 @pytest.mark.parametrize("ip_version,frame_size", CASES)
 def test_frames_are_byte_exact(tmp_path, ip_version, frame_size):
     pcap = tmp_path / "f.pcap"
-    engine.write_frames(spec(ip_version, frame_size), pcap, count=3, timestamp_ns=TS0)
+    write_frames(spec(ip_version, frame_size), pcap, count=3, timestamp_ns=TS0)
     pkts = rdpcap(str(pcap))
     assert len(pkts) == 3
     for seq, p in enumerate(pkts):
@@ -96,7 +97,7 @@ def walked(tmp_path, ip_version: int, frame_size: int, seed: int, count: int) ->
     s = spec(ip_version, frame_size)
     s["streams"][0]["walk"] = {"dst_ip": WALKS[ip_version][0], "src_port": ["1024-1030"], "order": "permuted", "seed": seed}
     pcap = tmp_path / f"walk-{seed}.pcap"
-    engine.write_frames(s, pcap, count=count, timestamp_ns=TS0)
+    write_frames(s, pcap, count=count, timestamp_ns=TS0)
     out = []
     for p in rdpcap(str(pcap)):
         layer = IP if ip_version == 4 else IPv6
@@ -128,7 +129,7 @@ def test_mix_interleaves_exact_shares(tmp_path):
     pcap = tmp_path / "mix.pcap"
     s = spec(4, 128, shares=(90, 10))
     s["streams"][1]["ip_version"] = 6
-    engine.write_frames(s, pcap, count=100)
+    write_frames(s, pcap, count=100)
     versions = [6 if IPv6 in p else 4 for p in rdpcap(str(pcap))]
     for w in range(0, 100, 10):
         assert versions[w : w + 10].count(6) == 1, versions[w : w + 10]
@@ -145,7 +146,7 @@ def test_tshark_validates_every_checksum(tmp_path):
         {"tx_port": "a", "rx_port": "b", "ip_version": v, "frame_size": n, "share": 1}
         for v, n in CASES
     ]
-    engine.write_frames(s, pcap, count=64)
+    write_frames(s, pcap, count=64)
     out = subprocess.run(
         ["tshark", "-r", str(pcap), "-o", "ip.check_checksum:TRUE", "-o", "udp.check_checksum:TRUE",
          "-T", "fields", "-e", "frame.len", "-e", "ip.checksum.status", "-e", "udp.checksum.status"],
@@ -189,7 +190,7 @@ def test_extension_headers_are_byte_exact(tmp_path, name):
     s = spec(6, frame_size)
     s["streams"][0]["ipv6_ext_headers"] = ext_headers.headers(name, SID, FINAL)
     pcap = tmp_path / "x.pcap"
-    engine.write_frames(s, pcap, count=2, timestamp_ns=TS0)
+    write_frames(s, pcap, count=2, timestamp_ns=TS0)
     for seq, p in enumerate(rdpcap(str(pcap))):
         raw = bytes(p)
         assert len(raw) == frame_size - 4
@@ -209,7 +210,7 @@ def test_tshark_reads_the_extension_headers_and_checks_udp(tmp_path):
     s["streams"] = [{"tx_port": "a", "rx_port": "b", "ip_version": 6, "frame_size": 1280, "share": 1,
                      "ipv6_ext_headers": ext_headers.headers(n, SID, FINAL)} for n in ext_headers.PRESETS]
     pcap = tmp_path / "x.pcap"
-    engine.write_frames(s, pcap, count=len(ext_headers.PRESETS))
+    write_frames(s, pcap, count=len(ext_headers.PRESETS))
     out = subprocess.run(["tshark", "-r", str(pcap), "-o", "udp.check_checksum:TRUE", "-T", "fields",
                           "-e", "udp.checksum.status", "-e", "ipv6.routing.segleft", "-e", "ipv6.dst"],
                          capture_output=True, text=True, check=True).stdout.splitlines()
@@ -238,7 +239,7 @@ def test_source_fragments_match_scapys_fragmenter_and_reassemble(tmp_path, ip_ve
     s = spec(ip_version, frame_size)
     s["streams"][0]["fragment_mtu"] = mtu
     pcap = tmp_path / "f.pcap"
-    engine.write_frames(s, pcap, count=2, timestamp_ns=TS0)
+    write_frames(s, pcap, count=2, timestamp_ns=TS0)
     got = [bytes(p) for p in rdpcap(str(pcap))]
     first = Ether(expected(ip_version, frame_size, 0, 0, TS0))
     if ip_version == 4:
@@ -270,7 +271,7 @@ def test_icmp_echo_requests_are_byte_exact(tmp_path, ip_version, frame_size):
     s = spec(ip_version, frame_size)
     s["streams"][0].update(protocol="icmp_echo", rx_port="a", dst_ip="198.18.0.1" if ip_version == 4 else "2001:2::1")
     pcap = tmp_path / "e.pcap"
-    engine.write_frames(s, pcap, count=2, timestamp_ns=TS0)
+    write_frames(s, pcap, count=2, timestamp_ns=TS0)
     for seq, p in enumerate(rdpcap(str(pcap))):
         ts = TS0 + seq * (1_000_000_000 // RATE_FPS)
         sig = struct.pack("!HH", 0x7636, 0) + seq.to_bytes(6, "big") + ts.to_bytes(8, "big")
@@ -289,4 +290,4 @@ def test_icmp_echo_streams_need_their_replies_at_the_sender():
     s = spec(4, 128)
     s["streams"][0].update(protocol="icmp_echo", dst_ip="198.18.0.1")
     with pytest.raises(engine.EngineError, match="rx_port: the Echo Replies of an icmp_echo stream come back"):
-        engine.write_frames(s, "/dev/null", count=1, timestamp_ns=TS0)
+        write_frames(s, "/dev/null", count=1, timestamp_ns=TS0)

@@ -159,6 +159,13 @@ def test_every_trial_crosses_the_tester_host_seam(monkeypatch):
         def version(self):
             return {"engine_version": "recorded"}
 
+        def program_sha256(self):
+            return "ab" * 32
+
+        def stop_recorded(self, pid_file):
+            self.seen.append(("stop", pid_file, None))
+            return None
+
     host = Recorded()
     monkeypatch.setitem(process.HOSTS, "recorded", host)
     monkeypatch.setenv("V6BENCH_TESTER_HOST", "recorded")
@@ -168,6 +175,20 @@ def test_every_trial_crosses_the_tester_host_seam(monkeypatch):
     assert command == "rr" and spec == {"duration_s": 1.0} and timeout_s == pytest.approx(1 + 3 + 0.2 + 15)
     with pytest.raises(engine.EngineError, match="not one this v6bench reads"):
         engine.run_trial({"bad": True, "duration_s": 0.1})
+    # The self-test's record of the program and the lab's clean-up of a crashed command's engine go the same way.
+    assert engine.program_sha256() == "ab" * 32
+    engine.stop_recorded(Path("/nonexistent/engine.pid"))
+    assert host.seen[-1] == ("stop", Path("/nonexistent/engine.pid"), None)
     monkeypatch.setenv("V6BENCH_TESTER_HOST", "elsewhere")
     with pytest.raises(UsageError, match="is not one of local, recorded"):
         engine.run_trial({"duration_s": 0.1})
+
+
+def test_nothing_above_the_engine_reaches_the_local_host_past_the_seam():
+    # engine/__init__ exports what goes through the tester host; engine/local.py (this machine's binary, its
+    # frames command) is imported only by engine/process.py among v6bench's modules (tests and benchmarks may).
+    from test_layers import python_imports
+
+    found = {mod for mod, targets in python_imports().items()
+             if "v6bench.engine.local" in targets and mod not in ("v6bench.engine.process", "v6bench.engine.local")}
+    assert found == set()

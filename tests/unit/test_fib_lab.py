@@ -62,7 +62,7 @@ def test_the_table_option_is_checked_and_recorded_only_when_given():
         with pytest.raises(UsageError) as e:
             DutConfig(**kw)
         assert e.value.field == (field,)
-    assert dut_config({"table": "10k"}, dataclasses.replace(DEFAULT, router_kind="vm")).table == "10k"  # VM routers too
+    assert dut_config({"table": "10k"}, dataclasses.replace(DEFAULT, lab_kind="vm")).table == "10k"  # VM routers too
 
 
 def test_t1_s_frames_walk_the_table_s_destinations(engine_bin, tmp_path):

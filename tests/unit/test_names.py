@@ -39,4 +39,4 @@ def test_the_lab_state_keeps_its_stored_names():
 
 
 def test_the_lab_table_key_router_is_the_router_kind():
-    assert lab_spec({"router": "vm", "topology": "b"}).router_kind == "vm"
+    assert lab_spec({"router": "vm", "topology": "b"}).lab_kind == "vm"

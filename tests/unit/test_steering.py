@@ -54,5 +54,5 @@ def test_namespace_routers_steer_and_vm_routers_refuse():
     if len(__import__("os").sched_getaffinity(0)) >= 2:
         assert NamespaceBackend().dut_config({"rps": "all"}, spec).rps == "all"
     with pytest.raises(UsageError, match="one vCPU") as e:
-        VmBackend().dut_config({"rps": "all"}, LabSpec(topology="a", router_kind="vm"))
+        VmBackend().dut_config({"rps": "all"}, LabSpec(topology="a", lab_kind="vm"))
     assert e.value.field == ("rps",)

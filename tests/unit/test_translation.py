@@ -94,7 +94,7 @@ def test_nat64_is_on_r1_of_topology_a_on_namespace_and_vm_routers():
         dut_config({"nat64": "stateless"}, LabSpec(topology="b"))
     assert e.value.field == ("nat64",)
     # A VM router translates with Jool in its kernel (lab/model/jool.py).
-    assert VmBackend().dut_config({"nat64": "stateful"}, LabSpec(router_kind="vm")).nat64 == "stateful"
+    assert VmBackend().dut_config({"nat64": "stateful"}, LabSpec(lab_kind="vm")).nat64 == "stateful"
 
 
 def nat64_lab(mode: str, scope: str = "all"):

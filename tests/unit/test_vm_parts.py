@@ -31,8 +31,8 @@ HAVE_KERNEL = any(Path("/boot").glob("vmlinuz-*")) and Path("/bin/busybox").exis
 
 
 def test_the_router_key_takes_ns_or_vm_on_a_topology_with_routers():
-    assert lab_spec({}).router_kind == "ns"
-    assert lab_spec({"router": "vm", "topology": "b"}).router_kind == "vm"
+    assert lab_spec({}).lab_kind == "ns"
+    assert lab_spec({"router": "vm", "topology": "b"}).lab_kind == "vm"
     with pytest.raises(UsageError) as e:
         lab_spec({"router": "qemu"})
     assert e.value.field == ("router",) and "'qemu' is not one of ns, vm" in e.value.message

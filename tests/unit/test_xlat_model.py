@@ -66,7 +66,7 @@ def test_464xlat_needs_topology_b_and_on_vm_routers_jool_translates_in_the_guest
     with pytest.raises(UsageError, match="topology b") as e:
         dut_config({"xlat": "464"}, LabSpec(topology="a"))
     assert e.value.field == ("xlat",)
-    assert VmBackend().dut_config({"xlat": "464"}, LabSpec(topology="b", router_kind="vm")).xlat == "464"
+    assert VmBackend().dut_config({"xlat": "464"}, LabSpec(topology="b", lab_kind="vm")).xlat == "464"
     b = parse_topology("b")
 
     def script(router: str) -> list[str]:  # "ip" as the guest runs it, whatever its path

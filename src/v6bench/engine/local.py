@@ -5,6 +5,7 @@ a crashed caller's engine stopped, frames written to a pcap)."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import shutil
@@ -72,6 +73,15 @@ class Local:
             raise EngineError(_stderr_line(proc.stderr), proc.returncode)
         result: dict[str, Any] = json.loads(proc.stdout)
         return result
+
+    def program_sha256(self) -> str | None:
+        try:
+            return hashlib.sha256(binary().read_bytes()).hexdigest()
+        except (OSError, EngineError):
+            return None
+
+    def stop_recorded(self, pid_file: Path) -> int | None:
+        return kill_recorded(pid_file)
 
 
 def binary() -> Path:

@@ -32,6 +32,16 @@ def host() -> TesterHost:
     return HOSTS[name]
 
 
+def program_sha256() -> str | None:
+    """The SHA-256 of the engine program the tester host runs (recorded with a self-test), None if unreadable."""
+    return host().program_sha256()
+
+
+def stop_recorded(pid_file: Path) -> int | None:
+    """Stops the engine a crashed command left running, as recorded in ``pid_file`` (:class:`TesterHost`)."""
+    return host().stop_recorded(pid_file)
+
+
 def run_rr(spec: dict[str, Any], pid_file: Path | None = None) -> dict[str, Any]:
     """Runs ``v6bench-engine rr`` (UDP request/response between two
     namespaces' own stacks, ``engine/src/rr.rs``) and returns its result.
@@ -55,7 +65,7 @@ def run_trial(spec: TrialSpec | dict[str, Any], timeout_s: float | None = None, 
     (benchmarks and tests that ask what no trial of v6bench asks). With ``pid_file``,
     the engine's PID and start time are recorded there while it runs, so
     whoever cleans up after a crash of this process can stop it
-    (:func:`v6bench.engine.local.kill_recorded`).
+    (:func:`stop_recorded`).
     """
     if isinstance(spec, TrialSpec):
         spec = spec.to_json()

@@ -32,7 +32,11 @@ class TesterHost(Protocol):
     it runs, so that whoever cleans up after a crash can stop it; the parsed
     result. A trial the engine marks interrupted (exit 130) still returns
     its result. ``version``: the engine's ``{"engine_version",
-    "spec_version", "result_version"}``."""
+    "spec_version", "result_version"}``; ``program_sha256``: the SHA-256
+    of the engine program it runs (None if it cannot be read);
+    ``stop_recorded``: stops the engine ``run`` recorded in ``pid_file`` if
+    that very process still runs (a crashed caller's), removes the file,
+    and returns its PID if it stopped one."""
 
     name: str
 
@@ -40,3 +44,7 @@ class TesterHost(Protocol):
             pid_file: Path | None) -> dict[str, Any]: ...
 
     def version(self) -> dict[str, Any]: ...
+
+    def program_sha256(self) -> str | None: ...
+
+    def stop_recorded(self, pid_file: Path) -> int | None: ...

@@ -93,7 +93,8 @@ def dut_config(d: Record, spec: LabSpec) -> DutConfig:
 
 def up(site: Site, spec: LabSpec, dut: DutConfig | None) -> Lab:
     """Builds the emulated lab ``lab up`` keeps, its routers made as ``spec`` says."""
-    return backends.for_spec(spec).up(site, spec, dut)
+    lab: Lab = backends.for_spec(spec).up(site, spec, dut)
+    return lab
 
 
 def tunnel(lab: Lab) -> Tunnel | None:

@@ -23,15 +23,21 @@ COUNTS = ("forwarded_ipv4_frames", "forwarded_ipv6_frames", "slow_path_frames")
 
 class RouterHost(Protocol):
     """One router a data plane runs in: its ``name`` (``r1``), its test
-    ``interfaces`` (toward its neighbours), ``command`` (a program's output,
-    run in the router: its namespace or guest; raises LabError on failure)
-    and ``place`` (a file of the data plane's, put where the router can read
+    ``interfaces`` (toward its neighbours), ``work_dir`` (a directory of
+    its own, removed with the lab), ``cpu`` (the DUT CPU its work belongs
+    on, None: not pinned), ``command`` (a program's output, run in the
+    router: its namespace or guest; raises LabError on failure) and
+    ``place`` (a file of the data plane's, put where the router can read
     it; returns that path as the router sees it)."""
 
     @property
     def name(self) -> str: ...
     @property
     def interfaces(self) -> tuple[str, ...]: ...
+    @property
+    def work_dir(self) -> Path: ...
+    @property
+    def cpu(self) -> int | None: ...
 
     def command(self, argv: list[str]) -> str: ...
 
@@ -48,8 +54,12 @@ class DataPlane(Protocol):
       :func:`.registry.check`); ``check_machine``: what this machine must
       have installed (raises LabError naming the package);
     - ``set_up``: made ready in one router (after its addresses, routes and
-      rule sets), returning what it did (recorded with the lab);
-    - ``counts``: its :data:`COUNTS` in one router now;
+      rule sets), returning what it did (kept in the router's node record
+      as ``data_plane``); a list under its key ``cpu_threads`` names the
+      processes or threads whose CPU time is the router's forwarding work
+      (sampled with its NAPI threads, as the lab keeps them);
+    - ``counts``: its :data:`COUNTS` in one router now (``setup``: what
+      ``set_up`` returned there);
     - ``record``: what produced it (program and tool versions), stored with
       every result.
     """
@@ -63,6 +73,6 @@ class DataPlane(Protocol):
 
     def set_up(self, router: RouterHost) -> dict[str, Any]: ...
 
-    def counts(self, router: RouterHost) -> dict[str, int]: ...
+    def counts(self, router: RouterHost, setup: dict[str, Any]) -> dict[str, int]: ...
 
     def record(self) -> dict[str, Any]: ...

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from ...core.errors import UsageError
 from ..model.dut import DutConfig
-from . import kernel, xdp  # noqa: F401 - the folders
-from .kernel.plane import PLANE as KERNEL
+from .kernel import plane as kernel
+from .ovs import plane as ovs
 from .protocol import DataPlane
-from .xdp.plane import PLANE as XDP
+from .xdp import plane as xdp
 
 #: Every data plane by its ``[lab] data_plane`` name; a new one is its folder and one line here.
-REGISTRY: dict[str, DataPlane] = {"kernel": KERNEL, "xdp": XDP}
+REGISTRY: dict[str, DataPlane] = {"kernel": kernel.PLANE, "xdp": xdp.PLANE, "ovs": ovs.PLANE}
 DEFAULT = "kernel"
 
 

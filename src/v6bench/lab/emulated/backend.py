@@ -1,9 +1,12 @@
-"""The backend of the emulated lab with namespace routers (``ns``,
-lab/backends.py): what every kind-dependent action of the lab interface
-does when v6bench builds the lab on this machine."""
+"""The backends of the emulated lab (lab/backends.py): what both of its
+kinds share (:class:`EmulatedBackend`: v6bench builds the lab on this
+machine), and the kind with namespace routers (``ns``,
+:class:`NamespaceBackend`). The kind with VM routers (``vm``,
+lab/vm/backend.py) stands beside it on the same base."""
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from contextlib import contextmanager
 from functools import partial
 from typing import Any, Iterator
@@ -23,26 +26,53 @@ from . import build, configured, connections, control, leftovers, observe, rps, 
 from ..machine import nsctl
 from . import reset as lab_reset
 from .state import LabState
-from ..protocol import Observer
+from ..protocol import Backend, Observer
 
 
-class NamespaceBackend:
-    """The emulated lab with namespace routers (:mod:`.build`): built by
-    v6bench on this machine, or the one ``lab up`` built."""
+class EmulatedBackend(ABC):
+    """The emulated lab, whatever its routers (:mod:`.build`): built by
+    v6bench on this machine, or the one ``lab up`` built. A kind of it
+    gives its routers, their tunnels and what they cannot carry, and the
+    abstract methods: a command in a router, the observations around a
+    trial, the reset, the connection table, what the machine needs and
+    what to prepare."""
 
     #: How its routers are made (lab/emulated/build.Routers).
-    routers: build.Routers = build.NAMESPACE_ROUTERS
-    #: The tunnels its routers have (stand-ins of the kernel's own datapaths, lab/model/tunnel.py).
-    tunnels = tunnel.TUNNELS
-    tunnels_where = 'on namespace routers (gre: use router = "vm")'
-    tunnel_stand_in = True
-
+    routers: build.Routers
+    #: The tunnels its routers have (lab/model/tunnel.py), where, and whether they are stand-ins.
+    tunnels: dict[str, Tunnel]
+    tunnels_where: str
+    tunnel_stand_in: bool
     #: Why these routers cannot be DS-Lite's B4 and AFTR (lab/model/dslite.py), or None where they can.
-    no_dslite: str | None = ("DS-Lite needs VM routers (--router vm): this kernel has no ip6tnl in namespaces, and "
-                             "its SRv6 stand-in decapsulates past the hooks where the AFTR's NAT44 runs")
-
+    no_dslite: str | None
     #: Why these routers cannot steer received frames over CPUs (lab/emulated/rps.py), or None where they can.
-    no_rps: str | None = None
+    no_rps: str | None
+    #: Whether R1's connection table can be emptied and counted (``clear_connections``): RFC 9693's
+    #: ``connections`` test needs it (campaign/spec.py checks it before any lab is used).
+    empties_connections: bool
+    routes_address_ranges = True  # the topology's static routes hold them (lab/model/topology.py)
+
+    @abstractmethod
+    def router_command(self, node: dict[str, Any], argv: list[str]) -> str:
+        """``argv``'s output on router ``node`` (its record in the lab's node list)."""
+
+    @abstractmethod
+    def observer(self, lab: LabState) -> Observer: ...
+
+    @abstractmethod
+    def reset(self, site: Site, lab: LabState, kind: str) -> tuple[LabState, dict[str, Any]]: ...
+
+    @abstractmethod
+    def clear_connections(self, lab: LabState) -> float: ...
+
+    @abstractmethod
+    def hold_connections(self, lab: LabState, timeout_s: float) -> float | None: ...
+
+    @abstractmethod
+    def check_machine(self, spec: LabSpec, dut: DutConfig) -> None: ...
+
+    @abstractmethod
+    def prepare(self) -> str | None: ...
 
     def dut_config(self, d: dict[str, Any], spec: LabSpec) -> DutConfig:
         """The ``[dut]`` table (lab/model/spec.dut_config), its tunnel one these routers have, DS-Lite and RPS
@@ -81,40 +111,15 @@ class NamespaceBackend:
                                self.routers, spec.data_plane) as lab:
             yield lab
 
-    #: Whether R1's connection table can be emptied and counted (``clear_connections``): RFC 9693's
-    #: ``connections`` test needs it (campaign/spec.py checks it before any lab is used).
-    empties_connections = True
-    routes_address_ranges = True  # the topology's static routes hold them (lab/model/topology.py)
-
     def check_test(self, spec: LabSpec, test_kind: str, runs_host_stacks: bool, reset_kinds: tuple[str, ...]) -> None:
         """What a test of ``test_kind`` needs of this kind of lab, checked
         before any lab is used; errors name the test's fields. The
-        emulated lab has all (its path's rules are trial/fit.py's)."""
-
-    def check_machine(self, spec: LabSpec, dut: DutConfig) -> None:
-        """NAT64 on namespace routers needs TAYGA (:func:`.translator.binary`),
-        a data plane its tools (lab/dataplanes/); the rest is the namespace
-        lab's set-up (``make demo`` installs it)."""
-        data_planes.find(spec.data_plane).check_machine()
-        if dut.nat64:
-            translator.binary()
-
-    def observer(self, lab: LabState) -> Observer:
-        return observe.LabObserver(lab)
-
-    def reset(self, site: Site, lab: LabState, kind: str) -> tuple[LabState, dict[str, Any]]:
-        return lab_reset.reset(site, lab, kind)
-
-    def describe(self, lab: LabState) -> str:
-        return control.describe(lab)
-
-    def clear_connections(self, lab: LabState) -> float:
-        """Empties the stateful router's connection table (:mod:`.connections`); the time it took [s]."""
-        return connections.clear(lab.node(lab.dut_config.stateful_router)["netns"], bool(lab.dut_config.max_connections))
-
-    def hold_connections(self, lab: LabState, timeout_s: float) -> float | None:
-        """The stateful router's connection-tracking UDP timeouts (:mod:`.connections`)."""
-        return connections.hold(lab.node(lab.dut_config.stateful_router)["netns"], timeout_s)
+        emulated lab has all (its path's rules are trial/fit.py's), but a
+        hard reset rebuilds R1 with the kernel's forwarding alone: not with
+        another data plane."""
+        if "hard" in reset_kinds and spec.data_plane != data_planes.DEFAULT:
+            raise UsageError(f"a hard reset rebuilds R1 without its {spec.data_plane} data plane: use reset kind "
+                             f"soft, or data_plane = \"{data_planes.DEFAULT}\"", "kinds")
 
     def restabilize(self, lab: LabState) -> dict[str, Any] | None:
         """Waits out the incomplete datagrams the routers hold from a trial before (:mod:`.leftovers`), read
@@ -122,9 +127,8 @@ class NamespaceBackend:
         return leftovers.wait_out({n["name"]: partial(self.router_command, n, ["cat", *leftovers.FILES])
                                    for n in lab.nodes if n["role"] == ROUTER})
 
-    def router_command(self, node: dict[str, Any], argv: list[str]) -> str:
-        """``argv``'s output on router ``node`` (its record in the lab's node list): in its namespace."""
-        return nsctl.command(node["netns"], argv)
+    def describe(self, lab: LabState) -> str:
+        return control.describe(lab)
 
     def dut_record(self, lab: LabState) -> dict[str, Any]:
         """Its rule sets, qdiscs, routes and links (:func:`configured.datapaths`)."""
@@ -159,10 +163,6 @@ class NamespaceBackend:
         """None: its routers are given the table when they are built (lab/emulated/fib_load.py)."""
         return None
 
-    def prepare(self) -> str | None:
-        """None: namespace routers need nothing made beforehand."""
-        return None
-
     def record(self, lab: LabState) -> dict[str, Any]:
         return {"kind": "emulated", "topology": lab.topology, "link_speed_bps": lab.link_speed_bps,
                 "mtu": lab.mtu.to_json(), "temporary": lab.temporary, "shared_machine": lab.shared_machine,
@@ -170,3 +170,51 @@ class NamespaceBackend:
                 "napi_threads": [{k: t.get(k) for k in ("node", "ifname", "cpu", "policy", "priority")} for t in lab.napi],
                 "sysctls": lab.sysctls, "router": lab.router_kind, "tunnel": self.tunnel_record(lab),
                 "fib": lab.fib, "data_plane": data_planes.find(lab.data_plane).record()}
+
+
+class NamespaceBackend(EmulatedBackend):
+    """The emulated lab with namespace routers: each a network namespace of this machine's kernel."""
+
+    routers: build.Routers = build.NAMESPACE_ROUTERS
+    #: Stand-ins of the kernel's own datapaths (lab/model/tunnel.py).
+    tunnels = tunnel.TUNNELS
+    tunnels_where = 'on namespace routers (gre: use router = "vm")'
+    tunnel_stand_in = True
+    no_dslite: str | None = ("DS-Lite needs VM routers (--router vm): this kernel has no ip6tnl in namespaces, and "
+                             "its SRv6 stand-in decapsulates past the hooks where the AFTR's NAT44 runs")
+    no_rps: str | None = None
+    empties_connections = True
+
+    def check_machine(self, spec: LabSpec, dut: DutConfig) -> None:
+        """NAT64 on namespace routers needs TAYGA (:func:`.translator.binary`),
+        a data plane its tools (lab/dataplanes/); the rest is the namespace
+        lab's set-up (``make demo`` installs it)."""
+        data_planes.find(spec.data_plane).check_machine()
+        if dut.nat64:
+            translator.binary()
+
+    def observer(self, lab: LabState) -> Observer:
+        return observe.LabObserver(lab)
+
+    def reset(self, site: Site, lab: LabState, kind: str) -> tuple[LabState, dict[str, Any]]:
+        return lab_reset.reset(site, lab, kind)
+
+    def clear_connections(self, lab: LabState) -> float:
+        """Empties the stateful router's connection table (:mod:`.connections`); the time it took [s]."""
+        return connections.clear(lab.node(lab.dut_config.stateful_router)["netns"], bool(lab.dut_config.max_connections))
+
+    def hold_connections(self, lab: LabState, timeout_s: float) -> float | None:
+        """The stateful router's connection-tracking UDP timeouts (:mod:`.connections`)."""
+        return connections.hold(lab.node(lab.dut_config.stateful_router)["netns"], timeout_s)
+
+    def router_command(self, node: dict[str, Any], argv: list[str]) -> str:
+        """``argv``'s output on router ``node`` (its record in the lab's node list): in its namespace."""
+        return nsctl.command(node["netns"], argv)
+
+    def prepare(self) -> str | None:
+        """None: namespace routers need nothing made beforehand."""
+        return None
+
+
+#: This kind's backend, held by the type checker to the lab it makes and takes (lab/protocol.Backend).
+BACKEND: Backend[LabState] = NamespaceBackend()

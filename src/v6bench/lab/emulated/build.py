@@ -131,15 +131,17 @@ class NamespaceRouters:
                if dut.has_table else None)
         if dut.tunnel:
             tunnel_setup.configure(site, topo, dut.tunnel, mtu.of("r1", "r2"), scoped=dut.scope == "flow2")
+        helpers = translator.start_all(site, topo, dut, cpu_plan)
         split = cpu_plan.arrangement == "split"
-        taygas = translator.start_all(site, topo, dut, cpu_plan)
-        plane_host.set_up(plane, nodes_json)
+        routers = [n.name for n in topo.routers]
+        helpers += plane_host.set_up(plane, nodes_json, site.lab_dir,
+                                     {r: cpu_plan.router_cpu(i) if split else None for i, r in enumerate(routers)})
         for node in topo.nodes:
             wait_carrier(site, node)
         threads = arrange_cpus(site, topo, cpu_plan) if split else []
         rps.apply(site, topo, dut, cpu_plan)
-        if split:  # a translator's work is its router's: its CPU time is sampled with the router's NAPI threads
-            threads += taygas
+        if split:  # a translator's or a data plane's work is its router's: sampled with the router's NAPI threads
+            threads += helpers
         return nodes_json, threads, fib
 
 
@@ -311,7 +313,7 @@ def destroy(site: Site) -> list[str]:
     sockets, disks, console). Returns the namespaces removed. Safe to call
     when nothing exists."""
     # The engine holds sockets in the namespaces but runs in none of them.
-    engine.kill_recorded(site.engine_pid_file)
+    engine.stop_recorded(site.engine_pid_file)
     removed = []
     for ns in our_namespaces(site):
         try:

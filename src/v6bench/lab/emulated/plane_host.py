@@ -10,6 +10,10 @@ from ..dataplanes.protocol import DataPlane
 from ..machine import nsctl
 from ..model.topology import ROUTER
 
+#: Where a router's data plane keeps what it is given and writes (under the lab's directory): ``KEY`` in the
+#: router's node record holds what ``set_up`` returned.
+KEY = "data_plane"
+
 
 @dataclass(frozen=True)
 class NamespaceHost:
@@ -20,6 +24,8 @@ class NamespaceHost:
     name: str
     netns: str
     interfaces: tuple[str, ...]
+    work_dir: Path
+    cpu: int | None = None
 
     def command(self, argv: list[str]) -> str:
         return nsctl.command(self.netns, argv)
@@ -28,17 +34,33 @@ class NamespaceHost:
         return str(source)
 
 
-def hosts(nodes: list[dict[str, Any]] | tuple[dict[str, Any], ...]) -> list[NamespaceHost]:
-    """Each router of a lab's recorded node list (``lab status --json``'s) as a :class:`NamespaceHost`."""
-    return [NamespaceHost(n["name"], n["netns"], tuple(i["name"] for i in n["interfaces"]))
-            for n in nodes if n["role"] == ROUTER]
+def host(node: dict[str, Any], lab_dir: Path, cpu: int | None = None) -> NamespaceHost:
+    """Router ``node`` (its record in a lab's node list) as a :class:`NamespaceHost`."""
+    return NamespaceHost(node["name"], node["netns"], tuple(i["name"] for i in node["interfaces"]),
+                         lab_dir / node["name"], cpu)
 
 
-def set_up(plane: DataPlane, nodes: list[dict[str, Any]]) -> dict[str, Any]:
-    """``plane`` set up in every router of ``nodes``: what it did, by router."""
-    return {h.name: plane.set_up(h) for h in hosts(nodes)}
+def set_up(plane: DataPlane, nodes: list[dict[str, Any]], lab_dir: Path,
+           cpus: dict[str, int | None]) -> list[dict[str, Any]]:
+    """``plane`` set up in every router of ``nodes`` (``cpus``: each one's DUT CPU), what it did kept in the
+    router's record (:data:`KEY`); returns the threads whose CPU time is the routers' forwarding work, as the
+    lab keeps its NAPI threads."""
+    threads = []
+    for n in nodes:
+        if n["role"] == ROUTER:
+            h = host(n, lab_dir, cpus.get(n["name"]))
+            record = {"work_dir": str(h.work_dir), **plane.set_up(h)}
+            n[KEY] = record
+            threads += [{"node": n["name"], "netns": n["netns"], "ifname": t["name"], "pid": t["pid"], "cpu": h.cpu,
+                         "policy": "other", "priority": 0} for t in record.get("cpu_threads", [])]
+    return threads
 
 
 def counts(plane: DataPlane, nodes: tuple[dict[str, Any], ...]) -> dict[str, dict[str, int]]:
-    """``plane``'s counts in every router of ``nodes`` now, by router."""
-    return {h.name: plane.counts(h) for h in hosts(nodes)}
+    """``plane``'s counts in every router of ``nodes`` now, by router (its work directory as set up)."""
+    out = {}
+    for n in nodes:
+        if n["role"] == ROUTER:
+            setup = n.get(KEY, {})
+            out[n["name"]] = plane.counts(host(n, Path(setup.get("work_dir", "/nonexistent")).parent), setup)
+    return out

@@ -17,6 +17,7 @@ from ..model.external_spec import ExternalSpec
 from ..model.spec import LabSpec
 from . import bgp_speaker, external, snmp_observe
 from .external import ExternalLab
+from ..protocol import Backend
 
 
 class ExternalBackend:
@@ -153,3 +154,7 @@ def _file(spec: LabSpec) -> ExternalSpec:
     if spec.external is None:
         raise UsageError("an external lab needs its lab file", "file")
     return spec.external
+
+
+#: This kind's backend, held by the type checker to the lab it makes and takes (lab/protocol.Backend).
+BACKEND: Backend[ExternalLab] = ExternalBackend()

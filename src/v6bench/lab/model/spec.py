@@ -38,9 +38,11 @@ class LabSpec:
     """The lab a test runs on: topology, nominal link speed [b/s], MTUs,
     CPU arrangement (None: the machine's default, lab/model/cpus.py); or an
     external lab file's (``external``), whose one router between t1 and t2
-    has the shape of topology ``a``. ``router_kind``: how the routers are
-    made (:data:`ROUTERS`; the ``[lab] router`` key); ``data_plane``: what
-    forwards in them (``[lab] data_plane``, a name of
+    has the shape of topology ``a``. ``lab_kind``: the kind of lab, a key of
+    lab/backends.REGISTRY, declared by whoever makes the spec (the ``[lab]
+    router`` key: :data:`ROUTERS`; ``external`` with a lab file), never
+    derived from the other fields; ``data_plane``: what forwards in the
+    routers (``[lab] data_plane``, a name of
     lab/dataplanes/registry.REGISTRY, checked there with the DUT
     configuration by the backend's ``dut_config``)."""
 
@@ -49,13 +51,8 @@ class LabSpec:
     mtu: Mtus = Mtus()
     cpu_arrangement: str | None = None
     external: ExternalSpec | None = None
-    router_kind: str = "ns"
+    lab_kind: str = "ns"
     data_plane: str = "kernel"
-
-    @property
-    def lab_kind(self) -> str:
-        """The kind of lab (lab/backends.REGISTRY): ``external`` with a lab file, else how its routers are made."""
-        return "external" if self.external is not None else self.router_kind
 
 
 #: The lab a definition gets for the keys it does not give.
@@ -89,17 +86,17 @@ def lab_spec(d: dict[str, Any], base: Path | None = None) -> LabSpec:
     arr = d.get("cpu_arrangement")
     if arr is not None and arr not in ARRANGEMENTS:
         raise UsageError(f"{arr!r} is not one of {', '.join(ARRANGEMENTS)}", "cpu_arrangement")
-    router = d.get("router", DEFAULT.router_kind)
+    router = d.get("router", DEFAULT.lab_kind)
     if router not in ROUTERS:
         raise UsageError(f"{router!r} is not one of {', '.join(ROUTERS)}", "router")
-    if router != DEFAULT.router_kind and not parse_topology(topo).routers:
+    if router != DEFAULT.lab_kind and not parse_topology(topo).routers:
         raise UsageError(f"topology {topo} has no router to make a {router}", "router")
     plane = d.get("data_plane", DEFAULT.data_plane)
     if not isinstance(plane, str) or not plane:
         raise UsageError(f"expected a data plane's name such as \"xdp\", got {plane!r}", "data_plane")
     if plane != DEFAULT.data_plane and not parse_topology(topo).routers:
         raise UsageError(f"topology {topo} has no router to forward with {plane}", "data_plane")
-    return LabSpec(topo, parse_link_speed(speed), mtu, arr, router_kind=router, data_plane=plane)
+    return LabSpec(topo, parse_link_speed(speed), mtu, arr, lab_kind=router, data_plane=plane)
 
 
 def external_lab(d: dict[str, Any], base: Path | None) -> LabSpec:
@@ -119,7 +116,7 @@ def external_lab(d: dict[str, Any], base: Path | None) -> LabSpec:
         ext = external_spec.load(p)
     except UsageError as e:
         raise UsageError(e.message, "file") from None
-    return LabSpec("a", ext.link_speed_bps, Mtus(ext.mtu), None, ext)
+    return LabSpec("a", ext.link_speed_bps, Mtus(ext.mtu), None, ext, lab_kind="external")
 
 
 def dut_config(d: dict[str, Any], lab: LabSpec) -> DutConfig:

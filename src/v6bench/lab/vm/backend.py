@@ -1,22 +1,24 @@
 """The backend of the emulated lab with VM routers (``vm``,
-lab/backends.py): the namespace routers' backend with the VMs' routers,
-tunnels, observer, reset and record."""
+lab/backends.py): the emulated lab's backend (lab/emulated/backend.py,
+beside the namespace routers') with the VMs' routers, tunnels, commands,
+observer, reset and record."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from ...core.errors import LabError
-from ..emulated.backend import NamespaceBackend
+from ..emulated.backend import EmulatedBackend
 from ..emulated.state import LabState
 from ..model import tunnel
 from ..model.dut import DutConfig
 from ..model.spec import LabSpec
 from ..model.site import Site
 from . import vm, vm_image, vm_lab
+from ..protocol import Backend
 
 
-class VmBackend(NamespaceBackend):
+class VmBackend(EmulatedBackend):
     """The emulated lab with VM routers (:mod:`.vm_lab`): observed from
     QEMU's threads and the guests' agents, reset inside the guest; its
     tunnels are the real devices of Debian's kernel."""
@@ -62,3 +64,7 @@ class VmBackend(NamespaceBackend):
 
     def record(self, lab: LabState) -> dict[str, Any]:
         return {**super().record(lab), **vm_lab.record(lab)}
+
+
+#: This kind's backend, held by the type checker to the lab it makes and takes (lab/protocol.Backend).
+BACKEND: Backend[LabState] = VmBackend()

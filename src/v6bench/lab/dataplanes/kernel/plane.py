@@ -49,7 +49,7 @@ class KernelPlane:
     def set_up(self, router: RouterHost) -> dict[str, Any]:
         return {}
 
-    def counts(self, router: RouterHost) -> dict[str, int]:
+    def counts(self, router: RouterHost, setup: dict[str, Any]) -> dict[str, int]:
         v4, v6 = forwarded(router.command(["cat", *SNMP_FILES]))
         return {"forwarded_ipv4_frames": v4, "forwarded_ipv6_frames": v6, "slow_path_frames": 0}
 

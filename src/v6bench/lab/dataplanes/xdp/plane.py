@@ -114,7 +114,7 @@ class XdpPlane:
             raise LabError(f"{router.name}/{ifname}: no XDP program attached")
         return int(prog["id"])
 
-    def counts(self, router: RouterHost) -> dict[str, int]:
+    def counts(self, router: RouterHost, setup: dict[str, Any]) -> dict[str, int]:
         total = [0] * (LOCAL + 1)
         for ifname in router.interfaces:
             prog = json.loads(router.command(["bpftool", "-j", "prog", "show", "id", str(self._program(router, ifname))]))
