@@ -34,10 +34,9 @@ class NamespaceHost:
         return str(source)
 
 
-def host(node: dict[str, Any], lab_dir: Path, cpu: int | None = None) -> NamespaceHost:
-    """Router ``node`` (its record in a lab's node list) as a :class:`NamespaceHost`."""
-    return NamespaceHost(node["name"], node["netns"], tuple(i["name"] for i in node["interfaces"]),
-                         lab_dir / node["name"], cpu)
+def host(node: dict[str, Any], work_dir: Path, cpu: int | None = None) -> NamespaceHost:
+    """Router ``node`` (its record in a lab's node list) as a :class:`NamespaceHost` working in ``work_dir``."""
+    return NamespaceHost(node["name"], node["netns"], tuple(i["name"] for i in node["interfaces"]), work_dir, cpu)
 
 
 def set_up(plane: DataPlane, nodes: list[dict[str, Any]], lab_dir: Path,
@@ -48,7 +47,7 @@ def set_up(plane: DataPlane, nodes: list[dict[str, Any]], lab_dir: Path,
     threads = []
     for n in nodes:
         if n["role"] == ROUTER:
-            h = host(n, lab_dir, cpus.get(n["name"]))
+            h = host(n, lab_dir / n["name"], cpus.get(n["name"]))
             record = {"work_dir": str(h.work_dir), **plane.set_up(h)}
             n[KEY] = record
             threads += [{"node": n["name"], "netns": n["netns"], "ifname": t["name"], "pid": t["pid"], "cpu": h.cpu,
@@ -62,5 +61,5 @@ def counts(plane: DataPlane, nodes: tuple[dict[str, Any], ...]) -> dict[str, dic
     for n in nodes:
         if n["role"] == ROUTER:
             setup = n.get(KEY, {})
-            out[n["name"]] = plane.counts(host(n, Path(setup.get("work_dir", "/nonexistent")).parent), setup)
+            out[n["name"]] = plane.counts(host(n, Path(setup.get("work_dir", "."))), setup)
     return out
