@@ -12,14 +12,16 @@ from test_layers import python_imports
 from v6bench.core.errors import UsageError
 from v6bench.lab import backends, interface
 from v6bench.lab.dataplanes import registry
+from v6bench.lab.dataplanes.flowtable import plane as flowtable_plane
 from v6bench.lab.dataplanes.kernel.plane import forwarded
 from v6bench.lab.dataplanes.protocol import COUNTS, DataPlane
 from v6bench.lab.dataplanes.ovs import flows as ovs_flows
 from v6bench.lab.dataplanes.ovs.plane import ingress_ruleset, n_packets
 from v6bench.lab.dataplanes.xdp.plane import map_counts
-from v6bench.lab.emulated.observe import beside_engine
+from v6bench.lab.emulated.plane_host import over_trial
 from v6bench.lab.emulated.state import LabState
 from v6bench.lab.model.cpus import plan
+from v6bench.lab.model.dut import DutConfig
 from v6bench.lab.model.spec import lab_spec
 
 # /proc/net/snmp and /proc/net/snmp6 as a namespace of this machine's 6.18 prints them (abridged: the rows read).
@@ -71,8 +73,8 @@ def test_a_data_plane_is_checked_before_any_lab_with_the_dut_it_would_carry():
     for key, value in (("nat44", True), ("shape", True), ("limit_fps", 1000), ("rps", "all")):
         with pytest.raises(UsageError, match=f"cannot carry {key}"):
             registry.check("xdp", "ns", ns.dut_config({key: value}, lab_spec({})))
-    with pytest.raises(UsageError, match="runs on ns routers, not vm"):
-        backends.REGISTRY["vm"].dut_config({}, lab_spec({"router": "vm", "data_plane": "xdp"}))
+    with pytest.raises(UsageError, match="runs on vm routers, not ns"):
+        backends.REGISTRY["ns"].dut_config({}, lab_spec({"data_plane": "flowtable"}))
     # The kernel carries every configuration.
     registry.check("kernel", "vm", ns.dut_config({"acl": 25, "acl_at": "both", "nat44": True}, lab_spec({})))
 
@@ -99,16 +101,21 @@ def test_the_data_plane_counts_are_set_beside_the_engine_frames():
     counts = {"forwarded_ipv4_frames": 50000, "forwarded_ipv6_frames": 49998, "slow_path_frames": 2}
     eng = {"streams": [{"ip_version": 4, "rx_frames": 50000}, {"ip_version": 6, "rx_frames": 49995},
                        {"ip_version": 6, "rx_ip_version": 4, "rx_frames": 0}]}
-    out = beside_engine({"name": "xdp", "routers": {"r1": counts}}, eng)
+    before = {"r1": {"forwarded_ipv4_frames": 7, "forwarded_ipv6_frames": 9, "slow_path_frames": 1}}
+    after = {"r1": {k: n + before["r1"][k] for k, n in counts.items()}}
+    out = over_trial("xdp", before, after, eng)
+    assert out["name"] == "xdp" and out["routers"]["r1"]["slow_path_frames"] == 2
     assert out["engine_rx_ipv4_frames"] == 50000 and out["engine_rx_ipv6_frames"] == 49995
     assert out["routers"]["r1"]["beyond_engine_ipv4_frames"] == 0
     assert out["routers"]["r1"]["beyond_engine_ipv6_frames"] == 3
     assert set(COUNTS) <= set(out["routers"]["r1"])
+    # A router reset during the trial counts from 0 again: its counts over the trial are unknown.
+    assert over_trial("kernel", after, before, eng)["routers"] == {"r1": {"restarted": True}}
 
 
 def test_a_new_data_plane_is_its_folder_and_one_registry_line(monkeypatch):
     # Outside lab/dataplanes/, nothing imports a data plane's folder: the registry is where a new one is named.
-    folders = {"kernel", "xdp", "ovs"}
+    folders = {"kernel", "xdp", "ovs", "flowtable"}
 
     def plane_folder(module: str) -> str | None:
         parts = module.split(".")
@@ -203,3 +210,42 @@ def test_a_hard_reset_is_refused_where_it_would_rebuild_r1_without_its_data_plan
     with pytest.raises(UsageError, match="hard reset rebuilds R1 without its ovs data plane") as e:
         ns.check_test(lab_spec({"data_plane": "ovs"}), "reset", False, ("hard",))
     assert e.value.field == ("kinds",)
+
+
+def test_the_flowtable_counts_what_it_took_between_its_two_counters_and_the_kernel_the_rest():
+    text = flowtable_plane.ruleset(("r1-t1", "r1-t2"))
+    assert 'hook ingress priority 0; devices = { "r1-t1", "r1-t2" };' in text
+    assert "meta l4proto { tcp, udp } flow add @fast" in text
+    before = text.index("chain before")
+    after = text.index("chain after")
+    assert "priority -10;" in text[before:after] and "priority 10;" in text[after:]
+    # nft list counters as nftables 1.0.6 prints them (abridged).
+    listing = ("table netdev v6b_flowtable_count {\n\tcounter ipv4_before {\n\t\tpackets 5004 bytes 640512\n\t}\n"
+               "\tcounter ipv6_before {\n\t\tpackets 5010 bytes 641280\n\t}\n"
+               "\tcounter ipv4_after {\n\t\tpackets 6 bytes 768\n\t}\n\tcounter ipv6_after {\n\t\tpackets 12 bytes 1536\n\t}\n}\n")
+    assert flowtable_plane.counter_values(listing) == {"ipv4_before": 5004, "ipv6_before": 5010, "ipv4_after": 6,
+                                                        "ipv6_after": 12}
+
+    class Guest:
+        name, interfaces = "r1", ("r1-t1", "r1-t2")
+
+        def command(self, argv):
+            return listing if argv[0] == "nft" else SNMP
+
+    v4, v6 = forwarded(SNMP)
+    assert flowtable_plane.PLANE.counts(Guest(), {}) == {"forwarded_ipv4_frames": 4998 + v4,
+                                                         "forwarded_ipv6_frames": 4998 + v6,
+                                                         "slow_path_frames": v4 + v6}
+
+
+def test_the_flowtable_runs_in_vm_routers_and_keeps_state_as_a_stateful_dut_does():
+    vm = backends.REGISTRY["vm"]
+    assert vm.dut_config({}, lab_spec({"router": "vm", "data_plane": "flowtable"})).acl == 0
+    assert vm.dut_config({}, lab_spec({"router": "vm", "data_plane": "xdp"})).acl == 0
+    with pytest.raises(UsageError, match="runs on vm routers, not ns"):
+        backends.REGISTRY["ns"].dut_config({}, lab_spec({"data_plane": "flowtable"}))
+    with pytest.raises(UsageError, match="cannot carry acl = 1"):
+        vm.dut_config({"acl": 1}, lab_spec({"router": "vm", "data_plane": "flowtable"}))
+    assert registry.keeps_state(DutConfig(), "flowtable") and not registry.keeps_state(DutConfig(), "xdp")
+    assert registry.keeps_state(DutConfig(nat44=True), "kernel")
+    assert interface.keeps_state(lab_spec({"router": "vm", "data_plane": "flowtable"}), DutConfig())

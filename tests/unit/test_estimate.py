@@ -140,10 +140,10 @@ def test_a_dut_that_keeps_state_adds_the_preliminary_phase_before_each_trial():
     text = CAMPAIGN.replace('families = "separate"', "flows = 2").replace('mixes = ["100/0", "0/100"]', 'mixes = ["50/50"]')
     c = spec.parse_campaign(text, "p.toml")
     lat = c.tests[1]
-    assert estimate.preliminary_s(lat, Mix(50, 50), DutConfig(nat44=True)) == pytest.approx(4.0 + ENGINE_LEAD_S)
-    assert estimate.preliminary_s(lat, Mix(50, 50), DutConfig()) == 0.0
+    assert estimate.preliminary_s(lat, Mix(50, 50), DutConfig(nat44=True).keeps_state) == pytest.approx(4.0 + ENGINE_LEAD_S)
+    assert estimate.preliminary_s(lat, Mix(50, 50), DutConfig().keeps_state) == 0.0
     fixed = spec.parse_campaign(text.replace("flows = 2", 'flows = 2\nports = "fixed"'), "p.toml")
-    assert estimate.preliminary_s(fixed.tests[1], Mix(50, 50), DutConfig(nat44=True)) == 0.0
+    assert estimate.preliminary_s(fixed.tests[1], Mix(50, 50), DutConfig(nat44=True).keeps_state) == 0.0
     with_nat = spec.parse_campaign(text.replace('dut = { acl = 25 }', 'dut = { nat44 = true }'), "p.toml")
     plain, nat = estimate.plan(c, estimate.History(), 0).tests[1], estimate.plan(with_nat, estimate.History(), 0).tests[1]
     assert nat.seconds_a_trial - plain.seconds_a_trial == pytest.approx((4.0 + ENGINE_LEAD_S) / 2)  # half its points

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from .. import selftest
 from ..core import frames, machine, rates
 from ..core.frames import Mix
-from ..lab.model.dut import DutConfig
+from ..lab import interface
 from ..fib.shapes import TABLES
 from ..methods import binary_search, registry, stateful
 from ..store.db import Store
@@ -439,7 +439,8 @@ def plan(c: Campaign, h: History, selftests: int = 1) -> Plan:
             exact = exact and known is not None and key in h.trials
             alike = alike and known is not None
         # The preliminary phase where some of the test's scenarios keep state: its mean over the test's points.
-        pre_s = sum(preliminary_s(t, p.mix, sc_of[p.scenario].dut) for p in points) / len(points) if points else 0.0
+        pre_s = sum(preliminary_s(t, p.mix, interface.keeps_state(sc_of[p.scenario].lab, sc_of[p.scenario].dut))
+                    for p in points) / len(points) if points else 0.0
         out.append(TestPlan(t, len(points), sum(p.test.index == t.index for p in most),
                             trials, max(high, trials), traffic_s + beyond_s + pre_s, exact, alike and not exact))
     each = {sc.name: build_key(sc) for sc in c.scenarios}
@@ -471,12 +472,12 @@ def fallback_beyond_s(t: TestSpec) -> float:
     return t.matrix.drain_s + FALLBACK_TRIAL_S + settle_excess_s(planned_settle_s(t))
 
 
-def preliminary_s(t: TestSpec, mix: Mix, dut: DutConfig) -> float:
+def preliminary_s(t: TestSpec, mix: Mix, keeps_state: bool) -> float:
     """RFC 9693's preliminary phase before each trial of ``t`` at ``mix``
-    through ``dut`` [s] (trial/preliminary.py; 0 where it has none): every
+    through a DUT that ``keeps_state`` or not [s] (trial/preliminary.py; 0 where it has none): every
     stream's connections at the phase's rate, each sending port's streams
     one after the other, plus the engine's lead (learning and settle)."""
-    if not (dut.keeps_state and frames.ports_used(t.traffic.ports) == "rfc4814" and not t.traffic.icmp_echo
+    if not (keeps_state and frames.ports_used(t.traffic.ports) == "rfc4814" and not t.traffic.icmp_echo
             and registry.kind(t.kind).sends_frames and not registry.kind(t.kind).mesh
             and not registry.kind(t.kind).opens_connections):  # RFC 9693's own tests open theirs
         return 0.0

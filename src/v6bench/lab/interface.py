@@ -35,6 +35,12 @@ def data_planes() -> dict[str, str]:
     return {name: plane.summary for name, plane in data_plane_registry.REGISTRY.items()}
 
 
+def keeps_state(spec: LabSpec, dut: DutConfig) -> bool:
+    """Whether the lab of ``spec`` with DUT configuration ``dut`` tracks connections of test frames (the
+    DUT's configuration or its routers' data plane: lab/dataplanes/registry.keeps_state)."""
+    return data_plane_registry.keeps_state(dut, spec.data_plane)
+
+
 def observer(lab: Lab) -> Observer:
     return backends.of(lab).observer(lab)
 

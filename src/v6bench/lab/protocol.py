@@ -44,7 +44,9 @@ class Lab(Protocol):
       to (``allow_other_addresses``);
     - **the DUT**: its configuration (``dut_config``), where its NAT64 puts
       the other family (``translator_addresses``), the table it holds
-      (``fib``, ``table_new``, ``fib_learning_timeout_s``);
+      (``fib``, ``table_new``, ``fib_learning_timeout_s``), whether it tracks
+      connections of test frames (``keeps_state``: its configuration's, or
+      its routers' data plane's);
     - **the environment**: ``lab_kind`` (a key of lab/backends.REGISTRY),
       ``kernel``, ``shared_machine`` (the DUT runs on the tester's machine),
       ``napi`` and ``sysctls`` (the emulated lab's kernel threads and
@@ -77,6 +79,8 @@ class Lab(Protocol):
     def fib(self) -> Record | None: ...
     @property
     def table_new(self) -> bool: ...
+    @property
+    def keeps_state(self) -> bool: ...
     @property
     def fib_learning_timeout_s(self) -> float | None:
         """How long frames may wait for the DUT to learn a table told over BGP

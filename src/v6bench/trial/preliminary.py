@@ -1,5 +1,6 @@
 """RFC 9693's preliminary phase: before a trial through a DUT that keeps
-state (NAT44, stateful NAT64: ``[dut]``'s ``keeps_state``) with RFC
+state (NAT44, stateful NAT64, the flowtable data plane: the lab's
+``keeps_state``) with RFC
 4814's ports, every connection the trial's frames will use is opened, so
 that the trial measures forwarding through connections that exist, not
 their set-up (RFC 9693 §4: "the preliminary phase").
@@ -74,7 +75,7 @@ def rate_fps(request: TrialRequest, line_fps: float, dut: DutConfig = DutConfig(
 def needed(lab: Lab, request: TrialRequest) -> bool:
     """Whether the trial needs the phase: UDP test frames with RFC 4814's
     ports through a DUT that keeps state."""
-    return (lab.dut_config.keeps_state and frames.ports_used(request.ports) == "rfc4814"
+    return (lab.keeps_state and frames.ports_used(request.ports) == "rfc4814"
             and not request.icmp_echo and request.mesh is None)
 
 

@@ -144,7 +144,7 @@ def _port_ranges(lab: Lab, request: TrialRequest, flow: int) -> tuple[tuple[int,
     (core/frames.connection_ports, trial/preliminary.py)."""
     lo, hi = frames.src_ports(flow, request.flows)
     dst = frames.RFC4814_DST
-    if not lab.dut_config.keeps_state:
+    if not lab.keeps_state:
         return (lo, hi), dst
     n_src, n_dst = frames.connection_ports(request.preliminary_connections, hi - lo + 1)
     return (lo, lo + n_src - 1), (dst[0], dst[0] + n_dst - 1)
@@ -165,7 +165,7 @@ def ports_record(lab: Lab, request: TrialRequest) -> dict[str, Any]:
         out.update(src={str(k): list(src) for k, (src, _) in ranges.items()}, dst=list(ranges[1][1]),
                    seed=request.order_seed if request.order_seed is not None else 1,
                    **({"table_seed": lab.fib["seed"]} if lab.fib else {}))
-        if lab.dut_config.keeps_state:
+        if lab.keeps_state:
             out["connections_per_stream"] = {str(k): (src[1] - src[0] + 1) * (dst[1] - dst[0] + 1)
                                              for k, (src, dst) in ranges.items()}
     return out

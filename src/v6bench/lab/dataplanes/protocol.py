@@ -49,6 +49,8 @@ class DataPlane(Protocol):
 
     - ``name`` (the ``[lab] data_plane`` value), ``summary`` (in words);
       ``router_kinds``: the routers it runs in (lab/model/spec.ROUTERS);
+    - ``keeps_state``: it tracks connections (a frame of a new 5-tuple takes
+      its slow path), as a stateful DUT configuration does (lab/model/dut.py);
     - ``carries``: the ``[dut]`` keys it can carry beside forwarding (a
       configuration beyond them is refused before any lab is built,
       :func:`.registry.check`); ``check_machine``: what this machine must
@@ -68,6 +70,7 @@ class DataPlane(Protocol):
     summary: str
     router_kinds: tuple[str, ...]
     carries: frozenset[str]
+    keeps_state: bool
 
     def check_machine(self) -> None: ...
 

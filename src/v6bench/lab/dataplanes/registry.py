@@ -4,13 +4,15 @@ from __future__ import annotations
 
 from ...core.errors import UsageError
 from ..model.dut import DutConfig
+from .flowtable import plane as flowtable
 from .kernel import plane as kernel
 from .ovs import plane as ovs
 from .protocol import DataPlane
 from .xdp import plane as xdp
 
 #: Every data plane by its ``[lab] data_plane`` name; a new one is its folder and one line here.
-REGISTRY: dict[str, DataPlane] = {"kernel": kernel.PLANE, "xdp": xdp.PLANE, "ovs": ovs.PLANE}
+REGISTRY: dict[str, DataPlane] = {"kernel": kernel.PLANE, "xdp": xdp.PLANE, "ovs": ovs.PLANE,
+                                   "flowtable": flowtable.PLANE}
 DEFAULT = "kernel"
 
 
@@ -20,6 +22,13 @@ def find(name: str) -> DataPlane:
         return REGISTRY[name]
     except KeyError:
         raise UsageError(f"{name!r} is not one of {', '.join(REGISTRY)}", "data_plane") from None
+
+
+def keeps_state(dut: DutConfig, name: str = DEFAULT) -> bool:
+    """Whether a router with configuration ``dut`` forwarding with data plane ``name`` tracks connections of
+    test frames (:attr:`DutConfig.keeps_state`, or a data plane that does: the flowtable's connection
+    tracking), so that RFC 4814's pseudorandom ports need RFC 9693's preliminary phase (trial/preliminary.py)."""
+    return dut.keeps_state or find(name).keeps_state
 
 
 def check(name: str, router_kind: str, dut: DutConfig | None = None) -> DataPlane:

@@ -124,10 +124,6 @@ def difference(lab: LabState, before: Snapshot, after: Snapshot, traffic_s: floa
     if after.rps is not None and before.rps is not None:  # frames each router forwarded on each CPU
         out["rps"] = {router: {cpu: n - before.rps.get(router, {}).get(cpu, 0) for cpu, n in by_cpu.items()}
                       for router, by_cpu in after.rps.items()}
-    if after.plane is not None and before.plane is not None:
-        out["data_plane"] = {"name": lab.data_plane,
-                             "routers": {r: {k: n - before.plane.get(r, {}).get(k, 0) for k, n in c.items()}
-                                         for r, c in after.plane.items()}}
     if after.acl:
         out["acl"] = {router: {fam: {k: v - before.acl.get(router, {}).get(fam, {}).get(k, 0) for k, v in c.items()}
                                for fam, c in fams.items()} for router, fams in after.acl.items()}
@@ -176,24 +172,6 @@ def translated(t: translation.Tayga, mode: str, before: Snapshot, after: Snapsho
     return out
 
 
-def beside_engine(plane: dict[str, Any], eng: dict[str, Any]) -> dict[str, Any]:
-    """The data plane's counts over a trial (``dut.data_plane``) with the
-    engine's: ``engine_rx_ipv4_frames``/``…ipv6…`` (test frames the tester
-    received, by the family they arrived in) and, per router,
-    ``beyond_engine_ipv4_frames``/``…ipv6…``: what the router counted
-    forwarded less what the tester received. 0 for a router whose frames
-    all reach a tester port (topology a's R1, one way or both); frames lost
-    beyond it otherwise (a later router's loss)."""
-    rx = {4: 0, 6: 0}
-    for s in eng.get("streams", []):
-        fam = s.get("rx_ip_version") or s.get("ip_version")
-        if fam in rx:
-            rx[fam] += int(s.get("rx_frames") or 0)
-    routers = {r: {**c, **{f"beyond_engine_ipv{f}_frames": c[f"forwarded_ipv{f}_frames"] - rx[f] for f in (4, 6)}}
-               for r, c in plane["routers"].items()}
-    return {**plane, "routers": routers, "engine_rx_ipv4_frames": rx[4], "engine_rx_ipv6_frames": rx[6]}
-
-
 def _share(router: dict[str, Any], traffic_s: float) -> float | None:
     """A router's forwarding work in CPUs (lab/machine/cost.py), unrounded: its
     threads' run time over the window, else over the engine's traffic."""
@@ -223,10 +201,11 @@ class LabObserver:
     def after(self, before: Snapshot, during: Sampler, eng: dict[str, Any]) -> dict[str, Any]:
         start_ns = eng["started_at_unix_ns"]
         end_ns = start_ns + round(eng["traffic_s"] * 1e9)
-        out = difference(self.lab, before, snapshot(self.lab), eng["traffic_s"], during.window(start_ns, end_ns))
+        now = snapshot(self.lab)
+        out = difference(self.lab, before, now, eng["traffic_s"], during.window(start_ns, end_ns))
         out["forwarding"] = cost.with_runs(out["forwarding"], eng, during)
-        if "data_plane" in out:
-            out["data_plane"] = beside_engine(out["data_plane"], eng)
+        if now.plane is not None and before.plane is not None:
+            out["data_plane"] = plane_host.over_trial(self.lab.data_plane, before.plane, now.plane, eng)
         return out
 
     def reasons(self, eng: dict[str, Any], observed: dict[str, Any], reset_router: str | None) -> list[str]:

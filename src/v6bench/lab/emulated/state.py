@@ -25,6 +25,7 @@ from dataclasses import dataclass
 
 from pyroute2 import netns as pr_netns
 
+from ..dataplanes import registry as data_planes
 from ..model.cpus import CpuPlan
 from ..model import translation
 from ..model.dut import DutConfig
@@ -73,6 +74,11 @@ class LabState:
     def lab_kind(self) -> str:
         """The kind of lab (lab/backends.REGISTRY): how its routers are made."""
         return self.router_kind
+
+    @property
+    def keeps_state(self) -> bool:
+        """Its routers track connections of test frames (lab/dataplanes/registry.keeps_state)."""
+        return data_planes.keeps_state(self.dut_config, self.data_plane)
 
     @property
     def table_new(self) -> bool:

@@ -92,6 +92,11 @@ class ExternalLab:
     lab_kind = "external"
 
     @property
+    def keeps_state(self) -> bool:
+        """The DUT tracks connections of test frames, as its configuration says (lab/model/dut.py)."""
+        return self.dut_config.keeps_state
+
+    @property
     def table_new(self) -> bool:
         """A table announced for this use (withdrawn when it ends): learned and crossed once before its
         trials (trial/warmup.py)."""

@@ -123,6 +123,9 @@ from .topology import Topology
 
 TABLE = "v6bench"
 NAT_TABLE = "v6bench_nat"
+#: A VM router that tracks connections (a DUT that keeps state, the flowtable data plane): its connection table
+#: as large as a router's (the guest's 256 MiB would size it at a few thousand, below RFC 9693's phases).
+CONNTRACK_SYSCTLS = {"net.netfilter.nf_conntrack_buckets": 16384, "net.netfilter.nf_conntrack_max": 65536}
 #: The set whose ``ct count`` bounds the connections R1 holds (``max_connections``).
 CONNECTIONS_SET = "connections"
 #: The longest list: its denies' IPv4 destinations stay in 198.19.100.0/24 … 198.19.249.0/24.

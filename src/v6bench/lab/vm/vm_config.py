@@ -20,7 +20,7 @@ from ..model import dslite, jool
 from ..emulated import shape
 from ..model import tunnel
 from .guest import shell_line
-from ..model.dut import DutConfig
+from ..model.dut import CONNTRACK_SYSCTLS, DutConfig
 from ..model.mtu import IPV6_MIN, Mtus
 from ..model.mtu import routes as mtu_routes
 from ..model.topology import Topology
@@ -29,7 +29,6 @@ from .vm import MGMT_GUEST, MGMT_HOST, MGMT_PREFIX, SNMP_COMMUNITY, SNMP_WRITE_C
 SNMPD_CONF = "/run/snmpd.conf"
 #: A stateful VM router's connection table: its guest's kernel sizes it by memory (2,048 entries in 256 MB), below
 #: the 10,100 connections a stream of RFC 9693's preliminary phase opens by default; 65,536 (up to about 20 MB).
-CONNTRACK_SYSCTLS = {"net.netfilter.nf_conntrack_buckets": 16384, "net.netfilter.nf_conntrack_max": 65536}
 
 
 _q = shell_line

@@ -30,11 +30,12 @@ from contextlib import ExitStack, contextmanager
 from pyroute2 import IPRoute
 
 from ...core.errors import LabError
-from ..emulated import build, fib_load
+from ..emulated import build, fib_load, plane_host
 from ..machine import cost
-from . import guest, vm, vm_config, vm_image
+from . import guest, router_host, vm, vm_config, vm_image
 from ..model.cpus import CpuPlan
 from ..model import jool
+from ..dataplanes import registry as data_planes
 from ..dataplanes.protocol import DataPlane
 from ..model.dut import DutConfig
 from ..machine.cpu_window import Sampler
@@ -130,13 +131,15 @@ class VmRouters:
 
     def make(self, site: Site, topo: Topology, link_speed_bps: float, mtu: Mtus, cpu_plan: CpuPlan,
              dut: DutConfig, plane: DataPlane) -> tuple[list[dict[str, Any]], list[dict[str, Any]], dict[str, Any] | None]:
-        """The VMs (``plane``: the kernel's forwarding, the one data plane VM routers have yet)."""
+        """The VMs, configured, their table loaded, then ``plane`` set up in each guest (its record in the
+        router's node record, lab/emulated/plane_host.py; its work is the VM's, measured as QEMU's threads)."""
         vms, macs = start(site, topo, link_speed_bps, mtu, cpu_plan, dut, build.SYSCTLS[ROUTER])
         for node in topo.testers:
             macs.update(build.configure_node(site, node, mtu))
         nodes_json = describe(build.describe_nodes(site, topo, macs), vms)
         fib = (fib_load.load(site, topo, dut.table, dut.table_seed, dut.destinations, table_shells(vms))
                if dut.has_table else None)
+        plane_host.set_up(plane, nodes_json, site.lab_dir, {}, router_host.host)  # the guest's CPUs are its own
         for node in topo.testers:
             build.wait_carrier(site, node)
         return nodes_json, [], fib
@@ -215,8 +218,12 @@ class VmObserver:
                 self.observers.append(SnmpObserver(dut, connect(dut)))
                 self.vms.append(vm_of(node))
 
-    def before(self) -> tuple[list[Any], dict[str, dict[str, Any] | None]]:
-        return [o.before() for o in self.observers], self._jool()
+    def before(self) -> tuple[list[Any], dict[str, dict[str, Any] | None], dict[str, dict[str, int]]]:
+        return [o.before() for o in self.observers], self._jool(), self._plane()
+
+    def _plane(self) -> dict[str, dict[str, int]]:
+        """The data plane's counts (lab/dataplanes/protocol.COUNTS) in each guest, by router."""
+        return plane_host.counts(data_planes.find(self.lab.data_plane), self.lab.nodes, router_host.host)
 
     def _jool(self) -> dict[str, dict[str, Any] | None]:
         """Each Jool's counters (lab/model/jool.py) by router; None where its instance is gone."""
@@ -241,7 +248,7 @@ class VmObserver:
             host = stack.enter_context(Sampler(tids, cpus, self.lab.cpu_plan.tester_rx))
             yield polls, host, tids
 
-    def after(self, before: tuple[list[Any], Any], during: tuple[list[Any], Sampler, list[int]],
+    def after(self, before: tuple[list[Any], Any, dict[str, dict[str, int]]], during: tuple[list[Any], Sampler, list[int]],
               eng: dict[str, Any]) -> dict[str, Any]:
         """The guests' figures (``busy_ratio``: what each guest's kernel
         accounts, over its agent's window) and beside them each VM's cost to
@@ -249,7 +256,8 @@ class VmObserver:
         threads' run time, share of one CPU) and ``host.cpu_busy_ratio``
         (its pinned CPU's busy time)."""
         polls, host, tids = during
-        befores, jool_before = before
+        befores, jool_before, plane_before = before
+        plane_after = self._plane()
         start_ns = eng["started_at_unix_ns"]
         window = host.window(start_ns, start_ns + round(eng["traffic_s"] * 1e9))
         routers: list[dict[str, Any]] = []
@@ -276,6 +284,7 @@ class VmObserver:
             out[key] = jool.translated(mode, jool_before.get(router), now.get(router))
         if "clat" in out:
             out["clat"]["mode"] = "clat"
+        out["data_plane"] = plane_host.over_trial(self.lab.data_plane, plane_before, plane_after, eng)
         return out
 
     def reasons(self, eng: dict[str, Any], observed: dict[str, Any], reset_router: str | None) -> list[str]:

@@ -42,6 +42,7 @@ class KernelPlane:
     summary = "Linux's kernel forwarding"
     router_kinds: tuple[str, ...] = ("ns", "vm")
     carries = frozenset(f.name for f in DutConfig.__dataclass_fields__.values())
+    keeps_state = False
 
     def check_machine(self) -> None:
         """Nothing beyond the lab's own set-up."""

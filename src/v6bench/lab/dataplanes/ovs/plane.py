@@ -96,6 +96,7 @@ class OvsPlane:
     summary = "Open vSwitch's userspace datapath (netdev) as a router"
     router_kinds: tuple[str, ...] = ("ns",)
     carries = frozenset({"scope"})
+    keeps_state = False
 
     def check_machine(self) -> None:
         """Open vSwitch's programs and schema (Debian package openvswitch-switch; ``make setup``)."""

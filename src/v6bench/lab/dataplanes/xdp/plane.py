@@ -1,5 +1,6 @@
 """An XDP forwarder built by v6bench (forward.bpf.c): on every router
-interface, in the driver's receive path (veth's native XDP), a frame the
+interface, in the driver's receive path (native XDP: veth's on a namespace
+router, virtio-net's in a VM router's guest, whose image holds bpftool), a frame the
 kernel's FIB can route (``bpf_fib_lookup``) is rewritten and redirected to
 its egress interface without the kernel's stack; every other frame goes on
 to the kernel, which forwards it (the slow path) or takes it (ARP, ND,
@@ -83,12 +84,13 @@ def map_counts(dump: list[dict[str, Any]]) -> dict[int, int]:
 
 
 class XdpPlane:
-    """The XDP forwarder, on namespace routers (veth's native XDP)."""
+    """The XDP forwarder, on namespace routers (veth's native XDP) and in VM routers (virtio-net's)."""
 
     name = "xdp"
     summary = "an XDP forwarder (bpf_fib_lookup and redirect) beside the kernel"
-    router_kinds: tuple[str, ...] = ("ns",)
+    router_kinds: tuple[str, ...] = ("ns", "vm")
     carries = frozenset({"table", "table_seed", "destinations", "scope"})
+    keeps_state = False
 
     def check_machine(self) -> None:
         """clang (and the kernel's BPF headers, libbpf-dev) to build it, bpftool to read its counters."""
@@ -99,7 +101,6 @@ class XdpPlane:
             raise LabError("the XDP data plane needs libbpf's headers (Debian package libbpf-dev; `make setup`)")
 
     def set_up(self, router: RouterHost) -> dict[str, Any]:
-        """Attaches the program in native mode to each of the router's interfaces."""
         """Attaches the program in native mode to each of the router's interfaces; records each one's
         program and counter map (read by :meth:`counts`, without looking them up again)."""
         path = router.place("forward.o", compiled())

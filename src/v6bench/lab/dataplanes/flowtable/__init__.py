@@ -1,0 +1,1 @@
+"""nftables' flowtable fast path (``data_plane = "flowtable"``): :mod:`.plane`."""
