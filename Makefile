@@ -127,7 +127,7 @@ $(STAMPS)/venv: pyproject.toml | $(STAMPS)/apt
 
 # The VM router's guest image (kernel + initramfs in /var/lib/v6bench/vm, docs/vm-router.md);
 # rebuilt only when its inputs (kernel, packages, init) changed.
-$(STAMPS)/vm-image: $(STAMPS)/apt-vm $(STAMPS)/venv src/v6bench/lab/vm/guest/init src/v6bench/lab/vm/vm_image.py
+$(STAMPS)/vm-image: $(STAMPS)/apt-vm $(STAMPS)/apt-planes $(STAMPS)/venv src/v6bench/lab/vm/guest/init src/v6bench/lab/vm/vm_image.py
 	$(VENV)/bin/v6bench lab vm-image
 	@touch $@
 

@@ -73,8 +73,9 @@ def test_a_data_plane_is_checked_before_any_lab_with_the_dut_it_would_carry():
     for key, value in (("nat44", True), ("shape", True), ("limit_fps", 1000), ("rps", "all")):
         with pytest.raises(UsageError, match=f"cannot carry {key}"):
             registry.check("xdp", "ns", ns.dut_config({key: value}, lab_spec({})))
-    with pytest.raises(UsageError, match="runs on vm routers, not ns"):
-        backends.REGISTRY["ns"].dut_config({}, lab_spec({"data_plane": "flowtable"}))
+    for plane in ("flowtable", "ovs-kernel"):
+        with pytest.raises(UsageError, match="runs on vm routers, not ns"):
+            backends.REGISTRY["ns"].dut_config({}, lab_spec({"data_plane": plane}))
     # The kernel carries every configuration.
     registry.check("kernel", "vm", ns.dut_config({"acl": 25, "acl_at": "both", "nat44": True}, lab_spec({})))
 
@@ -176,6 +177,19 @@ def test_the_ovs_router_tables_route_by_longest_prefix_to_learned_neighbours():
     assert f"{ovs_flows.OUT_IPV4},actions=output:NXM_NX_REG8[]" in table
 
 
+def test_with_the_kernel_datapath_the_kernel_gets_arp_nd_and_its_own_frames_through_internal_ports():
+    table = ovs_flows.table(ROUTES, ["198.18.0.1", "2001:2:0:1::1"], {"r1-t1": 1, "r1-t2": 2}, MACS,
+                            {"r1-t1": 101, "r1-t2": 102})
+    assert "table=0,priority=1100,in_port=101,actions=output:1" in table  # the kernel's answers, ARP and ND
+    learns = [f for f in table if "learn(" in f]
+    assert len(learns) == 6 and all(f.endswith((",output:101", ",output:102")) for f in learns)
+    assert "table=0,priority=900,in_port=2,ipv6,ipv6_dst=2001:2:0:1::1,actions=output:102" in table
+    assert not any(f.endswith("actions=drop") and "priority=900" in f for f in table)
+    # The routes are the userspace datapath's.
+    assert [f for f in table if "priority=124" in f] == [f for f in ovs_flows.table(ROUTES, [], {"r1-t1": 1, "r1-t2": 2},
+                                                                                      MACS) if "priority=124" in f]
+
+
 def test_the_ovs_counts_are_read_from_its_flows_whatever_the_order_of_their_fields():
     dump = ("NXST_FLOW reply (xid=0x8):\n"
             " cookie=0x0, duration=5.3s, table=2, n_packets=2000, n_bytes=248000, idle_age=0, "
@@ -249,3 +263,12 @@ def test_the_flowtable_runs_in_vm_routers_and_keeps_state_as_a_stateful_dut_does
     assert registry.keeps_state(DutConfig(), "flowtable") and not registry.keeps_state(DutConfig(), "xdp")
     assert registry.keeps_state(DutConfig(nat44=True), "kernel")
     assert interface.keeps_state(lab_spec({"router": "vm", "data_plane": "flowtable"}), DutConfig())
+
+
+def test_a_router_kind_or_a_data_plane_needs_a_router_in_the_topology():
+    with pytest.raises(UsageError, match="topology p2p has no router to forward with xdp") as e:
+        lab_spec({"topology": "p2p", "data_plane": "xdp"})
+    assert e.value.field == ("data_plane",)
+    with pytest.raises(UsageError, match="topology p2p has no router to make a vm") as e:
+        lab_spec({"topology": "p2p", "router": "vm"})
+    assert e.value.field == ("router",)

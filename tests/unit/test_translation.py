@@ -93,7 +93,7 @@ def test_nat64_is_on_r1_of_topology_a_on_namespace_and_vm_routers():
     with pytest.raises(UsageError, match="topology a") as e:
         dut_config({"nat64": "stateless"}, LabSpec(topology="b"))
     assert e.value.field == ("nat64",)
-    # A VM router translates with Jool in its kernel (lab/model/jool.py).
+    # A VM router translates with Jool in its kernel (lab/vm/jool.py).
     assert VmBackend().dut_config({"nat64": "stateful"}, LabSpec(lab_kind="vm")).nat64 == "stateful"
 
 

@@ -19,7 +19,7 @@ import pytest
 from v6bench.core.errors import LabError, UsageError
 from v6bench.lab.vm import guest, vm, vm_config, vm_image
 from v6bench.lab.emulated.build import SYSCTLS
-from v6bench.lab.model import jool
+from v6bench.lab.vm import jool
 from v6bench.lab.model.dut import DutConfig
 from v6bench.lab.model.mtu import Mtus
 from v6bench.lab.model.mtu import parse as parse_mtu
@@ -94,7 +94,7 @@ def test_the_startup_configuration_is_the_namespace_routers():
 
 
 def test_a_vm_router_translates_with_jool_as_a_namespace_router_does_with_tayga():
-    """NAT64 on a VM router (lab/model/jool.py): Jool's instance with the
+    """NAT64 on a VM router (lab/vm/jool.py): Jool's instance with the
     prefix, t1's address mapped (stateless) or R1's address as pool4
     (stateful), after the addresses; no source NAT for TAYGA's pool."""
     topo = parse_topology("a")

@@ -11,7 +11,8 @@ import pytest
 from v6bench.core.errors import UsageError
 from v6bench.lab import interface
 from v6bench.lab.emulated.build import SYSCTLS
-from v6bench.lab.model import jool, translation, xlat
+from v6bench.lab.model import translation, xlat
+from v6bench.lab.vm import jool
 from v6bench.lab.model.mtu import Mtus
 from v6bench.lab.model.topology import ROUTER
 from v6bench.lab.vm import vm_config

@@ -24,8 +24,10 @@ COUNTS = ("forwarded_ipv4_frames", "forwarded_ipv6_frames", "slow_path_frames")
 class RouterHost(Protocol):
     """One router a data plane runs in: its ``name`` (``r1``), its test
     ``interfaces`` (toward its neighbours), ``work_dir`` (a directory of
-    its own, removed with the lab), ``cpu`` (the DUT CPU its work belongs
-    on, None: not pinned), ``command`` (a program's output, run in the
+    its own on this machine, removed with the lab), ``run_dir`` (a
+    directory of its own as the router sees it, gone with the lab),
+    ``cpu`` (the DUT CPU its work belongs on, None: not pinned or not this
+    machine's to pin), ``command`` (a program's output, run in the
     router: its namespace or guest; raises LabError on failure) and
     ``place`` (a file of the data plane's, put where the router can read
     it; returns that path as the router sees it)."""
@@ -36,6 +38,8 @@ class RouterHost(Protocol):
     def interfaces(self) -> tuple[str, ...]: ...
     @property
     def work_dir(self) -> Path: ...
+    @property
+    def run_dir(self) -> str: ...
     @property
     def cpu(self) -> int | None: ...
 

@@ -12,7 +12,7 @@ from .xdp import plane as xdp
 
 #: Every data plane by its ``[lab] data_plane`` name; a new one is its folder and one line here.
 REGISTRY: dict[str, DataPlane] = {"kernel": kernel.PLANE, "xdp": xdp.PLANE, "ovs": ovs.PLANE,
-                                   "flowtable": flowtable.PLANE}
+                                   "ovs-kernel": ovs.KERNEL_PLANE, "flowtable": flowtable.PLANE}
 DEFAULT = "kernel"
 
 

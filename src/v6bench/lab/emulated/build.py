@@ -301,8 +301,7 @@ def arrange_cpus(site: Site, topo: Topology, cpu_plan: CpuPlan, only: str | None
         for i in node.interfaces:
             for t in napi.enable_threaded(site.netns(node.name), i.name, cpu, known):
                 os.sched_setscheduler(t.pid, os.SCHED_FIFO, os.sched_param(FIFO_PRIORITY))
-                threads.append({"node": node.name, "netns": t.netns, "ifname": t.ifname, "pid": t.pid, "cpu": t.cpu,
-                                "policy": "fifo", "priority": FIFO_PRIORITY})
+                threads.append(napi.thread_record(node.name, t.netns, t.ifname, t.pid, t.cpu, "fifo", FIFO_PRIORITY))
     return threads
 
 

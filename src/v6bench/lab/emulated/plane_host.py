@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from ..dataplanes.protocol import DataPlane, RouterHost
-from ..machine import nsctl
+from ..machine import napi, nsctl
 from ..model.topology import ROUTER
 
 #: Where a router's data plane keeps what it is given and writes (under the lab's directory): ``KEY`` in the
@@ -31,6 +31,11 @@ class NamespaceHost:
     interfaces: tuple[str, ...]
     work_dir: Path
     cpu: int | None = None
+
+    @property
+    def run_dir(self) -> str:
+        """Its work directory: the namespace shares this machine's file system."""
+        return str(self.work_dir)
 
     def command(self, argv: list[str]) -> str:
         return nsctl.command(self.netns, argv)
@@ -55,8 +60,8 @@ def set_up(plane: DataPlane, nodes: list[dict[str, Any]], lab_dir: Path,
             h = host_of(n, lab_dir / n["name"], cpus.get(n["name"]))
             record = {"work_dir": str(h.work_dir), **plane.set_up(h)}
             n[KEY] = record
-            threads += [{"node": n["name"], "netns": n["netns"], "ifname": t["name"], "pid": t["pid"], "cpu": h.cpu,
-                         "policy": "other", "priority": 0} for t in record.get("cpu_threads", [])]
+            threads += [napi.thread_record(n["name"], n["netns"], t["name"], t["pid"], h.cpu)
+                        for t in record.get("cpu_threads", [])]
     return threads
 
 

@@ -28,7 +28,7 @@ from ..model.cpus import CpuPlan
 from ..model.dut import DutConfig
 from ..model.site import Site
 from ..model.topology import ROUTER, Topology
-from ..machine import nsctl
+from ..machine import napi, nsctl
 
 #: Longest wait for TAYGA's process after its start [s].
 START_TIMEOUT_S = 5.0
@@ -98,7 +98,7 @@ def start(site: Site, t: translation.Tayga, cpu: int | None) -> dict[str, Any]:
             tail = (d / "tayga.log").read_text(errors="replace").strip().splitlines()[-3:]
             raise LabError(f"{ns}: TAYGA did not start: {' / '.join(tail) or 'no output'}")
         time.sleep(0.05)
-    return {"node": router, "netns": ns, "ifname": THREAD, "pid": pids[0], "cpu": cpu, "policy": "other", "priority": 0}
+    return napi.thread_record(router, ns, THREAD, pids[0], cpu)
 
 
 def _taygas(ns: str) -> list[int]:

@@ -17,6 +17,8 @@ one frame, as on a router's NIC.
 
 from __future__ import annotations
 
+from typing import Any
+
 import errno
 import glob
 import os
@@ -63,6 +65,14 @@ class NapiThread:
     ifname: str
     pid: int
     cpu: int
+
+
+def thread_record(node: str, netns: str, name: str, pid: int, cpu: int | None, policy: str = "other",
+                  priority: int = 0) -> dict[str, Any]:
+    """A thread whose CPU time is a node's work, as a lab keeps it (``LabState.napi``): a NAPI thread
+    (``name``: its interface; ``policy`` ``fifo``), or a translator's or a data plane's (``other``)."""
+    return {"node": node, "netns": netns, "ifname": name, "pid": pid, "cpu": cpu, "policy": policy,
+            "priority": priority}
 
 
 def enable_threaded(netns: str, ifname: str, cpu: int, known: dict[int, str] | None = None) -> list[NapiThread]:

@@ -89,13 +89,14 @@ def lab_spec(d: dict[str, Any], base: Path | None = None) -> LabSpec:
     router = d.get("router", DEFAULT.lab_kind)
     if router not in ROUTERS:
         raise UsageError(f"{router!r} is not one of {', '.join(ROUTERS)}", "router")
-    if router != DEFAULT.lab_kind and not parse_topology(topo).routers:
-        raise UsageError(f"topology {topo} has no router to make a {router}", "router")
     plane = d.get("data_plane", DEFAULT.data_plane)
     if not isinstance(plane, str) or not plane:
         raise UsageError(f"expected a data plane's name such as \"xdp\", got {plane!r}", "data_plane")
-    if plane != DEFAULT.data_plane and not parse_topology(topo).routers:
-        raise UsageError(f"topology {topo} has no router to forward with {plane}", "data_plane")
+    # A router kind or a data plane other than the default needs a router in the topology.
+    for key, asked, default, what in (("router", router, DEFAULT.lab_kind, f"make a {router}"),
+                                      ("data_plane", plane, DEFAULT.data_plane, f"forward with {plane}")):
+        if asked != default and not parse_topology(topo).routers:
+            raise UsageError(f"topology {topo} has no router to {what}", key)
     return LabSpec(topo, parse_link_speed(speed), mtu, arr, lab_kind=router, data_plane=plane)
 
 

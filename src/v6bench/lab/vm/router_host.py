@@ -25,6 +25,8 @@ class VmHost:
     interfaces: tuple[str, ...]
     work_dir: Path
     cpu: int | None = None
+    #: Its directory in the guest: :data:`GUEST_DIR`.
+    run_dir: str = GUEST_DIR
 
     def command(self, argv: list[str]) -> str:
         return self.guest.command(argv)

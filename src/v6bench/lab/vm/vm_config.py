@@ -5,7 +5,7 @@ The same configuration as a namespace router's (lab/emulated/build.py): the role
 sysctls, each interface's MTU and addresses (no IPv6 on a link below 1280
 bytes, IPv6 without DAD), the static routes, the DUT's nftables rule set
 (lab/model/dut.py) and shaping (lab/emulated/shape.py), the tunnels (lab/model/tunnel.py, real
-devices here), NAT64 by Jool in the guest's kernel (lab/model/jool.py, where a namespace
+devices here), NAT64 by Jool in the guest's kernel (lab/vm/jool.py, where a namespace
 router runs TAYGA); and the management interface with snmpd, which serves the
 guest's CPU ticks and interface counters (lab/external/snmp.py reads them as it
 reads a physical router's).
@@ -16,7 +16,8 @@ from __future__ import annotations
 from typing import Any
 
 from ..model import dut as dut_rules
-from ..model import dslite, jool
+from ..model import dslite
+from . import jool
 from ..emulated import shape
 from ..model import tunnel
 from .guest import shell_line

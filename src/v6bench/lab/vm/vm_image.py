@@ -7,8 +7,9 @@ packages (``make setup`` runs ``v6bench lab vm-image``).
   as the bzImage ``vmlinuz``;
 - an initramfs (gzip'd newc cpio): ``busybox-static`` as ``/bin/busybox``
   and init (:file:`guest/init`), the ``ip``, ``tc``, ``nft``, ``snmpd``,
-  ``jool``, ``jool_siit`` and ``bpftool`` (the XDP data plane's counters)
-  binaries with every library ``ldd`` names,
+  ``jool``, ``jool_siit``, ``bpftool`` (the XDP data plane's counters)
+  and Open vSwitch's (the ``ovs-kernel`` data plane) binaries with every
+  library ``ldd`` names,
   and the kernel modules in :data:`MODULES` with their dependencies
   (``modules.dep``), loaded at boot: Jool's (``jool-dkms``) are built by
   DKMS against the kernel's headers (``linux-headers-amd64``) when the
@@ -46,18 +47,20 @@ VMLINUX = "vmlinux"
 VMLINUZ = "vmlinuz"
 INIT = Path(__file__).with_name("guest") / "init"
 BINARIES = ("/usr/bin/ip", "/usr/sbin/tc", "/usr/sbin/nft", "/usr/sbin/snmpd", "/usr/bin/jool", "/usr/bin/jool_siit",
-            "/usr/sbin/bpftool")
+            "/usr/sbin/bpftool", "/usr/bin/ovsdb-tool", "/usr/sbin/ovsdb-server", "/usr/sbin/ovs-vswitchd",
+            "/usr/bin/ovs-vsctl", "/usr/bin/ovs-ofctl", "/usr/bin/ovs-appctl")
 PACKAGES = ("linux-image-amd64", "busybox-static", "iproute2", "nftables", "snmpd", "qemu-system-x86",
-            "linux-headers-amd64", "jool-dkms", "jool-tools", "bpftool")
+            "linux-headers-amd64", "jool-dkms", "jool-tools", "bpftool", "openvswitch-switch")
 #: Loaded at boot, in this order (dependencies first by modprobe): the
 #: virtio NIC and disk, nftables with what the DUT configurations use
 #: (libcrc32c's soft dependency crc32c first: busybox's modprobe skips softdeps),
-#: the flowtable fast path with its named counters (lab/dataplanes/flowtable), the qdiscs of shaping and delay,
-#: the real tunnels, and Jool's translators (SIIT and NAT64).
+#: the flowtable fast path with its named counters (lab/dataplanes/flowtable), Open vSwitch's kernel datapath,
+#: the qdiscs of shaping and delay, the real tunnels, and Jool's translators (SIIT and NAT64).
 MODULES = (
     "virtio_pci", "virtio_net", "virtio_blk",
     "crc32c_generic", "nf_tables", "nft_limit", "nft_ct", "nft_nat", "nft_chain_nat", "nft_masq", "nft_reject_inet",
     "nf_conntrack", "nf_nat", "nf_flow_table", "nf_flow_table_inet", "nft_flow_offload", "nft_objref",
+    "openvswitch",
     "sch_tbf", "sch_netem", "sch_htb", "sch_fq_codel",
     "sit", "ip6_tunnel", "ip_gre", "ip6_gre", "gre",
     "jool_siit", "jool",
@@ -223,7 +226,8 @@ def initramfs(release: str) -> bytes:
         raise LabError("/bin/busybox is not the static one: apt-get install busybox-static")
     for b in BINARIES:
         if not Path(b).exists():
-            raise LabError(f"{b} is missing: apt-get install iproute2 nftables snmpd jool-tools bpftool")
+            raise LabError(f"{b} is missing: apt-get install iproute2 nftables snmpd jool-tools bpftool "
+                           "openvswitch-switch")
     cpio = _Cpio()
     for merged in ("lib", "lib64"):  # Debian 12's merged /usr, which the binaries' loader paths assume
         if os.path.islink(f"/{merged}"):

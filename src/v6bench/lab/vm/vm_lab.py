@@ -14,7 +14,7 @@ boots with the table's route file as its second disk and memory for it
 (:func:`memory_mb`), and the table is loaded in its guest
 (lab/emulated/fib_load.py through :func:`table_shells`), again after a reset.
 With NAT64 (``DutConfig.nat64``) R1 translates with Jool in its guest's
-kernel (lab/model/jool.py), its counters read with every trial.
+kernel (lab/vm/jool.py), its counters read with every trial.
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ from ..emulated import build, fib_load, plane_host
 from ..machine import cost
 from . import guest, router_host, vm, vm_config, vm_image
 from ..model.cpus import CpuPlan
-from ..model import jool
+from . import jool
 from ..dataplanes import registry as data_planes
 from ..dataplanes.protocol import DataPlane
 from ..model.dut import DutConfig
@@ -226,7 +226,7 @@ class VmObserver:
         return plane_host.counts(data_planes.find(self.lab.data_plane), self.lab.nodes, router_host.host)
 
     def _jool(self) -> dict[str, dict[str, Any] | None]:
-        """Each Jool's counters (lab/model/jool.py) by router; None where its instance is gone."""
+        """Each Jool's counters (lab/vm/jool.py) by router; None where its instance is gone."""
         out: dict[str, dict[str, Any] | None] = {}
         for router, mode, _ in jool.translators(self.lab.dut_config.nat64, self.lab.dut_config.xlat):
             try:

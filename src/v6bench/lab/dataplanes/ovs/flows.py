@@ -3,9 +3,13 @@ router's kernel routes and addresses (pure: no command runs here).
 
 - table 0: ARP (requests and replies) and ND (solicitations, advertisements)
   teach table 1 the sender's MAC by its IP address (``learn``), then are
-  dropped: the kernel, which sees every frame (the ports are packet
-  sockets), answers them itself. A frame for one of the router's own
-  addresses is dropped likewise. A transit frame matches its route
+  dropped: the kernel, which sees every frame (the userspace datapath's
+  ports are packet sockets), answers them itself. A frame for one of the
+  router's own addresses is dropped likewise. With the kernel datapath the
+  kernel sees only what the bridge gives it: each port's addresses are on
+  an internal port of its own (``kernel_ports``), to which ARP, ND and the
+  router's own frames from that port go, and whose frames (the kernel's
+  answers, its ARP and ND) go out of that port. A transit frame matches its route
   (longest prefix first): source MAC the egress port's, TTL or hop limit
   decreased (``dec_ttl``; IPv4's checksum updated), the next hop's address
   into ``reg0`` (IPv4) or ``xxreg1`` (IPv6, registers 4-7: the gateway, or
@@ -37,23 +41,31 @@ class Route:
     gateway: str | None = None
 
 
-def table(routes: list[Route], local: list[str], ports: dict[str, int], macs: dict[str, str]) -> list[str]:
+_NEIGHBOURS = (("arp", "eth_type=0x800,NXM_NX_REG0[]=NXM_OF_ARP_SPA[]"),
+               ("icmp6,icmp_type=135", "eth_type=0x86dd,NXM_NX_XXREG1[]=NXM_NX_IPV6_SRC[]"),
+               ("icmp6,icmp_type=136", "eth_type=0x86dd,NXM_NX_XXREG1[]=NXM_NX_ND_TARGET[]"))
+
+
+def table(routes: list[Route], local: list[str], ports: dict[str, int], macs: dict[str, str],
+          kernel_ports: dict[str, int] | None = None) -> list[str]:
     """The flows (``ovs-ofctl add-flows`` lines) for ``routes``, the router's own addresses ``local``, its
-    devices' OpenFlow port numbers ``ports`` and MACs ``macs``; routes on other devices are left out."""
-    flows = [
-        "table=0,priority=0,actions=drop",
-        f"table=0,priority=1000,arp,actions=learn(table=1,priority=100,eth_type=0x800,"
-        f"NXM_NX_REG0[]=NXM_OF_ARP_SPA[],{_LEARN})",
-        f"table=0,priority=1000,icmp6,icmp_type=135,actions=learn(table=1,priority=100,eth_type=0x86dd,"
-        f"NXM_NX_XXREG1[]=NXM_NX_IPV6_SRC[],{_LEARN})",
-        f"table=0,priority=1000,icmp6,icmp_type=136,actions=learn(table=1,priority=100,eth_type=0x86dd,"
-        f"NXM_NX_XXREG1[]=NXM_NX_ND_TARGET[],{_LEARN})",
-        f"{OUT_IPV4},actions=output:NXM_NX_REG8[]",
-        f"{OUT_IPV6},actions=output:NXM_NX_REG8[]",
-    ]
-    for a in local:
-        ip = ipaddress.ip_address(a)
-        flows.append(f"table=0,priority=900,{'ip,nw_dst' if ip.version == 4 else 'ipv6,ipv6_dst'}={ip},actions=drop")
+    devices' OpenFlow port numbers ``ports`` and MACs ``macs``; routes on other devices are left out.
+    ``kernel_ports``: each device's internal port (its OpenFlow number), where the kernel has its addresses
+    (the kernel datapath); None: the kernel sees every frame itself (the userspace datapath)."""
+    flows = ["table=0,priority=0,actions=drop", f"{OUT_IPV4},actions=output:NXM_NX_REG8[]",
+             f"{OUT_IPV6},actions=output:NXM_NX_REG8[]"]
+    own = [f"{'ip,nw_dst' if ipaddress.ip_address(a).version == 4 else 'ipv6,ipv6_dst'}={ipaddress.ip_address(a)}"
+           for a in local]
+    if kernel_ports is None:
+        flows += [f"table=0,priority=1000,{m},actions=learn(table=1,priority=100,{k},{_LEARN})" for m, k in _NEIGHBOURS]
+        flows += [f"table=0,priority=900,{m},actions=drop" for m in own]
+    else:
+        for dev, k in kernel_ports.items():
+            p = ports[dev]
+            flows.append(f"table=0,priority=1100,in_port={k},actions=output:{p}")
+            flows += [f"table=0,priority=1000,in_port={p},{m},actions=learn(table=1,priority=100,{lk},{_LEARN}),"
+                      f"output:{k}" for m, lk in _NEIGHBOURS]
+            flows += [f"table=0,priority=900,in_port={p},{m},actions=output:{k}" for m in own]
     for r in routes:
         if r.dev not in ports:
             continue

@@ -1,21 +1,29 @@
-"""Open vSwitch as a router, its userspace datapath (``datapath_type=netdev``)
-on a namespace router: an ovsdb-server and an ovs-vswitchd of the router's
-own (its work directory, its namespace, its DUT CPU), one bridge whose
-ports are the router's interfaces (packet sockets), and the OpenFlow tables
-of :mod:`.flows` made from the router's kernel routes and addresses.
+"""Open vSwitch as a router: its userspace datapath
+(``datapath_type=netdev``, ``data_plane = "ovs"``) on a namespace router,
+its kernel datapath (``system``, the ``openvswitch`` module;
+``data_plane = "ovs-kernel"``) in a VM router's guest. An ovsdb-server and
+an ovs-vswitchd of the router's own (its run directory, its namespace or
+guest, its DUT CPU in a namespace), one bridge whose ports are the
+router's interfaces, and the OpenFlow tables of :mod:`.flows` made from
+the router's kernel routes and addresses.
 
 The kernel keeps the router's addresses, so it answers ARP and ND and
-takes frames for the router; its forwarding is off, and an nftables
-``netdev`` ingress chain (after the packet sockets' tap) drops the transit
-frames the kernel also receives, so that only Open vSwitch forwards them
-and the kernel does not spend the DUT CPU on them twice.
+takes frames for the router; its forwarding is off. The userspace
+datapath's ports are packet sockets, beside which the kernel receives
+every frame: an nftables ``netdev`` ingress chain (after the sockets' tap)
+drops the transit frames, so that only Open vSwitch forwards them and the
+kernel does not spend the DUT CPU on them twice. The kernel datapath takes
+its ports' frames before the kernel's stack: each port's addresses move to
+an internal port of the bridge with its MAC, and the flows hand the kernel
+ARP, ND and its own frames there (:mod:`.flows`).
 
 Its counts: the packet counts of table 2's two output flows (IPv4, IPv6),
 read after the revalidators' next round (``revalidator/wait``: the
 datapath flows' statistics reach the OpenFlow flows then), and the
 datapath's misses (``dpctl/show``: upcalls, the slow path: the first frame
 of each datapath flow, and ARP and ND) as ``slow_path_frames``. Its CPU
-time: ovs-vswitchd's lasting threads (:func:`threads`).
+time on a namespace router: ovs-vswitchd's lasting threads
+(:func:`threads`); in a VM, the VM's.
 """
 
 from __future__ import annotations
@@ -40,11 +48,10 @@ BRIDGE = "br0"
 NFT_TABLE = "v6b_ovs"
 
 
-def _paths(work_dir: Path) -> dict[str, str]:
-    d = work_dir / "ovs"
-    return {"dir": str(d), "db": str(d / "conf.db"), "db_sock": f"unix:{d / 'db.sock'}",
-            "db_ctl": str(d / "ovsdb.ctl"), "ctl": str(d / "vswitchd.ctl"), "mgmt": f"unix:{d / (BRIDGE + '.mgmt')}",
-            "pid": str(d / "vswitchd.pid")}
+def _paths(run_dir: str) -> dict[str, str]:
+    d = f"{run_dir}/ovs"
+    return {"dir": d, "db": f"{d}/conf.db", "db_sock": f"unix:{d}/db.sock", "db_ctl": f"{d}/ovsdb.ctl",
+            "ctl": f"{d}/vswitchd.ctl", "mgmt": f"unix:{d}/{BRIDGE}.mgmt", "pid": f"{d}/vswitchd.pid"}
 
 
 def ingress_ruleset(local: dict[str, list[str]]) -> str:
@@ -73,71 +80,86 @@ def n_packets(dump: str, match: str) -> int:
     raise LabError(f"Open vSwitch: no flow {match} in its table 2")
 
 
-def threads(pid: int) -> list[dict[str, Any]]:
-    """ovs-vswitchd ``pid``'s lasting threads: the main one, which polls the ports and forwards (the userspace
-    datapath's non-PMD ports), and its named helpers (handler, revalidator, urcu, …); the unnamed threads it
-    starts and ends now and then (tens of µs each) are left out, as their end would leave a trial's CPU time
-    unknown."""
+def threads(router: RouterHost, pid: int) -> list[dict[str, Any]]:
+    """ovs-vswitchd ``pid``'s lasting threads in ``router``: the main one, which polls the ports and forwards
+    (the userspace datapath's non-PMD ports), and its named helpers (handler, revalidator, urcu, …); the
+    unnamed threads it starts and ends now and then (tens of µs each) are left out, as their end would leave a
+    trial's CPU time unknown."""
+    listing = router.command(["sh", "-c", f'for t in /proc/{pid}/task/*; do echo "${{t##*/}} $(cat $t/comm)"; done'])
     out = []
-    for t in sorted(Path(f"/proc/{pid}/task").iterdir(), key=lambda t: int(t.name)):
-        try:
-            comm = (t / "comm").read_text().strip()
-        except OSError:
-            continue
-        if int(t.name) == pid or comm != "ovs-vswitchd":
-            out.append({"name": f"{comm}/{t.name}", "pid": int(t.name)})
+    for line in sorted(listing.splitlines(), key=lambda x: int(x.split()[0]) if x.split() else 0):
+        tid, _, comm = line.strip().partition(" ")
+        if tid.isdigit() and (int(tid) == pid or comm != "ovs-vswitchd"):
+            out.append({"name": f"{comm}/{tid}", "pid": int(tid)})
     return out
 
 
-class OvsPlane:
-    """Open vSwitch's userspace datapath as the router, on namespace routers."""
+def kernel_port(dev: str) -> str:
+    """The internal port that holds device ``dev``'s addresses (the kernel datapath)."""
+    return f"{dev}-k"
 
-    name = "ovs"
-    summary = "Open vSwitch's userspace datapath (netdev) as a router"
-    router_kinds: tuple[str, ...] = ("ns",)
+
+class OvsPlane:
+    """Open vSwitch as the router, with the ``datapath`` (``netdev``: userspace, ``system``: the kernel's)."""
+
     carries = frozenset({"scope"})
     keeps_state = False
+
+    def __init__(self, name: str, datapath: str, summary: str, router_kinds: tuple[str, ...]) -> None:
+        self.name, self.datapath, self.summary, self.router_kinds = name, datapath, summary, router_kinds
 
     def check_machine(self) -> None:
         """Open vSwitch's programs and schema (Debian package openvswitch-switch; ``make setup``)."""
         missing = [t for t in TOOLS if shutil.which(t) is None]
         if missing or not SCHEMA.exists():
-            raise LabError(f"the ovs data plane needs {', '.join(missing) or SCHEMA} (Debian package "
+            raise LabError(f"the {self.name} data plane needs {', '.join(missing) or SCHEMA} (Debian package "
                            "openvswitch-switch; `make setup` installs it)")
 
     def set_up(self, router: RouterHost) -> dict[str, Any]:
-        p = _paths(router.work_dir)
-        Path(p["dir"]).mkdir(parents=True, exist_ok=True)
+        p = _paths(router.run_dir)
+        router.work_dir.mkdir(parents=True, exist_ok=True)
+        router.command(["mkdir", "-p", p["dir"]])
         pin = ["taskset", "-a", "-c", str(router.cpu)] if router.cpu is not None else []
-        router.command(["ovsdb-tool", "create", p["db"], str(SCHEMA)])
-        router.command([*pin, "ovsdb-server", p["db"], f"--remote=p{p['db_sock']}", f"--unixctl={p['db_ctl']}",
+        env = ["env", f"OVS_RUNDIR={p['dir']}", f"OVS_DBDIR={p['dir']}", f"OVS_LOGDIR={p['dir']}"]
+        router.command(["ovsdb-tool", "create", p["db"], router.place("vswitch.ovsschema", SCHEMA)])
+        router.command([*env, *pin, "ovsdb-server", p["db"], f"--remote=p{p['db_sock']}", f"--unixctl={p['db_ctl']}",
                         f"--pidfile={p['dir']}/ovsdb.pid", f"--log-file={p['dir']}/ovsdb.log", "--detach"])
-        router.command(["env", f"OVS_RUNDIR={p['dir']}", *pin, "ovs-vswitchd", p["db_sock"], f"--unixctl={p['ctl']}",
+        router.command([*env, *pin, "ovs-vswitchd", p["db_sock"], f"--unixctl={p['ctl']}",
                         f"--pidfile={p['pid']}", f"--log-file={p['dir']}/vswitchd.log", "--detach"])
-        vsctl = ["ovs-vsctl", f"--db={p['db_sock']}", "--timeout=10"]
+        vsctl = [*env, "ovs-vsctl", f"--db={p['db_sock']}", "--timeout=10"]
         router.command([*vsctl, "--no-wait", "init"])
-        add = [*vsctl, "add-br", BRIDGE, "--", "set", "bridge", BRIDGE, "datapath_type=netdev", "fail-mode=secure"]
+        add = [*vsctl, "add-br", BRIDGE, "--", "set", "bridge", BRIDGE, f"datapath_type={self.datapath}",
+               "fail-mode=secure"]
         ports = {}
         for n, ifname in enumerate(router.interfaces, 1):
             add += ["--", "add-port", BRIDGE, ifname, "--", "set", "interface", ifname, f"ofport_request={n}"]
             ports[ifname] = n
-        router.command(add)
+        kernel_ports = {dev: 100 + n for dev, n in ports.items()} if self.datapath == "system" else None
+        for dev, n in (kernel_ports or {}).items():
+            k = kernel_port(dev)
+            add += ["--", "add-port", BRIDGE, k, "--", "set", "interface", k, "type=internal", f"ofport_request={n}"]
         links = json.loads(router.command(["ip", "-j", "addr", "show"]))
         macs = {link["ifname"]: link["address"] for link in links}
-        local = {link["ifname"]: [a["local"] for a in link.get("addr_info", []) if a.get("scope") == "global"]
+        local = {link["ifname"]: [a for a in link.get("addr_info", []) if a.get("scope") == "global"]
                  for link in links if link["ifname"] in ports}
-        routes = [flows.Route(r["dst"], r["dev"], r.get("gateway"))
-                  for fam in ("-4", "-6") for r in json.loads(router.command(["ip", "-j", fam, "route", "show"]))
+        shown = [r for fam in ("-4", "-6") for r in json.loads(router.command(["ip", "-j", fam, "route", "show"]))]
+        routes = [flows.Route(r["dst"], r["dev"], r.get("gateway")) for r in shown
                   if r.get("dev") in ports and r["dst"] != "default" and not r["dst"].startswith("fe80")]
-        table = Path(p["dir"]) / "flows"
-        table.write_text("\n".join(flows.table(routes, [a for v in local.values() for a in v], ports, macs)) + "\n")
+        router.command(add)
+        if kernel_ports is not None:
+            _move_addresses(router, local, routes, {link["ifname"]: link["mtu"] for link in links}, macs)
+        addresses = [a["local"] for v in local.values() for a in v]
+        table = router.work_dir / "ovs-flows"
+        table.write_text("\n".join(flows.table(routes, addresses, ports, macs, kernel_ports)) + "\n")
         router.command(["ovs-ofctl", "del-flows", p["mgmt"]])
-        router.command(["ovs-ofctl", "add-flows", p["mgmt"], str(table)])
+        router.command(["ovs-ofctl", "add-flows", p["mgmt"], router.place("ovs-flows", table)])
         router.command(["sysctl", "-qw", "net.ipv4.ip_forward=0", "net.ipv6.conf.all.forwarding=0"])
-        rules = Path(p["dir"]) / "ingress.nft"
-        rules.write_text(ingress_ruleset(local))
-        router.command(["nft", "-f", str(rules)])
-        return {"ovs": p, "ports": ports, "cpu_threads": threads(int(Path(p["pid"]).read_text().split()[0]))}
+        if kernel_ports is None:
+            rules = router.work_dir / "ovs-ingress.nft"
+            rules.write_text(ingress_ruleset({dev: [a["local"] for a in v] for dev, v in local.items()}))
+            router.command(["nft", "-f", router.place("ovs-ingress.nft", rules)])
+        pid = int(router.command(["cat", p["pid"]]).split()[0])
+        return {"ovs": p, "ports": ports, "datapath": self.datapath, "cpu_threads": threads(router, pid)}
 
     def counts(self, router: RouterHost, setup: dict[str, Any]) -> dict[str, int]:
         p = setup["ovs"]
@@ -151,13 +173,31 @@ class OvsPlane:
                 "forwarded_ipv6_frames": n_packets(dump, flows.OUT_IPV6), "slow_path_frames": int(missed.group(1))}
 
     def record(self) -> dict[str, Any]:
-        return _record()
+        return {**_record(), "name": self.name, "datapath": self.datapath}
+
+
+def _move_addresses(router: RouterHost, local: dict[str, list[dict[str, Any]]], routes: list[flows.Route],
+                    mtus: dict[str, int], macs: dict[str, str]) -> None:
+    """Each port's addresses, and the routes through it, onto its internal port (:func:`kernel_port`) with its
+    MAC and MTU; IPv6 off on the port itself, which only the bridge uses."""
+    for dev, addrs in local.items():
+        k = kernel_port(dev)
+        router.command(["ip", "link", "set", "dev", k, "address", macs[dev], "mtu", str(mtus[dev]), "up"])
+        for a in addrs:
+            router.command(["ip", "addr", "del", f"{a['local']}/{a['prefixlen']}", "dev", dev])
+            router.command(["ip", "addr", "add", f"{a['local']}/{a['prefixlen']}", "dev", k,
+                            *(["nodad"] if ":" in a["local"] else [])])
+        router.command(["sysctl", "-qw", f"net.ipv6.conf.{dev}.disable_ipv6=1"])
+    for r in routes:
+        if r.gateway:
+            router.command(["ip", "route", "replace", r.dst, "via", r.gateway, "dev", kernel_port(r.dev)])
 
 
 @functools.cache  # the program does not change under a running command; every trial's record asks
 def _record() -> dict[str, Any]:
     r = subprocess.run(["ovs-vswitchd", "--version"], capture_output=True, text=True)
-    return {"name": OvsPlane.name, "ovs_vswitchd": r.stdout.splitlines()[0] if r.returncode == 0 and r.stdout else None}
+    return {"ovs_vswitchd": r.stdout.splitlines()[0] if r.returncode == 0 and r.stdout else None}
 
 
-PLANE = OvsPlane()
+PLANE = OvsPlane("ovs", "netdev", "Open vSwitch's userspace datapath (netdev) as a router", ("ns",))
+KERNEL_PLANE = OvsPlane("ovs-kernel", "system", "Open vSwitch's kernel datapath as a router", ("vm",))

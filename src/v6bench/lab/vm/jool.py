@@ -1,12 +1,12 @@
 """NAT64 on a VM router: Jool in the guest's kernel (``[dut] nat64`` with
-``router = "vm"``), the same translator as :mod:`.translation` describes
+``router = "vm"``), the same translator as :mod:`..model.translation` describes
 with the same addresses, built by Jool instead of TAYGA (no commands run
 here: the guest's startup script runs these lines, lab/vm/vm_config.py);
 464XLAT's CLAT and PLAT likewise (:func:`xlat_commands`).
 
 - ``stateless``: SIIT Jool (RFC 7915) in netfilter mode, pool6
-  :data:`~.translation.PREFIX`, and one EAMT entry (RFC 7757) mapping t1's
-  IPv6 address to :data:`~.translation.STATIC_V4`, as TAYGA's ``map``.
+  :data:`~..model.translation.PREFIX`, and one EAMT entry (RFC 7757) mapping t1's
+  IPv6 address to :data:`~..model.translation.STATIC_V4`, as TAYGA's ``map``.
 - ``stateful``: NAT64 Jool (RFC 6146) in netfilter mode, pool6 the same,
   pool4 R1's address on t2's side with UDP ports :data:`POOL4_PORTS`
   (Jool's default range, above the ports RFC 4814's walks take through a
@@ -23,8 +23,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from . import translation, xlat
-from .topology import Topology
+from ..model import translation, xlat
+from ..model.topology import Topology
 
 #: The Jool instance's name in the guest.
 INSTANCE = "v6bench"
