@@ -20,7 +20,7 @@ import pytest
 import cli_site
 import spoiled
 from cli_site import PREFIX, RUN_DIR, clean_site, namespaces, remove_run_dir, v6bench  # noqa: F401
-from v6bench.lab.model.dut import burst_frames
+from v6bench.lab.emulated.ruleset import burst_frames
 
 pytestmark = [pytest.mark.netns, pytest.mark.usefixtures("clean_site", "remove_run_dir")]
 
@@ -126,6 +126,8 @@ def test_vm_router_lab_trials_snmp_search_resets_and_a_killed_qemu(nothing_left,
         assert 0 < host["qemu_busy_ratio"] <= 1.05 and host["cpu"] == r1["vm"]["cpu"], host
         each = r["dut_cost"]["by_family"]
         assert all(COST_RATIO[0] < each[v] / r["dut_cost"]["ns_per_frame"] < COST_RATIO[1] for v in ("4", "6")), r["dut_cost"]
+        # The guest kernel's own count of what it forwarded (lab/dataplanes/kernel), read in the guest.
+        assert r["lab"]["data_plane"] == {"name": "kernel"} and _plane_agrees(r)["slow_path_frames"] == 0
         # Above the limiter the guest's nftables drops the excess: the DUT's loss, not the tester's.
         r = cli_site.trial_json("--mix", "100/0", "--frame-size", "128", "--rate", f"{2 * LIMIT_FPS}fps", "--duration", "2")
         assert not r["tester_limited"], r["tester_limited_reasons"]

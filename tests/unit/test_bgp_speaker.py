@@ -9,7 +9,7 @@ import subprocess
 
 from test_external_lab import MINIMAL
 from v6bench.lab.external import bgp_speaker
-from v6bench.lab.model import external_spec
+from v6bench.lab.external import lab_file as external_spec
 from v6bench.lab.model.site import Site
 
 LAB = MINIMAL + "[table]\nallow_full_table = true\npeer_as = 65002\nhold_time_s = 90\n"

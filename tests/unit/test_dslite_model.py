@@ -14,7 +14,8 @@ from v6bench.lab import interface
 from v6bench.lab.emulated.backend import NamespaceBackend
 from v6bench.lab.emulated.build import SYSCTLS
 from v6bench.lab.model import dslite
-from v6bench.lab.model.dut import DutConfig, ruleset
+from v6bench.lab.emulated.ruleset import ruleset
+from v6bench.lab.model.dut import DutConfig
 from v6bench.lab.model.mtu import Mtus
 from v6bench.lab.model.spec import LabSpec
 from v6bench.lab.model.topology import ROUTER, parse_topology

@@ -6,7 +6,8 @@ from __future__ import annotations
 import pytest
 
 from v6bench.core.errors import UsageError
-from v6bench.lab.model.dut import DutConfig, ports, ruleset
+from v6bench.lab.emulated.ruleset import ports, ruleset
+from v6bench.lab.model.dut import DutConfig
 from v6bench.lab.model.topology import parse_topology
 from v6bench.core.params import parse
 

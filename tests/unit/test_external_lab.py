@@ -16,11 +16,11 @@ from v6bench.campaign import spec as campaign_spec
 from v6bench.core.errors import UsageError
 from v6bench.core.rates import format_link_speed, parse_port_speed
 from v6bench.engine import local
-from v6bench.lab.model import external_spec
+from v6bench.lab.external import lab_file as external_spec
 from v6bench.lab.model.dut import DutConfig
 from v6bench.lab.external import snmp
 from v6bench.lab.external.snmp_observe import SnmpDut, SnmpObserver
-from v6bench.lab.model.external_spec import SnmpSpec
+from v6bench.lab.external.lab_file import SnmpSpec
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "docs" / "examples" / "external-lab.toml"
@@ -249,7 +249,8 @@ def parse(lab_dir: Path, text: str) -> campaign_spec.Campaign:
 
 def test_a_campaign_finds_its_lab_file_beside_it_and_runs_frame_tests_on_it(lab_dir):
     c = parse(lab_dir, CAMPAIGN.format(kind="throughput"))
-    assert c.lab.external is not None and c.lab.external.link_speed_bps == 25e9 and c.lab.topology == "a"
+    assert isinstance(c.lab.lab_file, external_spec.ExternalSpec) and c.lab.lab_file.link_speed_bps == 25e9
+    assert c.lab.topology == "a" and c.lab.lab_kind == "external"
     assert parse(lab_dir, CAMPAIGN.format(kind="reset") + 'kinds = ["soft"]\n').tests[0].kind == "reset"
 
 

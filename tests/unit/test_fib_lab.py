@@ -100,19 +100,19 @@ def test_an_external_router_is_given_a_table_only_where_its_file_allows_it(tmp_p
     not told a table (the error says how to allow it); with it, the table,
     its seed and the destinations are taken, and nothing else of [dut]."""
     from test_external_lab import MINIMAL
-    from v6bench.lab.model.spec import external_lab
+    from v6bench.lab.interface import lab_spec
 
     (tmp_path / "lab.toml").write_text(MINIMAL)
-    lab = external_lab({"file": str(tmp_path / "lab.toml")}, None)
+    lab = lab_spec({"file": str(tmp_path / "lab.toml")}, None)
     with pytest.raises(UsageError, match="allow_full_table = true") as e:
         dut_config({"table": "internet"}, lab)
     assert e.value.field == ("table",)
     assert dut_config({"table": "none"}, lab).table == "none"
     (tmp_path / "lab.toml").write_text(MINIMAL + "\n[table]\nallow_full_table = true\npeer_as = 65001\n")
-    lab = external_lab({"file": str(tmp_path / "lab.toml")}, None)
+    lab = lab_spec({"file": str(tmp_path / "lab.toml")}, None)
     dut = dut_config({"table": "10k", "table_seed": 3, "destinations": 500}, lab)
     assert (dut.table, dut.table_seed, dut.destinations) == ("10k", 3, 500)
-    t = lab.external.table
+    t = lab.lab_file.table
     assert (t.local_as, t.peer_as, t.speaker_ipv4, t.speaker_ipv6, t.peer_ipv4, t.peer_ipv6) == \
         (4_200_000_001, 65001, "198.19.0.3/24", "2001:2:0:1::3/64", "198.19.0.1", "2001:2:0:1::1")
     with pytest.raises(UsageError, match="dut.apply") as e:

@@ -14,7 +14,8 @@ from v6bench.core.errors import UsageError
 from v6bench.core.frames import Traffic
 from v6bench.core.params import parse
 from v6bench.lab.model import translation
-from v6bench.lab.model.dut import DutConfig, flow2_scenarios, ruleset
+from v6bench.lab.emulated.ruleset import ruleset
+from v6bench.lab.model.dut import DutConfig, flow2_scenarios
 from v6bench.lab.model.spec import LabSpec, dut_config
 from v6bench.lab.model.topology import parse_topology
 from v6bench.lab.vm.backend import VmBackend

@@ -16,7 +16,8 @@ from v6bench.lab.vm import jool
 from v6bench.lab.model.mtu import Mtus
 from v6bench.lab.model.topology import ROUTER
 from v6bench.lab.vm import vm_config
-from v6bench.lab.model.dut import DutConfig, ruleset
+from v6bench.lab.emulated.ruleset import ruleset
+from v6bench.lab.model.dut import DutConfig
 from v6bench.lab.model.spec import LabSpec, dut_config
 from v6bench.lab.model.topology import parse_topology
 from v6bench.lab.vm.backend import VmBackend

@@ -71,7 +71,7 @@ from .. import selftest
 from ..core.errors import Field, UsageError
 from ..lab import interface
 from ..lab.model.dut import DutConfig
-from ..lab.model.spec import LabSpec, lab_spec
+from ..lab.model.spec import LabSpec
 from ..methods import registry, throughput
 from ..core.params import only_keys, parse, subtable
 from ..core import frames
@@ -224,7 +224,7 @@ def _selftest(st: dict) -> tuple[str, tuple[int, ...]]:
 
 def _lab(lab_d: dict, where: Field, base: Path) -> LabSpec:
     try:
-        return lab_spec(lab_d, base)
+        return interface.lab_spec(lab_d, base)
     except UsageError as e:
         raise e.at(*where) from None
 

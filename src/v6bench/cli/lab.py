@@ -6,7 +6,6 @@ import argparse
 
 from ..lab import interface
 from ..lab.model.site import Site
-from ..lab.model.spec import lab_spec
 from ..core.errors import UsageError
 from . import render
 from ..trial import probe
@@ -59,7 +58,7 @@ def specs(args: argparse.Namespace, current: dict):
     """The lab and DUT the options give over ``current`` (a ``[lab]``
     table), checked like a campaign's; the DUT is None if no option gave one."""
     try:
-        lab = lab_spec(lab_table(args, current))
+        lab = interface.lab_spec(lab_table(args, current))
     except UsageError as e:
         raise e.at("lab") from None
     d = dut_table(args)

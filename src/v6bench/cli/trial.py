@@ -85,7 +85,7 @@ def run(site: Site, args: argparse.Namespace, say) -> int:
                        **translation_options(args))
     current, current_dut = current_lab(site)
     lab, dut = lab_cmd.specs(args, current)
-    dut = dut if dut is not None else (DutConfig() if lab.external else current_dut)
+    dut = dut if dut is not None else (DutConfig() if lab.lab_file else current_dut)
     req.check_on_lab(lab.topology, lab.link_speed_bps, lab.mtu, interface.spec_tunnel(lab, dut), dut)  # bad input before any privileged work
     st = None
     if args.selftest != "never" or is_url(args.db) or os.path.exists(args.db):  # `never` creates no database

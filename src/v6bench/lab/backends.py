@@ -19,8 +19,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from pathlib import Path
+
 from .emulated import backend as ns
 from .external import backend as external
+from .external import lab_file
+from .model import spec as model_spec
 from .model.spec import LabSpec
 from .protocol import Backend, Lab
 from .vm import backend as vm
@@ -32,6 +36,13 @@ REGISTRY: dict[str, Backend[Any]] = {"ns": ns.BACKEND, "vm": vm.BACKEND, "extern
 #: The kind whose backend answers for the lab ``lab up`` keeps on this machine (one at a time; the
 #: emulated lab's state says whether its routers are namespaces or VMs).
 KEPT = "ns"
+
+
+def lab_spec(d: dict[str, Any], base: Path | None = None) -> LabSpec:
+    """The ``[lab]`` table ``d`` as a :class:`LabSpec`: a lab file (``file``, relative to ``base``) read by
+    the kind whose labs come from one (``external``, lab/external/lab_file.py); every other table by
+    lab/model/spec.lab_spec."""
+    return lab_file.lab_spec(d, base) if "file" in d else model_spec.lab_spec(d, base)
 
 
 def of(lab: Lab) -> Backend[Any]:

@@ -8,7 +8,8 @@ routers) are this machine's, whatever the kind.
 
 from __future__ import annotations
 
-from typing import ContextManager
+from pathlib import Path
+from typing import Any, ContextManager
 
 from . import backends
 from .dataplanes import registry as data_plane_registry
@@ -28,6 +29,12 @@ def for_trial(site: Site, spec: LabSpec, dut: DutConfig | None, apply: bool = Tr
     (ports checked, configuration applied unless not ``apply``, agent
     polled, a table announced)."""
     return backends.for_spec(spec).take(site, spec, dut, apply)
+
+
+def lab_spec(d: dict[str, Any], base: Path | None = None) -> LabSpec:
+    """The ``[lab]`` table ``d`` as a :class:`LabSpec`, whatever its kind (lab/backends.lab_spec): every
+    front end's one route (a campaign file's table, ``cli/options.py``'s)."""
+    return backends.lab_spec(d, base)
 
 
 def data_planes() -> dict[str, str]:

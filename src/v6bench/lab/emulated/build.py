@@ -22,7 +22,7 @@ from pyroute2 import netns as pr_netns
 
 from ... import engine
 from ...core.errors import LabError
-from ..model import dut as dut_rules
+from . import ruleset as dut_rules
 from ..dataplanes import registry as data_planes
 from ..dataplanes.protocol import DataPlane
 from . import configured, fib_load, plane_host, rps, shape, translator, tunnel_setup

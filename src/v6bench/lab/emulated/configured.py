@@ -15,7 +15,7 @@ from typing import Any, Callable
 
 from ..machine import nsctl
 from ..model.topology import ROUTER
-from ..model.dut import NAT_TABLE, TABLE
+from .ruleset import NAT_TABLE, TABLE
 from ..model.translation import NAT64_TABLE
 
 

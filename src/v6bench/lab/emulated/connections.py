@@ -17,7 +17,7 @@ import struct
 import time
 
 from ...core.errors import LabError
-from ..model.dut import CONNECTIONS_SET, TABLE
+from .ruleset import CONNECTIONS_SET, TABLE
 from ..machine import nsctl
 
 #: Netlink: the netfilter family, ctnetlink's subsystem and its delete message, a request with an

@@ -1,5 +1,5 @@
 """Routers v6bench did not build, declared by a lab file
-(lab/model/external_spec.py): taken into use, configured and reset by the
+(lab/external/lab_file.py): taken into use, configured and reset by the
 file's commands (``external``), observed over SNMP (``snmp``,
 ``snmp_observe``; VM routers' agents too), and told a table over BGP
 from a speaker in a namespace (``bgp_speaker``)."""

@@ -13,7 +13,7 @@ from ..machine import lock
 from ..model import spec as lab_spec
 from ..model.dut import DutConfig
 from ..model.site import Site
-from ..model.external_spec import ExternalSpec
+from .lab_file import ExternalSpec
 from ..model.spec import LabSpec
 from . import bgp_speaker, external, snmp_observe
 from .external import ExternalLab
@@ -151,9 +151,9 @@ class ExternalBackend:
 
 def _file(spec: LabSpec) -> ExternalSpec:
     """The lab file of a spec of this kind (its ``kind`` is ``external`` because it has one)."""
-    if spec.external is None:
+    if not isinstance(spec.lab_file, ExternalSpec):
         raise UsageError("an external lab needs its lab file", "file")
-    return spec.external
+    return spec.lab_file
 
 
 #: This kind's backend, held by the type checker to the lab it makes and takes (lab/protocol.Backend).

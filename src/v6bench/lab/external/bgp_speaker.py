@@ -52,7 +52,7 @@ from ...fib import prefix_list
 from ...fib.generate import Table
 from ..machine import lock, nsctl, table_files
 from ..model.dut import DutConfig
-from ..model.external_spec import ExternalSpec
+from .lab_file import ExternalSpec
 from ..model.site import Site
 from .snmp import Poller
 from .snmp_observe import SnmpObserver

@@ -41,7 +41,7 @@ from ..model.topology import TESTER
 from ..model.cpus import CpuPlan
 from ..model import translation
 from ..model.dut import DutConfig
-from ..model.external_spec import ExternalSpec, PortSpec
+from .lab_file import ExternalSpec, PortSpec
 from ..model.mtu import Mtus
 from .bgp_speaker import Speaker
 from .snmp_observe import SnmpDut

@@ -46,7 +46,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ...core.errors import LabError
-from ..model.external_spec import SnmpSpec
+from .lab_file import SnmpSpec
 
 SYS_DESCR = "1.3.6.1.2.1.1.1.0"
 SYS_NAME = "1.3.6.1.2.1.1.5.0"

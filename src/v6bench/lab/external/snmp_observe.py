@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from ...core.errors import LabError
 from . import snmp
 from ..machine.cost import forwarding
-from ..model.external_spec import SnmpSpec
+from .lab_file import SnmpSpec
 
 #: What a router read over SNMP has its forwarding work read from (lab/machine/cost.py): its cost per frame is in ns of the
 #: whole router, all its CPUs together (a share of them; how many it has, SNMP's CPU sources do not all say).

@@ -17,10 +17,9 @@ from typing import Any
 from ...core.errors import UsageError
 from ...core.params import only_keys, parse
 from ...core.rates import format_link_speed, parse_link_speed
-from . import external_spec, tunnel
+from . import tunnel
 from .cpus import ARRANGEMENTS
 from .dut import DutConfig
-from .external_spec import ExternalSpec
 from .mtu import Mtus
 from .mtu import parse as parse_mtu
 from .topology import parse_topology
@@ -37,8 +36,9 @@ ROUTERS = {"ns": "namespace", "vm": "VM"}
 class LabSpec:
     """The lab a test runs on: topology, nominal link speed [b/s], MTUs,
     CPU arrangement (None: the machine's default, lab/model/cpus.py); or an
-    external lab file's (``external``), whose one router between t1 and t2
-    has the shape of topology ``a``. ``lab_kind``: the kind of lab, a key of
+    external lab file's (``lab_file``: what its kind read from it,
+    lab/external/lab_file.py), whose one router between t1 and t2 has the
+    shape of topology ``a``. ``lab_kind``: the kind of lab, a key of
     lab/backends.REGISTRY, declared by whoever makes the spec (the ``[lab]
     router`` key: :data:`ROUTERS`; ``external`` with a lab file), never
     derived from the other fields; ``data_plane``: what forwards in the
@@ -50,7 +50,7 @@ class LabSpec:
     link_speed_bps: float = 1e9
     mtu: Mtus = Mtus()
     cpu_arrangement: str | None = None
-    external: ExternalSpec | None = None
+    lab_file: object | None = None
     lab_kind: str = "ns"
     data_plane: str = "kernel"
 
@@ -63,11 +63,11 @@ def lab_spec(d: dict[str, Any], base: Path | None = None) -> LabSpec:
     """The ``[lab]`` table: ``topology`` [a], ``link_speed`` [1G], ``mtu``
     [1500; or "LINK=BYTES,…", lab/model/mtu.py], ``cpu_arrangement``, ``router``
     [ns; vm on a topology with routers], ``data_plane`` [kernel]; or
-    ``file``, an external lab file (lab/model/external_spec.py; relative to
-    ``base``, the campaign file's directory), which alone sets the lab."""
+    ``file``, an external lab file, which alone sets the lab: read by its
+    kind (lab/interface.lab_spec), not here."""
     only_keys(d, LAB_KEYS)
     if "file" in d:
-        return external_lab(d, base)
+        raise UsageError("a lab file is read by the kind of lab that has them (lab/interface.lab_spec)", "file")
     topo = d.get("topology", DEFAULT.topology)
     if not isinstance(topo, str):
         raise UsageError(f"expected a name such as \"a\" or \"chain:3\", got {topo!r}", "topology")
@@ -98,26 +98,6 @@ def lab_spec(d: dict[str, Any], base: Path | None = None) -> LabSpec:
         if asked != default and not parse_topology(topo).routers:
             raise UsageError(f"topology {topo} has no router to {what}", key)
     return LabSpec(topo, parse_link_speed(speed), mtu, arr, lab_kind=router, data_plane=plane)
-
-
-def external_lab(d: dict[str, Any], base: Path | None) -> LabSpec:
-    """``[lab] file = "…"``: the lab the file declares; no other key of
-    ``[lab]`` with it (the file has the ports, link speed and MTU)."""
-    for k in d:
-        if k != "file":
-            raise UsageError("an external lab takes its ports, link speed and MTU from its file: "
-                             "give file alone", k)
-    path = d["file"]
-    if not isinstance(path, str) or not path:
-        raise UsageError(f"expected a lab file's path, got {path!r}", "file")
-    p = Path(path)
-    if not p.is_absolute() and base is not None:
-        p = base / p
-    try:
-        ext = external_spec.load(p)
-    except UsageError as e:
-        raise UsageError(e.message, "file") from None
-    return LabSpec("a", ext.link_speed_bps, Mtus(ext.mtu), None, ext, lab_kind="external")
 
 
 def dut_config(d: dict[str, Any], lab: LabSpec) -> DutConfig:

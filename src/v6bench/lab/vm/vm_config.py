@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..model import dut as dut_rules
+from ..emulated import ruleset as dut_rules
 from ..model import dslite
 from . import jool
 from ..emulated import shape

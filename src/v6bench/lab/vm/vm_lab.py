@@ -39,7 +39,7 @@ from ..dataplanes import registry as data_planes
 from ..dataplanes.protocol import DataPlane
 from ..model.dut import DutConfig
 from ..machine.cpu_window import Sampler
-from ..model.external_spec import SnmpSpec
+from ..external.lab_file import SnmpSpec
 from ..model.mtu import Mtus
 from ..model.site import Site
 from ..external.snmp_observe import SnmpDut, SnmpObserver, connect

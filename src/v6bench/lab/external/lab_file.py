@@ -51,9 +51,11 @@ from ...core.address_blocks import BENCHMARKING
 from ...core.errors import UsageError
 from ...core.params import only_keys, subtable
 from ...core.rates import parse_port_speed
-from . import translation
-from .mtu import IPV6_MIN
-from .mtu import MAX as MTU_MAX
+from ..model import translation
+from ..model.mtu import IPV6_MIN
+from ..model.mtu import MAX as MTU_MAX
+from ..model.mtu import Mtus
+from ..model.spec import LabSpec
 
 PORTS = ("t1", "t2")
 #: Where the DUT's CPU load is read (lab/external/snmp.py has the OIDs); ``auto`` takes the first the agent answers.
@@ -489,3 +491,23 @@ def _cpus(v: Any, w: tuple[Any, ...]) -> tuple[int, ...]:
     if not isinstance(v, list) or not v or any(isinstance(c, bool) or not isinstance(c, int) or c < 0 for c in v):
         raise UsageError(f"expected a list of CPU numbers, got {v!r}", w)
     return tuple(sorted(set(v)))
+
+
+def lab_spec(d: dict[str, Any], base: Path | None) -> LabSpec:
+    """``[lab] file = "…"``: the lab the file declares (relative to ``base``, the campaign file's directory);
+    no other key of ``[lab]`` with it (the file has the ports, link speed and MTU)."""
+    for k in d:
+        if k != "file":
+            raise UsageError("an external lab takes its ports, link speed and MTU from its file: "
+                             "give file alone", k)
+    path = d["file"]
+    if not isinstance(path, str) or not path:
+        raise UsageError(f"expected a lab file's path, got {path!r}", "file")
+    p = Path(path)
+    if not p.is_absolute() and base is not None:
+        p = base / p
+    try:
+        ext = load(p)
+    except UsageError as e:
+        raise UsageError(e.message, "file") from None
+    return LabSpec("a", ext.link_speed_bps, Mtus(ext.mtu), None, ext, lab_kind="external")
