@@ -131,6 +131,7 @@ def test_a_new_data_plane_is_its_folder_and_one_registry_line(monkeypatch):
 
     class Loopback:
         name, summary, router_kinds, carries = "loopback", "a loopback", ("ns",), frozenset()
+        keeps_state, guest_modules = False, ()
 
         def check_machine(self):
             pass
@@ -272,3 +273,9 @@ def test_a_router_kind_or_a_data_plane_needs_a_router_in_the_topology():
     with pytest.raises(UsageError, match="topology p2p has no router to make a vm") as e:
         lab_spec({"topology": "p2p", "router": "vm"})
     assert e.value.field == ("router",)
+
+
+def test_the_vm_image_holds_each_data_plane_s_modules_and_boots_without_them():
+    from v6bench.lab.vm import vm_image
+    assert set(vm_image.plane_modules()) == {"nf_flow_table_inet", "nft_flow_offload", "nft_objref", "openvswitch"}
+    assert not set(vm_image.plane_modules()) & set(vm_image.MODULES)

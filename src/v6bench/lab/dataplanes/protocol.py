@@ -53,6 +53,10 @@ class DataPlane(Protocol):
 
     - ``name`` (the ``[lab] data_plane`` value), ``summary`` (in words);
       ``router_kinds``: the routers it runs in (lab/model/spec.ROUTERS);
+    - ``guest_modules``: the kernel modules it loads in a VM router's guest
+      at ``set_up`` (the image holds them, lab/vm/vm_image.py; a guest
+      boots without them, so a router without this data plane is as
+      before);
     - ``keeps_state``: it tracks connections (a frame of a new 5-tuple takes
       its slow path), as a stateful DUT configuration does (lab/model/dut.py);
     - ``carries``: the ``[dut]`` keys it can carry beside forwarding (a
@@ -75,6 +79,7 @@ class DataPlane(Protocol):
     router_kinds: tuple[str, ...]
     carries: frozenset[str]
     keeps_state: bool
+    guest_modules: tuple[str, ...]
 
     def check_machine(self) -> None: ...
 

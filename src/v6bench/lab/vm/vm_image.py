@@ -38,6 +38,7 @@ import subprocess
 from pathlib import Path
 
 from ...core.errors import LabError
+from ..dataplanes import registry as data_planes
 from . import pvh
 
 DEFAULT_DIR = "/var/lib/v6bench/vm"
@@ -54,19 +55,23 @@ PACKAGES = ("linux-image-amd64", "busybox-static", "iproute2", "nftables", "snmp
 #: Loaded at boot, in this order (dependencies first by modprobe): the
 #: virtio NIC and disk, nftables with what the DUT configurations use
 #: (libcrc32c's soft dependency crc32c first: busybox's modprobe skips softdeps),
-#: the flowtable fast path with its named counters (lab/dataplanes/flowtable), Open vSwitch's kernel datapath,
-#: the qdiscs of shaping and delay, the real tunnels, and Jool's translators (SIIT and NAT64).
+#: the qdiscs of shaping and delay, the real tunnels, and Jool's translators (SIIT and NAT64). The data planes'
+#: modules are in the image too, loaded only by the data plane that uses them (:func:`plane_modules`).
 MODULES = (
     "virtio_pci", "virtio_net", "virtio_blk",
     "crc32c_generic", "nf_tables", "nft_limit", "nft_ct", "nft_nat", "nft_chain_nat", "nft_masq", "nft_reject_inet",
-    "nf_conntrack", "nf_nat", "nf_flow_table", "nf_flow_table_inet", "nft_flow_offload", "nft_objref",
-    "openvswitch",
+    "nf_conntrack", "nf_nat",
     "sch_tbf", "sch_netem", "sch_htb", "sch_fq_codel",
     "sit", "ip6_tunnel", "ip_gre", "ip6_gre", "gre",
     "jool_siit", "jool",
 )
 #: Jool's kernel modules, which DKMS builds for a kernel (:func:`ensure_jool`).
 JOOL_MODULES = ("jool_common", "jool_siit", "jool")
+
+
+def plane_modules() -> tuple[str, ...]:
+    """The kernel modules every data plane loads in a guest when it is set up (lab/dataplanes/protocol.py)."""
+    return tuple(m for plane in data_planes.REGISTRY.values() for m in plane.guest_modules)
 
 
 def image_dir() -> Path:
@@ -239,7 +244,7 @@ def initramfs(release: str) -> bytes:
     for lib in library_closure(BINARIES):
         _copy_real(cpio, lib)
     ensure_jool(release)
-    mods = module_closure(release, MODULES)
+    mods = module_closure(release, MODULES + plane_modules())
     base = Path("/lib/modules") / release
     mod_dir = os.path.realpath(base).lstrip("/")
     for m in mods:
@@ -266,7 +271,8 @@ def build(out_dir: Path | None = None) -> dict[str, Any]:
     release = kernel_release()
     inputs = {"kernel_release": release, "packages": package_versions(),
               "init_sha256": hashlib.sha256(INIT.read_bytes()).hexdigest(),
-              "builder_sha256": hashlib.sha256(Path(__file__).read_bytes()).hexdigest(), "modules": list(MODULES)}
+              "builder_sha256": hashlib.sha256(Path(__file__).read_bytes()).hexdigest(), "modules": list(MODULES),
+              "plane_modules": list(plane_modules())}
     manifest_path = out_dir / "manifest.json"
     if manifest_path.exists():
         old = json.loads(manifest_path.read_text())

@@ -71,6 +71,8 @@ class FlowtablePlane:
     router_kinds: tuple[str, ...] = ("vm",)
     carries = frozenset({"scope"})
     keeps_state = True  # a flow's first frames take the slow path, which puts it in the flowtable
+    #: The flowtable, its ``flow add`` and named counters.
+    guest_modules: tuple[str, ...] = ("nf_flow_table_inet", "nft_flow_offload", "nft_objref")
 
     def check_machine(self) -> None:
         """Nothing on this machine: the guest image holds the modules (lab/vm/vm_image.MODULES)."""
@@ -78,6 +80,8 @@ class FlowtablePlane:
     def set_up(self, router: RouterHost) -> dict[str, Any]:
         """The rule set loaded in the router (``nft -f``), its connection table a router's
         (lab/model/dut.CONNTRACK_SYSCTLS); returns the tables it made."""
+        for module in self.guest_modules:
+            router.command(["modprobe", module])
         path = router.place("flowtable.nft", _written(router.work_dir / "flowtable.nft", ruleset(router.interfaces)))
         router.command(["nft", "-f", path])
         for key, value in CONNTRACK_SYSCTLS.items():

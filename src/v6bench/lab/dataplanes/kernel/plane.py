@@ -43,6 +43,7 @@ class KernelPlane:
     router_kinds: tuple[str, ...] = ("ns", "vm")
     carries = frozenset(f.name for f in DutConfig.__dataclass_fields__.values())
     keeps_state = False
+    guest_modules: tuple[str, ...] = ()
 
     def check_machine(self) -> None:
         """Nothing beyond the lab's own set-up."""

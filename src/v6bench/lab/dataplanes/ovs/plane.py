@@ -107,6 +107,8 @@ class OvsPlane:
 
     def __init__(self, name: str, datapath: str, summary: str, router_kinds: tuple[str, ...]) -> None:
         self.name, self.datapath, self.summary, self.router_kinds = name, datapath, summary, router_kinds
+        #: The kernel datapath's module (VM routers only: this machine's kernel has none).
+        self.guest_modules: tuple[str, ...] = ("openvswitch",) if datapath == "system" else ()
 
     def check_machine(self) -> None:
         """Open vSwitch's programs and schema (Debian package openvswitch-switch; ``make setup``)."""
@@ -117,6 +119,8 @@ class OvsPlane:
 
     def set_up(self, router: RouterHost) -> dict[str, Any]:
         p = _paths(router.run_dir)
+        for module in self.guest_modules:
+            router.command(["modprobe", module])
         router.work_dir.mkdir(parents=True, exist_ok=True)
         router.command(["mkdir", "-p", p["dir"]])
         pin = ["taskset", "-a", "-c", str(router.cpu)] if router.cpu is not None else []

@@ -91,6 +91,7 @@ class XdpPlane:
     router_kinds: tuple[str, ...] = ("ns", "vm")
     carries = frozenset({"table", "table_seed", "destinations", "scope"})
     keeps_state = False
+    guest_modules: tuple[str, ...] = ()
 
     def check_machine(self) -> None:
         """clang (and the kernel's BPF headers, libbpf-dev) to build it, bpftool to read its counters."""
