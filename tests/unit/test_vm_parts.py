@@ -171,7 +171,9 @@ def test_guest_commands_return_output_take_input_and_fail_with_the_guests_words(
     g = guest.Guest("r1", guest.control_socket(tmp_path, "r1"))
     assert g.ping()
     assert g.command(["echo", "a b", "c"]) == "a b c\n"
-    assert g.command(["tr", "a-z", "A-Z"], input_text="nft rules\n") == "NFT RULES\n"
+    assert g.command(["tr", "a-z", "A-Z"], input_data="nft rules\n") == "NFT RULES\n"
+    blob = bytes(range(256))  # a file's bytes as they are (a compiled program): every byte value, no text
+    assert g.command(["od", "-An", "-v", "-tu1"], input_data=blob).split() == [str(b) for b in blob]
     with pytest.raises(LabError) as e:
         g.command(["ls", "/no/such/path"])
     assert e.value.args[0].startswith("r1: ls /no/such/path: ") and "No such file" in e.value.args[0]

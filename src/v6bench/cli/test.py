@@ -17,6 +17,7 @@ from .. import selftest
 from ..campaign import estimate, runner
 from ..campaign import spec as campaign_spec
 from ..core.errors import UsageError
+from ..lab import interface
 from ..lab.model.site import Site
 from ..methods import registry, throughput
 from ..core.params import parse
@@ -183,14 +184,14 @@ def campaign(site: Site, args: argparse.Namespace) -> campaign_spec.Campaign:
     Lab options not given are the lab's that is up, if one is (as
     ``trial`` does), else the defaults."""
     test = test_table(args)
-    current, current_dut = current_lab(site)
+    current = current_lab(site)
     dut = dut_table(args)
     # The tester is checked against its self-test at the test's frame sizes (measured first if missing or
     # stale); the host-stack tests send no test frames.
     sizes = test.get("frame_sizes")
     check = {"when": args.selftest, "frame_sizes": sizes} if sizes else {"when": "never"}
-    lab = lab_table(args, current)
+    lab = lab_table(args, current.table)
     d = {"name": f"test {args.kind}", "lab": lab,
-         "dut": dut if dut is not None else ({} if "file" in lab else dut_of(current_dut)),
+         "dut": dut if dut is not None else dut_of(current.dut_for(interface.lab_spec(lab).lab_kind)),
          "selftest": check, "test": [test]}
     return campaign_spec.from_dict(d, json.dumps(d, sort_keys=True), "v6bench test")

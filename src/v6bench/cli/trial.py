@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+from dataclasses import dataclass
 
 from .. import selftest
 from ..lab import interface
@@ -52,14 +53,30 @@ def add(sub: argparse._SubParsersAction, parser_class: type) -> None:
     o.parser.set_defaults(command_run=run)
 
 
-def current_lab(site: Site) -> tuple[dict, DutConfig]:
-    """The ``[lab]`` table and DUT of the lab that is up (the CPU
-    arrangement only if given: a trial checks what it is given against the
-    lab); the defaults if none is up."""
+@dataclass(frozen=True)
+class CurrentLab:
+    """The lab that is up, as a trial's options see it: its ``[lab]`` table
+    (the CPU arrangement only if given: a trial checks what it is given
+    against the lab), DUT configuration and kind; the defaults if none is
+    up."""
+
+    table: dict
+    dut: DutConfig = DutConfig()
+    lab_kind: str | None = None
+
+    def dut_for(self, lab_kind: str) -> DutConfig:
+        """The DUT configuration of a test on a lab of ``lab_kind`` given no DUT options: the lab's that is
+        up if the test runs on it (the same kind: lab/backends.KEPT's), the defaults on another kind
+        (an external lab file's router)."""
+        return self.dut if lab_kind == self.lab_kind else DutConfig()
+
+
+def current_lab(site: Site) -> CurrentLab:
+    """The lab that is up (:class:`CurrentLab`)."""
     current, _ = interface.status(site)
     if current is None:
-        return {}, DutConfig()
-    return interface.lab_table(current), current.dut_config
+        return CurrentLab({})
+    return CurrentLab(interface.lab_table(current), current.dut_config, current.lab_kind)
 
 
 def translation_options(args: argparse.Namespace) -> dict:
@@ -83,9 +100,9 @@ def run(site: Site, args: argparse.Namespace, say) -> int:
                        args.icmp_echo, args.mesh, int(args.flows or 1), args.ext_headers_scope or "all",
                        value(float, args.runs_s, "runs_s") if args.runs_s else None, args.ports or "auto",
                        **translation_options(args))
-    current, current_dut = current_lab(site)
-    lab, dut = lab_cmd.specs(args, current)
-    dut = dut if dut is not None else (DutConfig() if lab.lab_file else current_dut)
+    current = current_lab(site)
+    lab, dut = lab_cmd.specs(args, current.table)
+    dut = dut if dut is not None else current.dut_for(lab.lab_kind)
     req.check_on_lab(lab.topology, lab.link_speed_bps, lab.mtu, interface.spec_tunnel(lab, dut), dut)  # bad input before any privileged work
     st = None
     if args.selftest != "never" or is_url(args.db) or os.path.exists(args.db):  # `never` creates no database

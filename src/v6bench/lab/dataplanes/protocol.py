@@ -57,8 +57,10 @@ class DataPlane(Protocol):
       at ``set_up`` (the image holds them, lab/vm/vm_image.py; a guest
       boots without them, so a router without this data plane is as
       before);
-    - ``keeps_state``: it tracks connections (a frame of a new 5-tuple takes
-      its slow path), as a stateful DUT configuration does (lab/model/dut.py);
+    - ``keeps_state``: it keeps state a flow's first frames make through its
+      slow path (a connection table, a flow cache), as a stateful DUT
+      configuration does (lab/model/dut.py): with RFC 4814 ports a trial
+      opens its flows first (trial/preliminary.py);
     - ``carries``: the ``[dut]`` keys it can carry beside forwarding (a
       configuration beyond them is refused before any lab is built,
       :func:`.registry.check`); ``check_machine``: what this machine must
@@ -88,3 +90,13 @@ class DataPlane(Protocol):
     def counts(self, router: RouterHost, setup: dict[str, Any]) -> dict[str, int]: ...
 
     def record(self) -> dict[str, Any]: ...
+
+
+def place_text(router: RouterHost, name: str, text: str) -> str:
+    """``text`` written as the router's ``work_dir/name`` (kept with the lab, what the data plane was
+    given) and placed where the router reads it (:meth:`RouterHost.place`); returns that path as the
+    router sees it."""
+    router.work_dir.mkdir(parents=True, exist_ok=True)
+    path = router.work_dir / name
+    path.write_text(text)
+    return router.place(name, path)

@@ -25,9 +25,9 @@ def find(name: str) -> DataPlane:
 
 
 def keeps_state(dut: DutConfig, name: str = DEFAULT) -> bool:
-    """Whether a router with configuration ``dut`` forwarding with data plane ``name`` tracks connections of
-    test frames (:attr:`DutConfig.keeps_state`, or a data plane that does: the flowtable's connection
-    tracking), so that RFC 4814's pseudorandom ports need RFC 9693's preliminary phase (trial/preliminary.py)."""
+    """Whether a router with configuration ``dut`` forwarding with data plane ``name`` keeps state for the
+    flows of test frames (:attr:`DutConfig.keeps_state`, or a data plane that does: the flowtable's connection
+    tracking, Open vSwitch's flow cache), so that RFC 4814's pseudorandom ports need RFC 9693's preliminary phase (trial/preliminary.py)."""
     return dut.keeps_state or find(name).keeps_state
 
 

@@ -93,13 +93,14 @@ class Guest:
         """Runs ``text`` with the guest's ``sh``; (exit status, output)."""
         return self._exchange(" " + base64.b64encode(text.encode()).decode(), timeout_s)
 
-    def command(self, argv: list[str], input_text: str | None = None, timeout_s: float = 30.0) -> str:
-        """Runs ``argv`` in the guest and returns its standard output; a
-        non-zero exit is a :class:`LabError` with what it printed on stderr."""
+    def command(self, argv: list[str], input_data: str | bytes | None = None, timeout_s: float = 30.0) -> str:
+        """Runs ``argv`` in the guest, ``input_data`` on its standard input
+        (text as UTF-8, bytes as they are), and returns its standard output;
+        a non-zero exit is a :class:`LabError` with what it printed on stderr."""
         cmd = shell_line(argv)
-        if input_text is not None:
-            data = base64.b64encode(input_text.encode()).decode()
-            cmd = f"echo {data} | base64 -d | {cmd}"
+        if input_data is not None:
+            raw = input_data.encode() if isinstance(input_data, str) else input_data
+            cmd = f"echo {base64.b64encode(raw).decode()} | base64 -d | {cmd}"
         rc, out = self.script(f"{cmd} 2>/run/cmd.err; rc=$?; [ $rc = 0 ] || cat /run/cmd.err; exit $rc\n",
                               timeout_s)
         if rc != 0:

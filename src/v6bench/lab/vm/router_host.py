@@ -4,7 +4,6 @@ commands in its guest (lab/vm/guest.py), files copied into the guest's
 
 from __future__ import annotations
 
-import base64
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -32,10 +31,9 @@ class VmHost:
         return self.guest.command(argv)
 
     def place(self, name: str, source: Path) -> str:
-        """``source`` copied into the guest as ``GUEST_DIR/name`` (bytes as they are, through base64)."""
+        """``source`` copied into the guest as ``GUEST_DIR/name`` (bytes as they are)."""
         path = f"{GUEST_DIR}/{name}"
-        self.guest.command(["sh", "-c", f"mkdir -p {GUEST_DIR} && base64 -d > {path}"],
-                           input_text=base64.b64encode(source.read_bytes()).decode())
+        self.guest.command(["sh", "-c", f"mkdir -p {GUEST_DIR} && cat > {path}"], input_data=source.read_bytes())
         return path
 
 

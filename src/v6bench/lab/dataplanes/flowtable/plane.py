@@ -24,13 +24,12 @@ are refused: the fast path would pass them by.
 from __future__ import annotations
 
 import re
-from pathlib import Path
 from typing import Any
 
 from ....core.errors import LabError
 from ...model.dut import CONNTRACK_SYSCTLS
 from ..kernel.plane import SNMP_FILES, forwarded
-from ..protocol import RouterHost
+from ..protocol import RouterHost, place_text
 
 #: Its nftables tables: the flowtable with the forward chain that fills it, and the ingress counters around it.
 TABLE = "v6b_flowtable"
@@ -82,8 +81,7 @@ class FlowtablePlane:
         (lab/model/dut.CONNTRACK_SYSCTLS); returns the tables it made."""
         for module in self.guest_modules:
             router.command(["modprobe", module])
-        path = router.place("flowtable.nft", _written(router.work_dir / "flowtable.nft", ruleset(router.interfaces)))
-        router.command(["nft", "-f", path])
+        router.command(["nft", "-f", place_text(router, "flowtable.nft", ruleset(router.interfaces))])
         for key, value in CONNTRACK_SYSCTLS.items():
             router.command(["sysctl", "-q", "-w", f"{key}={value}"])
         return {"tables": [f"inet {TABLE}", f"netdev {COUNT_TABLE}"], "devices": list(router.interfaces)}
@@ -100,12 +98,6 @@ class FlowtablePlane:
 
     def record(self) -> dict[str, Any]:
         return {"name": self.name, "ruleset": ruleset(("<interface>",))}
-
-
-def _written(path: Path, text: str) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text)
-    return path
 
 
 PLANE = FlowtablePlane()

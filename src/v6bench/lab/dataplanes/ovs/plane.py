@@ -34,16 +34,24 @@ import json
 import re
 import shutil
 import subprocess
+import time
 from pathlib import Path
 from typing import Any
 
 from ....core.errors import LabError
-from ..protocol import RouterHost
+from ..protocol import RouterHost, place_text
 from . import flows
 
 SCHEMA = Path("/usr/share/openvswitch/vswitch.ovsschema")
 TOOLS = ("ovsdb-tool", "ovsdb-server", "ovs-vswitchd", "ovs-vsctl", "ovs-ofctl", "ovs-appctl")
 BRIDGE = "br0"
+#: How long after its system's boot ovs-vswitchd may start [s]: Open vSwitch 3.1 counts the CPUs it may use
+#: for its upcall handlers (one a CPU, the kernel datapath's per-CPU dispatch) from a count it refreshes every
+#: 10 s of the monotonic clock, 0 before the first refresh; a vswitchd that made its bridge earlier than 10 s
+#: after the guest's boot had 0 handlers, then 1, and every upcall was lost (lookups "missed:75 lost:75"; no ARP
+#: answered): 1 of 8 VM labs, when it started 8.8 s after the boot, none of 6 started at 9.3-11.2 s
+#: (EPYC-25-1, TCG, 2026-12-03). A VM router boots in 7-12 s; a namespace router's system has long run.
+START_AFTER_BOOT_S = 12.0
 #: The nftables table that keeps transit frames from the kernel's stack (they go to Open vSwitch's sockets first).
 NFT_TABLE = "v6b_ovs"
 
@@ -103,7 +111,11 @@ class OvsPlane:
     """Open vSwitch as the router, with the ``datapath`` (``netdev``: userspace, ``system``: the kernel's)."""
 
     carries = frozenset({"scope"})
-    keeps_state = False
+    #: Its datapath caches flows (megaflows): a flow's first frame is an upcall to ovs-vswitchd, which under a VM's
+    #: TCG took some 0.27 s to cache it, 1,350 of a trial's 10,000 frames taking the slow path, delayed by
+    #: milliseconds (EPYC-25-1); the next trial none. So RFC 4814 ports' flows are opened first, as through a
+    #: DUT that tracks connections (trial/preliminary.py), and a trial measures forwarding through the cache.
+    keeps_state = True
 
     def __init__(self, name: str, datapath: str, summary: str, router_kinds: tuple[str, ...]) -> None:
         self.name, self.datapath, self.summary, self.router_kinds = name, datapath, summary, router_kinds
@@ -126,6 +138,7 @@ class OvsPlane:
         pin = ["taskset", "-a", "-c", str(router.cpu)] if router.cpu is not None else []
         env = ["env", f"OVS_RUNDIR={p['dir']}", f"OVS_DBDIR={p['dir']}", f"OVS_LOGDIR={p['dir']}"]
         router.command(["ovsdb-tool", "create", p["db"], router.place("vswitch.ovsschema", SCHEMA)])
+        _wait_after_boot(router)
         router.command([*env, *pin, "ovsdb-server", p["db"], f"--remote=p{p['db_sock']}", f"--unixctl={p['db_ctl']}",
                         f"--pidfile={p['dir']}/ovsdb.pid", f"--log-file={p['dir']}/ovsdb.log", "--detach"])
         router.command([*env, *pin, "ovs-vswitchd", p["db_sock"], f"--unixctl={p['ctl']}",
@@ -153,15 +166,13 @@ class OvsPlane:
         if kernel_ports is not None:
             _move_addresses(router, local, routes, {link["ifname"]: link["mtu"] for link in links}, macs)
         addresses = [a["local"] for v in local.values() for a in v]
-        table = router.work_dir / "ovs-flows"
-        table.write_text("\n".join(flows.table(routes, addresses, ports, macs, kernel_ports)) + "\n")
+        table = "\n".join(flows.table(routes, addresses, ports, macs, kernel_ports)) + "\n"
         router.command(["ovs-ofctl", "del-flows", p["mgmt"]])
-        router.command(["ovs-ofctl", "add-flows", p["mgmt"], router.place("ovs-flows", table)])
+        router.command(["ovs-ofctl", "add-flows", p["mgmt"], place_text(router, "ovs-flows", table)])
         router.command(["sysctl", "-qw", "net.ipv4.ip_forward=0", "net.ipv6.conf.all.forwarding=0"])
         if kernel_ports is None:
-            rules = router.work_dir / "ovs-ingress.nft"
-            rules.write_text(ingress_ruleset({dev: [a["local"] for a in v] for dev, v in local.items()}))
-            router.command(["nft", "-f", router.place("ovs-ingress.nft", rules)])
+            rules = ingress_ruleset({dev: [a["local"] for a in v] for dev, v in local.items()})
+            router.command(["nft", "-f", place_text(router, "ovs-ingress.nft", rules)])
         pid = int(router.command(["cat", p["pid"]]).split()[0])
         return {"ovs": p, "ports": ports, "datapath": self.datapath, "cpu_threads": threads(router, pid)}
 
@@ -178,6 +189,13 @@ class OvsPlane:
 
     def record(self) -> dict[str, Any]:
         return {**_record(), "name": self.name, "datapath": self.datapath}
+
+
+def _wait_after_boot(router: RouterHost) -> None:
+    """Returns when the router's system has run :data:`START_AFTER_BOOT_S` since its boot."""
+    up_s = float(router.command(["cat", "/proc/uptime"]).split()[0])
+    if up_s < START_AFTER_BOOT_S:
+        time.sleep(START_AFTER_BOOT_S - up_s)
 
 
 def _move_addresses(router: RouterHost, local: dict[str, list[dict[str, Any]]], routes: list[flows.Route],
