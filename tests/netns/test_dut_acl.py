@@ -201,34 +201,30 @@ def test_shaping_holds_a_router_port_to_the_link_speed():
             v6bench("lab", "down")
 
 
-#: A sender slipped this long [ns] in a 1-s trial was throttled (measured 185-450 ms), not stalled by its host (at most
-#: 21 ms seen on Xeon-167).
-THROTTLED_SLIP_NS = 100_000_000
-
-
 def test_a_router_slower_than_the_load_drops_large_frames_it_does_not_throttle_the_tester():
     """R1 walking a 150-rule list in and out forwards about 48,000 frames/s
-    of 1518 B on EPYC-25 (48,100–48,400 in four 1- and 2-s trials) and
-    65,000–84,000 on Xeon-167 (all of 1 Gb/s's 81,274 at times: so a 10G
-    link). Offered 120,000 a second, its input queue (veth's 256-frame
-    ring) overflows and the frames it cannot take are refused, counted and
-    lost (Xeon-167: 33–48 % in eight 1-s trials), as a router's input
-    queue drops them; the tester keeps its schedule. With the AF_XDP
-    transmit socket's default send buffer (208 KiB: about 90 skbs of 1518 B
-    in flight, fewer than that ring) the sender was throttled instead:
-    nothing lost, the schedule slipped by 185–450 ms (engine/src/xsk.rs,
-    SNDBUF_PER_CHUNK). The sender's slip is the assertion, not
-    ``tester_limited``: on 2 CPUs the tester's receive work shares the
-    sender's CPU, and its host stalls (1.6–21 ms of slip in those eight
-    trials, three of them over the 0.5 % that makes a trial tester-limited)
-    are not the throttling this test is about; :data:`THROTTLED_SLIP_NS` lies
-    between them."""
+    of 1518 B on EPYC-25 (48,100–48,400 in four 1- and 2-s trials; 38,700–
+    41,900 on EPYC-25-1's slower host of 2026-12-03) and 65,000–84,000 on
+    Xeon-167 (all of 1 Gb/s's 81,274 at times: so a 10G link). Offered
+    120,000 a second, its input queue (veth's 256-frame ring) overflows and
+    the frames it cannot take are refused at the sender, counted and lost
+    (Xeon-167: 33–48 % in eight 1-s trials; EPYC-25-1: 65–68 %), as a
+    router's input queue drops them; the tester sends every frame. With the
+    AF_XDP transmit socket's default send buffer (208 KiB: about 90 skbs of
+    1518 B in flight, fewer than that ring) the sender was throttled
+    instead: nothing refused or lost, the schedule slipped by 185–450 ms
+    (engine/src/xsk.rs, SNDBUF_PER_CHUNK). Refusals are the assertion, not
+    the sender's slip: on 2 CPUs the tester's receive work and veth's
+    transmit share the sender's CPU, and a slow host slips without any
+    throttling (1.6–21 ms on Xeon-167; 313–339 ms in 239–255 stalls of at
+    most 4.5 ms on EPYC-25-1's slower host, 65 % of the frames refused). The
+    trial is one run: its loss is the DUT's whatever the tester's slip."""
     _ok("lab", "up", "--topology", "a", "--link-speed", "10G", "--acl", "150", "--acl-at", "both")
     try:
-        r = trial_json("--mix", "100/0", "--frame-size", "1518", "--rate", "120kfps", "--duration", "1")
+        r = _ok("trial", "--mix", "100/0", "--frame-size", "1518", "--rate", "120kfps", "--duration", "1", "--json")
         (tx,) = [p["tx"] for p in r["engine"]["ports"] if p["name"] == "t1"]
-        assert tx["slipped_ns"] < THROTTLED_SLIP_NS and tx["unsent_frames"] == 0, (tx, r["tester_limited_reasons"])
+        assert tx["unsent_frames"] == 0 and tx["refused_frames"] > 0.1 * tx["planned_frames"], tx
         refused = sum(s["refused_frames"] for s in r["streams"])
-        assert r["loss_ratio"] > 0.1 and refused > 0, (r["loss_ratio"], refused, r["rx_frames"])
+        assert r["loss_ratio"] > 0.1 and refused == tx["refused_frames"], (r["loss_ratio"], refused, r["rx_frames"])
     finally:
         v6bench("lab", "down")
