@@ -127,7 +127,7 @@ $(STAMPS)/venv: pyproject.toml | $(STAMPS)/apt
 	@$(COMPILE) $(VENV)/lib
 	@touch $@
 
-# Python's bytecode written once: where PYTHONDONTWRITEBYTECODE is set (as on our CI machines) the interpreter
+# Python's bytecode written once: where PYTHONDONTWRITEBYTECODE is set (as on the machines we work on) the interpreter
 # writes none and compiled every module it imports at every start, 0.7 s of the 1.2 s a `v6bench` command took
 # before doing anything (EPYC-25-1; then 0.5 s), and the tests run hundreds. The packages' own tests are left
 # out (about 15 s for the rest on 2 CPUs); the project's modules are compiled again where they changed (lab-setup).
