@@ -30,7 +30,9 @@ def core_trial(tmp_path, bpf: str, mix: str, fields: tuple[str, ...], dst: str) 
     with capture(state.load(SITE).node("r2")["netns"], "r2-r1", pcap, 400, bpf):
         res = trial("--mix", mix)
     (s,) = res["streams"]
-    assert s["lost_frames"] == 0, res["tester_limited_reasons"]
+    # Once in a fresh clone's suite (2026-12-03, EPYC-25-1) 39 of 1,000 frames were lost here with no tester reason,
+    # not seen since in 6 runs alone: the message carries the fragments' and the routers' counts for next time.
+    assert s["lost_frames"] == 0, (res["tester_limited_reasons"], s["fragments"], res["dut"].get("interfaces"))
     test = [r for r in tshark_fields(pcap, *fields) if r[-1] == dst]
     assert len(test) > 100
     return s, test
