@@ -549,13 +549,18 @@ def test_auto_sends_with_one_sender_where_it_takes_af_packet(router_lab):
 def threads_named(pid: int, name: str) -> list[int]:
     """The ids of process ``pid``'s threads called ``name``; a thread that
     ends while they are read is not one (the engine's short-lived threads
-    did, between the listing and the read of its name: 1 run in 56)."""
+    did, between the listing and the read of its name: 1 run in 56, seen
+    as ENOENT, and as ESRCH once in a netns tier on a slow host)."""
     tids = []
-    for task in Path(f"/proc/{pid}/task").iterdir():
+    try:
+        tasks = list(Path(f"/proc/{pid}/task").iterdir())
+    except FileNotFoundError:  # the process ended: the caller's poll says so
+        return tids
+    for task in tasks:
         try:
             if (task / "comm").read_text().strip() == name:
                 tids.append(int(task.name))
-        except FileNotFoundError:
+        except (FileNotFoundError, ProcessLookupError):
             continue
     return tids
 
