@@ -24,6 +24,7 @@ not v6bench's), IPv6 to 2001:2:0:6464::/96 out as IPv4, and t1's
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -92,7 +93,7 @@ class ExternalRouter:
         sh("ip", "-n", r, "link", "set", self.iface("rm"), "up")
         if self.limit_fps:
             rules = ("table inet fixture_limiter {\n chain forward {\n  type filter hook forward priority 0; policy accept;\n"
-                     f"  limit rate over {self.limit_fps}/second burst {max(self.limit_fps // 40, 5)} packets drop\n }}\n}}\n")
+                     f"  limit rate over {self.limit_fps}/second burst {max(self.limit_fps // 40, 5)} packets counter drop\n }}\n}}\n")
             sh("ip", "netns", "exec", r, "nft", "-f", "-", input=rules)
         self._start_snmpd()
         if self.bgp:
@@ -100,6 +101,12 @@ class ExternalRouter:
         if self.nat64:
             self._start_tayga()
         self.wait_carrier()
+
+    def limiter_drops(self) -> int:
+        """Frames the limiter has dropped so far (its rule's counter)."""
+        out = json.loads(sh("ip", "netns", "exec", self.router, "nft", "-j", "list", "table", "inet", "fixture_limiter").stdout)
+        (counter,) = [e["counter"] for item in out["nftables"] for e in item.get("rule", {}).get("expr", []) if "counter" in e]
+        return int(counter["packets"])
 
     def _start_tayga(self) -> None:
         """Stateless TAYGA in R, its tun device routed (tayga.conf(5))."""

@@ -44,6 +44,15 @@ def router(tmp_path):
     assert r.snmpd is None or r.snmpd.poll() is not None, "snmpd left running"
 
 
+def arrived(port: dict) -> int:
+    """Frames that reached a DUT port by its IF-MIB counters: those it took
+    in and those it discarded on receipt without an error (ifInDiscards,
+    RFC 2863 section 6: a Linux port's receive queue overflowing while the
+    router's CPU stalls; 1,125 of 21,230 once in CI, beside 20,107 taken)."""
+    assert port["rx_dropped"] is not None, port
+    return port["rx_packets"] + port["rx_dropped"]
+
+
 def _mac(router: ExternalRouter, name: str) -> str:
     """The MAC of the router's port ``name``, as its own kernel shows it."""
     return json.loads(sh("ip", "-n", router.router, "-j", "link", "show", router.iface(name)).stdout)[0]["address"]
@@ -64,7 +73,7 @@ def test_external_lab_check_learns_the_gateways_probes_the_dut_and_polls_snmp_v2
         sent = sum(s["tx_frames"] for s in found["probe"]) // 2  # each port sent half
         for port in ("e1", "e2"):
             c = found["dut"]["interfaces"][f"fixture/{router.iface(port)}"]
-            assert sent <= c["rx_packets"] <= sent + CONTROL_FRAMES_MAX, (port, sent, c)
+            assert sent <= arrived(c) <= sent + CONTROL_FRAMES_MAX, (port, sent, c)
     # The text form says the same in lines, and what the DUT would be told with a table where the file allows one.
     r = v6bench("lab", "check", "--lab", str(router.lab_file(table=True)), timeout=60)
     assert r.returncode == 0 and "pass the safety checks" in r.stdout and "UCD-SNMP-MIB" in r.stdout, r.stdout
@@ -165,7 +174,7 @@ order = "file"
         rx = sum(s["rx_frames"] for s in res["streams"])
         assert res["lab"]["kind"] == "external"
         if kind != "reset":
-            assert tx <= ifs[e1]["rx_packets"] <= tx + CONTROL_FRAMES_MAX, (kind, tx, ifs[e1])
+            assert tx <= arrived(ifs[e1]) <= tx + CONTROL_FRAMES_MAX, (kind, tx, ifs[e1])
             assert rx <= ifs[e2]["tx_packets"] <= rx + CONTROL_FRAMES_MAX, (kind, rx, ifs[e2])
             assert ifs[e1]["in_ucast_pkts"] is not None and ifs[e1]["in_octets"] > tx * 200
 
@@ -209,6 +218,7 @@ def test_external_cpu_over_snmp_agrees_with_the_routers_own_accounting(router):
 
         th = threading.Thread(target=sample, daemon=True)
         th.start()
+        limited_before = router.limiter_drops()
         try:
             r = v6bench("trial", "--lab", str(router.lab_file()), "--mix", "50/50", "--frame-size", "256", "--rate",
                         "15000fps", "--duration", "14", "--json", timeout=120)
@@ -216,7 +226,7 @@ def test_external_cpu_over_snmp_agrees_with_the_routers_own_accounting(router):
             stop.set()
             th.join()
         assert r.returncode == 0, r.stderr
-        return json.loads(r.stdout)
+        return {**json.loads(r.stdout), "limiter_drops": router.limiter_drops() - limited_before}
 
     res = unspoiled(once)
     dut = res["dut"]["routers"][0]
@@ -233,9 +243,14 @@ def test_external_cpu_over_snmp_agrees_with_the_routers_own_accounting(router):
 
     assert abs(snmp_pct - own_pct) <= CPU_TOLERANCE_PP, (snmp_pct, own_pct)
     assert res["dut_cpu"] == {"fixture": round(snmp_pct, 1)}
-    # Nothing lost below the limiter, but a few frames a stall of the router's CPU may take (12 of 210,000
-    # once here): the subject is the CPU reading, which a handful of frames does not move.
-    assert res["lost_frames"] <= 100 and not res["tester_limited"], (res["lost_frames"], res["tester_limited_reasons"])
+    # Below the limiter's rate, the frames lost are the router's: those its port discarded on receipt while
+    # its CPU stalled, and those the limiter dropped when the stall's backlog came through at once (one
+    # CI run: 4,923 of 210,000; one here: 1,004 discarded at the port and 966 between the router's ports,
+    # where only the limiter drops), nothing the tester lost (a few control frames on the ports aside). The subject is the CPU reading, which a stall does not falsify: both sides see it.
+    discarded = sum(arrived(p) - p["rx_packets"] for p in res["dut"]["interfaces"].values())
+    assert not res["tester_limited"], res["tester_limited_reasons"]
+    assert abs(res["lost_frames"] - discarded - res["limiter_drops"]) <= CONTROL_FRAMES_MAX, (
+        res["lost_frames"], discarded, res["limiter_drops"], res["dut"]["interfaces"])
     # Its cost per frame: the box's load over the frames it forwarded a second, with the agent's resolution.
     cost, rx_fps = res["dut_cost"], res["rx_frames"] / res["engine"]["traffic_s"]
     assert cost["basis"].startswith(BOX_BASIS) and "by_family" not in cost, cost
