@@ -64,19 +64,20 @@ def test_throughput_finds_a_dut_of_known_capacity(tmp_path, search, mix):
             assert LIMIT_FPS * 0.97 <= ndr, (t["mix"], ndr, rates)
 
 
-@pytest.mark.parametrize("kind", ["soft", "hard"])
-def test_resets_show_as_receive_gaps(tmp_path, kind):
-    """A reset during a trial at the router's throughput: frames due while
-    its links are down are the DUT's loss (the tester neither stalls nor
-    bursts, so the trial is not tester_limited), the receive gap lasts at
-    least the reset's own work, and the router's NAPI threads, which the
-    kernel starts anew, are pinned again."""
-    out = _run(tmp_path, "test", "reset", "--kinds", kind, "--mix", "50/50", "--frame-size", "128", "--link-speed", "100M",
+def test_resets_show_as_receive_gaps(tmp_path):
+    """A soft and a hard reset, each during a trial at the router's
+    throughput (one search for both): frames due while its links are down
+    are the DUT's loss (the tester neither stalls nor bursts, so the trial
+    is not tester_limited), the receive gap lasts at least the reset's own
+    work, and the router's NAPI threads, which the kernel starts anew, are
+    pinned again."""
+    out = _run(tmp_path, "test", "reset", "--kinds", "soft,hard", "--mix", "50/50", "--frame-size", "128", "--link-speed", "100M",
                "--dut-limit", str(LIMIT_FPS), "--trial-duration", "2", "--reset-at-s", "1", "--resolution", "0.2", "--drain", "0.5",
                "--settle", "0.1", "--repeat", "1")
     (t,) = out["tests"]
     r = t["result"]
-    for kind in (kind,):
+    assert set(r["kinds"]) == {"soft", "hard"}, r["kinds"]
+    for kind in ("soft", "hard"):
         (rep,) = r["kinds"][kind]["repetitions"]
         assert not rep["tester_limited"], rep
         assert rep["reset_kind"] == kind and 0.5 < rep["reset_at_s"] < 1.5
@@ -86,4 +87,4 @@ def test_resets_show_as_receive_gaps(tmp_path, kind):
             # The outage lasts at least the reset's own work and is far below the trial.
             assert rep["reset_down_s"] * 0.5 < gap < 2.0, (kind, v, rep)
             assert rep["families"][v]["lost_frames"] > 0
-    assert r["kinds"][kind]["reset_time"]["4"]["repetitions"] == 1
+    assert all(r["kinds"][k]["reset_time"]["4"]["repetitions"] == 1 for k in ("soft", "hard")), r["kinds"]
